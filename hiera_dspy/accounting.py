@@ -1,0 +1,105 @@
+"""Per-judgment accounting: every agent step records its role, LM calls, tokens, seconds and outputs.
+
+A `Ledger` is bound to the current context (thread or task) for one judgment; `step(...)` runs one agent step under
+the role's LM and a usage tracker that feeds the ledger. Cache hits cost no tokens and no calls, and are visible as
+steps with `calls == 0`. The ledger's steps are the judgment's trace (`python -m eval.trace`).
+"""
+
+from __future__ import annotations
+
+import contextvars
+import threading
+import time
+from collections import defaultdict
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+import dspy
+
+_current: contextvars.ContextVar["Ledger | None"] = contextvars.ContextVar("hiera_ledger", default=None)
+
+
+@dataclass
+class Step:
+    name: str
+    role: str
+    seconds: float = 0.0
+    calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    outputs: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict:
+        return dict(self.__dict__)
+
+
+@dataclass
+class Ledger:
+    steps: list[Step] = field(default_factory=list)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def add(self, step: Step) -> None:
+        with self._lock:
+            self.steps.append(step)
+
+    def by_role(self) -> dict[str, dict[str, int]]:
+        roles: dict[str, dict[str, int]] = defaultdict(lambda: {"calls": 0, "prompt_tokens": 0, "completion_tokens": 0})
+        for s in self.steps:
+            roles[s.role]["calls"] += s.calls
+            roles[s.role]["prompt_tokens"] += s.prompt_tokens
+            roles[s.role]["completion_tokens"] += s.completion_tokens
+        return dict(roles)
+
+    @property
+    def tokens(self) -> int:
+        return sum(s.prompt_tokens + s.completion_tokens for s in self.steps)
+
+    @property
+    def calls(self) -> int:
+        return sum(s.calls for s in self.steps)
+
+
+class _StepTracker:
+    """Quacks like dspy's UsageTracker: DSPy calls add_usage once per uncached LM call."""
+
+    def __init__(self, step: Step):
+        self.step = step
+        self.usage_data: dict = defaultdict(list)  # read by dspy when a parent tracker rolls up
+
+    def add_usage(self, lm: str, usage: dict) -> None:
+        self.step.calls += 1
+        self.step.prompt_tokens += int(usage.get("prompt_tokens") or usage.get("input_tokens") or 0)
+        self.step.completion_tokens += int(usage.get("completion_tokens") or usage.get("output_tokens") or 0)
+
+
+@contextmanager
+def bind(ledger: Ledger):
+    """Make `ledger` the current judgment's ledger in this context."""
+    token = _current.set(ledger)
+    try:
+        yield ledger
+    finally:
+        _current.reset(token)
+
+
+def current() -> Ledger | None:
+    return _current.get()
+
+
+@contextmanager
+def step(name: str, role: str, lm: dspy.BaseLM | None):
+    """Run one agent step with the role's LM, recording its cost into the current ledger (if any)."""
+    record = Step(name=name, role=role)
+    overrides: dict[str, Any] = {"usage_tracker": _StepTracker(record)}
+    if lm is not None:
+        overrides["lm"] = lm
+    start = time.perf_counter()
+    try:
+        with dspy.context(**overrides):
+            yield record
+    finally:
+        record.seconds = time.perf_counter() - start
+        ledger = _current.get()
+        if ledger is not None:
+            ledger.add(record)

@@ -1,0 +1,147 @@
+"""Label schemes: ordered label strings, their definitions, and the mapping from raw dataset values.
+
+Labels are strings inside the program (DSPy cannot parse integer Literals); each dataset's raw values are mapped here.
+Definitions are quoted from the dataset's own documentation where it has one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+
+@dataclass(frozen=True)
+class LabelScheme:
+    """An ordered set of relevance labels, least relevant first.
+
+    Example:
+        >>> scheme = get_scheme("wands")
+        >>> scheme.from_raw("Partial")
+        'Partial'
+    """
+
+    name: str
+    labels: tuple[str, ...]
+    definitions: dict[str, str] = field(default_factory=dict, hash=False, compare=False)
+    raw_map: dict[str, str] = field(default_factory=dict, hash=False, compare=False)
+    source: str = ""
+    # For binary views (DREAM, binary-graded): labels at or above this one count as relevant.
+    relevant_from: str | None = None
+
+    def __post_init__(self):
+        if len(self.labels) < 2 or len(set(self.labels)) != len(self.labels):
+            raise ValueError(f"label scheme {self.name!r} needs at least two distinct labels, got {self.labels}")
+
+    @property
+    def literal(self):
+        """The `Literal[...]` type used as the output type of every label field."""
+        return Literal[self.labels]  # type: ignore[valid-type]
+
+    def from_raw(self, raw) -> str:
+        """Map a raw dataset value (e.g. 'E', 1, '1') to a label string; raise ValueError with the allowed values."""
+        key = str(raw).strip()
+        if key in self.labels:
+            return key
+        if key in self.raw_map:
+            return self.raw_map[key]
+        lowered = {label.lower(): label for label in self.labels}
+        if key.lower() in lowered:
+            return lowered[key.lower()]
+        allowed = sorted(set(self.labels) | set(self.raw_map))
+        raise ValueError(f"unknown label {raw!r} for scheme {self.name!r}; expected one of {allowed}")
+
+    def describe(self) -> str:
+        """Label definitions as prompt text, least relevant first."""
+        return "\n".join(f"- {label}: {self.definitions.get(label, '')}".rstrip(": ") for label in self.labels)
+
+    @property
+    def threshold(self) -> str:
+        return self.relevant_from or self.labels[-1]
+
+    def is_relevant(self, label: str) -> bool:
+        return self.labels.index(label) >= self.labels.index(self.threshold)
+
+    def to_dict(self) -> dict:
+        return {"name": self.name, "labels": list(self.labels), "definitions": self.definitions,
+                "raw_map": self.raw_map, "source": self.source, "relevant_from": self.relevant_from}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "LabelScheme":
+        return cls(name=d["name"], labels=tuple(d["labels"]), definitions=dict(d.get("definitions", {})),
+                   raw_map=dict(d.get("raw_map", {})), source=d.get("source", ""), relevant_from=d.get("relevant_from"))
+
+
+SCHEMES: dict[str, LabelScheme] = {}
+
+
+def register(scheme: LabelScheme) -> LabelScheme:
+    SCHEMES[scheme.name] = scheme
+    return scheme
+
+
+register(LabelScheme(
+    name="msrd",
+    labels=("Irrelevant", "Relevant"),
+    definitions={
+        "Irrelevant": "the movie is not a result the searcher wanted for this movie search query.",
+        "Relevant": "the movie is a relevant result for the movie search query (it matches the title, people, "
+                    "genre, theme or cultural reference the searcher asked for).",
+    },
+    raw_map={"0": "Irrelevant", "1": "Relevant"},
+    source="MSRD (metarank/msrd), binary relevance as in the HIERA paper",
+))
+
+register(LabelScheme(
+    name="esci",
+    labels=("Irrelevant", "Complement", "Substitute", "Exact"),
+    definitions={
+        "Exact": "the item is relevant for the query, and satisfies all the query specifications.",
+        "Substitute": "the item is somewhat relevant: it fails to fulfill some aspects of the query but the item can "
+                      "be used as a functional substitute.",
+        "Complement": "the item does not fulfill the query, but could be used in combination with an exact item.",
+        "Irrelevant": "the item is irrelevant for the query, or it fails to fulfill a central aspect of the query.",
+    },
+    raw_map={"E": "Exact", "S": "Substitute", "C": "Complement", "I": "Irrelevant"},
+    source="Reddy et al. 2022, Shopping Queries Dataset (arXiv 2206.06588)",
+    relevant_from="Substitute",
+))
+
+register(LabelScheme(
+    name="wands",
+    labels=("Irrelevant", "Partial", "Exact"),
+    definitions={
+        "Exact": "the surfaced product fully matches the search query.",
+        "Partial": "the surfaced product does not fully match the search query.",
+        "Irrelevant": "the product is not relevant to the query.",
+    },
+    source="Chen et al. 2022, WANDS: Wayfair ANnotation DataSet (wayfair/WANDS)",
+    relevant_from="Partial",
+))
+
+register(LabelScheme(
+    name="homedepot",
+    labels=("Irrelevant", "Partially relevant", "Highly relevant"),
+    definitions={
+        "Irrelevant": "the product does not match the search term (mean rating below 1.5 on the 1-3 scale).",
+        "Partially relevant": "the product partly or somewhat matches the search term (mean rating 1.5 to below 2.5).",
+        "Highly relevant": "the product is an exact or near-perfect match for the search term (mean rating 2.5+).",
+    },
+    raw_map={"1": "Irrelevant", "2": "Partially relevant", "3": "Highly relevant"},
+    source="Home Depot Product Search Relevance (Kaggle); mean 1-3 ratings binned by rounding half up",
+    relevant_from="Partially relevant",
+))
+
+
+def custom_scheme(spec: str, name: str = "custom") -> LabelScheme:
+    """A scheme from `--labels "A,B,C"` (least relevant first); raw values may be the labels or their 0-based index."""
+    labels = tuple(part.strip() for part in spec.split(",") if part.strip())
+    if len(labels) < 2:
+        raise ValueError(f'--labels needs at least two comma-separated labels, least relevant first; got {spec!r}')
+    return LabelScheme(name=name, labels=labels, raw_map={str(i): label for i, label in enumerate(labels)},
+                       source="user-defined via --labels")
+
+
+def get_scheme(name: str) -> LabelScheme:
+    if name in SCHEMES:
+        return SCHEMES[name]
+    raise KeyError(f"unknown label scheme {name!r}; built in: {sorted(SCHEMES)} (or pass --labels 'A,B,C')")

@@ -1,0 +1,149 @@
+"""One LM per role of the hierarchy: judge, relation, query, item (baselines use the same roles).
+
+`--lm MODEL` sets every role; `--judge-lm`, `--relation-lm`, `--query-lm`, `--item-lm` override one; `--api-base URL`
+points at an OpenAI-compatible server; keys come only from the environment (`--api-key-env NAME`). `--lm paper` is the
+paper's setup. `--lm local` (the default when neither `--lm` nor `HIERA_LM` is set) is the embedded local model;
+`--lm local:PATH` any GGUF file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import os
+import sys
+from dataclasses import dataclass, field
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # never fetch litellm's cost map from the internet
+
+import dspy  # noqa: E402
+
+ROLES = ("judge", "relation", "query", "item")
+
+PRESETS: dict[str, dict[str, dict]] = {
+    # HIERA paper, Appendix A.1: Sonnet for J and R, Haiku for Q and I, temperature 0.
+    "paper": {
+        "judge": {"model": "anthropic/claude-3-7-sonnet-20250219", "max_tokens": 3000},
+        "relation": {"model": "anthropic/claude-3-7-sonnet-20250219", "max_tokens": 1500},
+        "query": {"model": "anthropic/claude-3-5-haiku-20241022", "max_tokens": 1000},
+        "item": {"model": "anthropic/claude-3-5-haiku-20241022", "max_tokens": 1000},
+    },
+}
+DEFAULT_MAX_TOKENS = {"judge": 3000, "relation": 1500, "query": 1000, "item": 1000}
+
+
+@dataclass
+class LMSpec:
+    """How to build one role's LM; holds no secret (the key is read from `api_key_env` at build time)."""
+
+    model: str
+    api_base: str | None = None
+    api_key_env: str | None = None
+    max_tokens: int | None = None
+    temperature: float = 0.0
+    extra: dict = field(default_factory=dict)
+
+    def to_dict(self) -> dict:
+        return {k: v for k, v in self.__dict__.items() if v not in (None, {}, "")}
+
+
+class RoleLMs(dict):
+    """role -> dspy.LM. Shared, never copied: optimizers deepcopy programs, the LMs (and a local model) stay one."""
+
+    specs: dict[str, LMSpec]
+
+    def __deepcopy__(self, memo):
+        return self
+
+    def for_role(self, role: str) -> dspy.BaseLM | None:
+        return self.get(role) or self.get("judge")
+
+    def describe(self) -> dict[str, str]:
+        return {role: spec.model for role, spec in getattr(self, "specs", {}).items()}
+
+
+def endpoint_cache_id(model: str, api_base: str | None) -> int | None:
+    """DSPy's cache key ignores api_base; rollout_id is part of the key and never sent, so it carries the endpoint."""
+    if not api_base:
+        return None
+    return int(hashlib.sha256(f"{model}@{api_base.rstrip('/')}".encode()).hexdigest()[:12], 16)
+
+
+def make_lm(spec: LMSpec, role: str = "judge") -> dspy.BaseLM:
+    if spec.model == "local" or spec.model.startswith("local:"):
+        from hiera_dspy.local import make_local_lm
+
+        return make_local_lm(spec.model.partition(":")[2] or None, max_tokens=spec.max_tokens or 256)
+    kwargs: dict = dict(spec.extra)
+    if spec.api_base:
+        kwargs["api_base"] = spec.api_base
+        kwargs.setdefault("api_key", "local")
+    if spec.api_key_env:
+        key = os.environ.get(spec.api_key_env)
+        if not key:
+            raise SystemExit(f"--api-key-env {spec.api_key_env}: that environment variable is not set")
+        kwargs["api_key"] = key
+    cache_id = endpoint_cache_id(spec.model, spec.api_base)
+    if cache_id is not None:
+        kwargs["rollout_id"] = cache_id
+    lm = dspy.LM(spec.model, temperature=spec.temperature,
+                 max_tokens=spec.max_tokens or DEFAULT_MAX_TOKENS.get(role, 1000), **kwargs)
+    lm._warned_zero_temp_rollout = True  # we use rollout_id only as a cache partition, knowingly
+    return lm
+
+
+def specs_from_args(args: argparse.Namespace, recorded: dict[str, dict] | None = None) -> dict[str, LMSpec]:
+    """Resolve per-role specs: CLI flags override models recorded in an artifact, which override the defaults."""
+    base = getattr(args, "lm", None)
+    specs: dict[str, LMSpec] = {}
+    if base in PRESETS:
+        specs = {role: LMSpec(**cfg) for role, cfg in PRESETS[base].items()}
+    elif base:
+        specs = {role: LMSpec(model=base) for role in ROLES}
+    elif recorded:
+        specs = {role: LMSpec(**cfg) for role, cfg in recorded.items()}
+    else:
+        default = os.environ.get("HIERA_LM")
+        if not default:
+            print("hiera-dspy: no --lm given and HIERA_LM unset: using the embedded local model "
+                  "(Qwen2.5-Coder-1.5B-Instruct Q4_K_M via llama.cpp)", file=sys.stderr)
+        specs = {role: LMSpec(model=default or "local") for role in ROLES}
+    for role in ROLES:
+        override = getattr(args, f"{role}_lm", None)
+        if override:
+            specs[role] = LMSpec(model=override)
+        spec = specs.setdefault(role, LMSpec(model=specs["judge"].model))
+        if getattr(args, "api_base", None):
+            spec.api_base = args.api_base
+        if getattr(args, "api_key_env", None):
+            spec.api_key_env = args.api_key_env
+        if getattr(args, "max_tokens", None):
+            spec.max_tokens = args.max_tokens
+    return specs
+
+
+def build_lms(specs: dict[str, LMSpec]) -> RoleLMs:
+    """Build one LM per role; roles with identical specs share one LM object (one local model in memory)."""
+    lms, built = RoleLMs(), {}
+    for role, spec in specs.items():
+        key = repr(sorted(spec.to_dict().items()))
+        if key not in built:
+            built[key] = make_lm(spec, role)
+        lms[role] = built[key]
+    lms.specs = specs
+    return lms
+
+
+def add_lm_arguments(parser: argparse.ArgumentParser) -> None:
+    g = parser.add_argument_group("language models (keys only from the environment)")
+    g.add_argument("--lm", help="model for every role: any dspy.LM string (openai/..., anthropic/...), "
+                               "'paper' (the paper's Claude setup), 'local' or 'local:PATH.gguf' (default: local)")
+    for role in ROLES:
+        g.add_argument(f"--{role}-lm", help=f"model for the {role} role (overrides --lm)")
+    g.add_argument("--api-base", help="base URL of an OpenAI-compatible server, e.g. http://127.0.0.1:8000/v1")
+    g.add_argument("--api-key-env", help="name of the environment variable holding the API key")
+    g.add_argument("--max-tokens", type=int, help="cap output tokens for every role")
+
+
+def lms_from_args(args: argparse.Namespace, recorded: dict[str, dict] | None = None) -> RoleLMs:
+    return build_lms(specs_from_args(args, recorded))
