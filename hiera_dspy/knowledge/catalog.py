@@ -1,0 +1,35 @@
+"""BM25 over the dataset's own catalog (MSRD: the bundled movie catalog; ESCI/WANDS/Home Depot: the product table)."""
+
+from __future__ import annotations
+
+import threading
+
+import bm25s
+
+from hiera_dspy.knowledge import Passage
+
+
+class CatalogKnowledge:
+
+    def __deepcopy__(self, memo):  # shared by every copy an optimizer makes of a program
+        return self
+    def __init__(self, entries, name: str = "catalog"):
+        self.name = name
+        self.entries = list(entries)
+        self._lock = threading.Lock()
+        corpus = [f"{e.title}\n{e.text}" for e in self.entries]
+        self.retriever = bm25s.BM25()
+        self.retriever.index(bm25s.tokenize(corpus, stopwords="en", show_progress=False), show_progress=False)
+
+    def search(self, text: str, k: int = 5) -> list[Passage]:
+        if not text.strip():
+            return []
+        k = min(k, len(self.entries))
+        with self._lock:  # bm25s retrieval is not documented as thread-safe
+            tokens = bm25s.tokenize([text], stopwords="en", show_progress=False)
+            if not tokens.vocab:
+                return []
+            docs, scores = self.retriever.retrieve(tokens, k=k, show_progress=False)
+        return [Passage(title=self.entries[i].title, text=self.entries[i].text, source=self.name,
+                        url=f"{self.name}#{self.entries[i].id}")
+                for i, score in zip(docs[0], scores[0]) if score > 0]

@@ -1,0 +1,29 @@
+"""Web search through Tavily (`TAVILY_API_KEY` from the environment; never stored)."""
+
+from __future__ import annotations
+
+import os
+
+from hiera_dspy.knowledge import Passage
+
+
+class WebKnowledge:
+    name = "web:tavily"
+
+    def __deepcopy__(self, memo):  # shared by every copy an optimizer makes of a program
+        return self
+
+    def __init__(self, client=None):
+        if client is None:
+            key = os.environ.get("TAVILY_API_KEY")
+            if not key:
+                raise SystemExit("--knowledge web needs TAVILY_API_KEY in the environment (or use catalog/none)")
+            from tavily import TavilyClient
+
+            client = TavilyClient(api_key=key)
+        self._client = client
+
+    def search(self, text: str, k: int = 5) -> list[Passage]:
+        response = self._client.search(query=text, max_results=k)
+        return [Passage(title=r.get("title", ""), text=r.get("content", ""), source=self.name, url=r.get("url", ""))
+                for r in response.get("results", [])[:k]]

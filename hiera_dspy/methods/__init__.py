@@ -1,0 +1,78 @@
+"""Methods by name: HIERA, its ablation graphs, the baselines. A new method is one module here plus its
+`@register` line; `build(name, ctx, **config)` makes a `dspy.Module` whose forward(query, item_title, item_text)
+returns a Prediction with at least `label`.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass, field
+from typing import Callable
+
+import dspy
+
+from hiera_dspy.knowledge import Knowledge, NoKnowledge
+from hiera_dspy.labels import LabelScheme
+from hiera_dspy.lms import RoleLMs
+from hiera_dspy.types import Pair
+
+
+@dataclass
+class BuildContext:
+    """What a method may depend on besides its config: the label scheme, role LMs, knowledge, labelled train pairs."""
+
+    scheme: LabelScheme
+    lms: RoleLMs = field(default_factory=RoleLMs)
+    knowledge: Knowledge = field(default_factory=NoKnowledge)
+    train: list[Pair] = field(default_factory=list)
+    extra_lms: dict = field(default_factory=dict)  # e.g. llm-blender's pool, multi-stage's filter LM
+
+
+@dataclass
+class MethodInfo:
+    name: str
+    builder: Callable[..., dspy.Module]
+    doc: str
+    defaults: dict
+    family: str
+
+
+METHODS: dict[str, MethodInfo] = {}
+MODULES = ("hiera_dspy.methods.hiera", "hiera_dspy.methods.baselines", "hiera_dspy.methods.dream",
+           "hiera_dspy.methods.signals")
+
+
+def register(name: str, doc: str, family: str = "hiera", **defaults):
+    """Register `builder(ctx, **config) -> dspy.Module` under `name` with default config values."""
+
+    def wrap(builder):
+        METHODS[name] = MethodInfo(name, builder, doc, defaults, family)
+        return builder
+
+    return wrap
+
+
+def _load_all() -> None:
+    for module in MODULES:
+        try:
+            importlib.import_module(module)
+        except ModuleNotFoundError as exc:
+            if exc.name != module:
+                raise
+
+
+def available() -> dict[str, MethodInfo]:
+    _load_all()
+    return METHODS
+
+
+def build(name: str, ctx: BuildContext, **config) -> dspy.Module:
+    methods = available()
+    if name not in methods:
+        raise SystemExit(f"unknown method {name!r}; registered: {', '.join(sorted(methods))}")
+    info = methods[name]
+    merged = {**info.defaults, **{k: v for k, v in config.items() if v is not None}}
+    program = info.builder(ctx, **merged)
+    program.method = name
+    program.config = merged
+    return program

@@ -1,0 +1,102 @@
+"""HIERA (full) and the ablation graphs of the paper's Table 3: same agents and prompts, only the graph differs.
+
+- hiera: Judge triage -> Relation Analyzer (consults Q, I, knowledge as planned) -> one argument -> Judge decision.
+- judge+relation(+web): the Relation Analyzer without the Query/Item Analyzers (with knowledge look-ups).
+- judge+qi(+web): the Query and Item Analyzers without the Relation Analyzer; their outputs concatenated.
+- judge+web: knowledge passages go straight to the Judge.
+- judge+all-uncoordinated: every specialist runs independently; outputs concatenated into the Judge's input.
+- judge-only: the Judge decides alone.
+Delegation policy: `triage` (the Judge decides when to delegate), `always`, or `never`.
+"""
+
+from __future__ import annotations
+
+import dspy
+
+from hiera_dspy.agents import (ItemAnalyzer, QueryAnalyzer, RelationAnalyzer, RelevanceJudge, format_item_analysis,
+                               format_query_analysis, lookup)
+from hiera_dspy.knowledge import render
+from hiera_dspy.methods import BuildContext, register
+from hiera_dspy.untrusted import item_block
+
+
+class HieraProgram(dspy.Module):
+    """A HIERA graph. `coordination="hierarchical"` routes specialists through the Relation Analyzer;
+    `"concatenate"` runs them independently and concatenates their outputs for the Judge."""
+
+    def __init__(self, ctx: BuildContext, relation: bool = True, specialists: tuple[str, ...] = ("query", "item"),
+                 knowledge: bool = True, coordination: str = "hierarchical", delegation: str = "triage", k: int = 3,
+                 reasoning: bool = True):
+        super().__init__()
+        self.knowledge = ctx.knowledge
+        self.k, self.coordination, self.delegation, self.use_knowledge = k, coordination, delegation, knowledge
+        self.judge = RelevanceJudge(ctx.scheme, ctx.lms, reasoning=reasoning)
+        hierarchical = relation and coordination == "hierarchical"
+        self.relation = RelationAnalyzer(ctx.lms, ctx.knowledge, k, specialists if hierarchical else (),
+                                         knowledge and hierarchical) if relation else None
+        self.query_analyzer = QueryAnalyzer(ctx.lms) if "query" in specialists and not hierarchical else None
+        self.item_analyzer = ItemAnalyzer(ctx.lms) if "item" in specialists and not hierarchical else None
+        self.solo = not (relation or specialists or knowledge)
+
+    def forward(self, query: str, item_title: str, item_text: str) -> dspy.Prediction:
+        item = item_block(item_title, item_text)
+        if self.solo or self.delegation == "never":
+            return self._decide(query, item, "", delegated=False)
+        triage = None
+        if self.delegation == "triage":
+            triage = self.judge.assess(query, item)
+            if triage.all_clear or self.delegation == "never":
+                return dspy.Prediction(label=triage.label, delegated=False, guidance=triage.guidance, evidence="",
+                                       dimensions=triage.dimensions)
+        guidance = triage.guidance if triage else "Assess every dimension."
+        evidence = self._gather(query, item_title, item, guidance)
+        return self._decide(query, item, evidence, delegated=True, guidance=guidance)
+
+    def _gather(self, query: str, item_title: str, item: str, guidance: str) -> str:
+        parts = []
+        if self.relation is not None and self.coordination == "hierarchical":
+            return self.relation(query=query, item=item, guidance=guidance).argument
+        if self.relation is not None:  # uncoordinated: R analyses alone, its output is one more concatenated part
+            parts.append("Relation Analyzer: " + self.relation(query=query, item=item, guidance=guidance).argument)
+        if self.query_analyzer is not None:
+            parts.append(format_query_analysis(self.query_analyzer(query=query)))
+        if self.item_analyzer is not None:
+            parts.append(format_item_analysis(self.item_analyzer(item=item)))
+        if self.use_knowledge and (self.relation is None or self.coordination != "hierarchical"):
+            passages = lookup(self.knowledge, [f"{query} {item_title}"], self.k)
+            if passages:
+                parts.append("Knowledge:\n" + render(passages))
+        return "\n".join(parts)
+
+    def _decide(self, query, item, evidence, delegated, guidance="") -> dspy.Prediction:
+        out = self.judge.decide_label(query, item, evidence)
+        return dspy.Prediction(label=out.label, delegated=delegated, guidance=guidance, evidence=evidence,
+                               reasoning=getattr(out, "reasoning", None))
+
+
+GRAPHS = {
+    "hiera": ("HIERA full system (arXiv 2608.00785)", dict(relation=True, specialists=("query", "item"), knowledge=True)),
+    "judge-only": ("Ablation: the Judge alone", dict(relation=False, specialists=(), knowledge=False)),
+    "judge+web": ("Ablation: Judge + knowledge passages", dict(relation=False, specialists=(), knowledge=True)),
+    "judge+relation": ("Ablation: Judge + Relation Analyzer", dict(relation=True, specialists=(), knowledge=False)),
+    "judge+relation+web": ("Ablation: Judge + Relation Analyzer + knowledge",
+                           dict(relation=True, specialists=(), knowledge=True)),
+    "judge+qi": ("Ablation: Judge + Query & Item Analyzers (no Relation Analyzer)",
+                 dict(relation=False, specialists=("query", "item"), knowledge=False)),
+    "judge+qi+web": ("Ablation: Judge + Query & Item Analyzers + knowledge",
+                     dict(relation=False, specialists=("query", "item"), knowledge=True)),
+    "judge+all-uncoordinated": ("Ablation: every specialist independently, outputs concatenated",
+                                dict(relation=True, specialists=("query", "item"), knowledge=True,
+                                     coordination="concatenate")),
+}
+ABLATIONS = list(GRAPHS)
+
+
+def _builder(ctx: BuildContext, **config) -> HieraProgram:
+    config["specialists"] = tuple(config.get("specialists", ()))
+    return HieraProgram(ctx, **config)
+
+
+for _name, (_doc, _defaults) in GRAPHS.items():
+    register(_name, _doc, family="ablation" if _name != "hiera" else "hiera",
+             **{"delegation": "triage", "k": 3, "coordination": "hierarchical", **_defaults})(_builder)
