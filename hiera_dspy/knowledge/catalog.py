@@ -17,19 +17,27 @@ class CatalogKnowledge:
         self.name = name
         self.entries = list(entries)
         self._lock = threading.Lock()
-        corpus = [f"{e.title}\n{e.text}" for e in self.entries]
-        self.retriever = bm25s.BM25()
-        self.retriever.index(bm25s.tokenize(corpus, stopwords="en", show_progress=False), show_progress=False)
+        self._retriever = None  # indexed on first search: loading a judge costs nothing until it looks something up
+
+    @property
+    def retriever(self):
+        if self._retriever is None:
+            corpus = [f"{e.title}\n{e.text}" for e in self.entries]
+            retriever = bm25s.BM25()
+            retriever.index(bm25s.tokenize(corpus, stopwords="en", show_progress=False), show_progress=False)
+            self._retriever = retriever
+        return self._retriever
 
     def search(self, text: str, k: int = 5) -> list[Passage]:
         if not text.strip():
             return []
         k = min(k, len(self.entries))
         with self._lock:  # bm25s retrieval is not documented as thread-safe
+            retriever = self.retriever
             tokens = bm25s.tokenize([text], stopwords="en", show_progress=False)
             if not tokens.vocab:
                 return []
-            docs, scores = self.retriever.retrieve(tokens, k=k, show_progress=False)
+            docs, scores = retriever.retrieve(tokens, k=k, show_progress=False)
         return [Passage(title=self.entries[i].title, text=self.entries[i].text, source=self.name,
                         url=f"{self.name}#{self.entries[i].id}")
                 for i, score in zip(docs[0], scores[0]) if score > 0]

@@ -1,0 +1,94 @@
+"""Judge a dataset split with a method or a compiled judge; every judgment goes to the run store as it finishes.
+
+    python -m eval.run --dataset msrd --split dev --judge artifacts/msrd/hiera.json --out runs/msrd-dev
+    python -m eval.run --dataset msrd --split dev --method zero-shot --limit 30
+
+A run interrupted at any point and started again (same command, or the same --run-id) re-judges nothing.
+Writes OUT/metrics.json, OUT/predictions.jsonl and OUT/config.json; metrics are scikit-learn's over the whole split.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from hiera_dspy.artifacts import load_judge, read_artifact
+from hiera_dspy.cli import add_data_arguments, load_data, metrics_from_rows, print_metrics, run_id_for, runs_dir
+from hiera_dspy.knowledge import make_knowledge
+from hiera_dspy.lms import add_lm_arguments, lms_from_args
+from hiera_dspy.methods import BuildContext, build
+from hiera_dspy.runner import run_pairs
+from hiera_dspy.store import RunStore
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m eval.run", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_data_arguments(p)
+    p.add_argument("--split", help="train | dev | eval | all (default: the dataset's default split)")
+    which = p.add_mutually_exclusive_group(required=True)
+    which.add_argument("--method", help="a registered method, uncompiled (see python -m eval.methods)")
+    which.add_argument("--judge", help="a compiled judge artifact (JSON) from optimize.compile")
+    p.add_argument("--limit", type=int, help="judge only the first N pairs of the split")
+    p.add_argument("--run-id", help="resume or name a run (default: derived from method, data and LMs)")
+    p.add_argument("--out", help="output folder (default: runs/<run id>)")
+    p.add_argument("--store", help="run store SQLite file (default: runs/store.sqlite)")
+    p.add_argument("--retry-errors", action="store_true", help="re-judge only the judgments that ended in an error")
+    add_lm_arguments(p)
+    return p
+
+
+def build_program(args, dataset):
+    """The program to run: a loaded artifact (CLI LM flags override its recorded models) or a fresh method."""
+    knowledge = make_knowledge(args.knowledge, dataset)
+    train = dataset.splits.get("train", [])
+    if args.judge:
+        recorded = read_artifact(args.judge)["lms"]
+        lms = lms_from_args(args, recorded)
+        return load_judge(args.judge, lms=lms, knowledge=knowledge, train=train), lms, knowledge
+    lms = lms_from_args(args)
+    return build(args.method, BuildContext(dataset.scheme, lms, knowledge, train)), lms, knowledge
+
+
+def main(argv: list[str] | None = None) -> dict:
+    args = parser().parse_args(argv)
+    dataset = load_data(args)
+    pairs = dataset.split(args.split, args.limit)
+    program, lms, knowledge = build_program(args, dataset)
+    identity = {"method": program.method, "config": program.config, "judge": args.judge, "dataset": args.dataset,
+                "split": args.split or dataset.default_split, "limit": args.limit, "lms": lms.describe(),
+                "knowledge": knowledge.name}
+    # --limit is not part of the id: a larger limit later resumes the same run and judges only the new pairs
+    run_id = args.run_id or run_id_for({k: v for k, v in identity.items() if k != "limit"})
+    store = RunStore(args.store or runs_dir() / "store.sqlite")
+    store.start_run(run_id, identity)
+    print(f"run {run_id}: {len(pairs)} pairs of {args.dataset} [{identity['split']}] with {program.method} "
+          f"(LMs {lms.describe()}, knowledge {knowledge.name})", file=sys.stderr)
+    rows = run_pairs(program, pairs, store, run_id, threads=args.threads, retry_errors=args.retry_errors)
+    metrics = metrics_from_rows(rows, list(dataset.scheme.labels))
+    metrics["run_id"] = run_id
+    out = Path(args.out or runs_dir() / run_id)
+    write_outputs(out, identity, metrics, rows)
+    print_metrics(program.method, metrics)
+    if metrics["errors"]:
+        print(f"{metrics['errors']} judgments ended in an error; rerun with --retry-errors to retry only those",
+              file=sys.stderr)
+    print(f"wrote {out}/metrics.json and {out}/predictions.jsonl (run id {run_id}, store {store.path})")
+    return metrics
+
+
+def write_outputs(out: Path, identity: dict, metrics: dict, rows: list[dict]) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "config.json").write_text(json.dumps(identity, indent=1, default=str))
+    (out / "metrics.json").write_text(json.dumps(metrics, indent=1))
+    with open(out / "predictions.jsonl", "w") as fh:
+        for r in rows:
+            fh.write(json.dumps({k: r.get(k) for k in ("id", "gold", "label", "human_label", "error", "escalated",
+                                                       "delegated", "tokens", "lm_calls", "seconds", "fields")},
+                                default=str) + "\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,82 @@
+"""Flags and helpers shared by the command-line tools (optimize.compile, eval.run, eval.ablate, optimize.search)."""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import statistics
+import sys
+from pathlib import Path
+
+from hiera_dspy.data import DataError, Dataset, load_dataset
+from hiera_dspy.labels import custom_scheme, get_scheme
+
+
+def add_data_arguments(parser: argparse.ArgumentParser) -> None:
+    g = parser.add_argument_group("data")
+    g.add_argument("--dataset", required=True,
+                   help="msrd (bundled) | esci:PATH | esci:hf:ID | wands:PATH | homedepot:PATH | jsonl:PATH")
+    g.add_argument("--scheme", help="label scheme for jsonl data: msrd, esci, wands, homedepot")
+    g.add_argument("--labels", help="custom label scheme, least relevant first, e.g. 'Bad,Fair,Good'")
+    g.add_argument("--knowledge", default="auto", choices=["auto", "catalog", "web", "none"],
+                   help="knowledge source: auto = web if TAVILY_API_KEY is set, else the dataset's catalog")
+    g.add_argument("--on-bad-row", default="error", choices=["error", "skip"],
+                   help="a malformed input row stops with an error (default) or is skipped and counted")
+    g.add_argument("--threads", type=int, default=1, help="worker threads (one local model serialises its calls)")
+
+
+def load_data(args: argparse.Namespace) -> Dataset:
+    scheme = custom_scheme(args.labels) if args.labels else (get_scheme(args.scheme) if args.scheme else None)
+    try:
+        return load_dataset(args.dataset, scheme, on_bad_row=args.on_bad_row)
+    except DataError as exc:
+        raise SystemExit(f"error: {exc}") from None
+
+
+def run_id_for(*parts) -> str:
+    """A stable run id from what defines a run (method config, data split, LMs): same inputs, same id."""
+    blob = json.dumps(parts, sort_keys=True, default=str)
+    return hashlib.sha256(blob.encode()).hexdigest()[:12]
+
+
+def runs_dir() -> Path:
+    return Path(os.environ.get("HIERA_RUNS_DIR", "runs"))
+
+
+def metrics_from_rows(rows: list[dict], labels: list[str]) -> dict:
+    """metrics.json content: scikit-learn metrics over the whole split plus cost columns per judgment."""
+    from eval.metrics import classification_metrics
+
+    final = [r.get("human_label") or r.get("label") for r in rows]
+    metrics = classification_metrics([r["gold"] for r in rows], final, labels)
+    judged = [r for r in rows if not r.get("error")]
+    seconds = sorted(r["seconds"] for r in judged if r.get("seconds") is not None)
+    delegated = [r["delegated"] for r in judged if r.get("delegated") is not None]
+    per = (lambda key: sum(r[key] for r in judged) / len(judged)) if judged else (lambda key: None)
+    roles = sorted({role for r in judged for role in r.get("tokens_by_role", {})})
+    metrics.update({
+        "pairs": len(rows),
+        "errors": sum(1 for r in rows if r.get("error")),
+        "escalations": sum(1 for r in rows if r.get("escalated")),
+        "human_labels": sum(1 for r in rows if r.get("human_label")),
+        "parse_recovered": sum(1 for r in judged if r.get("fields", {}).get("parse_recovered")),
+        "tokens_per_judgment": per("tokens"), "lm_calls_per_judgment": per("lm_calls"),
+        "tokens_by_role": {role: sum(r["tokens_by_role"].get(role, 0) for r in judged) / len(judged)
+                           for role in roles},
+        "seconds_per_judgment": statistics.fmean(seconds) if seconds else None,
+        "seconds_p50": seconds[len(seconds) // 2] if seconds else None,
+        "seconds_p95": seconds[min(len(seconds) - 1, int(len(seconds) * 0.95))] if seconds else None,
+        "delegation_rate": sum(delegated) / len(delegated) if delegated else None,
+    })
+    return metrics
+
+
+def print_metrics(title: str, m: dict, file=sys.stdout) -> None:
+    def f(x, spec=".3f"):
+        return "-" if x is None else format(x, spec)
+
+    print(f"{title}: n={m['n']} acc={f(m['accuracy'])} macro-F1={f(m['macro_f1'])} kappa={f(m['kappa'])} "
+          f"errors={m['errors']} tokens/judgment={f(m['tokens_per_judgment'], '.0f')} "
+          f"s/judgment={f(m['seconds_per_judgment'], '.1f')} delegation={f(m['delegation_rate'], '.2f')}", file=file)

@@ -1,0 +1,71 @@
+"""Judge a list of pairs with worker threads, writing each judgment to the run store as it finishes.
+
+One bad pair never cancels the run: its exception becomes an error row (after the LM client's own bounded retries),
+and `retry_errors=True` re-judges only those rows later.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor, as_completed
+
+import dspy
+
+from hiera_dspy import accounting
+from hiera_dspy.store import RunStore
+from hiera_dspy.types import Pair
+
+PREDICTION_FIELDS = ("label", "delegated", "escalated", "guidance", "evidence", "argument", "reasoning", "history",
+                     "parse_recovered", "dimensions")
+
+
+def judge_one(program: dspy.Module, pair: Pair, position: int | None = None) -> dict:
+    """Judge one pair; never raises for a failure of the LM or the program (it becomes the row's `error`)."""
+    ledger = accounting.Ledger()
+    start = time.perf_counter()
+    label, fields, error = None, {}, None
+    with accounting.bind(ledger):
+        try:
+            prediction = program(**pair.inputs())
+            fields = {k: prediction.get(k) for k in PREDICTION_FIELDS if prediction.get(k) is not None}
+            label = fields.get("label")
+            if fields.get("escalated"):
+                label = None
+        except Exception as exc:  # noqa: BLE001 - one pair's failure must not stop the run
+            error = f"{type(exc).__name__}: {str(exc)[:500]}"
+    by_role = ledger.by_role()
+    return {"id": pair.id, "position": position, "gold": pair.label, "label": label, "fields": fields,
+            "steps": [s.to_dict() for s in ledger.steps], "tokens": ledger.tokens, "lm_calls": ledger.calls,
+            "tokens_by_role": {r: v["prompt_tokens"] + v["completion_tokens"] for r, v in by_role.items()},
+            "seconds": time.perf_counter() - start, "error": error, "escalated": bool(fields.get("escalated")),
+            "delegated": fields.get("delegated")}
+
+
+def run_pairs(program: dspy.Module, pairs: list[Pair], store: RunStore, run_id: str, threads: int = 1,
+              retry_errors: bool = False, progress: bool = True) -> list[dict]:
+    """Judge every pair of the split not yet finished in `run_id`; return all rows of the run for these pairs."""
+    done = store.finished_ids(run_id, include_errors=not retry_errors)
+    todo = [(i, p) for i, p in enumerate(pairs) if p.id not in done]
+    total, finished, lock = len(pairs), len(pairs) - len(todo), threading.Lock()
+    if progress and done:
+        print(f"resuming run {run_id}: {len(pairs) - len(todo)} of {total} judgments already done", file=sys.stderr)
+
+    def task(item):
+        position, pair = item
+        row = judge_one(program, pair, position)
+        store.record(run_id, row)
+        return row
+
+    with ThreadPoolExecutor(max_workers=max(1, threads)) as pool:
+        futures = [pool.submit(task, item) for item in todo]
+        for future in as_completed(futures):
+            row = future.result()
+            with lock:
+                finished += 1
+            if progress:
+                mark = "error" if row["error"] else (row["label"] or "escalated")
+                print(f"[{finished}/{total}] {row['id']}: {mark} ({row['seconds']:.1f}s)", file=sys.stderr)
+    wanted = {p.id for p in pairs}
+    return [r for r in store.rows(run_id) if r["id"] in wanted]
