@@ -1,0 +1,171 @@
+"""Per-method summaries and the markdown/JSON/PNG evaluation report (pure, no DSPy)."""
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import numpy as np
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+
+from eval.metrics import bootstrap_ci, classification_metrics
+from eval.stats import bonferroni, mcnemar
+
+CI_METRICS = ("accuracy", "macro_f1", "kappa")
+
+
+def _mean(xs):
+    return float(np.mean(xs)) if len(xs) else None
+
+
+def summarize_method(method, rows, labels, reference_rows=None, n_comparisons=1, seed=42) -> dict:
+    """One summary dict from per-judgment rows. Costs/latency average over rows with a label;
+    McNemar vs ``reference_rows`` (matched by id) is Bonferroni-corrected with ``n_comparisons``."""
+    gold, pred = [r["gold"] for r in rows], [r.get("label") for r in rows]
+    m = classification_metrics(gold, pred, labels)
+    s = {"method": method, "n": m["n"], "unlabelled": m["unlabelled"]}
+    for name in (*CI_METRICS, "balanced_accuracy"):
+        s[name] = m[name]
+    for name in CI_METRICS:
+        s[f"{name}_ci"] = list(bootstrap_ci(gold, pred, labels, name, seed=seed))
+    s["mcnemar_p"] = s["mcnemar"] = None
+    if reference_rows is not None:
+        ref = {r["id"]: r.get("label") for r in reference_rows}
+        common = [r for r in rows if r["id"] in ref]
+        t = mcnemar([r["gold"] for r in common], [r.get("label") for r in common], [ref[r["id"]] for r in common])
+        s["mcnemar"], s["mcnemar_p"] = t, bonferroni([t["p_value"]], m=n_comparisons)[0]
+    judged = [r for r in rows if r.get("label") is not None]
+    secs = [float(r.get("seconds", 0.0)) for r in judged]
+    roles = sorted({k for r in judged for k in (r.get("tokens_by_role") or {})})
+    deleg = [bool(r["delegated"]) for r in rows if r.get("delegated") is not None]
+    s |= {
+        "tokens_per_judgment": _mean([r.get("tokens", 0) for r in judged]),
+        "lm_calls_per_judgment": _mean([r.get("lm_calls", 0) for r in judged]),
+        "tokens_by_role": {k: _mean([(r.get("tokens_by_role") or {}).get(k, 0) for r in judged]) for k in roles},
+        "tokens_total": int(sum(r.get("tokens", 0) for r in rows)),
+        "seconds_mean": _mean(secs),
+        "seconds_p50": float(np.percentile(secs, 50)) if secs else None,
+        "seconds_p95": float(np.percentile(secs, 95)) if secs else None,
+        "delegation_rate": _mean(deleg),
+        "errors": sum(1 for r in rows if r.get("error")),
+        "escalations": sum(1 for r in rows if r.get("escalated")),
+        "confusion": m["confusion"],
+    }
+    return s
+
+
+def sanitize(name: str) -> str:
+    """Filesystem-safe method name: "judge+web" -> "judge_web"."""
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", name).strip("_.") or "method"
+
+
+def _f(x, fmt=".3f"):
+    return "—" if x is None else format(x, fmt)
+
+
+def _p(p):
+    return "—" if p is None else ("<0.0001" if p < 1e-4 else f"{p:.4f}")
+
+
+def _ci(s, k):
+    lo, hi = (s.get(f"{k}_ci") or [None, None])
+    return f"{_f(s.get(k))} [{_f(lo)}, {_f(hi)}]"
+
+
+def _md_table(header, rows):
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    return lines + ["| " + " | ".join(map(str, r)) + " |" for r in rows]
+
+
+def pareto_frontier(points: list[tuple[float, float]]) -> list[int]:
+    """Indices of points (cost, quality) not dominated by a cheaper-or-equal, better point; by cost."""
+    order = sorted(range(len(points)), key=lambda i: (points[i][0], -points[i][1]))
+    best, front = -np.inf, []
+    for i in order:
+        if points[i][1] > best:
+            best, front = points[i][1], front + [i]
+    return front
+
+
+def _save(fig: Figure, path: Path) -> str:
+    FigureCanvasAgg(fig)
+    fig.savefig(path, dpi=110, bbox_inches="tight")
+    return str(path)
+
+
+def _confusion_png(cm, labels, method, path):
+    fig = Figure(figsize=(1.2 + 0.7 * len(labels), 1.0 + 0.7 * len(labels)))
+    ax = fig.subplots()
+    ax.imshow(np.asarray(cm), cmap="Blues")
+    ax.set(xticks=range(len(labels)), yticks=range(len(labels)), xticklabels=labels, yticklabels=labels,
+           xlabel="predicted", ylabel="gold", title=method)
+    top = max(1, int(np.max(cm)))
+    for (i, j), v in np.ndenumerate(np.asarray(cm)):
+        ax.text(j, i, str(v), ha="center", va="center", color="white" if v > top / 2 else "black")
+    return _save(fig, path)
+
+
+def _bars_png(summaries, path):
+    fig = Figure(figsize=(max(5, 1.6 * len(summaries)), 3.5))
+    ax, width = fig.subplots(), 0.8 / len(CI_METRICS)
+    x = np.arange(len(summaries))
+    for k, name in enumerate(CI_METRICS):
+        vals = [s.get(name) or 0.0 for s in summaries]
+        cis = [s.get(f"{name}_ci") or [None, None] for s in summaries]
+        err = [[v - lo if lo is not None else 0 for v, (lo, _) in zip(vals, cis)],
+               [hi - v if hi is not None else 0 for v, (_, hi) in zip(vals, cis)]]
+        ax.bar(x + (k - 1) * width, vals, width, yerr=np.clip(err, 0, None), capsize=3, label=name)
+    ax.set(xticks=x, xticklabels=[s["method"] for s in summaries], ylabel="score", ylim=(min(0, ax.get_ylim()[0]), 1.05))
+    ax.legend(fontsize="small", ncol=3, loc="lower center", bbox_to_anchor=(0.5, 1.0))
+    return _save(fig, path)
+
+
+def _cost_png(summaries, path):
+    pts = [(s["tokens_per_judgment"], s["kappa"], s["method"]) for s in summaries
+           if s.get("tokens_per_judgment") is not None and s.get("kappa") is not None]
+    fig = Figure(figsize=(5, 3.5))
+    ax = fig.subplots()
+    for x, y, name in pts:
+        ax.scatter(x, y)
+        ax.annotate(name, (x, y), textcoords="offset points", xytext=(4, 4), fontsize="small")
+    front = [pts[i] for i in pareto_frontier([(x, y) for x, y, _ in pts])]
+    if len(front) > 1:
+        ax.plot([p[0] for p in front], [p[1] for p in front], "--", color="grey", label="Pareto frontier")
+        ax.legend(fontsize="small")
+    ax.set(xlabel="tokens per judgment", ylabel="Cohen's κ", title="cost vs quality")
+    return _save(fig, path)
+
+
+def write_report(out_dir, summaries, predictions, labels, title, reference=None) -> dict:
+    """Write report.md, summary.json and PNG figures into ``out_dir``; returns {filename: path}."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    paths, used = {}, set()
+    header = ["Variant", "Acc [95% CI]", "F1 [95% CI]", "κ [95% CI]", "p vs ref", "tokens/judgment",
+              "LM calls", "s/judgment p50", "delegation", "errors/esc."]
+    rows = [[s["method"] + (" (ref)" if s["method"] == reference else ""), _ci(s, "accuracy"), _ci(s, "macro_f1"),
+             _ci(s, "kappa"), _p(s.get("mcnemar_p")), _f(s.get("tokens_per_judgment"), ".0f"),
+             _f(s.get("lm_calls_per_judgment"), ".2f"), _f(s.get("seconds_p50"), ".2f"),
+             _f(s.get("delegation_rate"), ".2f"), f"{s.get('errors', 0)}/{s.get('escalations', 0)}"] for s in summaries]
+    md = [f"# {title}", "", *_md_table(header, rows), "",
+          "p: McNemar vs reference, Bonferroni-corrected. Cost/latency columns are means per labelled judgment.", ""]
+    for s in summaries:
+        method, preds = s["method"], predictions.get(s["method"])
+        m = classification_metrics([r["gold"] for r in preds], [r.get("label") for r in preds], labels) if preds else None
+        cm = m["confusion"] if m else s.get("confusion")
+        if cm is None:
+            continue
+        md += [f"## {method}", "", f"n = {s.get('n')}, unlabelled = {m['unlabelled'] if m else s.get('unlabelled')}", ""]
+        md += _md_table(["gold \\ pred", *labels], [[g, *r] for g, r in zip(labels, cm)]) + [""]
+        stem = f"confusion_{sanitize(method)}"
+        name = next(n for i in range(1, len(used) + 2) if (n := stem + (f"_{i}" if i > 1 else "")) not in used)
+        used.add(name)
+        paths[f"{name}.png"] = _confusion_png(cm, labels, method, out / f"{name}.png")
+    (out / "report.md").write_text("\n".join(md), encoding="utf-8")
+    (out / "summary.json").write_text(json.dumps(summaries, indent=2, ensure_ascii=False), encoding="utf-8")
+    paths |= {"report.md": str(out / "report.md"), "summary.json": str(out / "summary.json")}
+    if summaries:
+        paths["ablation_bars.png"] = _bars_png(summaries, out / "ablation_bars.png")
+        paths["cost_quality.png"] = _cost_png(summaries, out / "cost_quality.png")
+    return paths

@@ -1,0 +1,106 @@
+"""Compile a judge: evaluate the uncompiled program on dev, optimise its prompts on train, evaluate again, and write
+one self-describing artifact.
+
+    python -m optimize.compile --dataset msrd --budget smoke              # embedded local model, offline
+    python -m optimize.compile --dataset esci:/data/shopping_queries_dataset --lm openai/gpt-4o-mini
+
+Optimisation metric: exact label match per pair (its mean is accuracy) on the train split (bootstrap) or on dev
+minibatches (MIPROv2 / GEPA); reported before and after: accuracy, macro-F1 and Cohen's kappa on the dev split.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+import dspy
+
+from eval.run import write_outputs
+from hiera_dspy.artifacts import save_judge
+from hiera_dspy.cli import add_data_arguments, load_data, metrics_from_rows, print_metrics, run_id_for, runs_dir
+from hiera_dspy.knowledge import make_knowledge
+from hiera_dspy.lms import add_lm_arguments, lms_from_args
+from hiera_dspy.methods import BuildContext, build
+from hiera_dspy.runner import run_pairs
+from hiera_dspy.store import RunStore
+from optimize.optimizers import BUDGETS, OPTIMIZERS
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m optimize.compile", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_data_arguments(p)
+    p.add_argument("--method", default="hiera", help="registered method to compile (default: hiera)")
+    p.add_argument("--config", help="JSON file with a method and its graph config (from optimize.search)")
+    p.add_argument("--optimizer", choices=sorted(OPTIMIZERS), help="default: bootstrap at smoke, mipro above")
+    p.add_argument("--budget", default="light", choices=list(BUDGETS))
+    p.add_argument("--seed", type=int, default=42)
+    p.add_argument("--out", help="artifact path (default: artifacts/<dataset>/<method>.json)")
+    p.add_argument("--skip-before", action="store_true", help="do not evaluate the uncompiled program")
+    add_lm_arguments(p)
+    return p
+
+
+def examples(pairs) -> list[dspy.Example]:
+    return [dspy.Example(**pair.inputs(), label=pair.label, pair_id=pair.id).with_inputs(
+        "query", "item_title", "item_text") for pair in pairs]
+
+
+def evaluate(program, pairs, store, run_id, threads, labels) -> dict:
+    rows = run_pairs(program, pairs, store, run_id, threads=threads)
+    metrics = metrics_from_rows(rows, labels)
+    metrics["run_id"] = run_id
+    write_outputs(runs_dir() / run_id, {"run_id": run_id}, metrics, rows)
+    return metrics
+
+
+def main(argv: list[str] | None = None) -> dict:
+    args = parser().parse_args(argv)
+    method, config = args.method, {}
+    if args.config:
+        spec = json.loads(Path(args.config).read_text())
+        method, config = spec.get("method", method), spec.get("config", {})
+        args.knowledge = spec.get("knowledge", args.knowledge)
+    budget = BUDGETS[args.budget]
+    dataset = load_data(args)
+    for split in ("train", "dev"):
+        if split not in dataset.splits:
+            raise SystemExit(f"error: dataset {args.dataset} has no {split!r} split to compile with")
+    train, dev = dataset.split("train", budget.n_train), dataset.split("dev", budget.n_dev)
+    lms = lms_from_args(args)
+    dspy.configure(lm=lms.for_role("judge"))
+    knowledge = make_knowledge(args.knowledge, dataset)
+    program = build(method, BuildContext(dataset.scheme, lms, knowledge, dataset.splits["train"]), **config)
+    optimizer = args.optimizer or budget.optimizer
+    labels = list(dataset.scheme.labels)
+    store = RunStore(runs_dir() / "store.sqlite")
+    identity = {"method": method, "config": program.config, "dataset": args.dataset, "lms": lms.describe(),
+                "knowledge": knowledge.name}
+    print(f"compiling {method} on {args.dataset}: {len(train)} train / {len(dev)} dev pairs, optimizer {optimizer}, "
+          f"budget {args.budget}; LMs {lms.describe()}; knowledge {knowledge.name}", file=sys.stderr)
+    before = None
+    if not args.skip_before:
+        before_id = run_id_for(identity, "dev", "uncompiled")
+        store.start_run(before_id, {**identity, "phase": "before"})
+        before = evaluate(program, dev, store, before_id, args.threads, labels)
+    compiled = OPTIMIZERS[optimizer](program, examples(train), examples(dev), budget, args.seed, lms, args.threads)
+    compiled.method, compiled.config = program.method, program.config
+    after_id = run_id_for(identity, "dev", "compiled", optimizer, args.budget, args.seed, compiled.dump_state())
+    store.start_run(after_id, {**identity, "phase": "after", "optimizer": optimizer, "budget": args.budget})
+    after = evaluate(compiled, dev, store, after_id, args.threads, labels)
+    out = Path(args.out or Path("artifacts") / dataset.name.split(":")[0] / f"{method}.json")
+    metrics = {"before": before, "after": after, "optimizer": optimizer, "budget": args.budget, "seed": args.seed,
+               "n_train": len(train), "n_dev": len(dev)}
+    save_judge(compiled, out, scheme=dataset.scheme, lms=lms, knowledge=knowledge.name, dataset=args.dataset,
+               metrics=metrics)
+    if before:
+        print_metrics("dev before", before)
+    print_metrics("dev after ", after)
+    print(f"artifact: {out}  (models: {lms.describe()})")
+    return metrics
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,81 @@
+import json
+
+import pytest
+
+from eval.report import pareto_frontier, sanitize, summarize_method, write_report
+
+LABELS = ["0", "1", "2"]
+GOLD = ["0", "0", "1", "1", "2", "2", "1"]
+
+
+def rows_judge():
+    # reference: wrong on ids 2 and 6, escalated on id 7 (label None) -> acc 4/6, kappa 0.5
+    labels = ["0", "1", "1", "1", "2", "0", None]
+    return [{"id": i + 1, "gold": g, "label": p, "error": None, "escalated": p is None,
+             "tokens": 100 if p else 50, "lm_calls": 1, "tokens_by_role": {"judge": 100 if p else 50},
+             "seconds": float(i + 1) if p else 9.0, "delegated": None}
+            for i, (g, p) in enumerate(zip(GOLD, labels))]
+
+
+def rows_web():
+    # all judged rows correct; id 7 errored (label None); delegated on 3 of 6 non-None flags
+    deleg = [True, False, True, True, False, False, None]
+    return [{"id": i + 1, "gold": g, "label": None if i == 6 else g, "error": "timeout" if i == 6 else None,
+             "escalated": False, "tokens": 40 if i == 6 else 300, "lm_calls": 3,
+             "tokens_by_role": {"judge": 100, "web": 200}, "seconds": 2.0, "delegated": d}
+            for i, (g, d) in enumerate(zip(GOLD, deleg))]
+
+
+def test_summarize_reference():
+    s = summarize_method("judge", rows_judge(), LABELS)
+    assert (s["n"], s["unlabelled"], s["errors"], s["escalations"]) == (6, 1, 0, 1)
+    assert s["accuracy"] == pytest.approx(4 / 6) and s["kappa"] == pytest.approx(0.5)
+    assert s["accuracy_ci"][0] <= s["accuracy"] <= s["accuracy_ci"][1]
+    assert s["mcnemar_p"] is None and s["delegation_rate"] is None
+    # costs/latency over the 6 labelled rows: seconds 1..6 -> mean = p50 = 3.5, p95 = 1 + 0.95*5 = 5.75
+    assert s["tokens_per_judgment"] == 100 and s["lm_calls_per_judgment"] == 1
+    assert (s["seconds_mean"], s["seconds_p50"], s["seconds_p95"]) == pytest.approx((3.5, 3.5, 5.75))
+    assert s["tokens_total"] == 650 and s["tokens_by_role"] == {"judge": 100}
+
+
+def test_summarize_vs_reference():
+    # paired on ids 1-6 (id 7 unlabelled in both): web right & judge wrong on ids 2, 6 -> b=2, c=0
+    # exact: p = 2 * (1/2)^2 = 0.5; Bonferroni m=3 -> min(1, 1.5) = 1
+    s = summarize_method("judge+web", rows_web(), LABELS, reference_rows=rows_judge())
+    assert (s["mcnemar"]["b"], s["mcnemar"]["c"], s["mcnemar_p"]) == (2, 0, pytest.approx(0.5))
+    assert summarize_method("w", rows_web(), LABELS, rows_judge(), n_comparisons=3)["mcnemar_p"] == 1.0
+    assert s["accuracy"] == 1.0 and s["accuracy_ci"] == [1.0, 1.0]
+    assert s["tokens_per_judgment"] == 300 and s["tokens_by_role"] == {"judge": 100, "web": 200}
+    assert s["delegation_rate"] == 0.5 and (s["errors"], s["escalations"]) == (1, 0)
+
+
+def test_pareto_and_sanitize():
+    assert pareto_frontier([(100, 0.5), (300, 1.0), (200, 0.4), (300, 0.9), (50, 0.1)]) == [4, 0, 1]
+    assert sanitize("judge+web") == "judge_web" and sanitize("a/b c") == "a_b_c" and sanitize("++") == "method"
+
+
+def test_write_report(tmp_path):
+    ref = summarize_method("judge", rows_judge(), LABELS)
+    web = summarize_method("judge+web", rows_web(), LABELS, reference_rows=rows_judge())
+    preds = {"judge": rows_judge(), "judge+web": rows_web()}
+    paths = write_report(tmp_path / "out", [ref, web], preds, LABELS, "Tiny run", reference="judge")
+    expected = {"report.md", "summary.json", "confusion_judge.png", "confusion_judge_web.png",
+                "ablation_bars.png", "cost_quality.png"}
+    assert set(paths) == expected
+    for name in expected:
+        assert (tmp_path / "out" / name).stat().st_size > 0
+        if name.endswith(".png"):
+            assert (tmp_path / "out" / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    md = (tmp_path / "out" / "report.md").read_text()
+    assert md.startswith("# Tiny run")
+    assert "| judge (ref) | 0.667 [" in md and "| judge+web | 1.000 [1.000, 1.000]" in md
+    assert "| 0.5000 | 300 | 3.00 | 2.00 | 0.50 | 1/0 |" in md  # p, tokens, calls, p50, delegation, err/esc
+    assert "| — | 100 | 1.00 | 3.50 | — | 0/1 |" in md
+    assert "## judge+web" in md and "| 2 | 1 | 0 | 1 |" in md  # judge: gold 2 row of the confusion
+    assert json.loads((tmp_path / "out" / "summary.json").read_text()) == [ref, web]
+
+
+def test_write_report_name_collision(tmp_path):
+    s = [summarize_method(m, rows_judge(), LABELS) for m in ("a+b", "a b")]
+    paths = write_report(tmp_path, s, {m: rows_judge() for m in ("a+b", "a b")}, LABELS, "t")
+    assert {"confusion_a_b.png", "confusion_a_b_2.png"} <= set(paths)
