@@ -9,6 +9,7 @@ Options: `locale` ("us" default, "es", "jp" or "all"), `version` ("small" defaul
 
 `esci:hf:ID` loads a Hugging Face copy with `datasets.load_dataset(ID)` (e.g. tasksource/esci, examples and products
 merged, labels spelled out); see `from_hf_dataset`. The catalog holds the products of the selected examples.
+Splits: `all` (every pair, in file order), and `eval` (the default), `train`, `dev` drawn by `make_splits`.
 """
 
 from __future__ import annotations
@@ -98,7 +99,8 @@ def _to_dataset(rows: pd.DataFrame, scheme: LabelScheme, name: str, where: str, 
     if not pairs:
         raise DataError(f"{where}: no examples left after the locale/version filters")
     catalog = [CatalogEntry(id=k, title=t, text=x) for k, (t, x) in texts.items()]
-    return Dataset(name=name, scheme=scheme, splits=make_splits(pairs, scheme), catalog=catalog,
+    splits = {"all": pairs, **make_splits(pairs, scheme)}  # all: file order; eval/train/dev: the paper's sampling
+    return Dataset(name=name, scheme=scheme, splits=splits, catalog=catalog,
                    default_split="eval", notes={"n_pairs": len(pairs)})
 
 

@@ -21,29 +21,38 @@ FORMAT = 'one JSON object a line with "id", "query", "item_title", "item_text", 
 def read_pairs(path: Path, scheme: LabelScheme, *, require_label: bool = True,
                on_bad_row: str = "error", skipped: list | None = None) -> list[Pair]:
     """Parse a pairs file; each bad row raises a DataError naming file, line and field (or is skipped and recorded)."""
+    if on_bad_row not in ("error", "skip"):
+        raise DataError(f"on_bad_row must be 'error' or 'skip', got {on_bad_row!r}")
     if not path.is_file():
         raise DataError(f"{path}: file not found; expected {FORMAT}")
-    pairs, seen = [], set()
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except UnicodeDecodeError as exc:
-        raise DataError(f"{path}: not UTF-8 text (byte {exc.start}); re-encode the file as UTF-8") from None
-    for lineno, line in enumerate(lines, 1):
-        if not line.strip():
+    pairs: list[Pair] = []
+    seen: dict[str, int] = {}
+    lines = path.read_bytes().splitlines()
+    for lineno, raw in enumerate(lines, 1):
+        if not raw.strip():
             continue
         try:
-            pairs.append(_parse_line(line, scheme, require_label, seen))
+            pairs.append(_parse_line(_decode(raw), scheme, require_label, seen, lineno))
         except DataError as exc:
             if on_bad_row != "skip":
                 raise DataError(f"{path}, line {lineno}: {exc}") from None
             if skipped is not None:
                 skipped.append({"file": str(path), "line": lineno, "error": str(exc)})
     if not pairs:
-        raise DataError(f"{path}: no pairs found; expected {FORMAT}")
+        what = "file is empty" if not lines else "no pairs found" + (" (every row was bad)" if skipped else "")
+        raise DataError(f"{path}, line {len(lines) + 1}: end of file, {what}; expected {FORMAT}")
     return pairs
 
 
-def _parse_line(line: str, scheme: LabelScheme, require_label: bool, seen: set) -> Pair:
+def _decode(raw: bytes) -> str:
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise DataError(f"not UTF-8 text (byte {exc.start} of the line: {raw[exc.start:exc.start + 1]!r}); "
+                        f"re-encode the file as UTF-8") from None
+
+
+def _parse_line(line: str, scheme: LabelScheme, require_label: bool, seen: dict, lineno: int = 0) -> Pair:
     try:
         row = json.loads(line)
     except json.JSONDecodeError as exc:
@@ -57,8 +66,8 @@ def _parse_line(line: str, scheme: LabelScheme, require_label: bool, seen: set) 
         raise DataError('field "query" is empty')
     pair_id = str(row["id"])
     if pair_id in seen:
-        raise DataError(f'duplicate id "{pair_id}"')
-    seen.add(pair_id)
+        raise DataError(f'field "id": duplicate id "{pair_id}" (first on line {seen[pair_id]})')
+    seen[pair_id] = lineno
     label = None
     if row.get("label") is not None:
         try:
