@@ -137,8 +137,9 @@ def _cost_png(summaries, path):
     return _save(fig, path)
 
 
-def write_report(out_dir, summaries, predictions, labels, title, reference=None) -> dict:
-    """Write report.md, summary.json and PNG figures into ``out_dir``; returns {filename: path}."""
+def write_report(out_dir, summaries, predictions, labels, title, reference=None, notes=None) -> dict:
+    """Write report.md, summary.json and PNG figures into ``out_dir``; returns {filename: path}.
+    ``notes``: extra lines printed under the table."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     paths, used = {}, set()
@@ -150,6 +151,7 @@ def write_report(out_dir, summaries, predictions, labels, title, reference=None)
              _f(s.get("delegation_rate"), ".2f"), f"{s.get('errors', 0)}/{s.get('escalations', 0)}"] for s in summaries]
     md = [f"# {title}", "", *_md_table(header, rows), "",
           "p: McNemar vs reference, Bonferroni-corrected. Cost/latency columns are means per labelled judgment.", ""]
+    md += [line for note in notes or [] for line in (note, "")]
     for s in summaries:
         method, preds = s["method"], predictions.get(s["method"])
         m = classification_metrics([r["gold"] for r in preds], [r.get("label") for r in preds], labels) if preds else None

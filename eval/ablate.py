@@ -1,0 +1,156 @@
+"""The paper's comparison as one command: every method on exactly the same pairs, one report.
+
+    python -m eval.ablate --dataset msrd --split dev --grid ablations --limit 50          # Table 3
+    python -m eval.ablate --dataset msrd --grid paper --with-knowledge --lm paper         # Tables 1, 2 and 4
+    python -m eval.ablate --dataset msrd --methods hiera,judge-only --reference judge-only
+
+Each method is its own resumable run in the run store (the same run id `eval.run --method NAME` uses, without
+--limit, so a larger limit resumes and a rerun judges nothing new); identical LM sub-calls across methods are served by
+DSPy's LM cache. Writes OUT/report.md, OUT/summary.json (bootstrap 95% CIs, McNemar vs the reference with Bonferroni
+over the comparisons, cost per role, latency, delegation, errors, escalations), OUT/predictions.jsonl and the figures.
+`--with-knowledge` adds, for each baseline, NAME+k with config with_knowledge=True (Table 4).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections import defaultdict
+from pathlib import Path
+from typing import Callable
+
+import dspy
+
+from eval.report import sanitize, summarize_method, write_report
+from hiera_dspy.cli import add_data_arguments, load_data, run_id_for, runs_dir
+from hiera_dspy.knowledge import make_knowledge
+from hiera_dspy.lms import add_lm_arguments, lms_from_args
+from hiera_dspy.methods import BuildContext, available, build
+from hiera_dspy.methods.hiera import ABLATIONS
+from hiera_dspy.runner import run_pairs
+from hiera_dspy.store import RunStore
+
+
+def _families(*families: str) -> list[str]:
+    return [name for name, info in available().items() if info.family in families]
+
+
+DEBATE = ("dream", "debate")  # DREAM's family (registered as "debate")
+GRIDS: dict[str, Callable[[], list[str]]] = {
+    "ablations": lambda: list(ABLATIONS),
+    "paper": lambda: list(ABLATIONS) + _families("baseline", *DEBATE),
+}
+DREAM_NOTE = ("Note: DREAM debates the binary question (relevant or not) for graded label schemes; judgments its "
+              "debate escalates get no label and are counted under esc.")
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m eval.ablate", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_data_arguments(p)
+    p.add_argument("--split", help="train | dev | eval | all (default: the dataset's default split)")
+    which = p.add_mutually_exclusive_group(required=True)
+    which.add_argument("--methods", help="comma-separated registered methods")
+    which.add_argument("--grid", choices=sorted(GRIDS), help="a named set of methods")
+    p.add_argument("--with-knowledge", action="store_true",
+                   help="also run every baseline with knowledge passages concatenated (NAME+k)")
+    p.add_argument("--limit", type=int, help="judge only the first N pairs of the split")
+    p.add_argument("--reference", default="hiera", help="method the others are tested against (McNemar)")
+    p.add_argument("--out", help="report folder (default: runs/ablate-<dataset>-<split>)")
+    p.add_argument("--store", help="run store SQLite file (default: runs/store.sqlite)")
+    add_lm_arguments(p)
+    return p
+
+
+def variants(names: list[str], with_knowledge: bool) -> list[tuple[str, str, dict]]:
+    """(display name, method, config) per report row; NAME+k follows each baseline when asked."""
+    methods = available()
+    unknown = [n for n in names if n not in methods]
+    if unknown:
+        raise SystemExit(f"unknown method(s) {', '.join(unknown)}; registered: {', '.join(sorted(methods))}")
+    out = []
+    for name in dict.fromkeys(names):  # keep order, drop duplicates
+        out.append((name, name, {}))
+        if with_knowledge and methods[name].family == "baseline":
+            out.append((f"{name}+k", name, {"with_knowledge": True}))
+    return out
+
+
+def lm_calls_by_role(rows: list[dict]) -> dict[str, float]:
+    judged = [r for r in rows if r.get("label") is not None]
+    totals: dict[str, int] = defaultdict(int)
+    for r in judged:
+        for step in r.get("steps") or []:
+            totals[step.get("role", "?")] += step.get("calls", 0)
+    return {role: n / len(judged) for role, n in sorted(totals.items())} if judged else {}
+
+
+def main(argv: list[str] | None = None) -> list[dict]:
+    args = parser().parse_args(argv)
+    names = GRIDS[args.grid]() if args.grid else [m.strip() for m in args.methods.split(",") if m.strip()]
+    rows_spec = variants(names, args.with_knowledge)
+    dataset = load_data(args)
+    split = args.split or dataset.default_split
+    pairs = dataset.split(split, args.limit)
+    labels = list(dataset.scheme.labels)
+    lms = lms_from_args(args)
+    dspy.configure(lm=lms.for_role("judge"))
+    knowledge = make_knowledge(args.knowledge, dataset)
+    ctx = BuildContext(dataset.scheme, lms, knowledge, dataset.splits.get("train", []))
+    store = RunStore(args.store or runs_dir() / "store.sqlite")
+    print(f"{len(rows_spec)} methods x {len(pairs)} pairs of {args.dataset} [{split}] (LMs {lms.describe()}, "
+          f"knowledge {knowledge.name})", file=sys.stderr)
+
+    results: dict[str, tuple[str, list[dict]]] = {}
+    for display, method, config in rows_spec:
+        program = build(method, ctx, **config)
+        # the same identity as eval.run (minus --limit): a run started there is resumed here, and vice versa
+        identity = {"method": method, "config": program.config, "judge": None, "dataset": args.dataset,
+                    "split": split, "lms": lms.describe(), "knowledge": knowledge.name}
+        run_id = run_id_for(identity)
+        store.start_run(run_id, identity)
+        print(f"== {display} (run {run_id})", file=sys.stderr)
+        results[display] = (run_id, run_pairs(program, pairs, store, run_id, threads=args.threads))
+
+    reference = args.reference if args.reference in results else None
+    if reference is None:
+        print(f"reference {args.reference!r} is not among the methods: no significance tests", file=sys.stderr)
+    n_comparisons = max(1, len(results) - 1)
+    summaries = []
+    for display, (run_id, rows) in results.items():
+        ref_rows = results[reference][1] if reference and display != reference else None
+        s = summarize_method(display, rows, labels, reference_rows=ref_rows, n_comparisons=n_comparisons)
+        s |= {"run_id": run_id, "lm_calls_by_role": lm_calls_by_role(rows)}
+        summaries.append(s)
+
+    out = Path(args.out or runs_dir() / f"ablate-{sanitize(args.dataset)}-{split}")
+    has_dream = any(available()[m].family in DEBATE for _, m, _ in rows_spec)
+    title = f"{args.dataset} [{split}]: {len(pairs)} pairs, LMs {lms.describe()}, knowledge {knowledge.name}"
+    paths = write_report(out, summaries, {d: rows for d, (_, rows) in results.items()}, labels, title,
+                         reference=reference, notes=[DREAM_NOTE] if has_dream else None)
+    with open(out / "predictions.jsonl", "w") as fh:
+        for display, (run_id, rows) in results.items():
+            for r in rows:
+                fh.write(json.dumps({"method": display, "run_id": run_id, "id": r["id"], "gold": r["gold"],
+                                     "label": r.get("label"), "error": r.get("error")}) + "\n")
+    print_table(summaries, reference)
+    figures = sum(1 for name in paths if name.endswith(".png"))
+    print(f"wrote report.md, summary.json, predictions.jsonl and {figures} figures to {out}/ (store {store.path})")
+    return summaries
+
+
+def print_table(summaries: list[dict], reference: str | None) -> None:
+    def f(x, spec=".3f"):
+        return "-" if x is None else format(x, spec)
+
+    width = max([len(s["method"]) for s in summaries] + [6])
+    print(f"{'method':<{width}}  {'n':>4}  {'acc':>5}  {'F1':>5}  {'kappa':>6}  {'p':>7}  {'tok/j':>7}  err/esc")
+    for s in summaries:
+        p = "ref" if s["method"] == reference else f(s.get("mcnemar_p"), ".4f")
+        print(f"{s['method']:<{width}}  {s['n']:>4}  {f(s['accuracy']):>5}  {f(s['macro_f1']):>5}  "
+              f"{f(s['kappa']):>6}  {p:>7}  {f(s['tokens_per_judgment'], '.0f'):>7}  {s['errors']}/{s['escalations']}")
+
+
+if __name__ == "__main__":
+    main()

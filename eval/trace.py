@@ -1,0 +1,118 @@
+"""Show one judgment's whole path from the run store: every agent step in order, with its outputs and its cost.
+
+    python -m eval.trace --run 3e21cc4c3621 --pair msrd:qid:14175:348
+    python -m eval.trace --run 3e21cc4c3621 --pair msrd:qid:14175:348 --json      # the raw row
+
+Triage (dimensions, guidance, provisional label), the Relation Analyzer's plan (consult flags, look-ups), specialist
+outputs (reused analyses marked), knowledge passages (title, source), the argument and the decision (with its
+reasoning); tokens, LM calls and seconds per step, then the totals. Run ids are printed by eval.run / eval.ablate.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from hiera_dspy.cli import runs_dir
+from hiera_dspy.store import RunStore
+
+STEP_TITLES = {"judge.triage": "Judge triage", "relation.plan": "Relation Analyzer plan",
+               "query.analyze": "Query Analyzer", "item.analyze": "Item Analyzer",
+               "knowledge.search": "Knowledge look-up", "relation.synthesize": "Relation Analyzer argument",
+               "judge.decide": "Judge decision"}
+SHOW = 3  # how many available ids an error message lists
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m eval.trace", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--run", required=True, help="run id (printed by eval.run and eval.ablate)")
+    p.add_argument("--pair", required=True, help="pair id within the run")
+    p.add_argument("--store", help="run store SQLite file (default: runs/store.sqlite)")
+    p.add_argument("--json", action="store_true", help="print the stored row as JSON")
+    p.add_argument("--width", type=int, default=300, help="truncate each text output to this many characters")
+    return p
+
+
+def _few(ids: list[str]) -> str:
+    return ", ".join(ids[:SHOW]) + (f", ... ({len(ids)} in all)" if len(ids) > SHOW else "") if ids else "none"
+
+
+def find_row(store: RunStore, run_id: str, pair_id: str) -> tuple[dict, dict]:
+    """The run's config and the pair's row; SystemExit naming a few available ids when either is missing."""
+    config = store.run_config(run_id)
+    if config is None:
+        runs = [f"{r} ({(store.run_config(r) or {}).get('method', '?')})" for r in reversed(store.run_ids())]
+        raise SystemExit(f"error: no run {run_id!r} in {store.path}; latest runs: {_few(runs)}")
+    rows = store.rows(run_id)
+    row = next((r for r in rows if r["id"] == pair_id), None)
+    if row is None:
+        raise SystemExit(f"error: run {run_id} has no judgment for pair {pair_id!r}; "
+                         f"judged pairs: {_few([r['id'] for r in rows])}")
+    return config, row
+
+
+def _short(value, width: int) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, default=str)
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[:width - 3] + "..."
+
+
+def format_step(i: int, step: dict, width: int = 300) -> list[str]:
+    outputs = dict(step.get("outputs") or {})
+    reused = outputs.pop("reused", False)
+    tokens = step.get("prompt_tokens", 0) + step.get("completion_tokens", 0)
+    title = STEP_TITLES.get(step["name"], step["name"])
+    lines = [f"[{i}] {title} ({step['name']}, role {step['role']}){'  [reused]' if reused else ''}: "
+             f"{step.get('calls', 0)} LM calls, {tokens} tokens ({step.get('prompt_tokens', 0)} in / "
+             f"{step.get('completion_tokens', 0)} out), {step.get('seconds', 0.0):.2f}s"]
+    passages = outputs.pop("passages", None)
+    for key, value in outputs.items():
+        lines.append(f"    {key}: {_short(value, width)}")
+    if passages is not None:
+        lines.append(f"    passages: {len(passages)}")
+        lines += [f"      - {p.get('title', '?')} [{p.get('source', '?')}]" for p in passages]
+    return lines
+
+
+def format_trace(config: dict, row: dict, width: int = 300) -> str:
+    fields = row.get("fields") or {}
+    outcome = row.get("error") or ("escalated" if row.get("escalated") else row.get("label"))
+    lines = [f"run {row['run_id']}: {config.get('method', '?')} on {config.get('dataset', '?')} "
+             f"[{config.get('split', '?')}], knowledge {config.get('knowledge', '?')}",
+             f"pair {row['id']}: gold {row.get('gold')!r} -> {outcome!r}"
+             + (f" (human label {row['human_label']!r})" if row.get("human_label") else "")
+             + ("" if row.get("delegated") is None else f", delegated: {'yes' if row['delegated'] else 'no'}"), ""]
+    steps = row.get("steps") or []
+    for i, step in enumerate(steps, 1):
+        lines += format_step(i, step, width)
+    if not steps:
+        lines.append("(no steps recorded)")
+    if fields.get("reasoning") and not any(s["name"] == "judge.decide" for s in steps):
+        lines.append(f"    reasoning: {_short(fields['reasoning'], width)}")
+    roles = ", ".join(f"{r} {t}" for r, t in sorted((row.get("tokens_by_role") or {}).items())) or "-"
+    lines += ["", f"total: {len(steps)} steps, {row.get('lm_calls', 0)} LM calls, {row.get('tokens', 0)} tokens "
+                  f"(by role: {roles}), {row.get('seconds') or 0.0:.2f}s"]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> str:
+    args = parser().parse_args(argv)
+    path = Path(args.store or runs_dir() / "store.sqlite")
+    if not path.exists():
+        raise SystemExit(f"error: no run store at {path} (pass --store FILE, or set HIERA_RUNS_DIR)")
+    store = RunStore(path)
+    try:
+        config, row = find_row(store, args.run, args.pair)
+    finally:
+        store.close()
+    text = json.dumps({"config": config, "row": row}, indent=1, default=str) if args.json else \
+        format_trace(config, row, args.width)
+    sys.stdout.write(text + "\n")
+    return text
+
+
+if __name__ == "__main__":
+    main()

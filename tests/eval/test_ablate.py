@@ -1,0 +1,100 @@
+"""eval.ablate through the fake LM: one report row per method, all methods on the same pairs, reruns judge nothing."""
+
+import json
+
+import pytest
+
+from eval import ablate
+from hiera_dspy.methods.hiera import ABLATIONS
+from hiera_dspy.store import RunStore
+
+ANSWERS = {"query_interpretability": "unclear"}  # the Judge delegates: the whole graph runs
+
+
+@pytest.fixture
+def engine_calls(monkeypatch):
+    """Every CLI-built LM is a fake one; returns the list of their engines (to count LM calls)."""
+    import hiera_dspy.lms as lms_module
+    from hiera_dspy.testing import fake_lm
+
+    engines = []
+
+    def make(spec, role="judge"):
+        lm = fake_lm(ANSWERS)
+        engines.append(lm.engine)
+        return lm
+
+    monkeypatch.setattr(lms_module, "make_lm", make)
+    return lambda: sum(getattr(e, "calls", 0) for e in engines)
+
+
+def finished(store_path):
+    store = RunStore(store_path)
+    try:
+        return {(run, r["id"]): r["finished"] for run in store.run_ids() for r in store.rows(run)}
+    finally:
+        store.close()
+
+
+def test_ablations_grid_report(tmp_path, engine_calls, capsys):
+    out = tmp_path / "report"
+    argv = ["--dataset", "msrd", "--split", "dev", "--grid", "ablations", "--limit", "6",
+            "--out", str(out)]
+    summaries = ablate.main(argv)
+    assert [s["method"] for s in summaries] == ABLATIONS
+    saved = json.loads((out / "summary.json").read_text())
+    assert [s["method"] for s in saved] == ABLATIONS
+    for s in saved:
+        assert s["n"] + s["unlabelled"] == 6
+        for key in ("accuracy_ci", "macro_f1_ci", "kappa_ci", "tokens_by_role", "lm_calls_by_role", "seconds_p95",
+                    "delegation_rate", "errors", "escalations", "run_id"):
+            assert key in s
+    ref = next(s for s in saved if s["method"] == "hiera")
+    assert ref["mcnemar_p"] is None and all(s["mcnemar"] for s in saved if s["method"] != "hiera")
+    assert len({s["run_id"] for s in saved}) == len(ABLATIONS)
+    report = (out / "report.md").read_text()
+    assert all(f"## {m}" in report for m in ABLATIONS) and "DREAM" not in report
+    assert (out / "ablation_bars.png").exists() and (out / "cost_quality.png").exists()
+    assert len(list(out.glob("confusion_*.png"))) == len(ABLATIONS)
+    preds = [json.loads(line) for line in (out / "predictions.jsonl").read_text().splitlines()]
+    ids = {m: [p["id"] for p in preds if p["method"] == m] for m in ABLATIONS}
+    assert all(len(v) == 6 and v == ids["hiera"] for v in ids.values())
+    assert "judge-only" in capsys.readouterr().out
+
+    calls, before = engine_calls(), finished(tmp_path / "runs" / "store.sqlite")
+    assert calls > 0
+    again = ablate.main(argv)
+    assert engine_calls() == calls  # nothing judged twice
+    assert finished(tmp_path / "runs" / "store.sqlite") == before
+    assert [s["kappa"] for s in again] == [s["kappa"] for s in summaries]
+
+
+def test_larger_limit_resumes(tmp_path, engine_calls):
+    argv = ["--dataset", "msrd", "--methods", "judge-only,hiera", "--knowledge", "none", "--out", str(tmp_path / "o")]
+    ablate.main(argv + ["--limit", "2"])
+    summaries = ablate.main(argv + ["--limit", "3"])
+    store = finished(tmp_path / "runs" / "store.sqlite")
+    assert len(store) == 6 and all(s["n"] + s["unlabelled"] == 3 for s in summaries)
+
+
+def test_with_knowledge_and_grids(monkeypatch):
+    from hiera_dspy.methods import METHODS, MethodInfo, available
+
+    available()
+    for name, family in (("fake-baseline", "baseline"), ("fake-dream", "dream"), ("fake-debate", "debate")):
+        monkeypatch.setitem(METHODS, name, MethodInfo(name, lambda ctx, **c: None, "", {}, family))
+    paper = ablate.GRIDS["paper"]()
+    assert paper[:len(ABLATIONS)] == ABLATIONS and {"fake-baseline", "fake-dream", "fake-debate"} <= set(paper)
+    rows = ablate.variants(["hiera", "fake-baseline", "fake-dream"], with_knowledge=True)
+    assert rows == [("hiera", "hiera", {}), ("fake-baseline", "fake-baseline", {}),
+                    ("fake-baseline+k", "fake-baseline", {"with_knowledge": True}), ("fake-dream", "fake-dream", {})]
+    with pytest.raises(SystemExit, match="unknown method"):
+        ablate.variants(["nope"], with_knowledge=False)
+
+
+def test_dream_note_and_reference(tmp_path, engine_calls):
+    out = tmp_path / "o"
+    summaries = ablate.main(["--dataset", "msrd", "--methods", "judge-only,dream", "--limit", "2", "--knowledge", "none",
+                             "--reference", "judge-only", "--out", str(out)])
+    assert [s["method"] for s in summaries] == ["judge-only", "dream"] and summaries[1]["mcnemar"]
+    assert "DREAM debates the binary question" in (out / "report.md").read_text()
