@@ -71,7 +71,7 @@ def recover_label(text: str | None, scheme: LabelScheme) -> str | None:
     if not text:
         return None
     tail = str(text).split("label", 1)[-1] if "label" in str(text) else str(text)
-    pattern = "|".join(re.escape(label) for label in sorted(scheme.labels, key=len, reverse=True))
+    pattern = r"\b(?:" + "|".join(re.escape(label) for label in sorted(scheme.labels, key=len, reverse=True)) + r")\b"
     found = re.findall(pattern, tail, flags=re.I)
     if not found:
         return None
@@ -201,10 +201,12 @@ class RelevanceJudge(dspy.Module):
     def assess(self, query: str, item: str) -> dspy.Prediction:
         out = run_step("judge.triage", "judge", self.lms, self.triage, self.scheme, query=query, item=item,
                        label_definitions=self.scheme.describe())
-        dims = [getattr(out, f, "clear") for f in ("query_interpretability", "information_completeness",
-                                                   "relational_transparency")]
+        # a recovered (malformed) triage keeps only its label: its dimensions count as unclear, so it delegates
+        dims = [getattr(out, f, "unclear") for f in ("query_interpretability", "information_completeness",
+                                                     "relational_transparency")]
         return dspy.Prediction(label=out.label, guidance=getattr(out, "guidance", ""),
-                               all_clear=all(d == "clear" for d in dims), dimensions=dims)
+                               all_clear=all(d == "clear" for d in dims), dimensions=dims,
+                               parse_recovered=out.get("parse_recovered"))
 
     def decide_label(self, query: str, item: str, evidence: str) -> dspy.Prediction:
         return run_step("judge.decide", "judge", self.lms, self.decide, self.scheme, query=query, item=item,

@@ -12,6 +12,7 @@ import argparse
 import hashlib
 import os
 import sys
+import warnings
 from dataclasses import dataclass, field
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # never fetch litellm's cost map from the internet
@@ -51,6 +52,7 @@ class RoleLMs(dict):
     """role -> dspy.LM. Shared, never copied: optimizers deepcopy programs, the LMs (and a local model) stay one."""
 
     specs: dict[str, LMSpec]
+    extra: dict  # name -> LM for ensembles (--blend-lms)
 
     def __deepcopy__(self, memo):
         return self
@@ -86,9 +88,15 @@ def make_lm(spec: LMSpec, role: str = "judge") -> dspy.BaseLM:
     cache_id = endpoint_cache_id(spec.model, spec.api_base)
     if cache_id is not None:
         kwargs["rollout_id"] = cache_id
-    lm = dspy.LM(spec.model, temperature=spec.temperature,
-                 max_tokens=spec.max_tokens or DEFAULT_MAX_TOKENS.get(role, 1000), **kwargs)
-    lm._warned_zero_temp_rollout = True  # we use rollout_id only as a cache partition, knowingly
+    # Bounded transport retries (429/5xx/timeout/dropped connection; DSPy honours Retry-After, else 1, 2, 4 s) and a
+    # bounded read timeout (lm15's default waits 600 s per attempt). Content retries: hiera_dspy/retry.py.
+    kwargs.setdefault("num_retries", int(os.environ.get("HIERA_LM_NUM_RETRIES") or 3))
+    kwargs.setdefault("timeout", float(os.environ.get("HIERA_LM_TIMEOUT") or 300))
+    with warnings.catch_warnings():  # rollout_id is our cache partition, not a sampling request: knowingly at temp 0
+        warnings.filterwarnings("ignore", message="rollout_id has no effect")
+        lm = dspy.LM(spec.model, temperature=spec.temperature,
+                     max_tokens=spec.max_tokens or DEFAULT_MAX_TOKENS.get(role, 1000), **kwargs)
+    lm._warned_zero_temp_rollout = True
     return lm
 
 
@@ -143,7 +151,12 @@ def add_lm_arguments(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--api-base", help="base URL of an OpenAI-compatible server, e.g. http://127.0.0.1:8000/v1")
     g.add_argument("--api-key-env", help="name of the environment variable holding the API key")
     g.add_argument("--max-tokens", type=int, help="cap output tokens for every role")
+    g.add_argument("--blend-lms", help="comma-separated models for ensembles (llm-blender, collabeval agents)")
 
 
 def lms_from_args(args: argparse.Namespace, recorded: dict[str, dict] | None = None) -> RoleLMs:
-    return build_lms(specs_from_args(args, recorded))
+    lms = build_lms(specs_from_args(args, recorded))
+    blend = [m.strip() for m in (getattr(args, "blend_lms", None) or "").split(",") if m.strip()]
+    lms.extra = {model: make_lm(LMSpec(model=model, api_base=getattr(args, "api_base", None),
+                                       api_key_env=getattr(args, "api_key_env", None))) for model in blend}
+    return lms

@@ -58,7 +58,8 @@ def run_pairs(program: dspy.Module, pairs: list[Pair], store: RunStore, run_id: 
         store.record(run_id, row)
         return row
 
-    with ThreadPoolExecutor(max_workers=max(1, threads)) as pool:
+    pool = ThreadPoolExecutor(max_workers=max(1, threads))
+    try:
         futures = [pool.submit(task, item) for item in todo]
         for future in as_completed(futures):
             row = future.result()
@@ -67,5 +68,10 @@ def run_pairs(program: dspy.Module, pairs: list[Pair], store: RunStore, run_id: 
             if progress:
                 mark = "error" if row["error"] else (row["label"] or "escalated")
                 print(f"[{finished}/{total}] {row['id']}: {mark} ({row['seconds']:.1f}s)", file=sys.stderr)
+    except BaseException:
+        # Ctrl-C or a fatal error: judgments already running finish and are recorded; queued ones never start
+        pool.shutdown(wait=True, cancel_futures=True)
+        raise
+    pool.shutdown(wait=True)
     wanted = {p.id for p in pairs}
     return [r for r in store.rows(run_id) if r["id"] in wanted]

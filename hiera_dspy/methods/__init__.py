@@ -71,6 +71,8 @@ def build(name: str, ctx: BuildContext, **config) -> dspy.Module:
     if name not in methods:
         raise SystemExit(f"unknown method {name!r}; registered: {', '.join(sorted(methods))}")
     info = methods[name]
+    if not ctx.extra_lms and getattr(ctx.lms, "extra", None):
+        ctx.extra_lms = dict(ctx.lms.extra)
     merged = {**info.defaults, **{k: v for k, v in config.items() if v is not None}}
     program = info.builder(ctx, **merged)
     program.method = name

@@ -47,7 +47,7 @@ class HieraProgram(dspy.Module):
             triage = self.judge.assess(query, item)
             if triage.all_clear or self.delegation == "never":
                 return dspy.Prediction(label=triage.label, delegated=False, guidance=triage.guidance, evidence="",
-                                       dimensions=triage.dimensions)
+                                       dimensions=triage.dimensions, parse_recovered=triage.parse_recovered)
         guidance = triage.guidance if triage else "Assess every dimension."
         evidence = self._gather(query, item_title, item, guidance)
         return self._decide(query, item, evidence, delegated=True, guidance=guidance)
@@ -71,7 +71,7 @@ class HieraProgram(dspy.Module):
     def _decide(self, query, item, evidence, delegated, guidance="") -> dspy.Prediction:
         out = self.judge.decide_label(query, item, evidence)
         return dspy.Prediction(label=out.label, delegated=delegated, guidance=guidance, evidence=evidence,
-                               reasoning=getattr(out, "reasoning", None))
+                               reasoning=getattr(out, "reasoning", None), parse_recovered=out.get("parse_recovered"))
 
 
 GRAPHS = {
@@ -94,6 +94,10 @@ ABLATIONS = list(GRAPHS)
 
 def _builder(ctx: BuildContext, **config) -> HieraProgram:
     config["specialists"] = tuple(config.get("specialists", ()))
+    if config.pop("signals", False):  # config signals=True: + the learned scorer's evidence (methods/signals.py)
+        from hiera_dspy.methods.signals import HieraSignalsProgram
+
+        return HieraSignalsProgram(ctx, **config)
     return HieraProgram(ctx, **config)
 
 

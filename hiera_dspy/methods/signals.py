@@ -1,0 +1,276 @@
+"""Learned relevance signals (`hiera_dspy.signals.RelevanceScorer`) as methods.
+
+- embed-lr: the scorer alone, no LM call: `label` is its most probable label, `scores` its label distribution.
+- hiera+signals (= hiera with config signals=True): the Judge (triage, decision) and the Relation Analyzer (plan,
+  synthesis) also read the scorer's distribution as `scorer_evidence`, described as evidence that can be wrong.
+- hiera-cascade: a pair whose top scorer probability is >= tau gets the scorer's label with no LM call; the rest go
+  through hiera+signals. `routed` ("scorer" | "llm") and `reached_llm` say which.
+
+The scorer is fitted on the build context's train pairs on first use, or by `prepare(train, dev)`, which also picks
+the cascade's tau on dev. It is saved in the artifact through `dump_extra()` / `load_extra()`; a loaded judge never
+refits. Config: embedder "auto" (all-MiniLM-L6-v2 if installed, else lexical) | "lexical" | a model id; C (inverse
+regularisation); cascade only: llm_share (max share of dev pairs sent to the LLM), tau_rule, tau (fixed threshold).
+
+tau rules (no LM call: the LLM's dev labels would cost a full HIERA run on dev):
+- "share": the largest tau that sends at most `llm_share` of the dev pairs to the LLM (a quantile of the dev top
+  probabilities).
+- "kappa": among the taus that respect the same share limit, the one maximising Cohen's kappa of the scorer's labels on
+  the pairs it keeps (a proxy for the cascade's kappa; ties go to the lower tau, i.e. fewer LM calls).
+"""
+
+from __future__ import annotations
+
+import contextvars
+import math
+import sys
+import threading
+import warnings
+from collections.abc import Sequence
+
+import dspy
+
+from hiera_dspy import accounting
+from hiera_dspy.labels import LabelScheme
+from hiera_dspy.methods import BuildContext, register
+from hiera_dspy.methods.hiera import GRAPHS, HieraProgram
+from hiera_dspy.signals import RelevanceScorer
+from hiera_dspy.types import Pair
+from signatures.signals import SCORER_EVIDENCE_FIELD, with_scorer_evidence
+
+_EVIDENCE: contextvars.ContextVar[str] = contextvars.ContextVar("scorer_evidence", default="(none)")
+
+
+class ScorerState:
+    """The fitted scorer and the cascade's tau. Shared, never copied: an optimizer's candidates judge with one scorer."""
+
+    def __init__(self, scheme: LabelScheme, train: Sequence[Pair], embedder="auto", C: float = 1.0):
+        self.scheme, self.embedder, self.C = scheme, embedder, C
+        self.train = [p for p in train if p.label in scheme.labels]
+        self.tau: float | None = None
+        self._scorer: RelevanceScorer | None = None
+        self._lock = threading.Lock()
+
+    def __deepcopy__(self, memo):
+        return self
+
+    @property
+    def scorer(self) -> RelevanceScorer:
+        with self._lock:
+            if self._scorer is None:
+                self._scorer = self._fit(self.train)
+        return self._scorer
+
+    def fit(self, pairs: Sequence[Pair]) -> None:
+        scorer = self._fit([p for p in pairs if p.label in self.scheme.labels])
+        with self._lock:
+            self._scorer = scorer
+
+    def _fit(self, pairs: list[Pair]) -> RelevanceScorer:
+        if not pairs:
+            raise RuntimeError("the relevance scorer needs labelled train pairs: build with BuildContext(train=...), "
+                               "call prepare(train, dev), or load a compiled artifact")
+        embedder = None if self.embedder == "lexical" else self.embedder
+        return RelevanceScorer(self.scheme, embedder=embedder, C=self.C).fit(pairs)
+
+    def score(self, query: str, item_title: str, item_text: str) -> dict[str, float]:
+        """The label distribution, as an accounted step (role "scorer", no LM call)."""
+        with accounting.step("scorer.predict", "scorer", None) as record:
+            scores = self.scorer.predict_proba(Pair("", query, item_title, item_text, None, "", ""))
+            record.outputs = {"scores": scores}
+        return scores
+
+    def dump(self) -> dict | None:
+        try:
+            return {"scorer": self.scorer.to_dict(), "tau": self.tau}
+        except RuntimeError:  # nothing to fit on: an artifact without a scorer
+            return None
+
+    def load(self, extra: dict) -> None:
+        with self._lock:
+            self._scorer = RelevanceScorer.from_dict(extra["scorer"])
+        self.tau = extra.get("tau", self.tau)
+
+
+def top(scores: dict[str, float]) -> tuple[str, float]:
+    """The most probable label and its probability (ties go to the less relevant label: scheme order)."""
+    label = max(scores, key=scores.get)
+    return label, scores[label]
+
+
+def format_evidence(scores: dict[str, float]) -> str:
+    dist = ", ".join(f"{label} {p:.2f}" for label, p in scores.items())
+    return f"learned scorer: {dist} (most probable: {top(scores)[0]})"
+
+
+class EvidencePredict(dspy.Predict):
+    """A Predict whose signature has `scorer_evidence`, filled from the judging program's current pair."""
+
+    def forward(self, **kwargs):
+        kwargs.setdefault(SCORER_EVIDENCE_FIELD, _EVIDENCE.get())
+        return super().forward(**kwargs)
+
+    async def aforward(self, **kwargs):
+        kwargs.setdefault(SCORER_EVIDENCE_FIELD, _EVIDENCE.get())
+        return await super().aforward(**kwargs)
+
+
+def _with_evidence(owner: dspy.Module, attr: str) -> None:
+    """Replace owner.attr (a Predict, or a ChainOfThought's inner Predict) by an EvidencePredict of the same prompt."""
+    module = getattr(owner, attr)
+    if isinstance(module, dspy.ChainOfThought):
+        owner, attr, module = module, "predict", module.predict
+    setattr(owner, attr, EvidencePredict(with_scorer_evidence(module.signature), **module.config))
+
+
+class ScorerHooks:
+    """prepare / dump_extra / load_extra for a program holding `self.signals` (a ScorerState)."""
+
+    signals: ScorerState
+
+    def prepare(self, train: Sequence[Pair] | None = None, dev: Sequence[Pair] | None = None):
+        """Fit the scorer on `train` (default: the build context's train pairs); dev is unused."""
+        if train:
+            self.signals.fit(train)
+        else:
+            self.signals.scorer  # noqa: B018 - fits on the build context's train pairs
+        return self
+
+    def dump_extra(self) -> dict | None:
+        return self.signals.dump()
+
+    def load_extra(self, extra: dict) -> None:
+        self.signals.load(extra)
+
+
+class ScorerProgram(ScorerHooks, dspy.Module):
+    """embed-lr: the learned scorer alone (no predictors, no LM call)."""
+
+    def __init__(self, ctx: BuildContext, embedder="auto", C: float = 1.0):
+        super().__init__()
+        self.signals = ScorerState(ctx.scheme, ctx.train, embedder, C)
+
+    def forward(self, query: str, item_title: str, item_text: str) -> dspy.Prediction:
+        scores = self.signals.score(query, item_title, item_text)
+        return dspy.Prediction(label=top(scores)[0], scores=scores, routed="scorer", reached_llm=False,
+                               delegated=False)
+
+
+class HieraSignalsProgram(ScorerHooks, HieraProgram):
+    """HIERA whose Judge and Relation Analyzer also read the scorer's label distribution (`scorer_evidence`)."""
+
+    def __init__(self, ctx: BuildContext, embedder="auto", C: float = 1.0, **graph):
+        super().__init__(ctx, **graph)
+        self.signals = ScorerState(ctx.scheme, ctx.train, embedder, C)
+        _with_evidence(self.judge, "triage")
+        _with_evidence(self.judge, "decide")
+        if self.relation is not None:
+            _with_evidence(self.relation, "plan")
+            _with_evidence(self.relation, "synthesize")
+
+    def forward(self, query: str, item_title: str, item_text: str) -> dspy.Prediction:
+        scores = self.signals.score(query, item_title, item_text)
+        return self._hiera(query, item_title, item_text, scores)
+
+    def _hiera(self, query, item_title, item_text, scores) -> dspy.Prediction:
+        token = _EVIDENCE.set(format_evidence(scores))
+        try:
+            prediction = super().forward(query, item_title, item_text)
+        finally:
+            _EVIDENCE.reset(token)
+        prediction["scores"] = scores
+        return prediction
+
+
+class HieraCascadeProgram(HieraSignalsProgram):
+    """Scorer first: top probability >= tau -> its label, no LM call; else hiera+signals."""
+
+    def __init__(self, ctx: BuildContext, llm_share: float = 0.3, tau_rule: str = "share", tau: float | None = None,
+                 **config):
+        super().__init__(ctx, **config)
+        if tau_rule not in TAU_RULES:
+            raise ValueError(f"tau_rule must be one of {sorted(TAU_RULES)}; got {tau_rule!r}")
+        self.llm_share, self.tau_rule, self.fixed_tau = float(llm_share), tau_rule, tau
+        self.signals.tau = tau  # a fixed tau; else prepare() picks one on dev
+
+    def prepare(self, train: Sequence[Pair] | None = None, dev: Sequence[Pair] | None = None) -> "HieraCascadeProgram":
+        """Fit the scorer on train, then pick tau on dev (labels needed only by tau_rule="kappa")."""
+        super().prepare(train)
+        if dev and self.fixed_tau is None:
+            self.signals.tau = self.pick_tau(dev)
+        return self
+
+    def pick_tau(self, pairs: Sequence[Pair]) -> float:
+        dists = self.signals.scorer.predict_proba_many(list(pairs))
+        labels, probs = zip(*(top(d) for d in dists))
+        return TAU_RULES[self.tau_rule](list(probs), self.llm_share, list(labels), [p.label for p in pairs])
+
+    @property
+    def tau(self) -> float:
+        if self.signals.tau is None:  # built, never prepared nor loaded: fall back to the train pairs
+            print("hiera-cascade: tau not picked on dev (call prepare(train, dev)); picking it on the train pairs",
+                  file=sys.stderr)
+            self.signals.tau = self.pick_tau(self.signals.train)
+        return self.signals.tau
+
+    def forward(self, query: str, item_title: str, item_text: str) -> dspy.Prediction:
+        scores = self.signals.score(query, item_title, item_text)
+        label, p = top(scores)
+        if p >= self.tau:
+            return dspy.Prediction(label=label, scores=scores, cascade="scorer", routed="scorer", reached_llm=False,
+                                   delegated=False)
+        prediction = self._hiera(query, item_title, item_text, scores)
+        prediction["cascade"] = prediction["routed"] = "llm"
+        prediction["reached_llm"] = True
+        return prediction
+
+
+def tau_for_share(top_probs: list[float], llm_share: float, *_) -> float:
+    """The largest tau with at most floor(llm_share * n) of the top probabilities below it."""
+    ranked = sorted(top_probs)
+    k = math.floor(max(0.0, llm_share) * len(ranked) + 1e-9)
+    return ranked[k] if k < len(ranked) else math.nextafter(1.0, 2.0)  # above every probability: all to the LLM
+
+
+def tau_for_kappa(top_probs: list[float], llm_share: float, labels: list[str], gold: list[str]) -> float:
+    """Among taus within the share limit, the one maximising kappa of the scorer-routed pairs (ties: lower tau)."""
+    limit = tau_for_share(top_probs, llm_share)
+    best, best_kappa = min(top_probs), -math.inf
+    for tau in sorted(set(top_probs)):
+        if tau > limit:
+            break
+        kept = [(g, y) for p, y, g in zip(top_probs, labels, gold) if p >= tau]
+        kappa = _kappa([g for g, _ in kept], [y for _, y in kept])
+        if kappa > best_kappa:
+            best, best_kappa = tau, kappa
+    return best
+
+
+def _kappa(gold: list[str], pred: list[str]) -> float:
+    """Cohen's kappa; 0 (chance) where undefined, e.g. when gold and predictions hold one and the same label."""
+    from sklearn.metrics import cohen_kappa_score
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        kappa = cohen_kappa_score(gold, pred)
+    return 0.0 if math.isnan(kappa) else float(kappa)
+
+
+TAU_RULES = {"share": tau_for_share, "kappa": tau_for_kappa}
+
+SCORER = {"embedder": "auto", "C": 1.0}
+HIERA = {"delegation": "triage", "k": 3, "coordination": "hierarchical", **GRAPHS["hiera"][1]}
+
+
+def _graph(config: dict) -> dict:
+    config.pop("signals", None)
+    config["specialists"] = tuple(config.get("specialists", ()))
+    return config
+
+
+register("embed-lr", "Learned scorer alone: logistic regression over lexical + embedding features, no LM call",
+         family="signals", **SCORER)(lambda ctx, **config: ScorerProgram(ctx, **config))
+register("hiera+signals", "HIERA whose Judge and Relation Analyzer also read the learned scorer's label distribution",
+         family="signals", **HIERA, **SCORER, signals=True)(lambda ctx, **config: HieraSignalsProgram(ctx, **_graph(config)))
+register("hiera-cascade", "Cascade: the learned scorer labels the pairs it is sure of (top probability >= tau, tau "
+         "picked on dev for an LLM share), hiera+signals the rest", family="signals", **HIERA, **SCORER,
+         llm_share=0.3, tau_rule="share")(lambda ctx, **config: HieraCascadeProgram(ctx, **_graph(config)))

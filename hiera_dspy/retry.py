@@ -1,0 +1,253 @@
+"""Bounded retries with exponential backoff and full jitter for one predictor call, on top of DSPy's own retries.
+
+Two layers, both bounded:
+
+1. DSPy's LM (per HTTP request; `dspy/clients/execution.py`): `lm.num_retries` extra attempts for transient errors
+   (`LMRateLimitError` 429, `LMServerError` 5xx, `LMTransportError` = read timeout or dropped connection,
+   `LMTimeoutError`), sleeping the server's Retry-After when given, else 1, 2, 4 ... s (capped at 60 s), with NO
+   jitter and a base that cannot be changed. Never retried after a completed response. `make_lm` sets
+   `num_retries` ($HIERA_LM_NUM_RETRIES, default 3) and the read timeout ($HIERA_LM_TIMEOUT, default 300 s).
+   DSPy's ChatAdapter then re-asks once through JSONAdapter when an answer does not parse; an empty or garbled
+   answer after that raises `AdapterParseError`.
+2. This module (per predictor call, i.e. per agent step): `RetryPolicy.attempts` tries in all for what is left —
+   `AdapterParseError` (empty or unparseable answer, after DSPy's JSON fallback) and transient LM errors that outlived
+   DSPy's loop — sleeping `uniform(0, min(max_delay, base_delay * 2**attempt))` (full jitter, so 64 threads hit by
+   one 429 burst do not retry in lockstep), or the server's Retry-After plus up to `base_delay` of jitter; a
+   Retry-After longer than `max_retry_after` fails the call at once. Every retry is sent with `cache=False`: DSPy
+   caches any HTTP 200 answer, garbage included, so a retry (or a later `--retry-errors` run) that read the cache
+   would replay the same bad answer forever.
+
+   Worst case per agent step: attempts x (num_retries + 1) HTTP requests. After the last one the exception reaches
+   `runner.judge_one`, which turns it into the judgment's error row; the run goes on.
+
+Hook (one line, in `hiera_dspy.runner.judge_one`): run the program inside `retrying()`::
+
+    with accounting.bind(ledger), retrying():
+        ...
+        prediction = program(**pair.inputs())
+
+`retrying()` sets DSPy's adapter for the current thread only (`dspy.context`), keeps an adapter already configured
+(it is wrapped, not replaced: same prompts and parsing) and is idempotent. Every retried LM call still goes through
+the step's usage tracker, so a judgment's `lm_calls` and tokens include its retries.
+
+Environment: HIERA_RETRY_ATTEMPTS (default 3), HIERA_RETRY_BASE_DELAY (1.0 s), HIERA_RETRY_MAX_DELAY (30 s),
+HIERA_RETRY_MAX_RETRY_AFTER (120 s).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import random
+import threading
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any, Awaitable, Callable, TypeVar
+
+import dspy
+from dspy.adapters.chat_adapter import ChatAdapter
+from dspy.utils.exceptions import AdapterParseError, is_retryable_lm_error
+
+T = TypeVar("T")
+
+
+class _LockedRandom(random.Random):
+    """One process-wide jitter source shared by worker threads (never re-seeded per judgment: threads that drew the
+    same jitter would retry in lockstep)."""
+
+    def __init__(self, seed=None):
+        self._lock = threading.Lock()
+        super().__init__(seed)
+
+    def uniform(self, a, b):
+        with self._lock:
+            return super().uniform(a, b)
+
+
+RNG = _LockedRandom()
+
+
+def is_transient(exc: BaseException) -> bool:
+    """Worth another try: an empty/unparseable answer, or a transient LM error (429, 5xx, timeout, dropped link)."""
+    return isinstance(exc, AdapterParseError) or (isinstance(exc, Exception) and is_retryable_lm_error(exc))
+
+
+def retry_after_of(exc: BaseException) -> float | None:
+    value = getattr(exc, "retry_after", None)
+    try:
+        value = float(value) if value is not None else None
+    except (TypeError, ValueError):
+        return None
+    return value if value is not None and value >= 0 and value == value and value != float("inf") else None
+
+
+def backoff_delay(attempt: int, base_delay: float, max_delay: float, rng: random.Random | None = None,
+                  retry_after: float | None = None) -> float:
+    """Seconds to wait before retry number `attempt + 1` (attempt 0 = the first failure).
+
+    Full jitter, `uniform(0, min(max_delay, base_delay * 2**attempt))`; with a server hint, never earlier than the
+    hint: `retry_after + uniform(0, base_delay)`.
+    """
+    rng = rng or RNG
+    if retry_after is not None:
+        return retry_after + rng.uniform(0, base_delay)
+    return rng.uniform(0, min(max_delay, base_delay * (2 ** min(attempt, 30))))
+
+
+def _plan(exc: BaseException, attempt: int, attempts: int, base_delay: float, max_delay: float, rng,
+          retry_on: Callable[[BaseException], bool], max_retry_after: float) -> float | None:
+    """The delay before the next try, or None to give up and re-raise."""
+    if attempt + 1 >= attempts or not retry_on(exc):
+        return None
+    hint = retry_after_of(exc)
+    if hint is not None and hint > max_retry_after:
+        return None
+    return backoff_delay(attempt, base_delay, max_delay, rng, hint)
+
+
+def with_retries(call: Callable[[int], T], attempts: int = 3, base_delay: float = 1.0, max_delay: float = 30.0,
+                 rng: random.Random | None = None, *, retry_on: Callable[[BaseException], bool] = is_transient,
+                 max_retry_after: float = 120.0, sleep: Callable[[float], Any] = time.sleep,
+                 on_retry: Callable[[int, BaseException, float], Any] | None = None) -> T:
+    """Call `call(attempt)` (attempt = 0, 1, ...) until it returns, at most `attempts` times in all.
+
+    An exception for which `retry_on(exc)` is false, or the last attempt's exception, propagates unchanged.
+    `on_retry(attempt, exc, delay)` is called before each sleep.
+    """
+    if attempts < 1:
+        raise ValueError("attempts must be at least 1")
+    for attempt in range(attempts):
+        try:
+            return call(attempt)
+        except Exception as exc:
+            delay = _plan(exc, attempt, attempts, base_delay, max_delay, rng, retry_on, max_retry_after)
+            if delay is None:
+                raise
+            if on_retry is not None:
+                on_retry(attempt, exc, delay)
+            sleep(delay)
+    raise AssertionError("unreachable")
+
+
+async def awith_retries(call: Callable[[int], Awaitable[T]], attempts: int = 3, base_delay: float = 1.0,
+                        max_delay: float = 30.0, rng: random.Random | None = None, *,
+                        retry_on: Callable[[BaseException], bool] = is_transient, max_retry_after: float = 120.0,
+                        on_retry: Callable[[int, BaseException, float], Any] | None = None) -> T:
+    """`with_retries` for a coroutine function; sleeps with asyncio.sleep."""
+    if attempts < 1:
+        raise ValueError("attempts must be at least 1")
+    for attempt in range(attempts):
+        try:
+            return await call(attempt)
+        except Exception as exc:
+            delay = _plan(exc, attempt, attempts, base_delay, max_delay, rng, retry_on, max_retry_after)
+            if delay is None:
+                raise
+            if on_retry is not None:
+                on_retry(attempt, exc, delay)
+            await asyncio.sleep(delay)
+    raise AssertionError("unreachable")
+
+
+def _env_float(name: str, default: float) -> float:
+    value = os.environ.get(name)
+    return float(value) if value not in (None, "") else default
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """This layer's budget for one predictor call (DSPy's per-request retries come on top; see the module doc)."""
+
+    attempts: int = 3
+    base_delay: float = 1.0
+    max_delay: float = 30.0
+    max_retry_after: float = 120.0
+
+    @classmethod
+    def from_env(cls) -> "RetryPolicy":
+        return cls(attempts=int(_env_float("HIERA_RETRY_ATTEMPTS", cls.attempts)),
+                   base_delay=_env_float("HIERA_RETRY_BASE_DELAY", cls.base_delay),
+                   max_delay=_env_float("HIERA_RETRY_MAX_DELAY", cls.max_delay),
+                   max_retry_after=_env_float("HIERA_RETRY_MAX_RETRY_AFTER", cls.max_retry_after))
+
+
+def _retry_kwargs(lm_kwargs: dict, attempt: int) -> dict:
+    # A retry must reach the LM: DSPy caches every HTTP 200 answer, an empty or garbled one too.
+    return lm_kwargs if attempt == 0 else {**(lm_kwargs or {}), "cache": False}
+
+
+class RetryMixin:
+    """Adds `with_retries` around an adapter's __call__/acall (which include ChatAdapter's JSON fallback)."""
+
+    retry_policy: RetryPolicy = RetryPolicy()
+    retry_rng: random.Random | None = None
+    retries: int = 0  # retries this adapter made (all threads); for tests and diagnostics
+
+    def _count_retry(self, attempt, exc, delay) -> None:
+        self.retries += 1  # approximate under threads (diagnostics only)
+
+    def __call__(self, lm, lm_kwargs, signature, demos, inputs):
+        p = self.retry_policy
+        parent = super()
+
+        def attempt(n: int):
+            return parent.__call__(lm, _retry_kwargs(lm_kwargs, n), signature, demos, inputs)
+
+        return with_retries(attempt, p.attempts, p.base_delay, p.max_delay, self.retry_rng,
+                            max_retry_after=p.max_retry_after, on_retry=self._count_retry)
+
+    async def acall(self, lm, lm_kwargs, signature, demos, inputs):
+        p = self.retry_policy
+        parent = super()
+
+        async def attempt(n: int):
+            return await parent.acall(lm, _retry_kwargs(lm_kwargs, n), signature, demos, inputs)
+
+        return await awith_retries(attempt, p.attempts, p.base_delay, p.max_delay, self.retry_rng,
+                                   max_retry_after=p.max_retry_after, on_retry=self._count_retry)
+
+
+class RetryingChatAdapter(RetryMixin, ChatAdapter):
+    """DSPy's ChatAdapter (same prompts, same JSON fallback) with this module's retry policy around each call."""
+
+    def __init__(self, policy: RetryPolicy | None = None, rng: random.Random | None = None, **kwargs):
+        super().__init__(**kwargs)
+        self.retry_policy = policy or RetryPolicy.from_env()
+        self.retry_rng = rng
+
+
+_CLASSES: dict[type, type] = {}
+_CLASSES_LOCK = threading.Lock()
+
+
+def retrying_adapter(adapter=None, policy: RetryPolicy | None = None, rng: random.Random | None = None):
+    """`adapter` (default: a ChatAdapter) with the retry policy; an adapter that already retries is returned as is."""
+    if isinstance(adapter, RetryMixin):
+        return adapter
+    if adapter is None:
+        return RetryingChatAdapter(policy, rng)
+    import copy
+
+    cls = type(adapter)
+    with _CLASSES_LOCK:
+        if cls not in _CLASSES:
+            _CLASSES[cls] = type(f"Retrying{cls.__name__}", (RetryMixin, cls), {})
+        wrapped_cls = _CLASSES[cls]
+    wrapped = copy.copy(adapter)
+    wrapped.__class__ = wrapped_cls
+    wrapped.retry_policy = policy or RetryPolicy.from_env()
+    wrapped.retry_rng = rng
+    return wrapped
+
+
+@contextmanager
+def retrying(policy: RetryPolicy | None = None, rng: random.Random | None = None):
+    """Within this block (this thread/task only), every predictor call retries per `policy` (default: from env)."""
+    current = dspy.settings.adapter
+    if isinstance(current, RetryMixin):
+        yield current
+        return
+    adapter = retrying_adapter(current, policy, rng)
+    with dspy.context(adapter=adapter):
+        yield adapter

@@ -1,0 +1,201 @@
+"""Artifacts: save/load round trip, no secrets, and a loaded judge embedded in (and compiled with) a parent module."""
+
+from __future__ import annotations
+
+import json
+
+import dspy
+import pytest
+
+from hiera_dspy.artifacts import FORMAT, load_judge, read_artifact, refuse_secrets, save_judge
+from hiera_dspy.data import load_dataset
+from hiera_dspy.labels import get_scheme
+from hiera_dspy.lms import ROLES, LMSpec, build_lms
+from hiera_dspy.methods import BuildContext, build
+from optimize.compile import examples
+from optimize.optimizers import Budget, _bootstrap
+
+MSRD = get_scheme("msrd")
+JUDGE_PREDICTORS = ["judge.triage", "judge.decide.predict", "relation.plan", "relation.synthesize",
+                    "relation.query_analyzer.analyze", "relation.item_analyzer.analyze"]
+
+
+@pytest.fixture(scope="module")
+def msrd():
+    return load_dataset("msrd")
+
+
+def answers(h, pairs):
+    gold = {p.query: p.label for p in pairs}
+    return {"relational_transparency": "unclear", "label": lambda prompt: gold.get(h.query_of(prompt), "Relevant")}
+
+
+def compiled_judge(h, msrd, lms):
+    train = msrd.split("train", 3)
+    program = build("hiera", BuildContext(MSRD, lms))
+    compiled = _bootstrap(program, examples(train), [], Budget(3, 0, 2, "bootstrap"), 0, lms, 1)
+    compiled.method, compiled.config = program.method, program.config
+    compiled.judge.decide.predict.signature = compiled.judge.decide.predict.signature.with_instructions(
+        "CUSTOM INSTRUCTIONS for the decision.")
+    return compiled
+
+
+def test_round_trip(h, msrd, tmp_path):
+    pairs = msrd.split("train", 3) + msrd.split("dev", 4)
+    lms = h.make_role_lms(answers(h, pairs))
+    program = compiled_judge(h, msrd, lms)
+    path = save_judge(program, tmp_path / "judge.json", scheme=MSRD, lms=lms, knowledge="none", dataset="msrd",
+                      metrics={"accuracy": 1.0})
+    assert not list(tmp_path.glob("*.tmp"))
+    doc = read_artifact(path)
+    assert doc["format"] == FORMAT and doc["method"] == "hiera" and doc["metrics"] == {"accuracy": 1.0}
+    assert doc["config"]["specialists"] == ["query", "item"]
+    assert doc["scheme"] == MSRD.to_dict()
+    assert "dspy" in doc["versions"]
+
+    loaded_lms = h.make_role_lms(answers(h, pairs))
+    loaded = load_judge(path, lms=loaded_lms)
+    assert loaded.dump_state() == program.dump_state()
+    assert loaded.scheme == MSRD and loaded.method == "hiera" and loaded._compiled is False
+    assert loaded.judge.decide.predict.signature.instructions == "CUSTOM INSTRUCTIONS for the decision."
+    assert len(loaded.judge.decide.predict.demos) == 2
+
+    for p in msrd.split("dev", 4):
+        a, b = program(**p.inputs()), loaded(**p.inputs())
+        assert (a.label, a.delegated, a.evidence, a.reasoning) == (b.label, b.delegated, b.evidence, b.reasoning)
+        # the very same prompts (instructions and demos included) reached the LM
+        assert lms["judge"].history[-1]["messages"] == loaded_lms["judge"].history[-1]["messages"]
+    assert "CUSTOM INSTRUCTIONS" in json.dumps(loaded_lms["judge"].history[-1]["messages"])
+
+
+def test_load_refuses_foreign_files(tmp_path):
+    with pytest.raises(FileNotFoundError):
+        load_judge(tmp_path / "missing.json")
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({"format": "something-else"}))
+    with pytest.raises(ValueError, match="not a"):
+        read_artifact(bad)
+    newer = tmp_path / "newer.json"
+    newer.write_text(json.dumps({"format": FORMAT, "format_version": 999}))
+    with pytest.raises(ValueError, match="upgrade"):
+        read_artifact(newer)
+
+
+def test_artifact_holds_no_api_key(monkeypatch, tmp_path):
+    secret = "sk-test-0123456789-very-secret"
+    monkeypatch.setenv("HIERA_TEST_KEY", secret)
+    specs = {role: LMSpec(model="openai/gpt-4o-mini", api_key_env="HIERA_TEST_KEY", api_base="http://127.0.0.1:9/v1")
+             for role in ROLES}
+    lms = build_lms(specs)  # real dspy.LMs holding the key (no call is made)
+    assert lms["judge"].kwargs["api_key"] == secret
+    program = build("hiera", BuildContext(MSRD, lms))
+    program.judge.triage.lm = lms["judge"]  # even a predictor-level LM does not leak its key
+    path = save_judge(program, tmp_path / "j.json", scheme=MSRD, lms=lms, knowledge="none", dataset="msrd")
+    text = path.read_text()
+    assert secret not in text
+    doc = json.loads(text)
+    assert doc["lms"]["judge"]["api_key_env"] == "HIERA_TEST_KEY"
+    assert doc["lms"]["judge"]["api_base"] == "http://127.0.0.1:9/v1"
+    assert "api_key" not in doc["lms"]["judge"]
+
+
+@pytest.mark.parametrize("obj", [{"api_key": "x"}, {"lms": {"judge": {"api_key": "x"}}}, {"API-KEY": "x"},
+                                 {"openai_api_key": "x"}, [{"password": "p"}], {"x": [{"token": "t"}]},
+                                 {"client_secret": "s"}, {"Authorization": "Bearer x"}])
+def test_refuse_secrets_raises(obj):
+    with pytest.raises(ValueError, match="secret"):
+        refuse_secrets(obj)
+
+
+@pytest.mark.parametrize("obj", [{"api_key_env": "OPENAI_API_KEY"}, {"api_key": None}, {"api_key": ""},
+                                 {"max_tokens": 100}, {"token": 3}, {"tokens": "many"}, {"a": [1, "api_key"]}])
+def test_refuse_secrets_allows(obj):
+    refuse_secrets(obj)
+
+
+def test_save_refuses_a_secret_in_the_config(h, tmp_path):
+    lms = h.make_role_lms()
+    program = build("hiera", BuildContext(MSRD, lms))
+    program.config = {**program.config, "api_key": "sk-oops"}
+    with pytest.raises(ValueError, match="secret"):
+        save_judge(program, tmp_path / "j.json", scheme=MSRD, lms=lms, knowledge="none", dataset="msrd")
+    assert not (tmp_path / "j.json").exists()
+
+
+# --- a loaded judge inside another program ------------------------------------------------------------------------
+
+class Reranker(dspy.Module):
+    """Judges every candidate and sorts them, most relevant first (stable)."""
+
+    def __init__(self, judge):
+        super().__init__()
+        self.judge = judge
+        self.order = list(judge.scheme.labels)
+
+    def forward(self, query: str, candidates: list[dict]) -> dspy.Prediction:
+        labels = [self.judge(query=query, item_title=c["title"], item_text=c["text"]).label for c in candidates]
+        ranked = sorted(zip(candidates, labels), key=lambda cl: -self.order.index(cl[1]))
+        return dspy.Prediction(ranking=[c["title"] for c, _ in ranked], grades=[lab for _, lab in ranked])
+
+
+def reranker_answers(h):
+    return {"relational_transparency": "unclear",
+            "label": lambda prompt: "Relevant" if "Title: Mission" in prompt else "Irrelevant"}
+
+
+CANDIDATES = [{"title": "Toy Story", "text": "Toys come alive."},
+              {"title": "Mission: Impossible", "text": "An IMF agent is framed."},
+              {"title": "Alien", "text": "A creature on a spaceship."}]
+
+
+@pytest.fixture
+def artifact(h, msrd, tmp_path):
+    lms = h.make_role_lms(answers(h, msrd.split("train", 3)))
+    program = compiled_judge(h, msrd, lms)
+    return save_judge(program, tmp_path / "judge.json", scheme=MSRD, lms=lms, knowledge="none", dataset="msrd")
+
+
+def test_embedded_judge_predictors_are_visible(h, artifact):
+    parent = Reranker(load_judge(artifact, lms=h.make_role_lms(reranker_answers(h))))
+    names = [n for n, _ in parent.named_predictors()]
+    assert names == [f"judge.{n}" for n in JUDGE_PREDICTORS]
+    out = parent(query="tom cruise spy movie", candidates=CANDIDATES)
+    assert out.ranking == ["Mission: Impossible", "Toy Story", "Alien"]
+    assert out.grades == ["Relevant", "Irrelevant", "Irrelevant"]
+
+
+def test_parent_save_and_load(h, artifact, tmp_path):
+    lms = h.make_role_lms(reranker_answers(h))
+    parent = Reranker(load_judge(artifact, lms=lms))
+    parent.judge.judge.triage.signature = parent.judge.judge.triage.signature.with_instructions("PARENT-TUNED")
+    saved = tmp_path / "parent.json"
+    parent.save(str(saved))
+    state = json.loads(saved.read_text())
+    assert "judge.judge.triage" in state and "judge.relation.plan" in state
+
+    fresh = Reranker(load_judge(artifact, lms=lms))
+    assert fresh.dump_state() != parent.dump_state()
+    fresh.load(str(saved))
+    assert fresh.dump_state() == parent.dump_state()
+    assert fresh.judge.judge.triage.signature.instructions == "PARENT-TUNED"
+    assert len(fresh.judge.judge.decide.predict.demos) == 2
+    assert fresh(query="q", candidates=CANDIDATES).ranking[0] == "Mission: Impossible"
+
+
+def test_parent_can_be_compiled_further(h, artifact):
+    lms = h.make_role_lms(reranker_answers(h))
+    parent = Reranker(load_judge(artifact, lms=lms))
+    trainset = [dspy.Example(query=q, candidates=CANDIDATES, top="Mission: Impossible").with_inputs("query",
+                                                                                                    "candidates")
+                for q in ("tom cruise spy movie", "ethan hunt", "impossible missions")]
+
+    def metric(example, pred, trace=None):
+        return pred.ranking[0] == example.top
+
+    compiled = dspy.BootstrapFewShot(metric=metric, max_bootstrapped_demos=2, max_labeled_demos=0,
+                                     max_rounds=1).compile(parent, trainset=trainset)
+    predictors = dict(compiled.named_predictors())
+    assert set(predictors) == {f"judge.{n}" for n in JUDGE_PREDICTORS}
+    assert all(p.demos for p in predictors.values())
+    assert {d["query"] for d in predictors["judge.judge.decide.predict"].demos} <= {e.query for e in trainset}
+    assert compiled(query="x", candidates=CANDIDATES).ranking[0] == "Mission: Impossible"
