@@ -11,8 +11,9 @@
   objects are not thread-safe; threads queue on it); the weights load on the first call (`LocalEngine.load()` to
   load eagerly);
 - llama.cpp reuses the KV cache of the longest common prefix with the previous prompt, so calls that share a prompt
-  prefix (same signature instructions and demos) only read their new suffix. `HIERA_LOCAL_RAM_CACHE_MB` (default 0 =
-  off) adds llama-cpp-python's LlamaRAMCache, which also keeps states of earlier prompts;
+  prefix (same signature instructions and demos) only read their new suffix; a prefix-state cache (llama-cpp-python's
+  LlamaRAMCache, made lean: `HIERA_LOCAL_RAM_CACHE_MB`, default 256, 0 = off) also keeps the states of earlier
+  prompts, so roles that alternate (judge, relation, judge, ...) each find their own prefix again;
 - DSPy's response cache stays on; the model string carries the file's SHA-256 prefix so different files never share
   cache entries;
 - the engines save as {path or spec name, sha256, n_ctx} (never weights), so programs holding the LM can be saved
@@ -65,6 +66,7 @@ __all__ = [
 ]
 
 DEFAULT_CTX = 4096
+DEFAULT_RAM_CACHE_MB = 256  # KV states of recent prompts (~28 KB per token for the 1.5B model): ~20 prompts of 400
 INSTALL_HINT = ("the local model needs llama-cpp-python: pip install 'hiera-dspy[local]' "
                 "(it builds llama.cpp from source: ~7 min on 2 cores; the built wheel is cached by pip afterwards). "
                 "Or use a hosted/served model: --lm openai/..., --lm anthropic/..., --api-base URL.")
@@ -122,6 +124,23 @@ def _use_extra_bufts(llama_cpp) -> bool:
     except Exception:  # noqa: BLE001 - binding missing: keep llama.cpp's default
         return True
     return "AMX_INT8 = 1" not in info
+
+
+def _prefix_state_cache(llama_cpp, capacity_bytes: int):
+    """llama-cpp-python's LlamaRAMCache (KV states of earlier prompts, restored by longest common prefix), minus its
+    memory trap: each saved state also copies the logits of every prompt token (n_tokens x 151,936 floats, ~300 MB for
+    a 500-token prompt with this vocabulary) and does not count them against the capacity. A restored state always
+    re-decodes at least its last token before sampling (`_requires_eval`), so those logits are never read: keep one
+    row (load_state broadcasts it)."""
+
+    class PrefixStateCache(llama_cpp.LlamaRAMCache):
+        def __setitem__(self, key, value):
+            scores = getattr(value, "scores", None)
+            if scores is not None and getattr(scores, "ndim", 0) == 2 and scores.shape[0] > 1:
+                value.scores = scores[:1].copy()
+            super().__setitem__(key, value)
+
+    return PrefixStateCache(capacity_bytes=capacity_bytes)
 
 
 @contextmanager
@@ -183,9 +202,9 @@ def _load(path: str, n_ctx: int) -> _Loaded:
             with _model_params(llama_cpp, use_extra_bufts=_use_extra_bufts(llama_cpp)):
                 llama = llama_cpp.Llama(model_path=path, n_ctx=n_ctx, n_threads=threads, n_threads_batch=threads,
                                         n_batch=512, seed=0, verbose=False)
-            ram_mb = _env_int("HIERA_LOCAL_RAM_CACHE_MB", 0)
+            ram_mb = _env_int("HIERA_LOCAL_RAM_CACHE_MB", DEFAULT_RAM_CACHE_MB)
             if ram_mb:
-                llama.set_cache(llama_cpp.LlamaRAMCache(capacity_bytes=ram_mb << 20))
+                llama.set_cache(_prefix_state_cache(llama_cpp, ram_mb << 20))
             fresh = _Loaded(path=path, n_ctx=n_ctx, llama=llama, load_seconds=time.perf_counter() - started)
             if loaded is not None:
                 fresh.lock = loaded.lock  # callers already queued on the old lock stay serialised

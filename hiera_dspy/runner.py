@@ -18,7 +18,7 @@ from hiera_dspy.store import RunStore
 from hiera_dspy.types import Pair
 
 PREDICTION_FIELDS = ("label", "delegated", "escalated", "guidance", "evidence", "argument", "reasoning", "history",
-                     "parse_recovered", "dimensions")
+                     "parse_recovered", "dimensions", "scores", "routed", "reached_llm", "cascade")
 
 
 def judge_one(program: dspy.Module, pair: Pair, position: int | None = None) -> dict:

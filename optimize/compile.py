@@ -73,11 +73,13 @@ def main(argv: list[str] | None = None) -> dict:
     dspy.configure(lm=lms.for_role("judge"))
     knowledge = make_knowledge(args.knowledge, dataset)
     program = build(method, BuildContext(dataset.scheme, lms, knowledge, dataset.splits["train"]), **config)
+    if hasattr(program, "prepare"):  # learned signals: fit the scorer on train; the cascade picks tau on dev
+        program.prepare(dataset.splits["train"], dev)
     optimizer = args.optimizer or budget.optimizer
     labels = list(dataset.scheme.labels)
     store = RunStore(runs_dir() / "store.sqlite")
     identity = {"method": method, "config": program.config, "dataset": args.dataset, "lms": lms.describe(),
-                "knowledge": knowledge.name}
+                "knowledge": knowledge.name, "tau": getattr(getattr(program, "signals", None), "tau", None)}
     print(f"compiling {method} on {args.dataset}: {len(train)} train / {len(dev)} dev pairs, optimizer {optimizer}, "
           f"budget {args.budget}; LMs {lms.describe()}; knowledge {knowledge.name}", file=sys.stderr)
     before = None
@@ -85,7 +87,10 @@ def main(argv: list[str] | None = None) -> dict:
         before_id = run_id_for(identity, "dev", "uncompiled")
         store.start_run(before_id, {**identity, "phase": "before"})
         before = evaluate(program, dev, store, before_id, args.threads, labels)
-    compiled = OPTIMIZERS[optimizer](program, examples(train), examples(dev), budget, args.seed, lms, args.threads)
+    if program.predictors():
+        compiled = OPTIMIZERS[optimizer](program, examples(train), examples(dev), budget, args.seed, lms, args.threads)
+    else:  # nothing to optimise (embed-lr): the scorer fitted by prepare() is the whole judge
+        compiled = program
     compiled.method, compiled.config = program.method, program.config
     after_id = run_id_for(identity, "dev", "compiled", optimizer, args.budget, args.seed, compiled.dump_state())
     store.start_run(after_id, {**identity, "phase": "after", "optimizer": optimizer, "budget": args.budget})

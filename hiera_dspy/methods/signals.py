@@ -41,7 +41,7 @@ _EVIDENCE: contextvars.ContextVar[str] = contextvars.ContextVar("scorer_evidence
 
 
 class ScorerState:
-    """The fitted scorer and the cascade's tau. Shared, never copied: an optimizer's candidates judge with one scorer."""
+    """The fitted scorer and the cascade's tau; shared, never copied: an optimizer's candidates use one scorer."""
 
     def __init__(self, scheme: LabelScheme, train: Sequence[Pair], embedder="auto", C: float = 1.0):
         self.scheme, self.embedder, self.C = scheme, embedder, C
@@ -267,10 +267,20 @@ def _graph(config: dict) -> dict:
     return config
 
 
-register("embed-lr", "Learned scorer alone: logistic regression over lexical + embedding features, no LM call",
-         family="signals", **SCORER)(lambda ctx, **config: ScorerProgram(ctx, **config))
-register("hiera+signals", "HIERA whose Judge and Relation Analyzer also read the learned scorer's label distribution",
-         family="signals", **HIERA, **SCORER, signals=True)(lambda ctx, **config: HieraSignalsProgram(ctx, **_graph(config)))
-register("hiera-cascade", "Cascade: the learned scorer labels the pairs it is sure of (top probability >= tau, tau "
-         "picked on dev for an LLM share), hiera+signals the rest", family="signals", **HIERA, **SCORER,
-         llm_share=0.3, tau_rule="share")(lambda ctx, **config: HieraCascadeProgram(ctx, **_graph(config)))
+@register("embed-lr", "Learned scorer alone: logistic regression over lexical + embedding features, no LM call",
+          family="signals", **SCORER)
+def _embed_lr(ctx: BuildContext, **config) -> ScorerProgram:
+    return ScorerProgram(ctx, **config)
+
+
+@register("hiera+signals", "HIERA whose Judge and Relation Analyzer also read the learned scorer's label distribution",
+          family="signals", **HIERA, **SCORER, signals=True)
+def _hiera_signals(ctx: BuildContext, **config) -> HieraSignalsProgram:
+    return HieraSignalsProgram(ctx, **_graph(config))
+
+
+@register("hiera-cascade", "Cascade: the learned scorer labels the pairs it is sure of (top probability >= tau, picked "
+          "on dev for an LLM share); hiera+signals the rest", family="signals", **HIERA, **SCORER, llm_share=0.3,
+          tau_rule="share")
+def _hiera_cascade(ctx: BuildContext, **config) -> HieraCascadeProgram:
+    return HieraCascadeProgram(ctx, **_graph(config))

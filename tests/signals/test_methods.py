@@ -1,0 +1,205 @@
+"""The learned scorer as methods: embed-lr, hiera+signals (scorer evidence in the prompts), hiera-cascade (routing, tau
+on dev), and their artifacts. Lexical features only (no torch), fake LMs only."""
+
+from __future__ import annotations
+
+import pytest
+
+from hiera_dspy import accounting
+from hiera_dspy.artifacts import load_judge, save_judge
+from hiera_dspy.labels import get_scheme
+from hiera_dspy.lms import RoleLMs
+from hiera_dspy.methods import BuildContext, available, build
+from hiera_dspy.methods.hiera import HieraProgram
+from hiera_dspy.methods.signals import HieraSignalsProgram, tau_for_kappa, tau_for_share
+from hiera_dspy.testing import fake_lm
+from hiera_dspy.types import Pair
+
+SCHEME = get_scheme("msrd")  # Irrelevant, Relevant
+TOPICS = ["alien space horror", "toy story animation", "pirate ship adventure", "robot future war",
+          "dragon fantasy quest", "spy mission thriller", "zombie apocalypse survival", "jazz music drama"]
+
+
+def item(topic: str) -> tuple[str, str]:
+    return topic.split()[0].title(), f"A film about {topic}."
+
+
+def pair(i, query, topic, label=None) -> Pair:
+    title, text = item(topic)
+    return Pair(f"p{i}", query, title, text, label, f"q{i}", title)
+
+
+TRAIN = ([pair(i, t, t, "Relevant") for i, t in enumerate(TOPICS)]
+         + [pair(10 + i, t, TOPICS[(i + 3) % 8], "Irrelevant") for i, t in enumerate(TOPICS)])
+SURE = pair(100, "alien space horror", "alien space horror")       # full overlap: the scorer is sure
+UNSURE = pair(101, "alien toy", "toy story animation")              # half overlap: it is not
+
+
+def setup(method, answers=None, train=TRAIN, **config):
+    lm = fake_lm(answers or {})
+    ctx = BuildContext(scheme=SCHEME, lms=RoleLMs(judge=lm), train=list(train))
+    return build(method, ctx, **{"embedder": "lexical", **config}), lm
+
+
+def judge(program, p: Pair):
+    ledger = accounting.Ledger()
+    with accounting.bind(ledger):
+        prediction = program(**p.inputs())
+    return prediction, ledger
+
+
+def save_and_load(program, lm, tmp_path):
+    path = save_judge(program, tmp_path / "judge.json", scheme=SCHEME, lms=RoleLMs(judge=lm), knowledge="none",
+                      dataset="toy")
+    return load_judge(path, lms=RoleLMs(judge=lm))  # no train pairs: the scorer can only come from the artifact
+
+
+# ------------------------------------------------------------------------------------------------ registry
+
+
+def test_methods_are_registered_in_the_signals_family():
+    methods = available()
+    for name in ("embed-lr", "hiera+signals", "hiera-cascade"):
+        assert methods[name].family == "signals"
+    assert methods["embed-lr"].defaults["embedder"] == "auto"
+
+
+def test_hiera_signals_flag_builds_the_evidence_variant():
+    assert type(setup("hiera", signals=True)[0]) is HieraSignalsProgram
+    assert type(setup("hiera", signals=False, embedder=None)[0]) is HieraProgram  # build drops None values
+    assert type(setup("hiera", embedder=None)[0]) is HieraProgram
+
+
+# ------------------------------------------------------------------------------------------------ embed-lr
+
+
+def test_embed_lr_fits_on_train_and_predicts_without_lm_calls():
+    program, lm = setup("embed-lr")
+    assert program.named_predictors() == []
+    for p in (SURE, UNSURE, TRAIN[0], TRAIN[-1]):
+        prediction, ledger = judge(program, p)
+        assert prediction.label in SCHEME.labels
+        assert set(prediction.scores) == set(SCHEME.labels) and sum(prediction.scores.values()) == pytest.approx(1)
+        assert prediction.label == max(prediction.scores, key=prediction.scores.get)
+        assert prediction.reached_llm is False and ledger.calls == 0
+        assert [s.name for s in ledger.steps] == ["scorer.predict"]
+    assert judge(program, SURE)[0].label == "Relevant" and judge(program, TRAIN[-1])[0].label == "Irrelevant"
+    assert lm.engine.calls == 0
+
+
+def test_embed_lr_without_train_pairs_says_what_it_needs():
+    program, _ = setup("embed-lr", train=[])
+    with pytest.raises(RuntimeError, match="train pairs"):
+        judge(program, SURE)
+
+
+def test_embed_lr_artifact_round_trip_gives_identical_scores(tmp_path):
+    program, lm = setup("embed-lr")
+    loaded = save_and_load(program, lm, tmp_path)
+    assert loaded.method == "embed-lr" and loaded.config["embedder"] == "lexical"
+    for p in (SURE, UNSURE, *TRAIN[:4]):
+        assert loaded(**p.inputs()).scores == program(**p.inputs()).scores
+
+
+# ------------------------------------------------------------------------------------------------ hiera+signals
+
+
+def test_scorer_evidence_reaches_triage_relation_and_decision_prompts():
+    seen: dict[str, str] = {}
+
+    def spy(step, value):
+        def answer(prompt):
+            seen[step] = prompt
+            return value
+        return answer
+
+    answers = {"query_interpretability": spy("triage", "unclear"), "consult_query_analyzer": spy("plan", False),
+               "argument": spy("synthesis", "Matches: alien."), "reasoning": spy("decision", "fits")}
+    program, lm = setup("hiera+signals", answers)
+    prediction, _ = judge(program, SURE)
+    assert set(seen) == {"triage", "plan", "synthesis", "decision"}
+    scores = program.signals.scorer.predict_proba(SURE)
+    for step, prompt in seen.items():
+        assert "[[ ## scorer_evidence ## ]]" in prompt, step
+        assert f"learned scorer: Irrelevant {scores['Irrelevant']:.2f}, Relevant {scores['Relevant']:.2f}" in prompt
+    system = [m["content"] for h in lm.history for m in h["messages"] if m["role"] == "system"]
+    described = [s for s in system if "`scorer_evidence` (str): evidence from a learned scorer" in s]
+    assert len(described) == 4 and all("it can be wrong" in s for s in described)
+    assert prediction.scores == scores and prediction.delegated is True
+
+
+# ------------------------------------------------------------------------------------------------ cascade
+
+
+def test_cascade_routes_sure_pairs_to_the_scorer_and_the_rest_to_hiera():
+    program, lm = setup("hiera-cascade", {"query_interpretability": "unclear"})
+    p_sure, p_unsure = (max(program.signals.scorer.predict_proba(p).values()) for p in (SURE, UNSURE))
+    assert p_sure > p_unsure
+    program.signals.tau = (p_sure + p_unsure) / 2
+
+    prediction, ledger = judge(program, SURE)
+    assert (prediction.routed, prediction.cascade, prediction.reached_llm, prediction.delegated) == \
+        ("scorer", "scorer", False, False)
+    assert prediction.label == "Relevant" and ledger.calls == 0 and lm.engine.calls == 0
+
+    prediction, ledger = judge(program, UNSURE)
+    assert (prediction.routed, prediction.reached_llm) == ("llm", True)
+    assert prediction.label in SCHEME.labels and ledger.calls == lm.engine.calls > 0
+    assert "judge.decide" in [s.name for s in ledger.steps]
+
+
+def test_tau_at_exactly_the_top_probability_goes_to_the_scorer():
+    program, lm = setup("hiera-cascade")
+    program.signals.tau = max(program.signals.scorer.predict_proba(UNSURE).values())
+    assert judge(program, UNSURE)[0].routed == "scorer" and lm.engine.calls == 0
+
+
+def test_tau_for_share_sends_at_most_the_share_to_the_llm():
+    probs = [0.55, 0.6, 0.7, 0.8, 0.9, 0.95, 0.99, 0.6, 0.65, 0.75]
+    for share in (0.0, 0.1, 0.3, 0.5, 0.99):
+        tau = tau_for_share(probs, share)
+        assert sum(p < tau for p in probs) == int(share * len(probs))
+    assert tau_for_share(probs, 1.0) > 1.0  # everything to the LLM
+    tied = [0.6] * 5 + [0.9] * 5
+    assert sum(p < tau_for_share(tied, 0.3) for p in tied) <= 3
+
+
+def test_prepare_picks_tau_on_dev_for_the_llm_share():
+    dev = [pair(200 + i, q, t) for i, (q, t) in enumerate(
+        [("alien space horror", TOPICS[0]), ("alien toy", TOPICS[1]), ("pirate", TOPICS[2]), ("robot war", TOPICS[3]),
+         ("dragon quest", TOPICS[5]), ("spy", TOPICS[5]), ("zombie survival film", TOPICS[6]), ("jazz", TOPICS[0]),
+         ("music drama", TOPICS[7]), ("ship", TOPICS[2])])]
+    program, lm = setup("hiera-cascade", llm_share=0.3)
+    program.prepare(TRAIN, dev)
+    routed = [judge(program, p)[0] for p in dev]
+    assert sum(r.reached_llm for r in routed) == 3
+    assert lm.engine.calls > 0
+
+
+def test_tau_for_kappa_respects_the_share_and_may_keep_more_pairs():
+    probs = [0.51, 0.52, 0.53, 0.54, 0.55, 0.6, 0.7, 0.8, 0.9, 0.95]
+    gold = ["Irrelevant"] * 5 + ["Relevant"] * 5
+    pred = ["Relevant"] * 4 + ["Irrelevant"] + ["Irrelevant"] + ["Relevant"] * 4
+    limit = tau_for_share(probs, 0.5)
+    tau = tau_for_kappa(probs, 0.5, pred, gold)
+    assert limit == 0.6 and tau == 0.55  # keeping the 0.55 pair (correct) beats the share-limit tau on kappa
+
+
+def test_fixed_tau_survives_prepare_and_unprepared_cascade_falls_back_to_train(capsys):
+    program, _ = setup("hiera-cascade", tau=0.8)
+    program.prepare(TRAIN, TRAIN)
+    assert program.signals.tau == 0.8
+    program, _ = setup("hiera-cascade")
+    judge(program, SURE)
+    assert program.signals.tau is not None and "picking it on the train pairs" in capsys.readouterr().err
+
+
+def test_cascade_artifact_holds_scorer_and_tau(tmp_path):
+    program, lm = setup("hiera-cascade", {"query_interpretability": "unclear"}, llm_share=0.5)
+    program.prepare(TRAIN, TRAIN)
+    loaded = save_and_load(program, lm, tmp_path)
+    assert loaded.signals.tau == program.signals.tau and loaded.config["llm_share"] == 0.5
+    assert [n for n, _ in loaded.named_predictors()] == [n for n, _ in program.named_predictors()]
+    for p in (SURE, UNSURE):
+        a, b = loaded(**p.inputs()), program(**p.inputs())
+        assert (a.scores, a.routed, a.label) == (b.scores, b.routed, b.label)
