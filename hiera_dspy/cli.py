@@ -73,7 +73,8 @@ def metrics_from_rows(rows: list[dict], labels: list[str]) -> dict:
     return metrics
 
 
-def print_metrics(title: str, m: dict, file=sys.stdout) -> None:
+def print_metrics(title: str, m: dict, file=None) -> None:
+    file = file or sys.stdout
     def f(x, spec=".3f"):
         return "-" if x is None else format(x, spec)
 

@@ -344,18 +344,23 @@ class LocalEngine:
         fmt = _response_format(cfg.response_format)
         if fmt:
             kwargs["response_format"] = fmt
-        loaded = self.load()
-        with loaded.lock:
-            loaded = _MODELS.get(self.path, loaded)  # reloaded meanwhile with a larger window: same lock, new Llama
-            loaded.calls += 1
-            try:
-                out = loaded.llama.create_chat_completion(messages=messages, **kwargs)
-            except ValueError as exc:
-                if "exceed context window" in str(exc):
-                    raise ContextLengthError(
-                        f"{exc}. Raise the window with HIERA_LOCAL_CTX (now {loaded.n_ctx}) or shorten the prompt."
-                    ) from exc
-                raise InvalidRequestError(str(exc)) from exc
+        while True:
+            loaded = self.load()
+            with loaded.lock:
+                current = _MODELS.get(self.path)
+                if current is None or current.lock is not loaded.lock:
+                    continue  # unloaded meanwhile (unload_all): load again
+                # (reloaded meanwhile with a larger window: same lock, and `current` holds the new Llama)
+                current.calls += 1
+                try:
+                    out = current.llama.create_chat_completion(messages=messages, **kwargs)
+                except ValueError as exc:
+                    if "exceed context window" in str(exc):
+                        raise ContextLengthError(
+                            f"{exc}. Raise the window with HIERA_LOCAL_CTX (now {current.n_ctx}) or shorten the prompt."
+                        ) from exc
+                    raise InvalidRequestError(str(exc)) from exc
+                break
         choice = out["choices"][0]
         text = choice["message"].get("content") or ""
         usage = out.get("usage") or {}

@@ -10,14 +10,16 @@ Two layers, both bounded:
    DSPy's ChatAdapter then re-asks once through JSONAdapter when an answer does not parse; an empty or garbled
    answer after that raises `AdapterParseError`.
 2. This module (per predictor call, i.e. per agent step): `RetryPolicy.attempts` tries in all for what is left —
-   `AdapterParseError` (empty or unparseable answer, after DSPy's JSON fallback) and transient LM errors that outlived
-   DSPy's loop — sleeping `uniform(0, min(max_delay, base_delay * 2**attempt))` (full jitter, so 64 threads hit by
-   one 429 burst do not retry in lockstep), or the server's Retry-After plus up to `base_delay` of jitter; a
-   Retry-After longer than `max_retry_after` fails the call at once. Every retry is sent with `cache=False`: DSPy
-   caches any HTTP 200 answer, garbage included, so a retry (or a later `--retry-errors` run) that read the cache
-   would replay the same bad answer forever.
+   `AdapterParseError` (empty or unparseable answer, after DSPy's JSON fallback) and 429/5xx errors that outlived
+   DSPy's loop (not timeouts or dropped connections: see `is_transient`) — sleeping
+   `uniform(0, min(max_delay, base_delay * 2**attempt))` (full jitter, so 64 threads hit by one 429 burst do not
+   retry in lockstep), or the server's Retry-After plus up to `base_delay` of jitter; a Retry-After longer than
+   `max_retry_after` fails the call at once. Every retry is sent with `cache=False`: DSPy caches any HTTP 200 answer,
+   garbage included, so a retry (or a later `--retry-errors` run) that read the cache would replay the same bad
+   answer forever.
 
-   Worst case per agent step: attempts x (num_retries + 1) HTTP requests. After the last one the exception reaches
+   Worst case per agent step: attempts x (num_retries + 1) HTTP requests for 429/5xx and content faults (12 with the
+   defaults), num_retries + 1 for timeouts (each up to the read timeout). After the last one the exception reaches
    `runner.judge_one`, which turns it into the judgment's error row; the run goes on.
 
 Hook (one line, in `hiera_dspy.runner.judge_one`): run the program inside `retrying()`::
@@ -47,7 +49,7 @@ from typing import Any, Awaitable, Callable, TypeVar
 
 import dspy
 from dspy.adapters.chat_adapter import ChatAdapter
-from dspy.utils.exceptions import AdapterParseError, is_retryable_lm_error
+from dspy.utils.exceptions import AdapterParseError, LMRateLimitError, LMServerError
 
 T = TypeVar("T")
 
@@ -69,8 +71,12 @@ RNG = _LockedRandom()
 
 
 def is_transient(exc: BaseException) -> bool:
-    """Worth another try: an empty/unparseable answer, or a transient LM error (429, 5xx, timeout, dropped link)."""
-    return isinstance(exc, AdapterParseError) or (isinstance(exc, Exception) and is_retryable_lm_error(exc))
+    """Worth another try at this layer: an empty/unparseable answer, or a 429/5xx that outlived DSPy's retries.
+
+    Timeouts and dropped connections (`LMTransportError`, `LMTimeoutError`) are left to DSPy's loop alone: each of
+    those attempts may already have waited a full read timeout, and multiplying them would hold a worker for long.
+    """
+    return isinstance(exc, (AdapterParseError, LMRateLimitError, LMServerError))
 
 
 def retry_after_of(exc: BaseException) -> float | None:
@@ -172,6 +178,14 @@ class RetryPolicy:
                    max_retry_after=_env_float("HIERA_RETRY_MAX_RETRY_AFTER", cls.max_retry_after))
 
 
+def _retry_predicate(lm) -> Callable[[BaseException], bool]:
+    """An in-process local model at temperature 0 answers a repeated prompt identically: re-asking after a parse
+    error only costs seconds, so for it only transport faults are retried (the label is recovered instead)."""
+    if str(getattr(lm, "model", "")).startswith("local/"):
+        return lambda exc: is_transient(exc) and not isinstance(exc, AdapterParseError)
+    return is_transient
+
+
 def _retry_kwargs(lm_kwargs: dict, attempt: int) -> dict:
     # A retry must reach the LM: DSPy caches every HTTP 200 answer, an empty or garbled one too.
     return lm_kwargs if attempt == 0 else {**(lm_kwargs or {}), "cache": False}
@@ -195,7 +209,8 @@ class RetryMixin:
             return parent.__call__(lm, _retry_kwargs(lm_kwargs, n), signature, demos, inputs)
 
         return with_retries(attempt, p.attempts, p.base_delay, p.max_delay, self.retry_rng,
-                            max_retry_after=p.max_retry_after, on_retry=self._count_retry)
+                            max_retry_after=p.max_retry_after, on_retry=self._count_retry,
+                            retry_on=_retry_predicate(lm))
 
     async def acall(self, lm, lm_kwargs, signature, demos, inputs):
         p = self.retry_policy

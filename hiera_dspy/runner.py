@@ -14,6 +14,8 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 import dspy
 
 from hiera_dspy import accounting
+from hiera_dspy.retry import retrying
+from hiera_dspy.secrets import redact
 from hiera_dspy.store import RunStore
 from hiera_dspy.types import Pair
 
@@ -26,7 +28,7 @@ def judge_one(program: dspy.Module, pair: Pair, position: int | None = None) -> 
     ledger = accounting.Ledger()
     start = time.perf_counter()
     label, fields, error = None, {}, None
-    with accounting.bind(ledger):
+    with accounting.bind(ledger), retrying():
         try:
             prediction = program(**pair.inputs())
             fields = {k: prediction.get(k) for k in PREDICTION_FIELDS if prediction.get(k) is not None}
@@ -34,7 +36,7 @@ def judge_one(program: dspy.Module, pair: Pair, position: int | None = None) -> 
             if fields.get("escalated"):
                 label = None
         except Exception as exc:  # noqa: BLE001 - one pair's failure must not stop the run
-            error = f"{type(exc).__name__}: {str(exc)[:500]}"
+            error = redact(f"{type(exc).__name__}: {str(exc)[:500]}")  # a server may echo the key back
     by_role = ledger.by_role()
     return {"id": pair.id, "position": position, "gold": pair.label, "label": label, "fields": fields,
             "steps": [s.to_dict() for s in ledger.steps], "tokens": ledger.tokens, "lm_calls": ledger.calls,

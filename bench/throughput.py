@@ -1,0 +1,307 @@
+"""Throughput and per-call framework overhead of runner.run_pairs against the fault server (tests/fault_server.py).
+
+    python bench/throughput.py                     # full table: 1, 4, 16, 64 threads x zero-shot, hiera at 200 ms
+    python bench/throughput.py --threads 1 16 --latency 0.2 --pairs-per-thread 4
+    python bench/throughput.py --profile           # also cProfile the zero-latency overhead run (top functions)
+
+The server runs in its own process (it must not share this process's GIL) with a fixed latency per call and no
+faults; every LM call reaches it (DSPy's cache is disabled). Judgments go through `run_pairs` into a temporary run
+store, exactly as `python -m eval.run` does.
+
+Overhead per LM call (server latency 0): the wall time per call through `run_pairs` (1 thread, one-call method) minus
+the wall time per call of the same HTTP request sent directly with `http.client` (keep-alive). Both include the
+server's own time, so the difference is what the framework adds: DSPy's adapter (format + parse), the lm15 engine,
+history and usage tracking, our accounting, and the SQLite commit of each judgment. Client CPU time per call (less
+sensitive to other load on the machine) is shown too. It is measured for a model name DSPy's price metadata does not
+list (any self-hosted model: DSPy then scans all ~4,500 entries twice per call), for a listed one
+(openai/gpt-4o-mini), and with that lookup memoized (an experiment patched in here only). Pieces measured alone and an
+in-process FakeEngine run (no HTTP at all) follow. hiera runs with every triage "unclear", so it always delegates.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import cProfile
+import http.client
+import io
+import json
+import os
+import pstats
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from urllib.parse import urlparse
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+import dspy  # noqa: E402
+
+from hiera_dspy.data import load_dataset  # noqa: E402
+from hiera_dspy.lms import ROLES, LMSpec, build_lms  # noqa: E402
+from hiera_dspy.methods import BuildContext, available, build  # noqa: E402
+from hiera_dspy.runner import judge_one, run_pairs  # noqa: E402
+from hiera_dspy.store import RunStore  # noqa: E402
+
+
+class Server:
+    """tests/fault_server.py in a subprocess, reconfigured over HTTP."""
+
+    def __init__(self, latency: float, answers: dict | None = None):
+        self.proc = subprocess.Popen([sys.executable, str(ROOT / "tests" / "fault_server.py"), "--latency",
+                                      str(latency), "--answers", json.dumps(answers or {})],
+                                     stdout=subprocess.PIPE, text=True, cwd=ROOT)
+        line = self.proc.stdout.readline()
+        if not line.startswith("URL "):
+            raise RuntimeError(f"fault server did not start: {line!r}")
+        self.url = line.split()[1]
+        parsed = urlparse(self.url)
+        self.host, self.port = parsed.hostname, parsed.port
+
+    def _call(self, method: str, path: str, body: dict | None = None) -> dict:
+        conn = http.client.HTTPConnection(self.host, self.port, timeout=30)
+        conn.request(method, path, body=json.dumps(body or {}), headers={"Content-Type": "application/json"})
+        out = json.loads(conn.getresponse().read())
+        conn.close()
+        return out
+
+    def control(self, **cmd) -> dict:
+        return self._call("POST", "/v1/control", cmd)
+
+    def stats(self) -> dict:
+        return self._call("GET", "/v1/stats")
+
+    def close(self) -> None:
+        self.proc.terminate()
+        self.proc.wait(10)
+
+
+def make_program(method: str, scheme, url: str, model: str = "openai/bench"):
+    lms = build_lms({role: LMSpec(model, api_base=url) for role in ROLES})
+    return build(method, BuildContext(scheme, lms)), lms
+
+
+def run_once(method: str, threads: int, n_pairs: int, server: Server, dataset) -> dict:
+    pairs = dataset.split("dev")[:n_pairs]
+    program, _ = make_program(method, dataset.scheme, server.url)
+    with tempfile.TemporaryDirectory() as tmp:
+        store = RunStore(Path(tmp) / "store.sqlite")
+        server.control(reset=True)
+        start = time.perf_counter()
+        rows = run_pairs(program, pairs, store, "bench", threads=threads, progress=False)
+        wall = time.perf_counter() - start
+        store.close()
+    stats = server.stats()
+    errors = sum(1 for r in rows if r["error"])
+    return {"method": method, "threads": threads, "pairs": len(rows), "errors": errors, "wall": wall,
+            "calls": stats.get("requests", 0), "jps": len(rows) / wall, "cps": stats.get("requests", 0) / wall,
+            "max_in_flight": stats.get("max_in_flight"), "server_seconds": stats.get("server_seconds", 0.0)}
+
+
+def direct_calls(server: Server, body: dict, n: int) -> tuple[float, float]:
+    """(wall, CPU) seconds per call for the same chat request sent with http.client over one keep-alive connection."""
+    conn = http.client.HTTPConnection(server.host, server.port, timeout=30)
+    data = json.dumps(body)
+    headers = {"Content-Type": "application/json", "Authorization": "Bearer local"}
+    for _ in range(5):  # warm-up
+        conn.request("POST", "/v1/chat/completions", body=data, headers=headers)
+        conn.getresponse().read()
+    start, cpu = time.perf_counter(), time.process_time()
+    for _ in range(n):
+        conn.request("POST", "/v1/chat/completions", body=data, headers=headers)
+        conn.getresponse().read()
+    wall, cpu = time.perf_counter() - start, time.process_time() - cpu
+    conn.close()
+    return wall / n, cpu / n
+
+
+def _per_call_run_pairs(program, pairs, server: Server) -> tuple[float, float, dict, list[dict]]:
+    with tempfile.TemporaryDirectory() as tmp:
+        store = RunStore(Path(tmp) / "s.sqlite")
+        server.control(reset=True)
+        start, cpu = time.perf_counter(), time.process_time()
+        rows = run_pairs(program, pairs, store, "overhead", threads=1, progress=False)
+        wall, cpu = time.perf_counter() - start, time.process_time() - cpu
+        store.close()
+    stats = server.stats()
+    calls = max(1, stats.get("requests", 0))
+    return wall / calls, cpu / calls, stats, rows
+
+
+def overhead(server: Server, dataset, method: str, n: int, repeats: int, model: str) -> dict:
+    """Per-LM-call wall time through run_pairs vs. the same request sent directly; medians over `repeats`."""
+    server.control(latency=0.0, reset=True)
+    pairs = dataset.split("dev")[:n]
+    program, lms = make_program(method, dataset.scheme, server.url, model)
+    _per_call_run_pairs(program, pairs[:10], server)  # warm-up: connection, formatting caches
+    entry = lms["judge"].history[-1]  # the request DSPy sent last, replayed directly
+    body = {"model": model.split("/", 1)[1], "messages": entry["messages"], "temperature": 0.0,
+            "max_completion_tokens": 3000}
+    framework, direct, fcpu, dcpu, server_ms, rows = [], [], [], [], [], []
+    for _ in range(repeats):
+        wall, cpu = direct_calls(server, body, n)
+        direct.append(wall)
+        dcpu.append(cpu)
+        wall, cpu, stats, rows = _per_call_run_pairs(program, pairs, server)
+        framework.append(wall)
+        fcpu.append(cpu)
+        server_ms.append(stats.get("server_seconds", 0.0) / max(1, stats.get("requests", 1)))
+    med = statistics.median
+    return {"method": method, "model": model, "calls": len(pairs), "errors": sum(1 for r in rows if r["error"]),
+            "per_call_run_pairs_ms": med(framework) * 1e3, "per_call_direct_ms": med(direct) * 1e3,
+            "server_ms": med(server_ms) * 1e3, "overhead_ms": (med(framework) - med(direct)) * 1e3,
+            "overhead_min_ms": min(f - d for f, d in zip(framework, direct)) * 1e3,
+            "cpu_overhead_ms": (med(fcpu) - med(dcpu)) * 1e3, "row": rows[-1]}
+
+
+@contextlib.contextmanager
+def memoized_pricing():
+    """Experiment only: memoize DSPy's advisory price lookup (a linear scan of ~4,500 metadata entries, twice per call,
+    for any model name the metadata does not list, i.e. every self-hosted model)."""
+    import copy
+    import functools
+
+    import dspy.clients.costs as costs
+
+    original = costs.model_info
+    cached = functools.lru_cache(maxsize=256)(lambda provider, model, namespaces: original(
+        provider, model, namespaces=namespaces))
+    costs.model_info = lambda provider, model, *, namespaces=None: copy.deepcopy(
+        cached(provider, model, tuple(namespaces) if namespaces is not None else None))
+    try:
+        yield
+    finally:
+        costs.model_info = original
+
+
+def breakdown(dataset, method: str, n: int, row: dict) -> dict:
+    """In-process pieces of the per-call cost (no server): where the overhead goes."""
+    from dspy.clients.model_metadata import model_info
+
+    from hiera_dspy.lms import RoleLMs
+    from hiera_dspy.testing import fake_lm
+
+    out = {}
+    for model in ("bench", "gpt-4o-mini"):  # DSPy prices every native call: model_info(response model), then requested
+        model_info("openai-chat", model)
+        start = time.perf_counter()
+        for _ in range(200):
+            model_info("openai-chat", model)
+            model_info("openai-chat", model)
+        out[f"pricing lookup, model {model!r}"] = (time.perf_counter() - start) / 200
+    with tempfile.TemporaryDirectory() as tmp:
+        store = RunStore(Path(tmp) / "s.sqlite")
+        start = time.perf_counter()
+        for i in range(200):
+            store.record("b", {**row, "id": f"p{i}"})
+        out["store.record (one SQLite commit per judgment)"] = (time.perf_counter() - start) / 200
+        store.close()
+    fake = RoleLMs({role: fake_lm() for role in ROLES})
+    fake.specs = {}
+    program = build(method, BuildContext(dataset.scheme, fake))
+    pairs = dataset.split("dev")[:n]
+    with tempfile.TemporaryDirectory() as tmp:
+        store = RunStore(Path(tmp) / "s.sqlite")
+        run_pairs(program, pairs[:10], store, "warm", threads=1, progress=False)
+        start = time.perf_counter()
+        rows = run_pairs(program, pairs, store, "fake", threads=1, progress=False)
+        wall = time.perf_counter() - start
+        store.close()
+    out["run_pairs with in-process FakeEngine, no HTTP (DSPy adapter + accounting + store)"] = (
+        wall / max(1, sum(r["lm_calls"] for r in rows)))
+    return out
+
+
+def profile_worker(server: Server, dataset, method: str, n: int) -> str:
+    """cProfile of what one worker does per pair (judge_one + store.record), run in this thread."""
+    server.control(latency=0.0)
+    program, _ = make_program(method, dataset.scheme, server.url)
+    pairs = dataset.split("dev")[:n]
+    with tempfile.TemporaryDirectory() as tmp:
+        store = RunStore(Path(tmp) / "s.sqlite")
+        store.record("warm", judge_one(program, pairs[0], 0))
+        prof = cProfile.Profile()
+        prof.enable()
+        for i, pair in enumerate(pairs):
+            store.record("profiled", judge_one(program, pair, i))
+        prof.disable()
+        store.close()
+    buf = io.StringIO()
+    pstats.Stats(prof, stream=buf).sort_stats("tottime").print_stats(30)
+    return buf.getvalue()
+
+
+def main(argv: list[str] | None = None) -> None:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--threads", type=int, nargs="+", default=[1, 4, 16, 64])
+    p.add_argument("--methods", nargs="+", default=None, help="default: zero-shot (else judge-only) and hiera")
+    p.add_argument("--latency", type=float, default=0.2)
+    p.add_argument("--pairs-per-thread", type=int, default=4, help="pairs per run = max(12, this x threads)")
+    p.add_argument("--max-pairs", type=int, default=300)
+    p.add_argument("--overhead-calls", type=int, default=150)
+    p.add_argument("--repeats", type=int, default=3, help="overhead measurements (medians are reported)")
+    p.add_argument("--profile", action="store_true")
+    args = p.parse_args(argv)
+
+    dspy.configure_cache(enable_disk_cache=False, enable_memory_cache=False)  # every call reaches the server
+    methods = args.methods or ["zero-shot" if "zero-shot" in available() else "judge-only", "hiera"]
+    dataset = load_dataset("msrd")
+    # every triage says "unclear", so hiera delegates: triage, plan, query + item analyses (once per distinct query /
+    # item), synthesis, decision = up to 6 LM calls per pair
+    server = Server(args.latency, {"query_interpretability": "unclear"})
+    try:
+        results = []
+        for method in methods:
+            base = None
+            for threads in args.threads:
+                n = min(args.max_pairs, max(12, args.pairs_per_thread * threads))
+                r = run_once(method, threads, n, server, dataset)
+                base = base or r
+                r["speedup"] = r["jps"] / base["jps"]
+                results.append(r)
+                print(f"  {method} x{threads}: {r['jps']:.2f} judgments/s ({r['calls']} calls, "
+                      f"{r['wall']:.1f}s)", file=sys.stderr)
+        one_call = methods[0]
+        ovs = [overhead(server, dataset, one_call, args.overhead_calls, args.repeats, model)
+               for model in ("openai/bench", "openai/gpt-4o-mini")]
+        with memoized_pricing():
+            ovs.append(overhead(server, dataset, one_call, args.overhead_calls, args.repeats, "openai/bench"))
+            ovs[-1]["model"] += " (price lookup memoized: experiment)"
+        prof = profile_worker(server, dataset, one_call, args.overhead_calls) if args.profile else None
+    finally:
+        server.close()
+
+    print(f"\n### Throughput (server latency {args.latency * 1000:.0f} ms per LM call, no faults, "
+          f"{os.cpu_count()} CPUs)\n")
+    print("| method | threads | pairs | LM calls | calls/pair | wall s | judgments/s | LM calls/s | speedup | "
+          "max in flight | errors |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for r in results:
+        print(f"| {r['method']} | {r['threads']} | {r['pairs']} | {r['calls']} | {r['calls'] / r['pairs']:.2f} | "
+              f"{r['wall']:.2f} | {r['jps']:.2f} | {r['cps']:.1f} | {r['speedup']:.1f}x | {r['max_in_flight']} | "
+              f"{r['errors']} |")
+    parts = breakdown(dataset, one_call, args.overhead_calls, ovs[0]["row"])
+    print(f"\n### Framework overhead per LM call ({one_call}: 1 LM call per judgment; server latency 0; 1 thread; "
+          f"{args.overhead_calls} calls; median of {args.repeats})\n")
+    print("| model name | through run_pairs ms | same request direct ms | in server handler ms | **overhead ms** "
+          "(median) | overhead ms (best repeat) | client CPU overhead ms |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    for ov in ovs:
+        print(f"| {ov['model']} | {ov['per_call_run_pairs_ms']:.2f} | {ov['per_call_direct_ms']:.2f} | "
+              f"{ov['server_ms']:.2f} | **{ov['overhead_ms']:.2f}** | {ov['overhead_min_ms']:.2f} | "
+              f"{ov['cpu_overhead_ms']:.2f} |")
+    print("\n| piece (measured alone, in-process) | ms per LM call |")
+    print("|---|---:|")
+    for name, seconds in parts.items():
+        print(f"| {name} | {seconds * 1e3:.2f} |")
+    if prof:
+        print("\n```\n" + prof + "\n```")
+
+
+if __name__ == "__main__":
+    main()
