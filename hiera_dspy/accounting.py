@@ -94,6 +94,9 @@ def step(name: str, role: str, lm: dspy.BaseLM | None):
     overrides: dict[str, Any] = {"usage_tracker": _StepTracker(record)}
     if lm is not None:
         overrides["lm"] = lm
+        adapter = _adapter_for(lm)
+        if adapter is not None:
+            overrides["adapter"] = adapter
     start = time.perf_counter()
     try:
         with dspy.context(**overrides):
@@ -103,3 +106,18 @@ def step(name: str, role: str, lm: dspy.BaseLM | None):
         ledger = _current.get()
         if ledger is not None:
             ledger.add(record)
+
+
+_ADAPTERS: dict[str, Any] = {}
+
+
+def _adapter_for(lm) -> Any:
+    """The adapter an LM asks for (`lm.preferred_adapter`, e.g. "json" for the embedded model), with the retry policy."""
+    name = getattr(lm, "preferred_adapter", None)
+    if name is None:
+        return None
+    if name not in _ADAPTERS:
+        from hiera_dspy.retry import retrying_adapter
+
+        _ADAPTERS[name] = retrying_adapter({"json": dspy.JSONAdapter, "chat": dspy.ChatAdapter}[name]())
+    return _ADAPTERS[name]

@@ -20,7 +20,7 @@ from hiera_dspy import accounting
 from hiera_dspy.knowledge import Knowledge, NoKnowledge, Passage, render
 from hiera_dspy.labels import LabelScheme
 from hiera_dspy.lms import RoleLMs
-from signatures.hiera import ItemAnalysis, JudgeDecision, JudgeTriage, QueryAnalysis, RelationPlan, RelationSynthesis
+from signatures.hiera import REASONING, ItemAnalysis, JudgeDecision, JudgeTriage, QueryAnalysis, RelationPlan, RelationSynthesis
 
 
 class Memo:
@@ -58,12 +58,52 @@ def run_step(name: str, role: str, lms: RoleLMs, predictor: dspy.Module, scheme:
         try:
             prediction = predictor(**inputs)
         except AdapterParseError as exc:
-            label = recover_label(exc.lm_response, scheme) if scheme else None
-            if label is None:
-                raise
-            prediction = dspy.Prediction(label=label, parse_recovered=True)
+            prediction = salvage(exc, scheme)
         record.outputs = {k: v for k, v in prediction.items()}
     return prediction
+
+
+def salvage(exc: AdapterParseError, scheme: LabelScheme | None) -> dspy.Prediction:
+    """A usable prediction from an answer that did not parse (e.g. cut off at the token cap): the fields that can be
+    read, cautious defaults for the rest (consult, unclear, no look-ups, empty text), the label recovered from the text.
+    Re-raises when a label was expected and none can be found."""
+    text = str(exc.lm_response or "")
+    found = _partial_fields(text)
+    values = {}
+    for name, field in exc.signature.output_fields.items():
+        annotation = field.annotation
+        raw = found.get(name)
+        if name == "label":
+            label = recover_label(str(raw), scheme) if raw is not None and scheme else None
+            label = label or (recover_label(text, scheme) if scheme else None)
+            if label is None:
+                raise exc
+            values[name] = label
+        elif annotation is bool:
+            values[name] = raw if isinstance(raw, bool) else True
+        elif getattr(annotation, "__origin__", None) is list:
+            values[name] = raw if isinstance(raw, list) else []
+        elif getattr(annotation, "__args__", None) and str(annotation).startswith("typing.Literal"):
+            options = annotation.__args__
+            values[name] = raw if raw in options else options[-1]
+        else:
+            values[name] = str(raw) if raw is not None else ""
+    return dspy.Prediction(**values, parse_recovered=True)
+
+
+def _partial_fields(text: str) -> dict:
+    """Fields of a possibly truncated JSON object, or of ChatAdapter's `[[ ## name ## ]]` sections."""
+    if text.lstrip().startswith("{"):
+        import json_repair
+
+        try:
+            parsed = json_repair.loads(text)
+            if isinstance(parsed, dict):
+                return parsed
+        except Exception:  # noqa: BLE001 - salvage is best effort
+            pass
+    sections = re.split(r"\[\[ ## (\w+) ## \]\]", text)
+    return {sections[i]: sections[i + 1].strip() for i in range(1, len(sections) - 1, 2)}
 
 
 def recover_label(text: str | None, scheme: LabelScheme) -> str | None:
@@ -196,7 +236,7 @@ class RelevanceJudge(dspy.Module):
         self.lms = lms
         self.triage = dspy.Predict(signatures.with_labels(JudgeTriage, scheme))
         decision = signatures.with_labels(JudgeDecision, scheme)
-        self.decide = dspy.ChainOfThought(decision) if reasoning else dspy.Predict(decision)
+        self.decide = dspy.ChainOfThought(decision, rationale_field=REASONING) if reasoning else dspy.Predict(decision)
 
     def assess(self, query: str, item: str) -> dspy.Prediction:
         out = run_step("judge.triage", "judge", self.lms, self.triage, self.scheme, query=query, item=item,

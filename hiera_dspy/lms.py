@@ -31,6 +31,8 @@ PRESETS: dict[str, dict[str, dict]] = {
     },
 }
 DEFAULT_MAX_TOKENS = {"judge": 3000, "relation": 1500, "query": 1000, "item": 1000}
+# The embedded model writes ~6-11 tokens/s on 2 cores: output caps per role keep a delegated judgment near half a minute
+LOCAL_MAX_TOKENS = {"judge": 160, "relation": 160, "query": 96, "item": 128}
 
 
 @dataclass
@@ -75,7 +77,10 @@ def make_lm(spec: LMSpec, role: str = "judge") -> dspy.BaseLM:
     if spec.model == "local" or spec.model.startswith("local:"):
         from hiera_dspy.local import make_local_lm
 
-        return make_local_lm(spec.model.partition(":")[2] or None, max_tokens=spec.max_tokens or 256)
+        lm = make_local_lm(spec.model.partition(":")[2] or None,
+                           max_tokens=spec.max_tokens or LOCAL_MAX_TOKENS.get(role, 160))
+        lm.preferred_adapter = "json"  # llama.cpp constrains JSON output to the schema: no format breakage
+        return lm
     kwargs: dict = dict(spec.extra)
     if spec.api_base:
         kwargs["api_base"] = spec.api_base

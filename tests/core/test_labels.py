@@ -133,7 +133,9 @@ def test_malformed_decision_label_is_recovered(h, answer):
     assert row["error"] is None
     assert row["label"] == "Partially relevant"
     decide = next(s for s in row["steps"] if s["name"] == "judge.decide")
-    assert decide["outputs"] == {"label": "Partially relevant", "parse_recovered": True}
+    # salvage keeps what could be read (the reasoning) beside the recovered label
+    assert decide["outputs"]["label"] == "Partially relevant" and decide["outputs"]["parse_recovered"] is True
+    assert decide["outputs"]["reasoning"]
 
 
 def test_malformed_triage_label_is_recovered(h):
@@ -196,3 +198,16 @@ def test_injected_markers_never_reach_the_prompt_as_markers(h):
     assert "[[" not in item and "]]" not in item  # the injected field markers were defused
     assert "[label]" in item and "[completed]" in item
     assert out.label == "Irrelevant"
+
+
+def test_salvage_reads_a_truncated_json_answer():
+    """An answer cut off at the token cap keeps the fields it has; the rest get cautious defaults."""
+    from dspy.utils.exceptions import AdapterParseError
+
+    from hiera_dspy.agents import salvage
+    from signatures.hiera import RelationPlan
+
+    exc = AdapterParseError("JSONAdapter", RelationPlan, '{"consult_query_analyzer": false, "lookups": ["tom cr')
+    out = salvage(exc, None)
+    assert out.consult_query_analyzer is False and out.consult_item_analyzer is True
+    assert out.lookups in ([], ["tom cr"]) and out.parse_recovered is True
