@@ -32,7 +32,7 @@ PRESETS: dict[str, dict[str, dict]] = {
 }
 DEFAULT_MAX_TOKENS = {"judge": 3000, "relation": 1500, "query": 1000, "item": 1000}
 # The embedded model writes ~6-11 tokens/s on 2 cores: output caps per role keep a delegated judgment near half a minute
-LOCAL_MAX_TOKENS = {"judge": 160, "relation": 160, "query": 96, "item": 128}
+LOCAL_MAX_TOKENS = {"judge": 200, "relation": 128, "query": 64, "item": 80}
 
 
 @dataclass
@@ -136,10 +136,12 @@ def specs_from_args(args: argparse.Namespace, recorded: dict[str, dict] | None =
 
 
 def build_lms(specs: dict[str, LMSpec]) -> RoleLMs:
-    """Build one LM per role; roles with identical specs share one LM object (one local model in memory)."""
+    """Build one LM per role; roles with identical specs and caps share one LM object. The local model's weights are
+    loaded once per process whatever the number of LM objects."""
     lms, built = RoleLMs(), {}
     for role, spec in specs.items():
-        key = repr(sorted(spec.to_dict().items()))
+        # roles without an explicit cap get their role's default cap, so they need their own LM object
+        key = repr(sorted(spec.to_dict().items())) + ("" if spec.max_tokens else f"@{role}")
         if key not in built:
             built[key] = make_lm(spec, role)
         lms[role] = built[key]
