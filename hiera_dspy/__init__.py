@@ -9,6 +9,9 @@ Example:
 import os
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # never fetch litellm's cost map from the internet
+# DSPy's response cache lives in the project's cache dir (read by dspy at import time)
+os.environ.setdefault("DSPY_CACHEDIR", os.path.join(os.environ.get(
+    "HIERA_CACHE_DIR", os.path.join(os.path.expanduser("~"), ".cache", "hiera-dspy")), "dspy"))
 
 from hiera_dspy.artifacts import load_judge, save_judge  # noqa: E402
 from hiera_dspy.labels import LabelScheme, get_scheme  # noqa: E402

@@ -118,44 +118,42 @@ def recover_label(text: str | None, scheme: LabelScheme) -> str | None:
     return scheme.from_raw(found[-1])
 
 
-class QueryAnalyzer(dspy.Module):
+class _Specialist(dspy.Module):
+    """A pair-independent analysis of one input text, computed once per distinct text (and prompt) per program."""
+
+    role: str
+    signature: type[dspy.Signature]
+
+    def __init__(self, lms: RoleLMs):
+        super().__init__()
+        self.lms = lms
+        self.analyze = dspy.Predict(self.signature)
+        self.memo = Memo()
+
+    def forward(self, **inputs: str) -> dspy.Prediction:
+        (text,) = inputs.values()
+        name = f"{self.role}.analyze"
+
+        def compute():
+            out = run_step(name, self.role, self.lms, self.analyze, **inputs)
+            return {field: getattr(out, field) for field in self.signature.output_fields}
+
+        value, reused = self.memo.get_or_compute((text, fingerprint(self.analyze)), compute)
+        if reused:
+            _record_reuse(name, self.role, value)
+        return dspy.Prediction(**value)
+
+
+class QueryAnalyzer(_Specialist):
     """Q: explicit requirements and implicit intent of the query (reused per distinct query)."""
 
-    def __init__(self, lms: RoleLMs):
-        super().__init__()
-        self.lms = lms
-        self.analyze = dspy.Predict(QueryAnalysis)
-        self.memo = Memo()
-
-    def forward(self, query: str) -> dspy.Prediction:
-        def compute():
-            out = run_step("query.analyze", "query", self.lms, self.analyze, query=query)
-            return {"explicit_requirements": out.explicit_requirements, "implicit_intent": out.implicit_intent}
-
-        value, reused = self.memo.get_or_compute((query, fingerprint(self.analyze)), compute)
-        if reused:
-            _record_reuse("query.analyze", "query", value)
-        return dspy.Prediction(**value)
+    role, signature = "query", QueryAnalysis
 
 
-class ItemAnalyzer(dspy.Module):
+class ItemAnalyzer(_Specialist):
     """I: stated and inferred properties of the item (reused per distinct item)."""
 
-    def __init__(self, lms: RoleLMs):
-        super().__init__()
-        self.lms = lms
-        self.analyze = dspy.Predict(ItemAnalysis)
-        self.memo = Memo()
-
-    def forward(self, item: str) -> dspy.Prediction:
-        def compute():
-            out = run_step("item.analyze", "item", self.lms, self.analyze, item=item)
-            return {"stated_properties": out.stated_properties, "inferred_properties": out.inferred_properties}
-
-        value, reused = self.memo.get_or_compute((item, fingerprint(self.analyze)), compute)
-        if reused:
-            _record_reuse("item.analyze", "item", value)
-        return dspy.Prediction(**value)
+    role, signature = "item", ItemAnalysis
 
 
 def _record_reuse(name: str, role: str, outputs: dict) -> None:
