@@ -63,7 +63,9 @@ class RoleLMs(dict):
         return self.get(role) or self.get("judge")
 
     def describe(self) -> dict[str, str]:
-        return {role: spec.model for role, spec in getattr(self, "specs", {}).items()}
+        """role -> model; the local model by its resolved name (file stem + SHA-256 prefix), so runs say what ran."""
+        return {role: (getattr(self.get(role), "model", spec.model) if spec.model.startswith("local") else spec.model)
+                for role, spec in getattr(self, "specs", {}).items()}
 
 
 def endpoint_cache_id(model: str, api_base: str | None) -> int | None:
