@@ -61,7 +61,7 @@ def make_knowledge(kind: str, dataset=None, cache_dir: str | None = None) -> Kno
     return CachedKnowledge(source, cache_dir)
 
 
-def render(passages: list[Passage], limit: int = 400) -> str:
+def render(passages: list[Passage], limit: int = 300) -> str:
     """Passages as delimited, untrusted data for a prompt."""
     from hiera_dspy.untrusted import as_data
 
