@@ -32,7 +32,7 @@ PRESETS: dict[str, dict[str, dict]] = {
 }
 DEFAULT_MAX_TOKENS = {"judge": 3000, "relation": 1500, "query": 1000, "item": 1000}
 # The embedded model writes ~6-11 tokens/s on 2 cores: output caps per role keep a delegated judgment near half a minute
-LOCAL_MAX_TOKENS = {"judge": 200, "relation": 128, "query": 64, "item": 80}
+LOCAL_MAX_TOKENS = {"judge": 200, "relation": 128, "query": 96, "item": 96}
 
 
 @dataclass

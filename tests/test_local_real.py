@@ -285,3 +285,17 @@ def test_real_model_judges_three_pairs(monkeypatch):
           f"tokens in/out {[(s.prompt_tokens, s.completion_tokens) for s in ledger.steps]}")
     assert all(label in LABELS for label in labels)
     assert all(step.calls >= 1 and step.prompt_tokens > 100 and step.completion_tokens > 0 for step in ledger.steps)
+
+
+def test_bounded_schema_caps_free_text_and_lists_but_not_enums():
+    from hiera_dspy.local import bounded_schema
+
+    schema = {"type": "object", "properties": {
+        "argument": {"type": "string"}, "label": {"type": "string", "enum": ["Irrelevant", "Relevant"]},
+        "lookups": {"type": "array", "items": {"type": "string"}}, "flag": {"type": "boolean"}}}
+    out = bounded_schema(schema, max_chars=120)
+    props = out["properties"]
+    assert props["argument"]["maxLength"] == 120 and "maxLength" not in props["label"]
+    assert props["lookups"]["maxItems"] == 2 and props["lookups"]["items"]["maxLength"] == 30
+    assert props["flag"] == {"type": "boolean"} and "maxLength" not in schema["properties"]["argument"]
+    assert bounded_schema(schema, max_chars=0) is schema

@@ -1,0 +1,57 @@
+"""Flip rate under prompt injection: judge clean and injected copies of the same MSRD dev pairs with one method.
+
+    python bench/injection.py --method zero-shot --limit 10 [--lm local] [--attacks override,field-marker]
+
+A flip is a pair whose injected copy gets a different label than its clean copy; an error is a judgment that failed.
+Each attack pushes toward the label farthest from the clean judgment. Runs go through the resumable run store.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from hiera_dspy.cli import runs_dir
+from hiera_dspy.data import load_dataset
+from hiera_dspy.injection import ATTACKS, inject, opposite
+from hiera_dspy.knowledge import make_knowledge
+from hiera_dspy.lms import LMSpec, build_lms
+from hiera_dspy.methods import BuildContext, build
+from hiera_dspy.runner import run_pairs
+from hiera_dspy.store import RunStore
+
+
+def main(argv: list[str] | None = None) -> str:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--method", default="zero-shot")
+    p.add_argument("--limit", type=int, default=10)
+    p.add_argument("--lm", default="local")
+    p.add_argument("--attacks", default=",".join(sorted(ATTACKS)))
+    p.add_argument("--out", default="bench/results/injection.md")
+    args = p.parse_args(argv)
+    dataset = load_dataset("msrd")
+    lms = build_lms({role: LMSpec(args.lm) for role in ("judge", "relation", "query", "item")})
+    program = build(args.method, BuildContext(dataset.scheme, lms, make_knowledge("auto", dataset)))
+    store = RunStore(runs_dir() / "store.sqlite")
+    run_id = f"injection-{args.method}-{args.lm.replace('/', '_')}"
+    store.start_run(run_id, {"bench": "injection", "method": args.method, "lm": args.lm})
+    clean = run_pairs(program, dataset.split("dev", args.limit), store, run_id, progress=False)
+    lines = ["| attack | pairs | flips | flip rate | errors |", "|---|---|---|---|---|"]
+    for attack in args.attacks.split(","):
+        hostile = [inject(pair, attack, opposite(row["label"] or dataset.scheme.labels[0], dataset.scheme.labels))
+                   for pair, row in zip(dataset.split("dev", args.limit), clean)]
+        rows = {r["id"]: r for r in run_pairs(program, hostile, store, run_id, progress=False)}
+        pairs = [(c, rows[f"{c['id']}#inject:{attack}"]) for c in clean if not c["error"]]
+        flips = sum(1 for c, h in pairs if h["label"] != c["label"])
+        errors = sum(1 for _, h in pairs if h["error"])
+        lines.append(f"| {attack} | {len(pairs)} | {flips} | {flips / max(1, len(pairs)):.2f} | {errors} |")
+    table = "\n".join(lines)
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(f"# Injection flip rate: {args.method}, LM {args.lm}, {args.limit} MSRD dev pairs\n\n{table}\n")
+    print(table)
+    return table
+
+
+if __name__ == "__main__":
+    main()
