@@ -68,7 +68,8 @@ def main(argv: list[str] | None = None) -> dict:
     for split in ("train", "dev"):
         if split not in dataset.splits:
             raise SystemExit(f"error: dataset {args.dataset} has no {split!r} split to compile with")
-    train, dev = dataset.split("train", budget.n_train), dataset.split("dev", budget.n_dev)
+    train = dataset.split("train", budget.n_train, balanced=True)
+    dev = dataset.split("dev", budget.n_dev, balanced=True)
     lms = lms_from_args(args)
     dspy.configure(lm=lms.for_role("judge"))
     knowledge = make_knowledge(args.knowledge, dataset)

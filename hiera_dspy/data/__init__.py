@@ -34,12 +34,24 @@ class Dataset:
     default_split: str = "dev"
     notes: dict = field(default_factory=dict)
 
-    def split(self, name: str | None = None, limit: int | None = None) -> list[Pair]:
+    def split(self, name: str | None = None, limit: int | None = None, balanced: bool = False) -> list[Pair]:
+        """The split's pairs in order; `limit` keeps the first N, or with `balanced` the first N//labels per label
+        (a small compile budget must still see every label)."""
         name = name or self.default_split
         if name not in self.splits:
             raise DataError(f"dataset {self.name!r} has no split {name!r}; available: {sorted(self.splits)}")
         pairs = self.splits[name]
-        return pairs[:limit] if limit else pairs
+        if not limit:
+            return pairs
+        if not balanced:
+            return pairs[:limit]
+        quota = {label: max(1, limit // len(self.scheme.labels)) for label in self.scheme.labels}
+        chosen = []
+        for pair in pairs:
+            if quota.get(pair.label, 0) > 0:
+                quota[pair.label] -= 1
+                chosen.append(pair)
+        return chosen
 
 
 # name -> "module:function"; the function takes (arg: str | None, scheme: LabelScheme | None, **options) -> Dataset

@@ -52,3 +52,11 @@ def test_query_disjoint_splits():
     assert not queries["eval"] & queries["train"] and not queries["eval"] & queries["dev"]
     assert not queries["train"] & queries["dev"]
     assert all(queries.values())
+
+
+def test_balanced_head_of_a_split_sees_every_label():
+    from hiera_dspy.data import load_dataset
+
+    dev = load_dataset("msrd").split("dev", 4, balanced=True)
+    assert sorted(p.label for p in dev) == ["Irrelevant", "Irrelevant", "Relevant", "Relevant"]
+    assert [p.label for p in load_dataset("msrd").split("dev", 4)] == ["Relevant"] * 4  # the plain head is not
