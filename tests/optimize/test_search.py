@@ -5,6 +5,7 @@ import json
 
 from optimize import compile as compile_cli
 from optimize import search
+from optimize.optimizers import BUDGETS
 
 
 def test_search_writes_front_and_compilable_best(patch_make_lm, tmp_path, capsys):
@@ -32,7 +33,7 @@ def test_search_writes_front_and_compilable_best(patch_make_lm, tmp_path, capsys
     artifact = json.loads((tmp_path / "judge.json").read_text())
     assert artifact["method"] == "hiera" and artifact["knowledge"] in ("none", "catalog:msrd")
     assert {k: artifact["config"][k] for k in best["config"]} == best["config"]
-    assert metrics["after"]["pairs"] == 8
+    assert metrics["after"]["pairs"] == BUDGETS["smoke"].n_dev
 
 
 def test_knowledge_sources(monkeypatch):
