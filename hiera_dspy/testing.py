@@ -57,6 +57,8 @@ class FakeEngine:
             return re.findall(r"'([^']*)'", type_)[0]
         if type_ == "bool":
             return "True"
+        if type_.startswith("dict"):
+            return "{}"
         if type_.startswith("list"):
             return '["fake lookup"]'
         if type_ in ("int", "float"):

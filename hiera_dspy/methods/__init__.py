@@ -38,7 +38,7 @@ class MethodInfo:
 
 
 METHODS: dict[str, MethodInfo] = {}
-MODULES = ("hiera_dspy.methods.hiera", "hiera_dspy.methods.baselines", "hiera_dspy.methods.dream",
+MODULES = ("hiera_dspy.methods.hiera", "hiera_dspy.methods.react", "hiera_dspy.methods.baselines", "hiera_dspy.methods.dream",
            "hiera_dspy.methods.signals")
 
 

@@ -1,0 +1,86 @@
+"""`hiera-react`: the paper's own implementation style (LangGraph + ReAct, Appendix A.1) as an alternative graph.
+
+The Judge is a ReAct agent whose one tool is the Relation Analyzer; the Relation Analyzer is a ReAct agent whose tools
+are the Query Analyzer, the Item Analyzer and knowledge search. Same analyzer signatures as the planned `hiera`; the
+agents choose their own consultations turn by turn. Small models often break ReAct's tool-call format: measure it.
+"""
+
+from __future__ import annotations
+
+import contextvars
+
+import dspy
+
+import signatures
+from hiera_dspy.agents import ItemAnalyzer, QueryAnalyzer, format_item_analysis, format_query_analysis, lookup
+from hiera_dspy.knowledge import render
+from hiera_dspy.methods import BuildContext, register
+from hiera_dspy.untrusted import item_block
+from signatures.hiera import JudgeDecision, RelationSynthesis
+
+# The pair being judged, per thread/task: tools are called without it, and one program serves many worker threads.
+_PAIR: contextvars.ContextVar[dict] = contextvars.ContextVar("hiera_react_pair")
+
+
+class RelationAgent(dspy.Module):
+    """R as a ReAct agent: consults Q, I and knowledge as tools, then writes the argument."""
+
+    def __init__(self, ctx: BuildContext, k: int, max_iters: int):
+        super().__init__()
+        self.lms, self.knowledge, self.k = ctx.lms, ctx.knowledge, k
+        self.query_analyzer = QueryAnalyzer(ctx.lms)
+        self.item_analyzer = ItemAnalyzer(ctx.lms)
+        sig = RelationSynthesis.delete("findings")
+        self.agent = dspy.ReAct(sig, tools=[self.analyze_query, self.analyze_item, self.search_knowledge],
+                                max_iters=max_iters)
+
+    def analyze_query(self, query: str) -> str:
+        """Ask the Query Analyzer for the explicit requirements and implicit intent of a search query."""
+        return format_query_analysis(self.query_analyzer(query=query))
+
+    def analyze_item(self) -> str:
+        """Ask the Item Analyzer for the stated and inferred properties of the item being judged."""
+        return format_item_analysis(self.item_analyzer(item=_PAIR.get()["item"]))
+
+    def search_knowledge(self, lookup_text: str) -> str:
+        """Search the knowledge source (web or the dataset's catalog) for a short look-up string."""
+        return render(lookup(self.knowledge, [lookup_text], self.k)) or "(nothing found)"
+
+    def forward(self, query: str, item: str, guidance: str) -> dspy.Prediction:
+        from hiera_dspy import accounting
+
+        with accounting.step("relation.react", "relation", self.lms.for_role("relation")):
+            return self.agent(query=query, item=item, guidance=guidance)
+
+
+class HieraReact(dspy.Module):
+    def __init__(self, ctx: BuildContext, k: int = 3, max_iters: int = 4):
+        super().__init__()
+        self.lms = ctx.lms
+        self.scheme = ctx.scheme
+        self.relation = RelationAgent(ctx, k, max_iters)
+        decision = signatures.with_labels(JudgeDecision, ctx.scheme).delete("evidence")
+        self.judge = dspy.ReAct(decision, tools=[self.consult_relation_analyzer], max_iters=max_iters)
+
+    def consult_relation_analyzer(self, guidance: str) -> str:
+        """Delegate to the Relation Analyzer, naming the unclear dimensions (query intent, item information,
+        query-item relation); it returns one structured relevance argument."""
+        pair = _PAIR.get()
+        pair["consulted"] = True
+        return self.relation(query=pair["query"], item=pair["item"], guidance=guidance).argument
+
+    def forward(self, query: str, item_title: str, item_text: str) -> dspy.Prediction:
+        from hiera_dspy import accounting
+
+        item = item_block(item_title, item_text)
+        token = _PAIR.set({"query": query, "item": item, "consulted": False})
+        try:
+            with accounting.step("judge.react", "judge", self.lms.for_role("judge")):
+                out = self.judge(query=query, item=item, label_definitions=self.scheme.describe())
+            return dspy.Prediction(label=out.label, delegated=_PAIR.get()["consulted"], trajectory=out.trajectory)
+        finally:
+            _PAIR.reset(token)
+
+
+register("hiera-react", "HIERA as nested ReAct agents, the paper's implementation style (arXiv 2608.00785, A.1)",
+         family="hiera", k=3, max_iters=4)(lambda ctx, **config: HieraReact(ctx, **config))
