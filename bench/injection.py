@@ -26,7 +26,8 @@ def main(argv: list[str] | None = None) -> str:
     p.add_argument("--method", default="zero-shot")
     p.add_argument("--limit", type=int, default=10)
     p.add_argument("--lm", default="local")
-    p.add_argument("--attacks", default=",".join(sorted(ATTACKS)))
+    p.add_argument("--attacks", default=",".join(["control", *sorted(ATTACKS)]),
+                   help="attacks to run; 'control' appends a neutral sentence (the baseline flip rate)")
     p.add_argument("--out", default="bench/results/injection.md")
     args = p.parse_args(argv)
     dataset = load_dataset("msrd")
