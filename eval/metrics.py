@@ -32,6 +32,11 @@ def _nan_to_none(x) -> float | None:
     return None if x is None or math.isnan(x) else float(x)
 
 
+def final_label(row: dict) -> str | None:
+    """A judgment's label for the metrics: a recorded human decision (DREAM escalations) over the automatic one."""
+    return row.get("human_label") or row.get("label")
+
+
 def classification_metrics(gold: list[str], pred: list[str | None], labels: list[str]) -> dict:
     """Accuracy, macro-F1, Cohen's kappa, balanced accuracy and confusion over pairs with a prediction.
 

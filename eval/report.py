@@ -9,7 +9,7 @@ import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from eval.metrics import bootstrap_ci, classification_metrics
+from eval.metrics import bootstrap_ci, classification_metrics, final_label
 from eval.stats import bonferroni, mcnemar
 
 CI_METRICS = ("accuracy", "macro_f1", "kappa")
@@ -22,7 +22,7 @@ def _mean(xs):
 def summarize_method(method, rows, labels, reference_rows=None, n_comparisons=1, seed=42) -> dict:
     """One summary dict from per-judgment rows. Costs/latency average over rows with a label;
     McNemar vs ``reference_rows`` (matched by id) is Bonferroni-corrected with ``n_comparisons``."""
-    gold, pred = [r["gold"] for r in rows], [r.get("label") for r in rows]
+    gold, pred = [r["gold"] for r in rows], [final_label(r) for r in rows]
     m = classification_metrics(gold, pred, labels)
     s = {"method": method, "n": m["n"], "unlabelled": m["unlabelled"]}
     for name in (*CI_METRICS, "balanced_accuracy"):
@@ -31,11 +31,11 @@ def summarize_method(method, rows, labels, reference_rows=None, n_comparisons=1,
         s[f"{name}_ci"] = list(bootstrap_ci(gold, pred, labels, name, seed=seed))
     s["mcnemar_p"] = s["mcnemar"] = None
     if reference_rows is not None:
-        ref = {r["id"]: r.get("label") for r in reference_rows}
+        ref = {r["id"]: final_label(r) for r in reference_rows}
         common = [r for r in rows if r["id"] in ref]
-        t = mcnemar([r["gold"] for r in common], [r.get("label") for r in common], [ref[r["id"]] for r in common])
+        t = mcnemar([r["gold"] for r in common], [final_label(r) for r in common], [ref[r["id"]] for r in common])
         s["mcnemar"], s["mcnemar_p"] = t, bonferroni([t["p_value"]], m=n_comparisons)[0]
-    judged = [r for r in rows if r.get("label") is not None]
+    judged = [r for r in rows if final_label(r) is not None]
     secs = [float(r.get("seconds", 0.0)) for r in judged]
     roles = sorted({k for r in judged for k in (r.get("tokens_by_role") or {})})
     deleg = [bool(r["delegated"]) for r in rows if r.get("delegated") is not None]

@@ -47,9 +47,9 @@ def runs_dir() -> Path:
 
 def metrics_from_rows(rows: list[dict], labels: list[str]) -> dict:
     """metrics.json content: scikit-learn metrics over the whole split plus cost columns per judgment."""
-    from eval.metrics import classification_metrics
+    from eval.metrics import classification_metrics, final_label
 
-    final = [r.get("human_label") or r.get("label") for r in rows]
+    final = [final_label(r) for r in rows]
     metrics = classification_metrics([r["gold"] for r in rows], final, labels)
     judged = [r for r in rows if not r.get("error")]
     seconds = sorted(r["seconds"] for r in judged if r.get("seconds") is not None)

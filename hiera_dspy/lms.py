@@ -82,6 +82,7 @@ def make_lm(spec: LMSpec, role: str = "judge") -> dspy.BaseLM:
         lm = make_local_lm(spec.model.partition(":")[2] or None,
                            max_tokens=spec.max_tokens or LOCAL_MAX_TOKENS.get(role, 160))
         lm.preferred_adapter = "json"  # llama.cpp constrains JSON output to the schema: no format breakage
+        lm.retry_parse_errors = False  # in-process at temperature 0: re-asking repeats the answer; salvage instead
         return lm
     kwargs: dict = dict(spec.extra)
     if spec.api_base:

@@ -179,9 +179,9 @@ class RetryPolicy:
 
 
 def _retry_predicate(lm) -> Callable[[BaseException], bool]:
-    """An in-process local model at temperature 0 answers a repeated prompt identically: re-asking after a parse
-    error only costs seconds, so for it only transport faults are retried (the label is recovered instead)."""
-    if str(getattr(lm, "model", "")).startswith("local/"):
+    """An LM that declares `retry_parse_errors = False` (the in-process local model: at temperature 0 it repeats its
+    answer) gets only transport faults retried; its unparseable answers are salvaged instead."""
+    if not getattr(lm, "retry_parse_errors", True):
         return lambda exc: is_transient(exc) and not isinstance(exc, AdapterParseError)
     return is_transient
 

@@ -79,3 +79,15 @@ def test_write_report_name_collision(tmp_path):
     s = [summarize_method(m, rows_judge(), LABELS) for m in ("a+b", "a b")]
     paths = write_report(tmp_path, s, {m: rows_judge() for m in ("a+b", "a b")}, LABELS, "t")
     assert {"confusion_a_b.png", "confusion_a_b_2.png"} <= set(paths)
+
+
+def test_summary_counts_human_decisions_like_eval_run():
+    """An escalated judgment decided by a human counts in ablate's summary as it does in eval.run's metrics."""
+    from eval.report import summarize_method
+    from hiera_dspy.cli import metrics_from_rows
+
+    rows = [{"id": "a", "gold": "Relevant", "label": "Relevant", "tokens": 10, "lm_calls": 1, "seconds": 1.0},
+            {"id": "b", "gold": "Irrelevant", "label": None, "escalated": True, "human_label": "Irrelevant",
+             "tokens": 30, "lm_calls": 3, "seconds": 2.0}]
+    s = summarize_method("dream", rows, ["Irrelevant", "Relevant"])
+    assert s["n"] == metrics_from_rows(rows, ["Irrelevant", "Relevant"])["n"] == 2 and s["accuracy"] == 1.0
