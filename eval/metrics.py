@@ -37,6 +37,34 @@ def final_label(row: dict) -> str | None:
     return row.get("human_label") or row.get("label")
 
 
+def cost_columns(rows: list[dict]) -> dict:
+    """Cost, latency and workflow columns per judgment, one definition for every report.
+
+    Averages and percentiles (numpy's linear interpolation) run over the rows that finished without an error,
+    escalated ones included (their debate was paid for); `tokens_total` sums every row, failed ones included.
+    """
+    done = [r for r in rows if not r.get("error")]
+    secs = [float(r["seconds"]) for r in done if r.get("seconds") is not None]
+    deleg = [bool(r["delegated"]) for r in done if r.get("delegated") is not None]
+    roles = sorted({role for r in done for role in (r.get("tokens_by_role") or {})})
+
+    def mean(xs):
+        return float(np.mean(xs)) if len(xs) else None
+
+    return {
+        "tokens_per_judgment": mean([r.get("tokens", 0) for r in done]),
+        "lm_calls_per_judgment": mean([r.get("lm_calls", 0) for r in done]),
+        "tokens_by_role": {k: mean([(r.get("tokens_by_role") or {}).get(k, 0) for r in done]) for k in roles},
+        "tokens_total": int(sum(r.get("tokens", 0) or 0 for r in rows)),
+        "seconds_per_judgment": mean(secs),
+        "seconds_p50": float(np.percentile(secs, 50)) if secs else None,
+        "seconds_p95": float(np.percentile(secs, 95)) if secs else None,
+        "delegation_rate": mean(deleg),
+        "errors": sum(1 for r in rows if r.get("error")),
+        "escalations": sum(1 for r in rows if r.get("escalated")),
+    }
+
+
 def classification_metrics(gold: list[str], pred: list[str | None], labels: list[str]) -> dict:
     """Accuracy, macro-F1, Cohen's kappa, balanced accuracy and confusion over pairs with a prediction.
 

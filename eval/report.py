@@ -9,14 +9,10 @@ import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from eval.metrics import bootstrap_ci, classification_metrics, final_label
+from eval.metrics import bootstrap_ci, classification_metrics, cost_columns, final_label
 from eval.stats import bonferroni, mcnemar
 
 CI_METRICS = ("accuracy", "macro_f1", "kappa")
-
-
-def _mean(xs):
-    return float(np.mean(xs)) if len(xs) else None
 
 
 def summarize_method(method, rows, labels, reference_rows=None, n_comparisons=1, seed=42) -> dict:
@@ -35,23 +31,8 @@ def summarize_method(method, rows, labels, reference_rows=None, n_comparisons=1,
         common = [r for r in rows if r["id"] in ref]
         t = mcnemar([r["gold"] for r in common], [final_label(r) for r in common], [ref[r["id"]] for r in common])
         s["mcnemar"], s["mcnemar_p"] = t, bonferroni([t["p_value"]], m=n_comparisons)[0]
-    judged = [r for r in rows if final_label(r) is not None]
-    secs = [float(r.get("seconds", 0.0)) for r in judged]
-    roles = sorted({k for r in judged for k in (r.get("tokens_by_role") or {})})
-    deleg = [bool(r["delegated"]) for r in rows if r.get("delegated") is not None]
-    s |= {
-        "tokens_per_judgment": _mean([r.get("tokens", 0) for r in judged]),
-        "lm_calls_per_judgment": _mean([r.get("lm_calls", 0) for r in judged]),
-        "tokens_by_role": {k: _mean([(r.get("tokens_by_role") or {}).get(k, 0) for r in judged]) for k in roles},
-        "tokens_total": int(sum(r.get("tokens", 0) for r in rows)),
-        "seconds_mean": _mean(secs),
-        "seconds_p50": float(np.percentile(secs, 50)) if secs else None,
-        "seconds_p95": float(np.percentile(secs, 95)) if secs else None,
-        "delegation_rate": _mean(deleg),
-        "errors": sum(1 for r in rows if r.get("error")),
-        "escalations": sum(1 for r in rows if r.get("escalated")),
-        "confusion": m["confusion"],
-    }
+    s |= cost_columns(rows)
+    s["confusion"] = m["confusion"]
     return s
 
 

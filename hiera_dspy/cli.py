@@ -6,7 +6,6 @@ import argparse
 import hashlib
 import json
 import os
-import statistics
 import sys
 from pathlib import Path
 
@@ -47,28 +46,15 @@ def runs_dir() -> Path:
 
 def metrics_from_rows(rows: list[dict], labels: list[str]) -> dict:
     """metrics.json content: scikit-learn metrics over the whole split plus cost columns per judgment."""
-    from eval.metrics import classification_metrics, final_label
+    from eval.metrics import classification_metrics, cost_columns, final_label
 
     final = [final_label(r) for r in rows]
     metrics = classification_metrics([r["gold"] for r in rows], final, labels)
-    judged = [r for r in rows if not r.get("error")]
-    seconds = sorted(r["seconds"] for r in judged if r.get("seconds") is not None)
-    delegated = [r["delegated"] for r in judged if r.get("delegated") is not None]
-    per = (lambda key: sum(r[key] for r in judged) / len(judged)) if judged else (lambda key: None)
-    roles = sorted({role for r in judged for role in r.get("tokens_by_role", {})})
+    metrics.update(cost_columns(rows))
     metrics.update({
         "pairs": len(rows),
-        "errors": sum(1 for r in rows if r.get("error")),
-        "escalations": sum(1 for r in rows if r.get("escalated")),
         "human_labels": sum(1 for r in rows if r.get("human_label")),
-        "parse_recovered": sum(1 for r in judged if r.get("fields", {}).get("parse_recovered")),
-        "tokens_per_judgment": per("tokens"), "lm_calls_per_judgment": per("lm_calls"),
-        "tokens_by_role": {role: sum(r["tokens_by_role"].get(role, 0) for r in judged) / len(judged)
-                           for role in roles},
-        "seconds_per_judgment": statistics.fmean(seconds) if seconds else None,
-        "seconds_p50": seconds[len(seconds) // 2] if seconds else None,
-        "seconds_p95": seconds[min(len(seconds) - 1, int(len(seconds) * 0.95))] if seconds else None,
-        "delegation_rate": sum(delegated) / len(delegated) if delegated else None,
+        "parse_recovered": sum(1 for r in rows if not r.get("error") and r.get("fields", {}).get("parse_recovered")),
     })
     return metrics
 

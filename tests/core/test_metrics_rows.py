@@ -46,7 +46,7 @@ def test_hand_computed():
     assert m["lm_calls_per_judgment"] == pytest.approx((2 + 1 + 1 + 4 + 1) / 5)
     assert m["tokens_by_role"] == pytest.approx({"judge": (60 + 50 + 50 + 100 + 10) / 5, "relation": 140 / 5})
     assert m["seconds_per_judgment"] == pytest.approx(3.0)
-    assert m["seconds_p50"] == 3.0 and m["seconds_p95"] == 5.0
+    assert m["seconds_p50"] == 3.0 and m["seconds_p95"] == pytest.approx(1 + 0.95 * 4)  # numpy linear: 4.8
     assert m["delegation_rate"] == pytest.approx(3 / 5)
     assert m["labels"] == LABELS
 

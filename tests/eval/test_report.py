@@ -32,10 +32,11 @@ def test_summarize_reference():
     assert s["accuracy"] == pytest.approx(4 / 6) and s["kappa"] == pytest.approx(0.5)
     assert s["accuracy_ci"][0] <= s["accuracy"] <= s["accuracy_ci"][1]
     assert s["mcnemar_p"] is None and s["delegation_rate"] is None
-    # costs/latency over the 6 labelled rows: seconds 1..6 -> mean = p50 = 3.5, p95 = 1 + 0.95*5 = 5.75
-    assert s["tokens_per_judgment"] == 100 and s["lm_calls_per_judgment"] == 1
-    assert (s["seconds_mean"], s["seconds_p50"], s["seconds_p95"]) == pytest.approx((3.5, 3.5, 5.75))
-    assert s["tokens_total"] == 650 and s["tokens_by_role"] == {"judge": 100}
+    # costs/latency over the 7 rows without error, the escalated one included (its debate was paid for):
+    # seconds 1..6 and 9 -> mean 30/7, p50 4, p95 at position 0.95*6 = 5.7 -> 6 + 0.7*(9-6) = 8.1
+    assert s["tokens_per_judgment"] == pytest.approx(650 / 7) and s["lm_calls_per_judgment"] == 1
+    assert (s["seconds_per_judgment"], s["seconds_p50"], s["seconds_p95"]) == pytest.approx((30 / 7, 4.0, 8.1))
+    assert s["tokens_total"] == 650 and s["tokens_by_role"] == {"judge": pytest.approx(650 / 7)}
 
 
 def test_summarize_vs_reference():
@@ -70,7 +71,7 @@ def test_write_report(tmp_path):
     assert md.startswith("# Tiny run")
     assert "| judge (ref) | 0.667 [" in md and "| judge+web | 1.000 [1.000, 1.000]" in md
     assert "| 0.5000 | 300 | 3.00 | 2.00 | 0.50 | 1/0 |" in md  # p, tokens, calls, p50, delegation, err/esc
-    assert "| — | 100 | 1.00 | 3.50 | — | 0/1 |" in md
+    assert "| — | 93 | 1.00 | 4.00 | — | 0/1 |" in md  # 650/7 tokens, p50 over the 7 rows without error
     assert "## judge+web" in md and "| 2 | 1 | 0 | 1 |" in md  # judge: gold 2 row of the confusion
     assert json.loads((tmp_path / "out" / "summary.json").read_text()) == [ref, web]
 

@@ -17,7 +17,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 TIMING_KEYS = {"run_id", "seconds_per_judgment", "seconds_p50", "seconds_p95"}
-COST_KEYS = {"tokens_per_judgment", "lm_calls_per_judgment", "tokens_by_role"}
+COST_KEYS = {"tokens_per_judgment", "lm_calls_per_judgment", "tokens_by_role", "tokens_total"}
 
 
 def _rows(store: Path, run_id: str) -> dict[str, dict]:
