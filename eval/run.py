@@ -15,7 +15,8 @@ import sys
 from pathlib import Path
 
 from hiera_dspy.artifacts import load_judge, read_artifact
-from hiera_dspy.cli import add_data_arguments, load_data, metrics_from_rows, print_metrics, run_id_for, runs_dir
+from hiera_dspy.cli import (add_config_argument, add_data_arguments, config_from_args, load_data, metrics_from_rows,
+                            print_metrics, run_id_for, runs_dir)
 from hiera_dspy.knowledge import make_knowledge
 from hiera_dspy.lms import add_lm_arguments, lms_from_args
 from hiera_dspy.methods import BuildContext, build
@@ -36,6 +37,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--out", help="output folder (default: runs/<run id>)")
     p.add_argument("--store", help="run store SQLite file (default: runs/store.sqlite)")
     p.add_argument("--retry-errors", action="store_true", help="re-judge only the judgments that ended in an error")
+    add_config_argument(p)
     add_lm_arguments(p)
     return p
 
@@ -45,11 +47,15 @@ def build_program(args, dataset):
     knowledge = make_knowledge(args.knowledge, dataset)
     train = dataset.splits.get("train", [])
     if args.judge:
-        recorded = read_artifact(args.judge)["lms"]
-        lms = lms_from_args(args, recorded)
-        return load_judge(args.judge, lms=lms, knowledge=knowledge, train=train), lms, knowledge
+        if args.settings:
+            raise SystemExit("error: --set changes an uncompiled --method; a compiled --judge keeps its config "
+                             "(compile again with optimize.compile --set ...)")
+        doc = read_artifact(args.judge)
+        lms = lms_from_args(args, doc["lms"], doc.get("blend_lms"))
+        return load_judge(args.judge, lms=lms, knowledge=knowledge, train=train, doc=doc), lms, knowledge
     lms = lms_from_args(args)
-    return build(args.method, BuildContext(dataset.scheme, lms, knowledge, train)), lms, knowledge
+    config = config_from_args(args, args.method)
+    return build(args.method, BuildContext(dataset.scheme, lms, knowledge, train), **config), lms, knowledge
 
 
 def main(argv: list[str] | None = None) -> dict:

@@ -16,7 +16,7 @@ from pathlib import Path
 import dspy
 
 from hiera_dspy.labels import LabelScheme
-from hiera_dspy.lms import LMSpec, RoleLMs, build_lms
+from hiera_dspy.lms import LMSpec, RoleLMs, build_lms, with_blend
 
 FORMAT = "hiera-dspy/judge"
 FORMAT_VERSION = 1
@@ -52,7 +52,9 @@ def save_judge(program: dspy.Module, path: str | Path, *, scheme: LabelScheme, l
     doc = {
         "format": FORMAT, "format_version": FORMAT_VERSION, "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "method": program.method, "config": _jsonable(program.config), "scheme": scheme.to_dict(),
-        "lms": {role: spec.to_dict() for role, spec in specs.items()}, "knowledge": knowledge, "dataset": dataset,
+        "lms": {role: spec.to_dict() for role, spec in specs.items()},
+        "blend_lms": {name: spec.to_dict() for name, spec in (getattr(lms, "extra_specs", None) or {}).items()},
+        "knowledge": knowledge, "dataset": dataset,
         "state": program.dump_state(), "extra": program.dump_extra() if hasattr(program, "dump_extra") else None,
         "metrics": metrics or {}, "versions": _versions(),
     }
@@ -80,7 +82,8 @@ def read_artifact(path: str | Path) -> dict:
     return doc
 
 
-def load_judge(path: str | Path, *, lms: RoleLMs | None = None, knowledge=None, train=None) -> dspy.Module:
+def load_judge(path: str | Path, *, lms: RoleLMs | None = None, knowledge=None, train=None,
+               doc: dict | None = None) -> dspy.Module:
     """Rebuild a compiled judge: a plain `dspy.Module` whose forward(query, item_title, item_text) gives `.label`.
 
     Example:
@@ -89,10 +92,11 @@ def load_judge(path: str | Path, *, lms: RoleLMs | None = None, knowledge=None, 
     """
     from hiera_dspy.methods import BuildContext, build
 
-    doc = read_artifact(path)
+    doc = doc or read_artifact(path)  # `doc`: the artifact already read by the caller
     scheme = LabelScheme.from_dict(doc["scheme"])
     if lms is None:
         lms = build_lms({role: LMSpec(**spec) for role, spec in doc["lms"].items()})
+        with_blend(lms, {name: LMSpec(**spec) for name, spec in (doc.get("blend_lms") or {}).items()})
     if knowledge is None:
         knowledge = _recorded_knowledge(doc)
     ctx = BuildContext(scheme=scheme, lms=lms, knowledge=knowledge, train=list(train or []))

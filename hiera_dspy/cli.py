@@ -34,6 +34,38 @@ def load_data(args: argparse.Namespace) -> Dataset:
         raise SystemExit(f"error: {exc}") from None
 
 
+def add_config_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", dest="settings",
+                        help="override one config value of the method (repeatable; VALUE is JSON when it parses, "
+                             "else text), e.g. --set delegation=never --set llm_share=0.5; "
+                             "python -m eval.methods --config NAME lists the keys")
+
+
+def config_from_args(args: argparse.Namespace, method: str, base: dict | None = None) -> dict:
+    """`base` (e.g. a --config file's config) updated with the --set KEY=VALUE pairs, keys checked against the
+    method's registered config."""
+    from hiera_dspy.methods import available
+
+    config = dict(base or {})
+    methods = available()
+    if method not in methods:
+        raise SystemExit(f"error: unknown method {method!r}; python -m eval.methods lists them")
+    known = methods[method].defaults
+    for setting in getattr(args, "settings", None) or []:
+        key, sep, text = setting.partition("=")
+        key = key.strip()
+        if not sep or not key:
+            raise SystemExit(f"error: --set {setting!r}: expected KEY=VALUE, e.g. --set delegation=never")
+        if key not in known:
+            raise SystemExit(f"error: --set {key}: {method} has no config key {key!r}; "
+                             f"its keys: {', '.join(sorted(known)) or '(none)'}")
+        try:
+            config[key] = json.loads(text)
+        except json.JSONDecodeError:
+            config[key] = text
+    return config
+
+
 def run_id_for(*parts) -> str:
     """A stable run id from what defines a run (method config, data split, LMs): same inputs, same id."""
     blob = json.dumps(parts, sort_keys=True, default=str)

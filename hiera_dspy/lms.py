@@ -55,6 +55,7 @@ class RoleLMs(dict):
 
     specs: dict[str, LMSpec]
     extra: dict  # name -> LM for ensembles (--blend-lms)
+    extra_specs: dict  # name -> LMSpec of those LMs: recorded in artifacts and in run identities
 
     def __deepcopy__(self, memo):
         return self
@@ -64,8 +65,11 @@ class RoleLMs(dict):
 
     def describe(self) -> dict[str, str]:
         """role -> model; the local model by its resolved name (file stem + SHA-256 prefix), so runs say what ran."""
-        return {role: (getattr(self.get(role), "model", spec.model) if spec.model.startswith("local") else spec.model)
-                for role, spec in getattr(self, "specs", {}).items()}
+        out = {role: (getattr(self.get(role), "model", spec.model) if spec.model.startswith("local") else spec.model)
+               for role, spec in getattr(self, "specs", {}).items()}
+        if getattr(self, "extra_specs", None):
+            out["blend"] = ",".join(self.extra_specs)
+        return out
 
 
 def endpoint_cache_id(model: str, api_base: str | None) -> int | None:
@@ -164,9 +168,21 @@ def add_lm_arguments(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--blend-lms", help="comma-separated models for ensembles (llm-blender, collabeval agents)")
 
 
-def lms_from_args(args: argparse.Namespace, recorded: dict[str, dict] | None = None) -> RoleLMs:
+def lms_from_args(args: argparse.Namespace, recorded: dict[str, dict] | None = None,
+                  recorded_blend: dict[str, dict] | None = None) -> RoleLMs:
+    """The role LMs from CLI flags over an artifact's recorded models; --blend-lms over its recorded ensemble pool."""
     lms = build_lms(specs_from_args(args, recorded))
     blend = [m.strip() for m in (getattr(args, "blend_lms", None) or "").split(",") if m.strip()]
-    lms.extra = {model: make_lm(LMSpec(model=model, api_base=getattr(args, "api_base", None),
-                                       api_key_env=getattr(args, "api_key_env", None))) for model in blend}
+    if blend:
+        specs = {model: LMSpec(model=model, api_base=getattr(args, "api_base", None),
+                               api_key_env=getattr(args, "api_key_env", None)) for model in blend}
+    else:
+        specs = {name: LMSpec(**spec) for name, spec in (recorded_blend or {}).items()}
+    return with_blend(lms, specs)
+
+
+def with_blend(lms: RoleLMs, specs: dict[str, LMSpec]) -> RoleLMs:
+    """Attach an ensemble pool (llm-blender, collabeval) built from `specs` to `lms`."""
+    lms.extra_specs = dict(specs)
+    lms.extra = {name: make_lm(spec) for name, spec in specs.items()}
     return lms

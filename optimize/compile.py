@@ -19,7 +19,8 @@ import dspy
 
 from eval.run import write_outputs
 from hiera_dspy.artifacts import save_judge
-from hiera_dspy.cli import add_data_arguments, load_data, metrics_from_rows, print_metrics, run_id_for, runs_dir
+from hiera_dspy.cli import (add_config_argument, add_data_arguments, config_from_args, load_data, metrics_from_rows,
+                            print_metrics, run_id_for, runs_dir)
 from hiera_dspy.knowledge import make_knowledge
 from hiera_dspy.lms import add_lm_arguments, lms_from_args
 from hiera_dspy.methods import BuildContext, build
@@ -39,6 +40,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=42)
     p.add_argument("--out", help="artifact path (default: artifacts/<dataset>/<method>.json)")
     p.add_argument("--skip-before", action="store_true", help="do not evaluate the uncompiled program")
+    add_config_argument(p)
     add_lm_arguments(p)
     return p
 
@@ -63,6 +65,7 @@ def main(argv: list[str] | None = None) -> dict:
         spec = json.loads(Path(args.config).read_text())
         method, config = spec.get("method", method), spec.get("config", {})
         args.knowledge = spec.get("knowledge", args.knowledge)
+    config = config_from_args(args, method, config)
     budget = BUDGETS[args.budget]
     dataset = load_data(args)
     for split in ("train", "dev"):

@@ -199,3 +199,36 @@ def test_parent_can_be_compiled_further(h, artifact):
     assert all(p.demos for p in predictors.values())
     assert {d["query"] for d in predictors["judge.judge.decide.predict"].demos} <= {e.query for e in trainset}
     assert compiled(query="x", candidates=CANDIDATES).ranking[0] == "Mission: Impossible"
+
+
+def test_blend_pool_is_recorded_and_rebuilt(tmp_path):
+    """--blend-lms models travel in the artifact: load_judge rebuilds the same pool, and the run identity names it."""
+    import argparse
+
+    from hiera_dspy.lms import add_lm_arguments, lms_from_args
+
+    parser = argparse.ArgumentParser()
+    add_lm_arguments(parser)
+    args = parser.parse_args(["--lm", "openai/judge-model", "--api-base", "http://127.0.0.1:9/v1",
+                              "--blend-lms", "openai/a, openai/b,openai/c"])
+    lms = lms_from_args(args)
+    assert list(lms.extra) == ["openai/a", "openai/b", "openai/c"] and lms.describe()["blend"] == \
+        "openai/a,openai/b,openai/c"
+    program = build("llm-blender", BuildContext(MSRD, lms))
+    path = save_judge(program, tmp_path / "blend.json", scheme=MSRD, lms=lms, knowledge="none", dataset="msrd")
+    doc = read_artifact(path)
+    assert doc["blend_lms"]["openai/b"] == {"model": "openai/b", "api_base": "http://127.0.0.1:9/v1",
+                                           "temperature": 0.0}
+
+    loaded = load_judge(path)  # no LMs given: the recorded ones, pool included
+    assert list(loaded.pool) == ["openai/a", "openai/b", "openai/c"]
+    assert loaded.pool["openai/c"].for_role("judge").model == "openai/c"
+    assert loaded.pool["openai/c"].for_role("judge").kwargs.get("api_base") == "http://127.0.0.1:9/v1"
+
+    # eval.run --judge: the recorded pool unless --blend-lms overrides it
+    rebuilt = lms_from_args(parser.parse_args(["--lm", "openai/x"]), doc["lms"], doc["blend_lms"])
+    assert list(rebuilt.extra) == ["openai/a", "openai/b", "openai/c"]
+    override = lms_from_args(parser.parse_args(["--lm", "openai/x", "--blend-lms", "openai/z"]), doc["lms"],
+                             doc["blend_lms"])
+    assert list(override.extra) == ["openai/z"]
+    assert "blend" not in build_lms({"judge": LMSpec(model="openai/x")}).describe()

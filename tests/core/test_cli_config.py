@@ -1,0 +1,58 @@
+"""--set KEY=VALUE: method config from the command line, checked against the method's registered keys."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+import pytest
+
+from eval import methods as eval_methods
+from eval import run as eval_run
+from hiera_dspy.cli import add_config_argument, config_from_args
+
+
+def parse(*settings):
+    p = argparse.ArgumentParser()
+    add_config_argument(p)
+    return p.parse_args([a for s in settings for a in ("--set", s)])
+
+
+def test_values_are_json_when_they_parse_else_text():
+    config = config_from_args(parse("delegation=never", "k=5", "specialists=[\"query\"]", "knowledge=false"), "hiera")
+    assert config == {"delegation": "never", "k": 5, "specialists": ["query"], "knowledge": False}
+    assert config_from_args(parse("k=2"), "hiera", {"k": 7, "relation": False}) == {"k": 2, "relation": False}
+    assert config_from_args(parse("llm_share=0.5", "tau=0.8"), "hiera-cascade") == {"llm_share": 0.5, "tau": 0.8}
+
+
+@pytest.mark.parametrize("setting, message", [
+    ("delegaton=never", "hiera has no config key 'delegaton'; its keys: coordination, delegation"),
+    ("delegation", "expected KEY=VALUE"),
+    ("=3", "expected KEY=VALUE"),
+])
+def test_bad_settings_say_what_to_do(setting, message):
+    with pytest.raises(SystemExit, match=message):
+        config_from_args(parse(setting), "hiera")
+
+
+def test_eval_run_applies_settings(h, patch_make_lm):
+    patch_make_lm({"relational_transparency": "unclear", "label": "Relevant"})
+    argv = ["--dataset", "msrd", "--split", "dev", "--method", "hiera", "--knowledge", "none", "--lm", "fake",
+            "--limit", "3"]
+    delegated = eval_run.main(argv)
+    never = eval_run.main(argv + ["--set", "delegation=never"])
+    assert delegated["delegation_rate"] == 1.0 and never["delegation_rate"] == 0.0
+    assert never["lm_calls_per_judgment"] == 1.0 and delegated["run_id"] != never["run_id"]
+
+
+def test_eval_run_refuses_settings_for_a_compiled_judge(tmp_path):
+    with pytest.raises(SystemExit, match="compiled --judge keeps its config"):
+        eval_run.main(["--dataset", "msrd", "--judge", str(tmp_path / "j.json"), "--set", "k=1"])
+
+
+def test_methods_lists_config(capsys):
+    eval_methods.main(["--config", "hiera-cascade"])
+    config = json.loads(capsys.readouterr().out)
+    assert config["llm_share"] == 0.3 and config["tau_rule"] == "share" and config["delegation"] == "triage"
+    with pytest.raises(SystemExit, match="unknown method"):
+        eval_methods.main(["--config", "nope"])
