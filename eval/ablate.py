@@ -23,7 +23,7 @@ from typing import Callable
 import dspy
 
 from eval.report import sanitize, summarize_method, write_report
-from hiera_dspy.cli import add_data_arguments, load_data, run_id_for, runs_dir
+from hiera_dspy.cli import add_data_arguments, load_data, prepare_fresh, run_id_for, runs_dir
 from hiera_dspy.knowledge import make_knowledge
 from hiera_dspy.lms import add_lm_arguments, lms_from_args
 from hiera_dspy.methods import BuildContext, available, build
@@ -105,9 +105,12 @@ def main(argv: list[str] | None = None) -> list[dict]:
     results: dict[str, tuple[str, list[dict]]] = {}
     for display, method, config in rows_spec:
         program = build(method, ctx, **config)
+        tau = prepare_fresh(program, dataset, split)
         # the same identity as eval.run (minus --limit): a run started there is resumed here, and vice versa
         identity = {"method": method, "config": program.config, "judge": None, "dataset": args.dataset,
                     "split": split, "lms": lms.describe(), "knowledge": knowledge.name}
+        if tau is not None:
+            identity["tau"] = tau
         run_id = run_id_for(identity)
         store.start_run(run_id, identity)
         print(f"== {display} (run {run_id})", file=sys.stderr)

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from hiera_dspy.artifacts import load_judge, read_artifact
 from hiera_dspy.cli import (add_config_argument, add_data_arguments, config_from_args, load_data, metrics_from_rows,
-                            print_metrics, run_id_for, runs_dir)
+                            prepare_fresh, print_metrics, run_id_for, runs_dir)
 from hiera_dspy.knowledge import make_knowledge
 from hiera_dspy.lms import add_lm_arguments, lms_from_args
 from hiera_dspy.methods import BuildContext, build
@@ -63,14 +63,17 @@ def main(argv: list[str] | None = None) -> dict:
     dataset = load_data(args)
     pairs = dataset.split(args.split, args.limit)
     program, lms, knowledge = build_program(args, dataset)
+    split = args.split or dataset.default_split
+    tau = None if args.judge else prepare_fresh(program, dataset, split)
     identity = {"method": program.method, "config": program.config, "judge": args.judge, "dataset": args.dataset,
-                "split": args.split or dataset.default_split, "limit": args.limit, "lms": lms.describe(),
-                "knowledge": knowledge.name}
+                "split": split, "limit": args.limit, "lms": lms.describe(), "knowledge": knowledge.name}
+    if tau is not None:
+        identity["tau"] = tau
     # --limit is not part of the id: a larger limit later resumes the same run and judges only the new pairs
     run_id = args.run_id or run_id_for({k: v for k, v in identity.items() if k != "limit"})
     store = RunStore(args.store or runs_dir() / "store.sqlite")
     store.start_run(run_id, identity)
-    print(f"run {run_id}: {len(pairs)} pairs of {args.dataset} [{identity['split']}] with {program.method} "
+    print(f"run {run_id}: {len(pairs)} pairs of {args.dataset} [{split}] with {program.method} "
           f"(LMs {lms.describe()}, knowledge {knowledge.name})", file=sys.stderr)
     rows = run_pairs(program, pairs, store, run_id, threads=args.threads, retry_errors=args.retry_errors)
     metrics = metrics_from_rows(rows, list(dataset.scheme.labels))

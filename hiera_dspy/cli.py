@@ -66,6 +66,21 @@ def config_from_args(args: argparse.Namespace, method: str, base: dict | None = 
     return config
 
 
+def prepare_fresh(program, dataset: Dataset, split: str) -> float | None:
+    """An uncompiled learned-signals method (embed-lr, hiera+signals, hiera-cascade): fit its scorer on the train
+    split; a cascade also picks tau on the dev split. Returns the cascade's tau (None for other methods): part of a
+    run's identity. The share rule reads no label; tau_rule=kappa reads dev labels, so a dev score is then optimistic
+    (said on stderr)."""
+    if not hasattr(program, "prepare"):
+        return None
+    program.prepare(dataset.splits.get("train"), dataset.splits.get("dev"))
+    if getattr(program, "tau_rule", None) == "kappa" and split == "dev" and getattr(program, "fixed_tau", 1) is None:
+        print(f"{program.method}: tau was picked with the dev labels (tau_rule=kappa), so this dev score is "
+              "optimistic; compile it (optimize.compile) and judge another split for an unbiased one", file=sys.stderr)
+    signals = getattr(program, "signals", None)
+    return signals.tau if signals is not None else None
+
+
 def run_id_for(*parts) -> str:
     """A stable run id from what defines a run (method config, data split, LMs): same inputs, same id."""
     blob = json.dumps(parts, sort_keys=True, default=str)

@@ -203,3 +203,24 @@ def test_cascade_artifact_holds_scorer_and_tau(tmp_path):
     for p in (SURE, UNSURE):
         a, b = loaded(**p.inputs()), program(**p.inputs())
         assert (a.scores, a.routed, a.label) == (b.scores, b.routed, b.label)
+
+
+def test_eval_run_picks_a_fresh_cascades_tau_on_dev_and_records_it(patch_make_lm):
+    """eval.run --method hiera-cascade (uncompiled): scorer fitted on train, tau picked on the dev split by the share
+    rule, so at most llm_share of the dev pairs reach the LLM; tau is part of the run's identity."""
+    import json
+
+    from eval import run as eval_run
+    from hiera_dspy.cli import runs_dir
+    from hiera_dspy.data import load_dataset
+
+    patch_make_lm({"relational_transparency": "clear", "label": "Relevant"})
+    argv = ["--dataset", "msrd", "--split", "dev", "--method", "hiera-cascade", "--knowledge", "none", "--lm", "fake",
+            "--set", "embedder=lexical", "--set", "llm_share=0.2", "--set", "delegation=never"]
+    metrics = eval_run.main(argv)
+    rows = [json.loads(line) for line in (runs_dir() / metrics["run_id"] / "predictions.jsonl").open()]
+    assert len(rows) == len(load_dataset("msrd").split("dev")) == 300
+    reached = sum(r["lm_calls"] > 0 for r in rows)
+    assert reached == 60  # floor(0.2 * 300): the share rule on the very pairs judged (it reads no label)
+    config = json.loads((runs_dir() / metrics["run_id"] / "config.json").read_text())
+    assert 0.5 < config["tau"] < 1.0 and config["config"]["llm_share"] == 0.2
