@@ -42,6 +42,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a check
 import dspy  # noqa: E402
 
 import hiera_dspy.lms as lms_module  # noqa: E402
+from eval.metrics import final_label  # noqa: E402
+from eval.stats import mcnemar  # noqa: E402
 from hiera_dspy.cli import metrics_from_rows, run_id_for, runs_dir  # noqa: E402
 from hiera_dspy.data import load_dataset  # noqa: E402
 from hiera_dspy.knowledge import make_knowledge  # noqa: E402
@@ -88,10 +90,16 @@ class Bench:
               file=sys.stderr)
         return {r["id"]: r for r in rows}
 
-    def metrics(self, name: str, rows: list[dict], tau: float | None = None) -> dict:
+    def metrics(self, name: str, rows: list[dict], tau: float | None = None, reference: dict | None = None) -> dict:
+        """metrics_from_rows plus the LLM share and, against `reference` rows (embed-lr), McNemar's paired test."""
         m = metrics_from_rows(rows, self.labels)
         judged = [r for r in rows if not r.get("error")]
         m.update(name=name, tau=tau, llm_share=sum(r["lm_calls"] > 0 for r in judged) / len(judged) if judged else None)
+        m["vs_reference"] = None
+        if reference is not None:
+            t = mcnemar([r["gold"] for r in rows], [final_label(reference[r["id"]]) for r in rows],
+                        [final_label(r) for r in rows])
+            m["vs_reference"] = f"{t['b']}/{t['c']}, p={t['p_value']:.2f}"
         return m
 
 
@@ -105,12 +113,14 @@ def table(title: str, results: list[dict]) -> str:
         return "-" if x is None else format(x, spec)
 
     lines = [f"## {title}", "", "| configuration | n | kappa | accuracy | macro-F1 | s/pair | s p50 | LM calls/pair | "
-             "tokens/pair | reached LLM | tau | errors |", "|" + "---|" * 12]
+             "tokens/pair | reached LLM | tau | errors | vs embed-lr: b/c, McNemar p |", "|" + "---|" * 13]
     for m in results:
         lines.append(f"| {m['name']} | {m['n']} | {f(m['kappa'])} | {f(m['accuracy'])} | {f(m['macro_f1'])} | "
                      f"{f(m['seconds_per_judgment'], '.2f')} | {f(m['seconds_p50'], '.2f')} | "
                      f"{f(m['lm_calls_per_judgment'], '.1f')} | {f(m['tokens_per_judgment'], '.0f')} | "
-                     f"{f(m['llm_share'], '.2f')} | {f(m['tau'])} | {m['errors']} |")
+                     f"{f(m['llm_share'], '.2f')} | {f(m['tau'])} | {m['errors']} | {m['vs_reference'] or '-'} |")
+    lines.append("\nb/c: pairs embed-lr labels right and this configuration wrong / the reverse; p: McNemar's test "
+                 "(exact binomial when b+c < 25), not corrected for the number of rows.")
     return "\n".join(lines) + "\n"
 
 
@@ -173,10 +183,10 @@ def main(argv: list[str] | None = None) -> str:
     def cheap(subset):
         ids = [q.id for q in subset]
         out = [bench.metrics("embed-lr", [scorer_rows[i] for i in ids]),
-               bench.metrics(flat, [flat_rows[i] for i in ids]),
-               bench.metrics("judge+signals", [judge_rows[i] for i in ids])]
+               bench.metrics(flat, [flat_rows[i] for i in ids], reference=scorer_rows),
+               bench.metrics("judge+signals", [judge_rows[i] for i in ids], reference=scorer_rows)]
         out += [bench.metrics(f"cascade over judge+signals (LLM share {s:g})",
-                              cascade_rows(subset, taus[s], top_prob, scorer_rows, judge_rows), taus[s])
+                              cascade_rows(subset, taus[s], top_prob, scorer_rows, judge_rows), taus[s], scorer_rows)
                 for s in shares]
         return out
 
@@ -191,10 +201,11 @@ def main(argv: list[str] | None = None) -> str:
     if few:
         hiera_rows = bench.rows("hiera", {}, few)
         signal_rows = bench.rows("hiera+signals", {}, few)
-        results_2 = cheap(few) + [bench.metrics("hiera", list(hiera_rows.values())),
-                                  bench.metrics("hiera+signals", list(signal_rows.values()))]
+        results_2 = cheap(few) + [bench.metrics("hiera", list(hiera_rows.values()), reference=scorer_rows),
+                                  bench.metrics("hiera+signals", list(signal_rows.values()), reference=scorer_rows)]
         results_2 += [bench.metrics(f"hiera-cascade (LLM share {s:g})",
-                                    cascade_rows(few, taus[s], top_prob, scorer_rows, signal_rows), taus[s])
+                                    cascade_rows(few, taus[s], top_prob, scorer_rows, signal_rows), taus[s],
+                                    scorer_rows)
                       for s in shares]
         text += "\n" + table(f"2. With HIERA, first {len(few)} dev pairs", results_2)
     if args.verify and shares:
