@@ -93,8 +93,7 @@ class Bench:
     def metrics(self, name: str, rows: list[dict], tau: float | None = None, reference: dict | None = None) -> dict:
         """metrics_from_rows plus the LLM share and, against `reference` rows (embed-lr), McNemar's paired test."""
         m = metrics_from_rows(rows, self.labels)
-        judged = [r for r in rows if not r.get("error")]
-        m.update(name=name, tau=tau, llm_share=sum(r["lm_calls"] > 0 for r in judged) / len(judged) if judged else None)
+        m.update(name=name, tau=tau)
         m["vs_reference"] = None
         if reference is not None:
             t = mcnemar([r["gold"] for r in rows], [final_label(reference[r["id"]]) for r in rows],

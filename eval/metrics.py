@@ -60,6 +60,7 @@ def cost_columns(rows: list[dict]) -> dict:
         "seconds_p50": float(np.percentile(secs, 50)) if secs else None,
         "seconds_p95": float(np.percentile(secs, 95)) if secs else None,
         "delegation_rate": mean(deleg),
+        "llm_share": mean([(r.get("lm_calls") or 0) > 0 for r in done]),  # a cascade's pairs that reached an LLM
         "errors": sum(1 for r in rows if r.get("error")),
         "escalations": sum(1 for r in rows if r.get("escalated")),
     }

@@ -125,13 +125,14 @@ def write_report(out_dir, summaries, predictions, labels, title, reference=None,
     out.mkdir(parents=True, exist_ok=True)
     paths, used = {}, set()
     header = ["Variant", "Acc [95% CI]", "F1 [95% CI]", "κ [95% CI]", "p vs ref", "tokens/judgment",
-              "LM calls", "s/judgment p50", "delegation", "errors/esc."]
+              "LM calls", "reached LLM", "s/judgment p50", "delegation", "errors/esc."]
     rows = [[s["method"] + (" (ref)" if s["method"] == reference else ""), _ci(s, "accuracy"), _ci(s, "macro_f1"),
              _ci(s, "kappa"), _p(s.get("mcnemar_p")), _f(s.get("tokens_per_judgment"), ".0f"),
-             _f(s.get("lm_calls_per_judgment"), ".2f"), _f(s.get("seconds_p50"), ".2f"),
+             _f(s.get("lm_calls_per_judgment"), ".2f"), _f(s.get("llm_share"), ".2f"), _f(s.get("seconds_p50"), ".2f"),
              _f(s.get("delegation_rate"), ".2f"), f"{s.get('errors', 0)}/{s.get('escalations', 0)}"] for s in summaries]
     md = [f"# {title}", "", *_md_table(header, rows), "",
-          "p: McNemar vs reference, Bonferroni-corrected. Cost/latency columns are means per labelled judgment.", ""]
+          "p: McNemar vs reference, Bonferroni-corrected. Cost/latency columns: per judgment without an error "
+          "(escalated ones included); reached LLM: share of pairs that made an LM call (a cascade's LLM share).", ""]
     md += [line for note in notes or [] for line in (note, "")]
     for s in summaries:
         method, preds = s["method"], predictions.get(s["method"])

@@ -113,4 +113,5 @@ def print_metrics(title: str, m: dict, file=None) -> None:
 
     print(f"{title}: n={m['n']} acc={f(m['accuracy'])} macro-F1={f(m['macro_f1'])} kappa={f(m['kappa'])} "
           f"errors={m['errors']} tokens/judgment={f(m['tokens_per_judgment'], '.0f')} "
-          f"s/judgment={f(m['seconds_per_judgment'], '.1f')} delegation={f(m['delegation_rate'], '.2f')}", file=file)
+          f"s/judgment={f(m['seconds_per_judgment'], '.1f')} delegation={f(m['delegation_rate'], '.2f')} "
+          f"reached-LLM={f(m.get('llm_share'), '.2f')}", file=file)

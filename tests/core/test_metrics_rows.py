@@ -48,7 +48,12 @@ def test_hand_computed():
     assert m["seconds_per_judgment"] == pytest.approx(3.0)
     assert m["seconds_p50"] == 3.0 and m["seconds_p95"] == pytest.approx(1 + 0.95 * 4)  # numpy linear: 4.8
     assert m["delegation_rate"] == pytest.approx(3 / 5)
+    assert m["llm_share"] == 1.0  # every row without an error made an LM call
     assert m["labels"] == LABELS
+    # a cascade: rows the learned scorer labelled (no LM call) lower the share of pairs that reached an LLM
+    cascade = metrics_from_rows(ROWS + [row(R, R, calls=0, seconds=0.1), row(I, I, calls=0, seconds=0.1),
+                                        row(I, I, calls=0, seconds=0.1, error="x")], LABELS)
+    assert cascade["llm_share"] == pytest.approx(5 / 7)
 
 
 def test_human_label_overrides_model_label():

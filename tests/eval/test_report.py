@@ -70,8 +70,8 @@ def test_write_report(tmp_path):
     md = (tmp_path / "out" / "report.md").read_text()
     assert md.startswith("# Tiny run")
     assert "| judge (ref) | 0.667 [" in md and "| judge+web | 1.000 [1.000, 1.000]" in md
-    assert "| 0.5000 | 300 | 3.00 | 2.00 | 0.50 | 1/0 |" in md  # p, tokens, calls, p50, delegation, err/esc
-    assert "| — | 93 | 1.00 | 4.00 | — | 0/1 |" in md  # 650/7 tokens, p50 over the 7 rows without error
+    assert "| 0.5000 | 300 | 3.00 | 1.00 | 2.00 | 0.50 | 1/0 |" in md  # p, tokens, calls, LLM share, p50, deleg., err/esc
+    assert "| — | 93 | 1.00 | 1.00 | 4.00 | — | 0/1 |" in md  # 650/7 tokens, p50 over the 7 rows without error
     assert "## judge+web" in md and "| 2 | 1 | 0 | 1 |" in md  # judge: gold 2 row of the confusion
     assert json.loads((tmp_path / "out" / "summary.json").read_text()) == [ref, web]
 
