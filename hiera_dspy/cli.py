@@ -50,7 +50,7 @@ def config_from_args(args: argparse.Namespace, method: str, base: dict | None = 
     methods = available()
     if method not in methods:
         raise SystemExit(f"error: unknown method {method!r}; python -m eval.methods lists them")
-    known = methods[method].defaults
+    known = {**methods[method].defaults, **dict.fromkeys(methods[method].options)}
     for setting in getattr(args, "settings", None) or []:
         key, sep, text = setting.partition("=")
         key = key.strip()

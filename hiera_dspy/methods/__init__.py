@@ -35,6 +35,7 @@ class MethodInfo:
     doc: str
     defaults: dict
     family: str
+    options: tuple[str, ...] = ()  # config keys accepted without a default (not part of a run's config unless set)
 
 
 METHODS: dict[str, MethodInfo] = {}
@@ -42,11 +43,12 @@ MODULES = ("hiera_dspy.methods.hiera", "hiera_dspy.methods.react", "hiera_dspy.m
            "hiera_dspy.methods.signals")
 
 
-def register(name: str, doc: str, family: str = "hiera", **defaults):
-    """Register `builder(ctx, **config) -> dspy.Module` under `name` with default config values."""
+def register(name: str, doc: str, family: str = "hiera", options: tuple[str, ...] = (), **defaults):
+    """Register `builder(ctx, **config) -> dspy.Module` under `name` with default config values; `options` names
+    further keys the builder accepts without a default."""
 
     def wrap(builder):
-        METHODS[name] = MethodInfo(name, builder, doc, defaults, family)
+        METHODS[name] = MethodInfo(name, builder, doc, defaults, family, tuple(options))
         return builder
 
     return wrap

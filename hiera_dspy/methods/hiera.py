@@ -98,9 +98,13 @@ def _builder(ctx: BuildContext, **config) -> HieraProgram:
         from hiera_dspy.methods.signals import HieraSignalsProgram
 
         return HieraSignalsProgram(ctx, **config)
+    scorer_keys = sorted({"embedder", "C"} & set(config))
+    if scorer_keys:
+        raise ValueError(f"{', '.join(scorer_keys)}: learned-scorer settings, used only with signals=true "
+                         "(--set signals=true, or the hiera+signals method)")
     return HieraProgram(ctx, **config)
 
 
 for _name, (_doc, _defaults) in GRAPHS.items():
-    register(_name, _doc, family="ablation" if _name != "hiera" else "hiera",
+    register(_name, _doc, family="ablation" if _name != "hiera" else "hiera", options=("signals", "embedder", "C"),
              **{"delegation": "triage", "k": 3, "coordination": "hierarchical", **_defaults})(_builder)

@@ -280,7 +280,7 @@ def _hiera_signals(ctx: BuildContext, **config) -> HieraSignalsProgram:
 
 
 @register("hiera-cascade", "Cascade: the learned scorer labels the pairs it is sure of (top probability >= tau, picked "
-          "on dev for an LLM share); hiera+signals the rest", family="signals", **HIERA, **SCORER, llm_share=0.3,
-          tau_rule="share", tau=None)
+          "on dev for an LLM share); hiera+signals the rest", family="signals", options=("tau",), **HIERA, **SCORER,
+          llm_share=0.3, tau_rule="share")
 def _hiera_cascade(ctx: BuildContext, **config) -> HieraCascadeProgram:
     return HieraCascadeProgram(ctx, **_graph(config))

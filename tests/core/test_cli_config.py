@@ -26,7 +26,7 @@ def test_values_are_json_when_they_parse_else_text():
 
 
 @pytest.mark.parametrize("setting, message", [
-    ("delegaton=never", "hiera has no config key 'delegaton'; its keys: coordination, delegation"),
+    ("delegaton=never", "hiera has no config key 'delegaton'; its keys: C, coordination, delegation"),
     ("delegation", "expected KEY=VALUE"),
     ("=3", "expected KEY=VALUE"),
 ])
@@ -56,3 +56,16 @@ def test_methods_lists_config(capsys):
     assert config["llm_share"] == 0.3 and config["tau_rule"] == "share" and config["delegation"] == "triage"
     with pytest.raises(SystemExit, match="unknown method"):
         eval_methods.main(["--config", "nope"])
+
+
+def test_signals_option_turns_any_graph_into_its_evidence_variant():
+    from hiera_dspy.labels import get_scheme
+    from hiera_dspy.methods import BuildContext, build
+    from hiera_dspy.methods.signals import HieraSignalsProgram
+
+    config = config_from_args(parse("signals=true", "embedder=lexical"), "judge+relation")
+    program = build("judge+relation", BuildContext(get_scheme("msrd")), **config)
+    assert isinstance(program, HieraSignalsProgram) and program.config["signals"] is True
+    assert "signals" not in build("judge+relation", BuildContext(get_scheme("msrd"))).config  # unset: not in config
+    with pytest.raises(ValueError, match="used only with signals=true"):
+        build("hiera", BuildContext(get_scheme("msrd")), embedder="lexical")
