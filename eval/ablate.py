@@ -37,9 +37,11 @@ def _families(*families: str) -> list[str]:
 
 
 DEBATE = ("dream", "debate")  # DREAM's family (registered as "debate")
+REFERENCE = ["embed-lr"]  # the learned scorer alone: the non-LLM reference every grid shows (no LM call)
 GRIDS: dict[str, Callable[[], list[str]]] = {
-    "ablations": lambda: list(ABLATIONS),
-    "paper": lambda: list(ABLATIONS) + _families("baseline", *DEBATE),
+    "ablations": lambda: list(ABLATIONS) + REFERENCE,
+    "paper": lambda: list(ABLATIONS) + _families("baseline", *DEBATE) + REFERENCE,
+    "signals": lambda: REFERENCE + ["zero-shot", "hiera", "hiera+signals", "hiera-cascade"],
 }
 DREAM_NOTE = ("Note: DREAM debates the binary question (relevant or not) for graded label schemes; judgments its "
               "debate escalates get no label and are counted under esc.")
@@ -92,6 +94,12 @@ def main(argv: list[str] | None = None) -> list[dict]:
     rows_spec = variants(names, args.with_knowledge)
     dataset = load_data(args)
     split = args.split or dataset.default_split
+    if not dataset.splits.get("train"):
+        learned = [row for row in rows_spec if available()[row[1]].family == "signals"]
+        if learned:
+            print(f"{args.dataset} has no labelled train split: skipping {', '.join(r[0] for r in learned)} "
+                  "(the learned scorer is fitted on train)", file=sys.stderr)
+            rows_spec = [row for row in rows_spec if row not in learned]
     pairs = dataset.split(split, args.limit)
     labels = list(dataset.scheme.labels)
     lms = lms_from_args(args)

@@ -36,14 +36,28 @@ def finished(store_path):
         store.close()
 
 
-def test_ablations_grid_report(tmp_path, engine_calls, capsys):
+def lexical_only(monkeypatch):
+    """embed-lr's "auto" embedder falls back to lexical features, as on a machine without the signals extra."""
+    from hiera_dspy.signals import features
+
+    def unavailable(*args, **kwargs):
+        raise features.EmbedderUnavailable("not in this test")
+
+    monkeypatch.setattr(features, "SentenceTransformerEmbedder", unavailable)
+
+
+def test_ablations_grid_report(tmp_path, engine_calls, capsys, monkeypatch):
+    lexical_only(monkeypatch)
     out = tmp_path / "report"
     argv = ["--dataset", "msrd", "--split", "dev", "--grid", "ablations", "--limit", "6",
             "--out", str(out)]
     summaries = ablate.main(argv)
-    assert [s["method"] for s in summaries] == ABLATIONS
+    grid = ABLATIONS + ["embed-lr"]  # every grid ends with the non-LLM reference
+    assert [s["method"] for s in summaries] == grid
     saved = json.loads((out / "summary.json").read_text())
-    assert [s["method"] for s in saved] == ABLATIONS
+    assert [s["method"] for s in saved] == grid
+    scorer = saved[-1]
+    assert scorer["lm_calls_per_judgment"] == 0 and scorer["llm_share"] == 0 and scorer["tokens_per_judgment"] == 0
     for s in saved:
         assert s["n"] + s["unlabelled"] == 6
         for key in ("accuracy_ci", "macro_f1_ci", "kappa_ci", "tokens_by_role", "lm_calls_by_role", "seconds_p95",
@@ -51,13 +65,13 @@ def test_ablations_grid_report(tmp_path, engine_calls, capsys):
             assert key in s
     ref = next(s for s in saved if s["method"] == "hiera")
     assert ref["mcnemar_p"] is None and all(s["mcnemar"] for s in saved if s["method"] != "hiera")
-    assert len({s["run_id"] for s in saved}) == len(ABLATIONS)
+    assert len({s["run_id"] for s in saved}) == len(grid)
     report = (out / "report.md").read_text()
     assert all(f"## {m}" in report for m in ABLATIONS) and "DREAM" not in report
     assert (out / "ablation_bars.png").exists() and (out / "cost_quality.png").exists()
-    assert len(list(out.glob("confusion_*.png"))) == len(ABLATIONS)
+    assert len(list(out.glob("confusion_*.png"))) == len(grid)
     preds = [json.loads(line) for line in (out / "predictions.jsonl").read_text().splitlines()]
-    ids = {m: [p["id"] for p in preds if p["method"] == m] for m in ABLATIONS}
+    ids = {m: [p["id"] for p in preds if p["method"] == m] for m in grid}
     assert all(len(v) == 6 and v == ids["hiera"] for v in ids.values())
     assert "judge-only" in capsys.readouterr().out
 
@@ -85,6 +99,7 @@ def test_with_knowledge_and_grids(monkeypatch):
         monkeypatch.setitem(METHODS, name, MethodInfo(name, lambda ctx, **c: None, "", {}, family))
     paper = ablate.GRIDS["paper"]()
     assert paper[:len(ABLATIONS)] == ABLATIONS and {"fake-baseline", "fake-dream", "fake-debate"} <= set(paper)
+    assert paper[-1] == "embed-lr" and ablate.GRIDS["signals"]()[0] == "embed-lr"
     rows = ablate.variants(["hiera", "fake-baseline", "fake-dream"], with_knowledge=True)
     assert rows == [("hiera", "hiera", {}), ("fake-baseline", "fake-baseline", {}),
                     ("fake-baseline+k", "fake-baseline", {"with_knowledge": True}), ("fake-dream", "fake-dream", {})]
@@ -98,3 +113,15 @@ def test_dream_note_and_reference(tmp_path, engine_calls):
                              "--reference", "judge-only", "--out", str(out)])
     assert [s["method"] for s in summaries] == ["judge-only", "dream"] and summaries[1]["mcnemar"]
     assert "DREAM debates the binary question" in (out / "report.md").read_text()
+
+
+def test_grid_without_a_train_split_skips_the_learned_scorer(monkeypatch, capsys, tmp_path):
+    import dataclasses
+
+    real = ablate.load_data
+    monkeypatch.setattr(ablate, "load_data", lambda args: dataclasses.replace(
+        real(args), splits={k: v for k, v in real(args).splits.items() if k != "train"}))
+    summaries = ablate.main(["--dataset", "msrd", "--split", "dev", "--methods", "judge-only,embed-lr", "--limit", "2",
+                             "--knowledge", "none", "--out", str(tmp_path / "o")])
+    assert [s["method"] for s in summaries] == ["judge-only"]
+    assert "no labelled train split: skipping embed-lr" in capsys.readouterr().err
