@@ -1,7 +1,7 @@
 """Learned relevance signals with an LLM judge on the bundled MSRD dev split: does the scorer help the LLM, and how
 much LLM work does a cascade save?
 
-    python bench/signals_llm.py --lm local --limit 200 --hiera-limit 30   # embedded local model (~1.5 h on 2 cores)
+    python bench/signals_llm.py --lm local --limit 120 --hiera-limit 16 --verify 10   # local model: 82 min on 2 cores
     python bench/signals_llm.py --fake --limit 20 --hiera-limit 8        # plumbing check with a fake LM (seconds)
 
 Two tables, both on the first pairs of the dev split:
@@ -137,8 +137,8 @@ def main(argv: list[str] | None = None) -> str:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--lm", default="local", help="model for every role (default: the embedded local model)")
     p.add_argument("--fake", action="store_true", help="fake LMs instead of --lm (checks the plumbing, no model)")
-    p.add_argument("--limit", type=int, default=200, help="cheap configurations: the first N dev pairs")
-    p.add_argument("--hiera-limit", type=int, default=30, help="HIERA configurations: the first M of those pairs")
+    p.add_argument("--limit", type=int, default=120, help="cheap configurations: the first N dev pairs")
+    p.add_argument("--hiera-limit", type=int, default=16, help="HIERA configurations: the first M of those pairs")
     p.add_argument("--train-limit", type=int, help="fit the scorer on the first N train pairs (default: all)")
     p.add_argument("--shares", default="0.3,0.5", help="cascade LLM shares, comma-separated")
     p.add_argument("--embedder", default="auto", help="scorer features: auto (MiniLM if installed) | lexical")
