@@ -37,6 +37,15 @@ def final_label(row: dict) -> str | None:
     return row.get("human_label") or row.get("label")
 
 
+NON_LM_ROLES = {"scorer", "knowledge"}  # accounted steps that never call an LM
+
+
+def reached_llm(row: dict) -> bool:
+    """Whether the judgment asked an LM anything: an LM call, or a step of an LM role (a call DSPy's cache answered
+    counts: the pair was sent to the LLM part)."""
+    return (row.get("lm_calls") or 0) > 0 or any(step.get("role") not in NON_LM_ROLES for step in row.get("steps") or [])
+
+
 def cost_columns(rows: list[dict]) -> dict:
     """Cost, latency and workflow columns per judgment, one definition for every report.
 
@@ -60,7 +69,7 @@ def cost_columns(rows: list[dict]) -> dict:
         "seconds_p50": float(np.percentile(secs, 50)) if secs else None,
         "seconds_p95": float(np.percentile(secs, 95)) if secs else None,
         "delegation_rate": mean(deleg),
-        "llm_share": mean([(r.get("lm_calls") or 0) > 0 for r in done]),  # a cascade's pairs that reached an LLM
+        "llm_share": mean([reached_llm(r) for r in done]),  # a cascade's share of pairs sent to an LLM
         "errors": sum(1 for r in rows if r.get("error")),
         "escalations": sum(1 for r in rows if r.get("escalated")),
     }

@@ -54,6 +54,10 @@ def test_hand_computed():
     cascade = metrics_from_rows(ROWS + [row(R, R, calls=0, seconds=0.1), row(I, I, calls=0, seconds=0.1),
                                         row(I, I, calls=0, seconds=0.1, error="x")], LABELS)
     assert cascade["llm_share"] == pytest.approx(5 / 7)
+    # a judgment DSPy's cache answered made no LM call but was still sent to the LLM part; scorer/knowledge steps not
+    cached = {**row(R, R, calls=0), "steps": [{"role": "scorer", "calls": 0}, {"role": "judge", "calls": 0}]}
+    scorer_only = {**row(I, I, calls=0), "steps": [{"role": "scorer", "calls": 0}, {"role": "knowledge", "calls": 0}]}
+    assert metrics_from_rows([cached, scorer_only], LABELS)["llm_share"] == 0.5
 
 
 def test_human_label_overrides_model_label():
