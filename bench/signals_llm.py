@@ -5,9 +5,9 @@ much LLM work does a cascade save?
     python bench/signals_llm.py --fake --limit 20 --hiera-limit 8        # plumbing check with a fake LM (seconds)
 
 Two tables, both on the first pairs of the dev split:
-1. the first --limit pairs, cheap configurations: embed-lr (the scorer alone), zero-shot, judge+signals (the Judge
-   alone, reading the scorer's distribution: hiera+signals with delegation "never"), and the cascade over
-   judge+signals at each --shares LLM share;
+1. the first --limit pairs, cheap configurations: embed-lr (the scorer alone), zero-shot, judge-only (HIERA's Judge
+   alone), judge+signals (the same Judge reading the scorer's distribution: hiera+signals with delegation "never"),
+   and the cascade over judge+signals at each --shares LLM share;
 2. the first --hiera-limit of those pairs, adding hiera, hiera+signals and the cascade over hiera+signals (the
    registered `hiera-cascade`) — about a minute per HIERA judgment with the local model.
 
@@ -178,11 +178,13 @@ def main(argv: list[str] | None = None) -> str:
     scorer_rows = bench.rows("embed-lr", {}, pairs)
     judge_rows = bench.rows("hiera+signals", NEVER, pairs)  # the cascade's candidate first: the goal's row
     flat_rows = bench.rows(flat, {}, pairs)
+    solo_rows = bench.rows("judge-only", {}, pairs)  # the same Judge prompt without the evidence: what it adds
 
     def cheap(subset):
         ids = [q.id for q in subset]
         out = [bench.metrics("embed-lr", [scorer_rows[i] for i in ids]),
                bench.metrics(flat, [flat_rows[i] for i in ids], reference=scorer_rows),
+               bench.metrics("judge-only", [solo_rows[i] for i in ids], reference=scorer_rows),
                bench.metrics("judge+signals", [judge_rows[i] for i in ids], reference=scorer_rows)]
         out += [bench.metrics(f"cascade over judge+signals (LLM share {s:g})",
                               cascade_rows(subset, taus[s], top_prob, scorer_rows, judge_rows), taus[s], scorer_rows)
