@@ -48,7 +48,7 @@ from hiera_dspy.cli import metrics_from_rows, run_id_for, runs_dir  # noqa: E402
 from hiera_dspy.data import load_dataset  # noqa: E402
 from hiera_dspy.knowledge import make_knowledge  # noqa: E402
 from hiera_dspy.methods import BuildContext, available, build  # noqa: E402
-from hiera_dspy.methods.signals import ScorerState, top  # noqa: E402
+from hiera_dspy.methods.signals import ScorerState, tau_for_share, top  # noqa: E402
 from hiera_dspy.runner import run_pairs  # noqa: E402
 from hiera_dspy.store import RunStore  # noqa: E402
 
@@ -170,8 +170,6 @@ def main(argv: list[str] | None = None) -> str:
                 "n_train": len(train), "embedder": args.embedder}
     bench = Bench(ctx, scorer, RunStore(runs_dir() / "store.sqlite"), identity, args.threads, labels)
     shares = [float(s) for s in args.shares.split(",") if s.strip()]
-    from hiera_dspy.methods.signals import tau_for_share
-
     taus = {s: tau_for_share(list(top_prob.values()), s) for s in shares}
     flat = "zero-shot" if "zero-shot" in available() else "judge-only"
 

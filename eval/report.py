@@ -16,7 +16,7 @@ CI_METRICS = ("accuracy", "macro_f1", "kappa")
 
 
 def summarize_method(method, rows, labels, reference_rows=None, n_comparisons=1, seed=42) -> dict:
-    """One summary dict from per-judgment rows. Costs/latency average over rows with a label;
+    """One summary dict from per-judgment rows. Cost/latency columns: `eval.metrics.cost_columns`;
     McNemar vs ``reference_rows`` (matched by id) is Bonferroni-corrected with ``n_comparisons``."""
     gold, pred = [r["gold"] for r in rows], [final_label(r) for r in rows]
     m = classification_metrics(gold, pred, labels)

@@ -74,7 +74,8 @@ def prepare_fresh(program, dataset: Dataset, split: str) -> float | None:
     if not hasattr(program, "prepare"):
         return None
     program.prepare(dataset.splits.get("train"), dataset.splits.get("dev"))
-    if getattr(program, "tau_rule", None) == "kappa" and split == "dev" and getattr(program, "fixed_tau", 1) is None:
+    picked_with_labels = getattr(program, "tau_rule", None) == "kappa" and program.fixed_tau is None  # cascades only
+    if picked_with_labels and split == "dev":
         print(f"{program.method}: tau was picked with the dev labels (tau_rule=kappa), so this dev score is "
               "optimistic; compile it (optimize.compile) and judge another split for an unbiased one", file=sys.stderr)
     signals = getattr(program, "signals", None)

@@ -20,7 +20,7 @@ import dspy
 from eval.run import write_outputs
 from hiera_dspy.artifacts import save_judge
 from hiera_dspy.cli import (add_config_argument, add_data_arguments, config_from_args, load_data, metrics_from_rows,
-                            print_metrics, run_id_for, runs_dir)
+                            prepare_fresh, print_metrics, run_id_for, runs_dir)
 from hiera_dspy.knowledge import make_knowledge
 from hiera_dspy.lms import add_lm_arguments, lms_from_args
 from hiera_dspy.methods import BuildContext, build
@@ -77,13 +77,12 @@ def main(argv: list[str] | None = None) -> dict:
     dspy.configure(lm=lms.for_role("judge"))
     knowledge = make_knowledge(args.knowledge, dataset)
     program = build(method, BuildContext(dataset.scheme, lms, knowledge, dataset.splits["train"]), **config)
-    if hasattr(program, "prepare"):  # learned signals: fit the scorer on train; the cascade picks tau on dev
-        program.prepare(dataset.splits["train"], dev)
+    tau = prepare_fresh(program, dataset, "dev")  # learned signals: scorer fitted on train, a cascade's tau on dev
     optimizer = args.optimizer or budget.optimizer
     labels = list(dataset.scheme.labels)
     store = RunStore(runs_dir() / "store.sqlite")
     identity = {"method": method, "config": program.config, "dataset": args.dataset, "lms": lms.describe(),
-                "knowledge": knowledge.name, "tau": getattr(getattr(program, "signals", None), "tau", None)}
+                "knowledge": knowledge.name, "tau": tau}
     print(f"compiling {method} on {args.dataset}: {len(train)} train / {len(dev)} dev pairs, optimizer {optimizer}, "
           f"budget {args.budget}; LMs {lms.describe()}; knowledge {knowledge.name}", file=sys.stderr)
     before = None

@@ -39,8 +39,8 @@ class MethodInfo:
 
 
 METHODS: dict[str, MethodInfo] = {}
-MODULES = ("hiera_dspy.methods.hiera", "hiera_dspy.methods.react", "hiera_dspy.methods.baselines", "hiera_dspy.methods.dream",
-           "hiera_dspy.methods.signals")
+MODULES = ("hiera_dspy.methods.hiera", "hiera_dspy.methods.react", "hiera_dspy.methods.baselines",
+           "hiera_dspy.methods.dream", "hiera_dspy.methods.signals")
 
 
 def register(name: str, doc: str, family: str = "hiera", options: tuple[str, ...] = (), **defaults):

@@ -104,3 +104,18 @@ def test_compile_cli_smoke_end_to_end(h, msrd, patch_make_lm, tmp_path, capsys):
     judge = load_judge(out, lms=h.make_role_lms({"label": "Irrelevant"}))
     assert judge(**msrd.split("dev")[0].inputs()).label == "Irrelevant"
     assert json.loads(out.read_text())["state"] == judge.dump_state()
+
+
+def test_compile_cascade_picks_tau_on_the_whole_dev_split(h, msrd, patch_make_lm, tmp_path):
+    """optimize.compile --method hiera-cascade: the scorer is fitted on train and tau picked on the whole dev split
+    (the share rule reads no label), not on the budget's few dev pairs; the artifact holds both."""
+    from hiera_dspy.methods.signals import ScorerState, tau_for_share, top
+
+    patch_make_lm({"relational_transparency": "clear", "label": "Relevant"})
+    out = tmp_path / "cascade.json"
+    compile_cli.main(["--dataset", "msrd", "--budget", "smoke", "--knowledge", "none", "--lm", "fake",
+                      "--method", "hiera-cascade", "--set", "embedder=lexical", "--set", "delegation=never",
+                      "--out", str(out), "--skip-before"])
+    scorer = ScorerState(msrd.scheme, msrd.split("train"), "lexical").scorer
+    expected = tau_for_share([top(d)[1] for d in scorer.predict_proba_many(msrd.split("dev"))], 0.3)
+    assert read_artifact(out)["extra"]["tau"] == pytest.approx(expected)
