@@ -19,20 +19,23 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # never fetch lit
 
 import dspy  # noqa: E402
 
+from hiera_dspy.profiles import LOCAL, PAPER  # noqa: E402
+
 ROLES = ("judge", "relation", "query", "item")
 
 PRESETS: dict[str, dict[str, dict]] = {
     # HIERA paper, Appendix A.1: Sonnet for J and R, Haiku for Q and I, temperature 0.
     "paper": {
-        "judge": {"model": "anthropic/claude-3-7-sonnet-20250219", "max_tokens": 3000},
-        "relation": {"model": "anthropic/claude-3-7-sonnet-20250219", "max_tokens": 1500},
-        "query": {"model": "anthropic/claude-3-5-haiku-20241022", "max_tokens": 1000},
-        "item": {"model": "anthropic/claude-3-5-haiku-20241022", "max_tokens": 1000},
+        "judge": {"model": "anthropic/claude-3-7-sonnet-20250219", "max_tokens": PAPER.max_tokens["judge"]},
+        "relation": {"model": "anthropic/claude-3-7-sonnet-20250219", "max_tokens": PAPER.max_tokens["relation"]},
+        "query": {"model": "anthropic/claude-3-5-haiku-20241022", "max_tokens": PAPER.max_tokens["query"]},
+        "item": {"model": "anthropic/claude-3-5-haiku-20241022", "max_tokens": PAPER.max_tokens["item"]},
     },
 }
-DEFAULT_MAX_TOKENS = {"judge": 3000, "relation": 1500, "query": 1000, "item": 1000}
-# The embedded model writes ~6-11 tokens/s on 2 cores: output caps per role keep a delegated judgment near half a minute
-LOCAL_MAX_TOKENS = {"judge": 200, "relation": 128, "query": 96, "item": 96}
+# Output budgets per role come from the model profiles (hiera_dspy/profiles.py): the paper's for any hosted model; the
+# embedded model writes ~6-11 tokens/s on 2 cores, so its caps keep a delegated judgment near half a minute
+DEFAULT_MAX_TOKENS = PAPER.max_tokens
+LOCAL_MAX_TOKENS = LOCAL.max_tokens
 
 
 @dataclass
@@ -87,6 +90,7 @@ def make_lm(spec: LMSpec, role: str = "judge") -> dspy.BaseLM:
                            max_tokens=spec.max_tokens or LOCAL_MAX_TOKENS.get(role, 160))
         lm.preferred_adapter = "json"  # llama.cpp constrains JSON output to the schema: no format breakage
         lm.retry_parse_errors = False  # in-process at temperature 0: re-asking repeats the answer; salvage instead
+        lm.hiera_profile = LOCAL.name  # its prompts carry the local profile's length caps
         return lm
     kwargs: dict = dict(spec.extra)
     if spec.api_base:

@@ -1,11 +1,14 @@
 """The Information Layer: one protocol, three sources (the dataset's catalog, web search, none), cached on disk.
 
-`--knowledge auto|catalog|web|none`: auto = web when TAVILY_API_KEY is set, else the dataset's catalog when it has one.
+`--knowledge auto|catalog|web|none`: auto = web when TAVILY_API_KEY is set, else the dataset's catalog when it has one
+(said on stderr, with the reason). `search(text)` without `k` returns the source's default number of passages: 5 for
+web search (the paper, App. A.1), 3 for the catalog.
 """
 
 from __future__ import annotations
 
 import os
+import sys
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -23,17 +26,19 @@ class Passage:
 
 class Knowledge(Protocol):
     name: str
+    default_k: int
 
-    def search(self, text: str, k: int = 5) -> list[Passage]: ...
+    def search(self, text: str, k: int | None = None) -> list[Passage]: ...
 
 
 class NoKnowledge:
     name = "none"
+    default_k = 0
 
     def __deepcopy__(self, memo):  # shared by every copy an optimizer makes of a program
         return self
 
-    def search(self, text: str, k: int = 5) -> list[Passage]:
+    def search(self, text: str, k: int | None = None) -> list[Passage]:
         return []
 
 
@@ -42,8 +47,8 @@ def make_knowledge(kind: str, dataset=None, cache_dir: str | None = None) -> Kno
     from hiera_dspy.knowledge.cache import CachedKnowledge
 
     if kind == "auto":
-        kind = "web" if os.environ.get("TAVILY_API_KEY") else ("catalog" if dataset is not None and dataset.catalog
-                                                               else "none")
+        kind, reason = choose_auto(dataset)
+        print(f"hiera-dspy: --knowledge auto: {kind} ({reason})", file=sys.stderr)
     if kind == "none":
         return NoKnowledge()
     if kind == "catalog":
@@ -59,6 +64,18 @@ def make_knowledge(kind: str, dataset=None, cache_dir: str | None = None) -> Kno
     else:
         raise SystemExit(f"--knowledge {kind!r}: expected auto, catalog, web or none")
     return CachedKnowledge(source, cache_dir)
+
+
+def choose_auto(dataset=None) -> tuple[str, str]:
+    """What `--knowledge auto` picks for a dataset, and why (one clause)."""
+    if os.environ.get("TAVILY_API_KEY"):
+        return "web", "TAVILY_API_KEY is set: web search, 5 results per look-up as in the paper"
+    name = getattr(dataset, "name", "this dataset")
+    if dataset is not None and dataset.catalog:
+        return "catalog", (f"TAVILY_API_KEY is not set, so the {name} catalog (BM25) instead of web search; "
+                           "set it, or pass --knowledge web|catalog|none")
+    return "none", (f"TAVILY_API_KEY is not set and {name} has no catalog: no knowledge look-ups; "
+                    "set TAVILY_API_KEY for web search")
 
 
 def render(passages: list[Passage], limit: int = 300) -> str:

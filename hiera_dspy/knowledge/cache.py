@@ -22,6 +22,7 @@ class CachedKnowledge:
     def __init__(self, source, cache_dir: str | None = None):
         self.source = source
         self.name = source.name
+        self.default_k = getattr(source, "default_k", 5)
         path = Path(cache_dir) if cache_dir else cache_root()
         path.mkdir(parents=True, exist_ok=True)
         self._db = sqlite3.connect(path / "knowledge.sqlite", check_same_thread=False, timeout=30)
@@ -31,7 +32,8 @@ class CachedKnowledge:
         self._lock = threading.Lock()
         self.hits = self.misses = 0
 
-    def search(self, text: str, k: int = 5) -> list[Passage]:
+    def search(self, text: str, k: int | None = None) -> list[Passage]:
+        k = k or self.default_k
         key = (self.name, text.strip(), k)
         with self._lock:
             row = self._db.execute("SELECT passages FROM lookups WHERE source=? AND query=? AND k=?", key).fetchone()

@@ -10,6 +10,7 @@ from hiera_dspy.knowledge import Passage
 
 
 class CatalogKnowledge:
+    default_k = 3  # passages per look-up unless asked: the catalog's rows are long, small models' contexts are not
 
     def __deepcopy__(self, memo):  # shared by every copy an optimizer makes of a program
         return self
@@ -28,10 +29,10 @@ class CatalogKnowledge:
             self._retriever = retriever
         return self._retriever
 
-    def search(self, text: str, k: int = 5) -> list[Passage]:
+    def search(self, text: str, k: int | None = None) -> list[Passage]:
         if not text.strip():
             return []
-        k = min(k, len(self.entries))
+        k = min(k or self.default_k, len(self.entries))
         with self._lock:  # bm25s retrieval is not documented as thread-safe
             retriever = self.retriever
             tokens = bm25s.tokenize([text], stopwords="en", show_progress=False)

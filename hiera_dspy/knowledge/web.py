@@ -9,6 +9,7 @@ from hiera_dspy.knowledge import Passage
 
 class WebKnowledge:
     name = "web:tavily"
+    default_k = 5  # the paper's setting (App. A.1): web search returns 5 results per query
 
     def __deepcopy__(self, memo):  # shared by every copy an optimizer makes of a program
         return self
@@ -23,7 +24,8 @@ class WebKnowledge:
             client = TavilyClient(api_key=key)
         self._client = client
 
-    def search(self, text: str, k: int = 5) -> list[Passage]:
+    def search(self, text: str, k: int | None = None) -> list[Passage]:
+        k = k or self.default_k
         response = self._client.search(query=text, max_results=k)
         return [Passage(title=r.get("title", ""), text=r.get("content", ""), source=self.name, url=r.get("url", ""))
                 for r in response.get("results", [])[:k]]

@@ -6,7 +6,10 @@
 - judge+web: knowledge passages go straight to the Judge.
 - judge+all-uncoordinated: every specialist runs independently; outputs concatenated into the Judge's input.
 - judge-only: the Judge decides alone.
-Delegation policy: `triage` (the Judge decides when to delegate), `always`, or `never`.
+Delegation policy: `triage` (the Judge decides when to delegate), `always`, or `never` (the Judge decides alone, with
+its three-dimension assessment). Consultation: `directed` (R asks each specialist a question drawn from the Judge's
+gaps) or `undirected` (each specialist returns its pair-independent analysis). `profile`: output budgets and length
+caps (`hiera_dspy.profiles`; auto = from each role's LM).
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ from __future__ import annotations
 import dspy
 
 from hiera_dspy.agents import (ItemAnalyzer, QueryAnalyzer, RelationAnalyzer, RelevanceJudge, format_item_analysis,
-                               format_query_analysis, lookup)
+                               format_query_analysis, format_triage, lookup)
 from hiera_dspy.knowledge import render
 from hiera_dspy.methods import BuildContext, register
 from hiera_dspy.untrusted import item_block
@@ -25,32 +28,38 @@ class HieraProgram(dspy.Module):
     `"concatenate"` runs them independently and concatenates their outputs for the Judge."""
 
     def __init__(self, ctx: BuildContext, relation: bool = True, specialists: tuple[str, ...] = ("query", "item"),
-                 knowledge: bool = True, coordination: str = "hierarchical", delegation: str = "triage", k: int = 3,
-                 reasoning: bool = True):
+                 knowledge: bool = True, coordination: str = "hierarchical", delegation: str = "triage",
+                 k: int | None = None, reasoning: bool = True, consultation: str = "directed",
+                 specialist_lookups: int = 1, profile: str = "auto"):
         super().__init__()
         self.knowledge = ctx.knowledge
         self.k, self.coordination, self.delegation, self.use_knowledge = k, coordination, delegation, knowledge
-        self.judge = RelevanceJudge(ctx.scheme, ctx.lms, reasoning=reasoning)
+        self.solo = not (relation or specialists or knowledge)
+        self.judge = RelevanceJudge(ctx.scheme, ctx.lms, reasoning=reasoning, profile=profile,
+                                    alone=self.solo or delegation == "never")
         hierarchical = relation and coordination == "hierarchical"
         self.relation = RelationAnalyzer(ctx.lms, ctx.knowledge, k, specialists if hierarchical else (),
-                                         knowledge and hierarchical) if relation else None
-        self.query_analyzer = QueryAnalyzer(ctx.lms) if "query" in specialists and not hierarchical else None
-        self.item_analyzer = ItemAnalyzer(ctx.lms) if "item" in specialists and not hierarchical else None
-        self.solo = not (relation or specialists or knowledge)
+                                         knowledge and hierarchical, consultation, specialist_lookups,
+                                         profile) if relation else None
+        self.query_analyzer = (QueryAnalyzer(ctx.lms, profile) if "query" in specialists and not hierarchical
+                               else None)
+        self.item_analyzer = ItemAnalyzer(ctx.lms, profile) if "item" in specialists and not hierarchical else None
 
     def forward(self, query: str, item_title: str, item_text: str) -> dspy.Prediction:
         item = item_block(item_title, item_text)
         if self.solo or self.delegation == "never":
             return self._decide(query, item, "", delegated=False)
-        triage = None
+        triage, triage_text = None, ""
         if self.delegation == "triage":
             triage = self.judge.assess(query, item)
-            if triage.all_clear or self.delegation == "never":
+            if triage.all_clear:  # a direct label, with the Judge's reasoning
                 return dspy.Prediction(label=triage.label, delegated=False, guidance=triage.guidance, evidence="",
-                                       dimensions=triage.dimensions, parse_recovered=triage.parse_recovered)
+                                       dimensions=triage.dimensions, reasoning=triage.reasoning,
+                                       parse_recovered=triage.parse_recovered)
+            triage_text = format_triage(triage.dimensions, triage.guidance)
         guidance = triage.guidance if triage else "Assess every dimension."
         evidence = self._gather(query, item_title, item, guidance)
-        return self._decide(query, item, evidence, delegated=True, guidance=guidance)
+        return self._decide(query, item, evidence, delegated=True, guidance=guidance, triage=triage_text)
 
     def _gather(self, query: str, item_title: str, item: str, guidance: str) -> str:
         parts = []
@@ -68,8 +77,8 @@ class HieraProgram(dspy.Module):
                 parts.append("Knowledge:\n" + render(passages))
         return "\n".join(parts)
 
-    def _decide(self, query, item, evidence, delegated, guidance="") -> dspy.Prediction:
-        out = self.judge.decide_label(query, item, evidence)
+    def _decide(self, query, item, evidence, delegated, guidance="", triage="") -> dspy.Prediction:
+        out = self.judge.decide_label(query, item, evidence, triage)
         return dspy.Prediction(label=out.label, delegated=delegated, guidance=guidance, evidence=evidence,
                                reasoning=getattr(out, "reasoning", None), parse_recovered=out.get("parse_recovered"))
 
@@ -90,6 +99,10 @@ GRAPHS = {
                                      coordination="concatenate")),
 }
 ABLATIONS = list(GRAPHS)
+# Config every HIERA graph shares (types, choices and meanings: hiera_dspy/methods/params.py). k None: the knowledge
+# source's default (web 5, catalog 3).
+GRAPH_DEFAULTS = {"delegation": "triage", "k": None, "coordination": "hierarchical", "consultation": "directed",
+                  "specialist_lookups": 1, "profile": "auto"}
 
 
 def _builder(ctx: BuildContext, **config) -> HieraProgram:
@@ -107,4 +120,4 @@ def _builder(ctx: BuildContext, **config) -> HieraProgram:
 
 for _name, (_doc, _defaults) in GRAPHS.items():
     register(_name, _doc, family="ablation" if _name != "hiera" else "hiera", options=("signals", "embedder", "C"),
-             **{"delegation": "triage", "k": 3, "coordination": "hierarchical", **_defaults})(_builder)
+             **{**GRAPH_DEFAULTS, **_defaults})(_builder)

@@ -1,8 +1,9 @@
 """`hiera-react`: the paper's own implementation style (LangGraph + ReAct, Appendix A.1) as an alternative graph.
 
 The Judge is a ReAct agent whose one tool is the Relation Analyzer; the Relation Analyzer is a ReAct agent whose tools
-are the Query Analyzer, the Item Analyzer and knowledge search. Same analyzer signatures as the planned `hiera`; the
-agents choose their own consultations turn by turn. Small models often break ReAct's tool-call format: measure it.
+are the Query Analyzer, the Item Analyzer (each asked a question about the pair, each with its own bounded, cached,
+accounted look-ups, paper A.1) and knowledge search. Same specialists as the planned `hiera`; the agents choose their
+own consultations turn by turn. Small models often break ReAct's tool-call format: measure it.
 """
 
 from __future__ import annotations
@@ -12,7 +13,8 @@ import contextvars
 import dspy
 
 import signatures
-from hiera_dspy.agents import ItemAnalyzer, QueryAnalyzer, format_item_analysis, format_query_analysis, lookup
+from hiera_dspy import profiles
+from hiera_dspy.agents import ItemAnalyzer, QueryAnalyzer, lookup
 from hiera_dspy.knowledge import render
 from hiera_dspy.methods import BuildContext, register
 from hiera_dspy.untrusted import item_block
@@ -25,22 +27,28 @@ _PAIR: contextvars.ContextVar[dict] = contextvars.ContextVar("hiera_react_pair")
 class RelationAgent(dspy.Module):
     """R as a ReAct agent: consults Q, I and knowledge as tools, then writes the argument."""
 
-    def __init__(self, ctx: BuildContext, k: int, max_iters: int):
+    def __init__(self, ctx: BuildContext, k: int | None, max_iters: int, specialist_lookups: int = 1,
+                 profile: str = "auto"):
         super().__init__()
         self.lms, self.knowledge, self.k = ctx.lms, ctx.knowledge, k
-        self.query_analyzer = QueryAnalyzer(ctx.lms)
-        self.item_analyzer = ItemAnalyzer(ctx.lms)
-        sig = RelationSynthesis.delete("findings")
-        self.agent = dspy.ReAct(sig, tools=[self.analyze_query, self.analyze_item, self.search_knowledge],
+        own = dict(profile=profile, knowledge=ctx.knowledge, k=k, max_lookups=specialist_lookups, directed=True)
+        self.query_analyzer = QueryAnalyzer(ctx.lms, **own)
+        self.item_analyzer = ItemAnalyzer(ctx.lms, **own)
+        sig = profiles.fit(RelationSynthesis.delete("findings"), profiles.resolve(profile, ctx.lms, "relation"))
+        self.agent = dspy.ReAct(sig, tools=[self.ask_query_analyzer, self.ask_item_analyzer, self.search_knowledge],
                                 max_iters=max_iters)
 
-    def analyze_query(self, query: str) -> str:
-        """Ask the Query Analyzer for the explicit requirements and implicit intent of a search query."""
-        return format_query_analysis(self.query_analyzer(query=query))
+    def ask_query_analyzer(self, question: str) -> str:
+        """Ask the Query Analyzer a question about the searcher's intent for the pair being judged (it may look
+        things up itself)."""
+        pair = _PAIR.get()
+        return self.query_analyzer.ask(question, pair["query"], pair["item"]).answer
 
-    def analyze_item(self) -> str:
-        """Ask the Item Analyzer for the stated and inferred properties of the item being judged."""
-        return format_item_analysis(self.item_analyzer(item=_PAIR.get()["item"]))
+    def ask_item_analyzer(self, question: str) -> str:
+        """Ask the Item Analyzer to verify something about the item for the pair being judged (it may look things
+        up itself)."""
+        pair = _PAIR.get()
+        return self.item_analyzer.ask(question, pair["query"], pair["item"]).answer
 
     def search_knowledge(self, lookup_text: str) -> str:
         """Search the knowledge source (web or the dataset's catalog) for a short look-up string."""
@@ -54,12 +62,13 @@ class RelationAgent(dspy.Module):
 
 
 class HieraReact(dspy.Module):
-    def __init__(self, ctx: BuildContext, k: int = 3, max_iters: int = 4):
+    def __init__(self, ctx: BuildContext, k: int | None = None, max_iters: int = 4, specialist_lookups: int = 1,
+                 profile: str = "auto"):
         super().__init__()
         self.lms = ctx.lms
         self.scheme = ctx.scheme
-        self.relation = RelationAgent(ctx, k, max_iters)
-        decision = signatures.with_labels(JudgeDecision, ctx.scheme).delete("evidence")
+        self.relation = RelationAgent(ctx, k, max_iters, specialist_lookups, profile)
+        decision = signatures.with_labels(JudgeDecision, ctx.scheme).delete("evidence").delete("triage")
         self.judge = dspy.ReAct(decision, tools=[self.consult_relation_analyzer], max_iters=max_iters)
 
     def consult_relation_analyzer(self, guidance: str) -> str:
@@ -83,4 +92,4 @@ class HieraReact(dspy.Module):
 
 
 register("hiera-react", "HIERA as nested ReAct agents, the paper's implementation style (arXiv 2608.00785, A.1)",
-         family="hiera", k=3, max_iters=4)(lambda ctx, **config: HieraReact(ctx, **config))
+         family="hiera", k=None, max_iters=4, specialist_lookups=1, profile="auto")(lambda ctx, **config: HieraReact(ctx, **config))

@@ -32,7 +32,7 @@ import dspy
 from hiera_dspy import accounting
 from hiera_dspy.labels import LabelScheme
 from hiera_dspy.methods import BuildContext, register
-from hiera_dspy.methods.hiera import GRAPHS, HieraProgram
+from hiera_dspy.methods.hiera import GRAPH_DEFAULTS, GRAPHS, HieraProgram
 from hiera_dspy.signals import RelevanceScorer
 from hiera_dspy.types import Pair
 from signatures.signals import SCORER_EVIDENCE_FIELD, with_scorer_evidence
@@ -258,7 +258,7 @@ def _kappa(gold: list[str], pred: list[str]) -> float:
 TAU_RULES = {"share": tau_for_share, "kappa": tau_for_kappa}
 
 SCORER = {"embedder": "auto", "C": 1.0}
-HIERA = {"delegation": "triage", "k": 3, "coordination": "hierarchical", **GRAPHS["hiera"][1]}
+HIERA = {**GRAPH_DEFAULTS, **GRAPHS["hiera"][1]}
 
 
 def _graph(config: dict) -> dict:

@@ -49,6 +49,7 @@ class FakeKnowledge:
     """A knowledge source returning fixed passages and recording every search."""
 
     name = "fake-knowledge"
+    default_k = 3
 
     def __init__(self, passages: list[Passage] | None = None):
         self.passages = passages if passages is not None else [
@@ -59,7 +60,8 @@ class FakeKnowledge:
     def __deepcopy__(self, memo):
         return self
 
-    def search(self, text: str, k: int = 5) -> list[Passage]:
+    def search(self, text: str, k: int | None = None) -> list[Passage]:
+        k = k or self.default_k
         with self._lock:
             self.calls.append((text, k))
         return list(self.passages[:k])
