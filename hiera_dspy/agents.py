@@ -215,7 +215,7 @@ def lookup(knowledge: Knowledge, queries: list[str], k: int | None, name: str = 
     passages: list[Passage] = []
     with accounting.step(name, "knowledge", None) as record:
         for text in queries[:limit]:
-            passages += knowledge.search(str(text), k) if k else knowledge.search(str(text))
+            passages += knowledge.search(str(text)) if k is None else knowledge.search(str(text), k)
         record.outputs = {"lookups": list(queries[:limit]), "passages": [p.to_dict() for p in passages]}
     return passages
 

@@ -33,7 +33,7 @@ class CachedKnowledge:
         self.hits = self.misses = 0
 
     def search(self, text: str, k: int | None = None) -> list[Passage]:
-        k = k or self.default_k
+        k = self.default_k if k is None else k
         key = (self.name, text.strip(), k)
         with self._lock:
             row = self._db.execute("SELECT passages FROM lookups WHERE source=? AND query=? AND k=?", key).fetchone()

@@ -32,7 +32,7 @@ class CatalogKnowledge:
     def search(self, text: str, k: int | None = None) -> list[Passage]:
         if not text.strip():
             return []
-        k = min(k or self.default_k, len(self.entries))
+        k = min(self.default_k if k is None else k, len(self.entries))
         with self._lock:  # bm25s retrieval is not documented as thread-safe
             retriever = self.retriever
             tokens = bm25s.tokenize([text], stopwords="en", show_progress=False)

@@ -25,7 +25,7 @@ class WebKnowledge:
         self._client = client
 
     def search(self, text: str, k: int | None = None) -> list[Passage]:
-        k = k or self.default_k
+        k = self.default_k if k is None else k
         response = self._client.search(query=text, max_results=k)
         return [Passage(title=r.get("title", ""), text=r.get("content", ""), source=self.name, url=r.get("url", ""))
                 for r in response.get("results", [])[:k]]

@@ -61,7 +61,7 @@ class FakeKnowledge:
         return self
 
     def search(self, text: str, k: int | None = None) -> list[Passage]:
-        k = k or self.default_k
+        k = self.default_k if k is None else k
         with self._lock:
             self.calls.append((text, k))
         return list(self.passages[:k])

@@ -17,7 +17,8 @@ from optimize.optimizers import Budget, _bootstrap
 
 MSRD = get_scheme("msrd")
 JUDGE_PREDICTORS = ["judge.triage", "judge.decide.predict", "relation.plan", "relation.synthesize",
-                    "relation.query_analyzer.analyze", "relation.item_analyzer.analyze"]
+                    "relation.query_analyzer.analyze", "relation.query_analyzer.answer",
+                    "relation.item_analyzer.analyze", "relation.item_analyzer.answer"]
 
 
 @pytest.fixture(scope="module")

@@ -45,7 +45,8 @@ def test_bootstrap_puts_demos_in_every_predictor(h, msrd):
     compiled = _bootstrap(program, examples(train), examples(dev), budget, 0, lms, 1)
     demos = {name: p.demos for name, p in compiled.named_predictors()}
     assert set(demos) == {"judge.triage", "judge.decide.predict", "relation.plan", "relation.synthesize",
-                          "relation.query_analyzer.analyze", "relation.item_analyzer.analyze"}
+                          "relation.query_analyzer.analyze", "relation.query_analyzer.answer",
+                          "relation.item_analyzer.analyze", "relation.item_analyzer.answer"}
     assert all(len(d) == 2 for d in demos.values()), {n: len(d) for n, d in demos.items()}
     train_queries = {p.query for p in train}
     assert {d["query"] for d in demos["judge.decide.predict"]} <= train_queries
