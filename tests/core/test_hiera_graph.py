@@ -283,3 +283,122 @@ def test_ablation_all_clear_is_direct(h, method):
     lms = h.make_role_lms()
     out, ledger = judge(program(lms, method, knowledge=h.FakeKnowledge()), h)
     assert names(ledger) == ["judge.triage"] and out.delegated is False
+
+
+# --- directed consultation (paper Sec. 4.2) -----------------------------------------------------------------------
+
+def test_plan_question_reaches_the_specialist_with_the_pair_in_view(h):
+    recorder = h.Recorder()
+    lms = h.make_role_lms({"relational_transparency": "unclear", "guidance": "GAP-COLOUR",
+                           "question_for_item_analyzer": recorder.answer("plan", "VERIFY-GRAY-FINISH"),
+                           "question_for_query_analyzer": "DOES-GRAY-MEAN-COLOUR",
+                           "stated_properties": "IA-STATED", "explicit_requirements": "QA-EXPLICIT",
+                           "answer": recorder.answer("answer", lambda p: "ANS-" + p.split("## question ## ]]")[1]
+                                                     .split("[[")[0].strip()),
+                           "argument": recorder.answer("synth", "ARG"), "lookups": []})
+    out, ledger = judge(program(lms, knowledge=h.FakeKnowledge()), h)
+    assert "GAP-COLOUR" in recorder.of("plan")[0]  # R plans from the Judge's gaps
+    asked_query, asked_item = recorder.of("answer")
+    assert "DOES-GRAY-MEAN-COLOUR" in asked_query and "VERIFY-GRAY-FINISH" in asked_item
+    for prompt in (asked_query, asked_item):  # the pair in view
+        assert "tom cruise spy movie" in prompt and "Mission: Impossible" in prompt
+    assert "QA-EXPLICIT" in asked_query and "IA-STATED" in asked_item  # the cached analysis as context
+    synth = recorder.of("synth")[0]
+    assert "ANS-DOES-GRAY-MEAN-COLOUR" in synth and "ANS-VERIFY-GRAY-FINISH" in synth
+    answers = [s for s in ledger.steps if s.name == "item.answer"]
+    assert answers[0].outputs["answer"] == "ANS-VERIFY-GRAY-FINISH"
+    assert out.evidence == "ARG"
+
+
+def test_an_empty_question_still_carries_the_gaps(h):
+    recorder = h.Recorder()
+    lms = h.make_role_lms({"relational_transparency": "unclear", "guidance": "GAP-42",
+                           "question_for_item_analyzer": "", "consult_query_analyzer": False, "lookups": [],
+                           "answer": recorder.answer("answer", "A")})
+    judge(program(lms), h)
+    assert "The Judge's gaps: GAP-42" in recorder.of("answer")[0]
+
+
+def test_directed_answers_are_per_pair_analyses_per_query(h):
+    lms = h.make_role_lms({"relational_transparency": "unclear", "lookups": []}, per_role=True)
+    prog = program(lms)
+    judge(prog, h, i=1, title="Mission: Impossible")
+    _, second = judge(prog, h, i=2, title="Top Gun")
+    assert h.engine_calls(lms)["query"] == 3  # one analysis of the shared query, one answer per pair
+    analysis = next(s for s in second.steps if s.name == "query.analyze")
+    assert analysis.outputs["reused"] is True and analysis.calls == 0
+
+
+def test_undirected_consultation_is_the_pair_independent_flow(h):
+    recorder = h.Recorder()
+    lms = h.make_role_lms({"relational_transparency": "unclear", "explicit_requirements": "QA-EXPLICIT",
+                           "argument": recorder.answer("synth", "ARG")})
+    prog = program(lms, knowledge=h.FakeKnowledge(), consultation="undirected")
+    _, ledger = judge(prog, h)
+    assert names(ledger) == UNDIRECTED
+    assert "question_for_item_analyzer" not in prog.relation.plan.signature.output_fields
+    assert "QA-EXPLICIT" in recorder.of("synth")[0]
+
+
+# --- specialists' own look-ups (paper A.1) ------------------------------------------------------------------------
+
+def test_specialist_lookups_are_bounded_accounted_and_answered_with(h):
+    knowledge = h.FakeKnowledge()
+    recorder = h.Recorder()
+    lms = h.make_role_lms({"relational_transparency": "unclear", "consult_query_analyzer": False,
+                           "lookups": lambda p: ["ITEM-FACT", "second", "third"] if "## question ##" in p else [],
+                           "answer": recorder.answer("answer", "A")})
+    _, ledger = judge(program(lms, knowledge=knowledge, specialist_lookups=1), h)
+    assert knowledge.calls == [("ITEM-FACT", 3)]  # one look-up of its own, the source's default k
+    search = next(s for s in ledger.steps if s.name == "item.search")
+    assert search.calls == 0 and search.outputs["lookups"] == ["ITEM-FACT"] and len(search.outputs["passages"]) == 1
+    first, second = recorder.of("answer")
+    assert "KB-PASSAGE-TEXT" not in first and "KB-PASSAGE-TEXT" in second  # the passages come back to it
+
+    knowledge.calls.clear()
+    _, ledger = judge(program(lms, knowledge=knowledge, specialist_lookups=0), h)
+    assert knowledge.calls == [] and "item.search" not in names(ledger)
+
+
+def test_specialist_lookups_are_cached(h, tmp_path):
+    from hiera_dspy.knowledge.cache import CachedKnowledge
+
+    source = h.FakeKnowledge()
+    cached = CachedKnowledge(source, str(tmp_path))
+    lms = h.make_role_lms({"relational_transparency": "unclear", "consult_query_analyzer": False,
+                           "lookups": lambda p: ["ITEM-FACT"] if "## question ##" in p else []})
+    prog = program(lms, knowledge=cached)
+    judge(prog, h, i=1)
+    judge(prog, h, i=2)
+    assert source.calls == [("ITEM-FACT", 3)] and cached.hits == 1
+
+
+# --- the Judge keeps its triage -------------------------------------------------------------------------------------
+
+def test_the_decision_reads_the_triage(h):
+    recorder = h.Recorder()
+    lms = h.make_role_lms({"information_completeness": "unclear", "guidance": "GAP-ITEM-INFO",
+                           "label": recorder.answer("label", triage_then_decide(h))})
+    judge(program(lms), h)
+    decision = recorder.of("label")[-1]
+    assert "[[ ## triage ## ]]" in decision
+    assert "information completeness: unclear" in decision and "query interpretability: clear" in decision
+    assert "GAP-ITEM-INFO" in decision
+
+
+def test_a_direct_label_comes_with_reasoning(h):
+    lms = h.make_role_lms({"reasoning": "TRIAGE-REASONING"})
+    out, ledger = judge(program(lms), h)
+    assert out.delegated is False and out.reasoning == "TRIAGE-REASONING"
+    assert ledger.steps[0].outputs["reasoning"] == "TRIAGE-REASONING"
+
+
+def test_judge_only_performs_the_three_dimension_assessment(h):
+    lms = h.make_role_lms({"information_completeness": "unclear", "reasoning": "ALONE-REASONING"})
+    prog = program(lms, "judge-only")
+    out, ledger = judge(prog, h)
+    assert names(ledger) == ["judge.decide"] and ledger.calls == 1
+    outputs = ledger.steps[0].outputs
+    assert outputs["information_completeness"] == "unclear" and outputs["query_interpretability"] == "clear"
+    assert out.reasoning == "ALONE-REASONING"
+    assert "relational transparency" in prog.judge.decide.signature.instructions
