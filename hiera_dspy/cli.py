@@ -45,6 +45,7 @@ def config_from_args(args: argparse.Namespace, method: str, base: dict | None = 
     """`base` (e.g. a --config file's config) updated with the --set KEY=VALUE pairs, keys checked against the
     method's registered config."""
     from hiera_dspy.methods import available
+    from hiera_dspy.methods.params import check
 
     config = dict(base or {})
     methods = available()
@@ -60,9 +61,13 @@ def config_from_args(args: argparse.Namespace, method: str, base: dict | None = 
             raise SystemExit(f"error: --set {key}: {method} has no config key {key!r}; "
                              f"its keys: {', '.join(sorted(known)) or '(none)'}")
         try:
-            config[key] = json.loads(text)
+            value = json.loads(text)
         except json.JSONDecodeError:
-            config[key] = text
+            value = text
+        try:
+            config[key] = check(method, key, value)
+        except ValueError as exc:
+            raise SystemExit(f"error: --set {setting}: {exc} (python -m eval.methods --config {method})") from None
     return config
 
 

@@ -76,6 +76,9 @@ def build(name: str, ctx: BuildContext, **config) -> dspy.Module:
     if not ctx.extra_lms and getattr(ctx.lms, "extra", None):
         ctx.extra_lms = dict(ctx.lms.extra)
     merged = {**info.defaults, **{k: v for k, v in config.items() if v is not None}}
+    from hiera_dspy.methods.params import check  # typed keys: a misspelt value is refused, never run as a default
+
+    merged = {key: check(name, key, value) for key, value in merged.items()}
     program = info.builder(ctx, **merged)
     program.method = name
     program.config = merged

@@ -25,13 +25,13 @@ from signatures import with_labels
 from signatures.baselines import (BinaryJudgment, CriteriaJudgment, DNAJudgment, GenerateCriteria, GradedJudgment,
                                   MultiCriteriaJudgment, RefineCriteria, RelevanceFilter, ZeroShotJudgment)
 
-BASELINE = dict(family="baseline", with_knowledge=False, k=3)
+BASELINE = dict(family="baseline", with_knowledge=False, k=None)  # k None: the knowledge source's default
 
 
 class Baseline(dspy.Module):
     """Shared plumbing: the item block (plus concatenated knowledge when `with_knowledge`) and accounted steps."""
 
-    def __init__(self, ctx: BuildContext, with_knowledge: bool = False, k: int = 3):
+    def __init__(self, ctx: BuildContext, with_knowledge: bool = False, k: int | None = None):
         super().__init__()
         self.scheme, self.lms, self.knowledge = ctx.scheme, ctx.lms, ctx.knowledge
         self.with_knowledge, self.k = with_knowledge, k

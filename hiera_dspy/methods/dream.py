@@ -79,6 +79,6 @@ class Dream(Baseline):
 
 
 @register("dream", "DREAM (ICLR 2026): opposing-stance two-agent debate; agreement labels, disagreement escalates",
-          family="debate", rounds=2, threshold=None, with_knowledge=False, k=3)
+          family="debate", rounds=2, threshold=None, with_knowledge=False, k=None)
 def _dream(ctx: BuildContext, **config) -> dspy.Module:
     return Dream(ctx, **config)

@@ -26,7 +26,12 @@ def test_values_are_json_when_they_parse_else_text():
 
 
 @pytest.mark.parametrize("setting, message", [
-    ("delegaton=never", "hiera has no config key 'delegaton'; its keys: C, coordination, delegation"),
+    ("delegaton=never", "hiera has no config key 'delegaton'; its keys: C, consultation, coordination, delegation"),
+    ("delegation=nevr", r"delegation='nevr' is not allowed; expected triage \| always \| never"),
+    ("k=0", r"k=0 is not allowed; expected int >= 1, or null"),
+    ("specialists=[\"query\",\"itme\"]", r"expected list of query \| item"),
+    ("relation=yes", r"relation='yes' is not allowed; expected true \| false"),
+    ("profile=hosted", r"expected auto \| paper \| local"),
     ("delegation", "expected KEY=VALUE"),
     ("=3", "expected KEY=VALUE"),
 ])
@@ -51,7 +56,7 @@ def test_eval_run_refuses_settings_for_a_compiled_judge(tmp_path):
 
 
 def test_methods_lists_config(capsys):
-    eval_methods.main(["--config", "hiera-cascade"])
+    eval_methods.main(["--config", "hiera-cascade", "--json"])
     config = json.loads(capsys.readouterr().out)
     assert config["llm_share"] == 0.3 and config["tau_rule"] == "share" and config["delegation"] == "triage"
     with pytest.raises(SystemExit, match="unknown method"):
@@ -69,3 +74,33 @@ def test_signals_option_turns_any_graph_into_its_evidence_variant():
     assert "signals" not in build("judge+relation", BuildContext(get_scheme("msrd"))).config  # unset: not in config
     with pytest.raises(ValueError, match="used only with signals=true"):
         build("hiera", BuildContext(get_scheme("msrd")), embedder="lexical")
+
+
+def test_methods_prints_the_typed_table(capsys):
+    eval_methods.main(["--config", "hiera"])
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[2].split() == ["key", "type", "default", "allowed", "meaning"]
+    row = next(line for line in lines if line.startswith("delegation "))
+    assert row.split()[:6] == ["delegation", "str", '"triage"', "triage", "|", "always"]
+    assert "when the Judge delegates" in row
+
+
+def test_every_config_key_is_typed_and_its_default_fits():
+    from hiera_dspy.methods import available
+    from hiera_dspy.methods.params import PARAMS, check
+
+    for name, info in available().items():
+        for key, default in {**info.defaults, **dict.fromkeys(info.options)}.items():
+            assert key in PARAMS, f"{name}: {key} has no Param"
+            assert PARAMS[key].doc and "\n" not in PARAMS[key].doc
+            if key in info.defaults:
+                check(name, key, default)
+
+
+def test_build_refuses_a_bad_value_from_any_caller():
+    from hiera_dspy.labels import get_scheme
+    from hiera_dspy.methods import BuildContext, build
+
+    with pytest.raises(ValueError, match="expected triage"):
+        build("hiera", BuildContext(get_scheme("msrd")), delegation="nevr")
+    assert build("hiera-cascade", BuildContext(get_scheme("msrd")), llm_share=1).config["llm_share"] == 1.0

@@ -1,0 +1,109 @@
+"""Every method config key, typed: its type, allowed values, and a one-line meaning (defaults live with each method's
+`register` line). `check(method, key, value)` refuses a value that does not fit, naming the choices;
+`python -m eval.methods --config NAME` prints one method's table. A new key is one line here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Param:
+    """One config key: `type` (bool, int, float, str, list), allowed `choices` (for a list: of its items), an
+    inclusive `low`/`high` range for numbers, whether null is allowed, and what the key means."""
+
+    type: type
+    doc: str
+    choices: tuple | None = None
+    low: float | None = None
+    high: float | None = None
+    nullable: bool = False
+
+    def allowed(self) -> str:
+        """The allowed values in words, e.g. 'triage | always | never' or 'int >= 1, or null'."""
+        name = self.type.__name__
+        if self.choices is not None:
+            text = " | ".join(map(str, self.choices))
+            text = f"list of {text}" if self.type is list else text
+        elif self.type is bool:
+            text = "true | false"
+        elif self.low is not None and self.high is not None:
+            text = f"{name} in [{self.low}, {self.high}]"
+        elif self.low is not None or self.high is not None:
+            text = f"{name} >= {self.low}" if self.low is not None else f"{name} <= {self.high}"
+        else:
+            text = "any " + name
+        return text + (", or null" if self.nullable else "")
+
+    def check(self, key: str, value):
+        """The value (ints accepted for floats, lists for tuples), or ValueError naming the allowed values."""
+        if value is None and self.nullable:
+            return None
+        ok = isinstance(value, self.type) and not (self.type is not bool and isinstance(value, bool))
+        if self.type is float and isinstance(value, int) and not isinstance(value, bool):
+            value, ok = float(value), True
+        if self.type is list and isinstance(value, tuple):
+            ok = True
+        if ok and self.choices is not None:
+            items = value if self.type is list else [value]
+            ok = all(item in self.choices for item in items)
+        if ok and self.type in (int, float):
+            ok = (self.low is None or value >= self.low) and (self.high is None or value <= self.high)
+        if not ok:
+            raise ValueError(f"{key}={value!r} is not allowed; expected {self.allowed()}")
+        return value
+
+
+PARAMS: dict[str, Param] = {
+    # HIERA graphs (methods/hiera.py, react.py)
+    "delegation": Param(str, "when the Judge delegates: after its triage, always, or never (it decides alone)",
+                        ("triage", "always", "never")),
+    "relation": Param(bool, "the Relation Analyzer is part of the graph"),
+    "specialists": Param(list, "which specialists are part of the graph", ("query", "item")),
+    "knowledge": Param(bool, "knowledge look-ups are part of the graph"),
+    "coordination": Param(str, "specialists through the Relation Analyzer, or run independently and concatenated",
+                          ("hierarchical", "concatenate")),
+    "consultation": Param(str, "specialists answer R's question about the pair, or return a pair-independent "
+                               "analysis", ("directed", "undirected")),
+    "specialist_lookups": Param(int, "knowledge look-ups each specialist may make per question (0: none)", low=0,
+                                high=3),
+    "profile": Param(str, "output budgets and length caps: from each role's LM, the paper's, or the local model's",
+                     ("auto", "paper", "local")),
+    "k": Param(int, "passages per knowledge look-up; null: the source's default (web 5, catalog 3)", low=1,
+               nullable=True),
+    "max_iters": Param(int, "ReAct turns per agent", low=1, high=20),
+    "signals": Param(bool, "the Judge and Relation Analyzer also read the learned scorer's distribution",
+                     nullable=True),
+    # learned scorer and cascade (methods/signals.py)
+    "embedder": Param(str, "scorer features: auto (MiniLM if installed, else lexical), lexical, or a model id",
+                      nullable=True),
+    "C": Param(float, "inverse regularisation strength of the scorer's logistic regression", low=1e-6,
+               nullable=True),
+    "llm_share": Param(float, "largest share of pairs the cascade sends to the LLM", low=0.0, high=1.0),
+    "tau_rule": Param(str, "how the cascade picks tau on dev: the LLM share, or the kept pairs' kappa",
+                      ("share", "kappa")),
+    "tau": Param(float, "a fixed cascade threshold on the scorer's top probability (else picked on dev)", low=0.0,
+                 high=1.0, nullable=True),
+    # baselines and DREAM
+    "with_knowledge": Param(bool, "knowledge passages for the pair are added to the prompt"),
+    "threshold": Param(str, "lowest label that counts as relevant in a binary view (null: the scheme's)",
+                       nullable=True),
+    "refine_rounds": Param(int, "RAER: refinement rounds of the generated criteria", low=0, high=5),
+    "n_prompts": Param(int, "Prompt-Blender: prompt formulations voting", low=1, high=10),
+    "n_models": Param(int, "LLM-Blender: models voting (from --blend-lms)", low=1, high=10),
+    "n_agents": Param(int, "CollabEval: independent evaluators", low=1, high=10),
+    "rounds": Param(int, "discussion or debate rounds", low=1, high=10),
+    "n_per_label": Param(int, "Self-Instruct: labelled examples per label shown when deriving guidelines", low=1),
+    "seed": Param(int, "random seed for example selection"),
+    "n_examples": Param(int, "RAG-MMR: in-context examples", low=0, high=20),
+    "lambda_mmr": Param(float, "RAG-MMR: relevance vs diversity trade-off", low=0.0, high=1.0),
+}
+
+
+def check(method: str, key: str, value):
+    """The checked value of one config key of `method`; ValueError naming the allowed values."""
+    param = PARAMS.get(key)
+    if param is None:
+        raise ValueError(f"{method}: config key {key!r} has no declared type (hiera_dspy/methods/params.py)")
+    return param.check(key, value)
