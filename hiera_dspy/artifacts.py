@@ -15,6 +15,7 @@ from pathlib import Path
 
 import dspy
 
+from hiera_dspy.compat import align_state
 from hiera_dspy.labels import LabelScheme
 from hiera_dspy.lms import LMSpec, RoleLMs, build_lms, with_blend
 
@@ -101,7 +102,7 @@ def load_judge(path: str | Path, *, lms: RoleLMs | None = None, knowledge=None, 
         knowledge = _recorded_knowledge(doc)
     ctx = BuildContext(scheme=scheme, lms=lms, knowledge=knowledge, train=list(train or []))
     program = build(doc["method"], ctx, **doc["config"])
-    program.load_state(doc["state"])
+    program.load_state(align_state(program, doc["state"], str(path)))
     if doc.get("extra") is not None and hasattr(program, "load_extra"):
         program.load_extra(doc["extra"])
     program._compiled = False

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import dspy
 import pytest
@@ -233,3 +234,30 @@ def test_blend_pool_is_recorded_and_rebuilt(tmp_path):
                              doc["blend_lms"])
     assert list(override.extra) == ["openai/z"]
     assert "blend" not in build_lms({"judge": LMSpec(model="openai/x")}).describe()
+
+
+# --- artifacts compiled before directed consultation (tests/core/fixtures/*-v1.json, made by commit adcbb4c) -------
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+@pytest.mark.parametrize("method", ["hiera", "judge-only"])
+def test_artifacts_from_before_directed_consultation_still_load(h, method, capsys):
+    doc = read_artifact(FIXTURES / f"{method}-v1.json")
+    loaded = load_judge(FIXTURES / f"{method}-v1.json", lms=h.make_role_lms({"relational_transparency": "unclear"}))
+    state = loaded.dump_state()
+    old_decide = "judge.decide.predict"  # judge-only's decision was a ChainOfThought; now a Predict
+    new_decide = "judge.decide.predict" if method == "hiera" else "judge.decide"
+    assert state[new_decide]["demos"] == doc["state"][old_decide]["demos"]  # the learned demos survive
+    assert state[new_decide]["signature"]["instructions"] == doc["state"][old_decide]["signature"]["instructions"]
+    # fields are paired by name, not position: the new `triage` input gets its own prefix and description
+    prefixes = [f["prefix"] for f in state["judge.triage"]["signature"]["fields"]]
+    assert prefixes[-2:] == ["Reasoning:", "Label:"]
+    descriptions = json.dumps(state)
+    assert "at most 20 words" not in descriptions  # the paper profile's descriptions, not the saved caps
+    err = capsys.readouterr().err
+    if method == "hiera":
+        assert "predates relation.query_analyzer.answer, relation.item_analyzer.answer" in err
+        assert state["relation.query_analyzer.analyze"]["demos"] == doc["state"]["relation.query_analyzer.analyze"]["demos"]
+    out = loaded(query="gray dresser", item_title="Mercury dresser", item_text="metallic mercury finish")
+    assert out.label in MSRD.labels
