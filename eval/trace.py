@@ -3,9 +3,11 @@
     python -m eval.trace --run 3e21cc4c3621 --pair msrd:qid:14175:348
     python -m eval.trace --run 3e21cc4c3621 --pair msrd:qid:14175:348 --json      # the raw row
 
-Triage (dimensions, guidance, provisional label), the Relation Analyzer's plan (consult flags, look-ups), specialist
-outputs (reused analyses marked), knowledge passages (title, source), the argument and the decision (with its
-reasoning); tokens, LM calls and seconds per step, then the totals. Run ids are printed by eval.run / eval.ablate.
+Triage (dimensions, guidance, provisional label), the Relation Analyzer's plan (whom to consult, what to ask, look-ups),
+specialist analyses (reused ones marked) and answers to R's questions (with their own look-ups), knowledge passages
+(title, source), the argument and the decision (with the triage it read, and its reasoning). Each step shows what it
+was handed beyond the pair (`<` lines), what it wrote, the model profile of its prompt, its tokens, LM calls and
+seconds; then the totals. Run ids are printed by eval.run / eval.ablate.
 """
 
 from __future__ import annotations
@@ -16,10 +18,13 @@ import sys
 from pathlib import Path
 
 from hiera_dspy.cli import runs_dir
+from hiera_dspy.profiles import describe as describe_profile
 from hiera_dspy.store import RunStore
 
 STEP_TITLES = {"judge.triage": "Judge triage", "relation.plan": "Relation Analyzer plan",
-               "query.analyze": "Query Analyzer", "item.analyze": "Item Analyzer",
+               "query.analyze": "Query Analyzer analysis", "item.analyze": "Item Analyzer analysis",
+               "query.answer": "Query Analyzer answer", "item.answer": "Item Analyzer answer",
+               "query.search": "Query Analyzer look-up", "item.search": "Item Analyzer look-up",
                "knowledge.search": "Knowledge look-up", "relation.synthesize": "Relation Analyzer argument",
                "judge.decide": "Judge decision"}
 SHOW = 3  # how many available ids an error message lists
@@ -65,9 +70,12 @@ def format_step(i: int, step: dict, width: int = 300) -> list[str]:
     reused = outputs.pop("reused", False)
     tokens = step.get("prompt_tokens", 0) + step.get("completion_tokens", 0)
     title = STEP_TITLES.get(step["name"], step["name"])
-    lines = [f"[{i}] {title} ({step['name']}, role {step['role']}){'  [reused]' if reused else ''}: "
+    profile = f", profile {step['profile']}" if step.get("profile") else ""
+    lines = [f"[{i}] {title} ({step['name']}, role {step['role']}{profile}){'  [reused]' if reused else ''}: "
              f"{step.get('calls', 0)} LM calls, {tokens} tokens ({step.get('prompt_tokens', 0)} in / "
              f"{step.get('completion_tokens', 0)} out), {step.get('seconds', 0.0):.2f}s"]
+    for key, value in (step.get("inputs") or {}).items():
+        lines.append(f"  < {key}: {_short(value, width)}")
     passages = outputs.pop("passages", None)
     for key, value in outputs.items():
         lines.append(f"    {key}: {_short(value, width)}")
@@ -84,8 +92,10 @@ def format_trace(config: dict, row: dict, width: int = 300) -> str:
              f"[{config.get('split', '?')}], knowledge {config.get('knowledge', '?')}",
              f"pair {row['id']}: gold {row.get('gold')!r} -> {outcome!r}"
              + (f" (human label {row['human_label']!r})" if row.get("human_label") else "")
-             + ("" if row.get("delegated") is None else f", delegated: {'yes' if row['delegated'] else 'no'}"), ""]
+             + ("" if row.get("delegated") is None else f", delegated: {'yes' if row['delegated'] else 'no'}")]
     steps = row.get("steps") or []
+    used = sorted({s["profile"] for s in steps if s.get("profile")})
+    lines += [f"profile: {describe_profile(name)}" for name in used] + [""]
     for i, step in enumerate(steps, 1):
         lines += format_step(i, step, width)
     if not steps:

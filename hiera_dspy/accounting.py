@@ -29,6 +29,8 @@ class Step:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     outputs: dict[str, Any] = field(default_factory=dict)
+    inputs: dict[str, Any] = field(default_factory=dict)  # what this step was given beyond the pair (see `shown`)
+    profile: str | None = None  # the model profile its prompt was fitted to (hiera_dspy.profiles)
 
     def to_dict(self) -> dict:
         return dict(self.__dict__)
@@ -71,6 +73,15 @@ class _StepTracker:
         self.step.calls += 1
         self.step.prompt_tokens += int(usage.get("prompt_tokens") or usage.get("input_tokens") or 0)
         self.step.completion_tokens += int(usage.get("completion_tokens") or usage.get("output_tokens") or 0)
+
+
+PAIR_INPUTS = frozenset({"query", "item", "item_title", "item_text", "label_definitions"})
+
+
+def shown(inputs: dict[str, Any]) -> dict[str, Any]:
+    """A step's inputs worth keeping in its trace: what it was handed beyond the pair itself (a question, the gaps,
+    the triage, the evidence)."""
+    return {k: v for k, v in inputs.items() if k not in PAIR_INPUTS}
 
 
 @contextmanager

@@ -58,6 +58,7 @@ def run_step(name: str, role: str, lms: RoleLMs, predictor: dspy.Module, scheme:
              **inputs) -> dspy.Prediction:
     """Call one predictor as a named, accounted step; recover the label from an unparseable answer when possible."""
     with accounting.step(name, role, lms.for_role(role)) as record:
+        record.inputs, record.profile = accounting.shown(inputs), getattr(predictor, "profile", None)
         try:
             prediction = predictor(**inputs)
         except AdapterParseError as exc:
@@ -137,9 +138,9 @@ class _Specialist(dspy.Module):
         super().__init__()
         self.lms = lms
         fitted = profiles.resolve(profile, lms, self.role)
-        self.analyze = dspy.Predict(profiles.fit(self.signature, fitted))
+        self.analyze = profiles.tag(dspy.Predict(profiles.fit(self.signature, fitted)), fitted)
         if directed:
-            self.answer = dspy.Predict(profiles.fit(self.directed, fitted))
+            self.answer = profiles.tag(dspy.Predict(profiles.fit(self.directed, fitted)), fitted)
         self.knowledge = knowledge or NoKnowledge()
         self.k, self.max_lookups = k, max_lookups
         self.memo = Memo()
@@ -253,8 +254,8 @@ class RelationAnalyzer(dspy.Module):
         self.directed = consultation == "directed"
         plan = RelationPlan if self.directed else RelationPlan.delete(QUESTIONS["query"]).delete(QUESTIONS["item"])
         fitted = profiles.resolve(profile, lms, "relation")
-        self.plan = dspy.Predict(profiles.fit(plan, fitted))
-        self.synthesize = dspy.Predict(profiles.fit(RelationSynthesis, fitted))
+        self.plan = profiles.tag(dspy.Predict(profiles.fit(plan, fitted)), fitted)
+        self.synthesize = profiles.tag(dspy.Predict(profiles.fit(RelationSynthesis, fitted)), fitted)
         own = dict(profile=profile, knowledge=self.knowledge if use_knowledge else None, k=k,
                    max_lookups=specialist_lookups, directed=self.directed)
         self.query_analyzer = QueryAnalyzer(lms, **own) if "query" in specialists else None
@@ -313,7 +314,8 @@ class RelevanceJudge(dspy.Module):
         self.scheme = scheme
         self.lms = lms
         fitted = profiles.resolve(profile, lms, "judge")
-        self.triage = dspy.Predict(profiles.fit(signatures.with_labels(JudgeTriage, scheme), fitted))
+        triage = profiles.fit(signatures.with_labels(JudgeTriage, scheme), fitted)
+        self.triage = profiles.tag(dspy.Predict(triage), fitted)
         if alone:
             assessment = profiles.fit(signatures.with_labels(JudgeAssessment, scheme), fitted)
             self.decide = dspy.Predict(assessment if reasoning else assessment.delete("reasoning"))
@@ -322,6 +324,7 @@ class RelevanceJudge(dspy.Module):
             self.decide = (dspy.ChainOfThought(decision, rationale_field=profiles.reasoning_field(fitted, REASONING_DESC))
                            if reasoning else dspy.Predict(decision))
         self.alone = alone
+        profiles.tag(self.decide, fitted)
 
     def assess(self, query: str, item: str) -> dspy.Prediction:
         out = run_step("judge.triage", "judge", self.lms, self.triage, self.scheme, query=query, item=item,

@@ -63,6 +63,22 @@ def reasoning_field(profile: Profile, desc: str) -> dspy.OutputField:
     return dspy.OutputField(desc=f"{cap}: {desc}" if cap else desc)
 
 
+def describe(name: str) -> str:
+    """One line for a trace: a profile's budgets and whether its prompts carry length caps."""
+    profile = PROFILES.get(name)
+    if profile is None:
+        return name
+    budgets = ", ".join(f"{role} {n}" for role, n in profile.max_tokens.items())
+    caps = f"length caps on {len(profile.caps)} fields" if profile.caps else "no length caps in the prompts"
+    return f"{name} (output budgets in tokens: {budgets}; {caps})"
+
+
+def tag(module: dspy.Module, profile: Profile) -> dspy.Module:
+    """Mark a predictor with the profile its prompt was fitted to (each accounted step records it)."""
+    module.profile = profile.name
+    return module
+
+
 def of_lm(lm) -> Profile:
     """The profile an LM asks for (`lm.hiera_profile`, set on the embedded model); any other model: the paper's."""
     return PROFILES.get(getattr(lm, "hiera_profile", None) or "paper", PAPER)

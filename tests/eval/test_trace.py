@@ -9,7 +9,9 @@ from eval import run, trace
 
 @pytest.fixture
 def hiera_run(patch_make_lm, tmp_path):
-    patch_make_lm({"query_interpretability": "unclear"})  # the Judge delegates: the whole hierarchy runs
+    patch_make_lm({"query_interpretability": "unclear",  # the Judge delegates: the whole hierarchy runs
+                   "guidance": "is a metallic mercury finish gray?",
+                   "question_for_item_analyzer": "verify that 'metallic mercury finish' is gray-toned"})
     metrics = run.main(["--dataset", "msrd", "--split", "dev", "--method", "hiera", "--limit", "2",
                         "--out", str(tmp_path / "out")])
     pair_id = json.loads((tmp_path / "out" / "predictions.jsonl").read_text().splitlines()[0])["id"]
@@ -20,20 +22,32 @@ def test_trace_prints_every_step(hiera_run, capsys):
     run_id, pair_id = hiera_run
     text = trace.main(["--run", run_id, "--pair", pair_id])
     assert text in capsys.readouterr().out
-    order = ["judge.triage", "relation.plan", "query.analyze", "item.analyze", "knowledge.search",
-             "relation.synthesize", "judge.decide"]
+    order = ["judge.triage", "relation.plan", "query.analyze", "query.answer", "query.search", "item.analyze",
+             "item.answer", "item.search", "knowledge.search", "relation.synthesize", "judge.decide"]
     positions = [text.index(f"({name},") for name in order]
     assert positions == sorted(positions)
-    for expected in ("query_interpretability: unclear", "guidance: fake guidance", "consult_query_analyzer: true",
-                     "lookups:", "passages:", "[catalog:msrd]", "argument: fake argument", "reasoning: fake reasoning",
-                     "LM calls", "tokens", "total: 7 steps, 6 LM calls", f"pair {pair_id}: gold"):
+    for expected in ("query_interpretability: unclear", "guidance: is a metallic mercury finish gray?",
+                     "consult_query_analyzer: true", "lookups:", "passages:", "[catalog:msrd]",
+                     "argument: fake argument", "reasoning: fake reasoning", "LM calls", "tokens",
+                     "total: 13 steps, 10 LM calls", f"pair {pair_id}: gold",
+                     # the paper profile: its budgets, no caps
+                     "profile: paper (output budgets in tokens: judge 3000, relation 1500, query 1000, item 1000; "
+                     "no length caps in the prompts)", "(judge.decide, role judge, profile paper)"):
         assert expected in text
+    # the directed question reaches the Item Analyzer, which answers it with the pair in view
+    item_answer = text[text.index("(item.answer,"):]
+    assert item_answer.split("\n")[1] == "  < analysis: stated: fake stated properties; inferred: fake inferred properties"
+    assert "  < question: verify that 'metallic mercury finish' is gray-toned" in item_answer
+    # the decision holds the Judge's triage
+    decision = text[text.index("(judge.decide,"):]
+    assert ("  < triage: query interpretability: unclear; information completeness: clear; relational transparency: "
+            "clear. Guidance (the gaps): is a metallic mercury finish gray?") in decision
 
 
 def test_format_step_marks_reuse_and_lists_passages():
     step = {"name": "query.analyze", "role": "query", "outputs": {"explicit_requirements": "x" * 500, "reused": True}}
     lines = trace.format_step(3, step, width=40)
-    assert lines[0].startswith("[3] Query Analyzer (query.analyze, role query)  [reused]: 0 LM calls, 0 tokens")
+    assert lines[0].startswith("[3] Query Analyzer analysis (query.analyze, role query)  [reused]: 0 LM calls, 0 tokens")
     assert lines[1] == "    explicit_requirements: " + "x" * 37 + "..."
     search = {"name": "knowledge.search", "role": "knowledge", "calls": 0, "seconds": 0.5,
               "outputs": {"lookups": ["alien"], "passages": [{"title": "Alien", "source": "catalog:msrd"}]}}
