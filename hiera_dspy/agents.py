@@ -237,23 +237,24 @@ def format_answer(title: str, a: dspy.Prediction) -> str:
 class RelationAnalyzer(dspy.Module):
     """R: plans which specialists and look-ups the Judge's gaps need and what to ask each, consults them, synthesises
     one argument. `consultation="directed"` (the paper, Sec. 4.2): each consulted specialist answers R's question about
-    this pair; `"undirected"`: each returns its pair-independent analysis (cheaper where many pairs share a query).
+    this pair; `"undirected"`: each returns its pair-independent analysis (cheaper where many pairs share a query);
+    `"auto"`: the profile's choice (directed for the paper's, undirected for the embedded model's).
 
     Specialists never talk to the Judge: everything they find passes through this synthesis.
     """
 
     def __init__(self, lms: RoleLMs, knowledge: Knowledge | None = None, k: int | None = None,
                  specialists: tuple[str, ...] = ("query", "item"), use_knowledge: bool = True,
-                 consultation: str = "directed", specialist_lookups: int = 1, profile: str | None = None):
+                 consultation: str = "auto", specialist_lookups: int = 1, profile: str | None = None):
         super().__init__()
         self.lms = lms
         self.knowledge = knowledge or NoKnowledge()
         self.k = k
         self.specialists = specialists
         self.use_knowledge = use_knowledge
-        self.directed = consultation == "directed"
-        plan = RelationPlan if self.directed else RelationPlan.delete(QUESTIONS["query"]).delete(QUESTIONS["item"])
         fitted = profiles.resolve(profile, lms, "relation")
+        self.directed = (fitted.consultation if consultation == "auto" else consultation) == "directed"
+        plan = RelationPlan if self.directed else RelationPlan.delete(QUESTIONS["query"]).delete(QUESTIONS["item"])
         self.plan = profiles.tag(dspy.Predict(profiles.fit(plan, fitted)), fitted)
         self.synthesize = profiles.tag(dspy.Predict(profiles.fit(RelationSynthesis, fitted)), fitted)
         own = dict(profile=profile, knowledge=self.knowledge if use_knowledge else None, k=k,

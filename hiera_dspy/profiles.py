@@ -3,7 +3,8 @@
 A profile holds each role's output budget (max tokens) and the length caps written into output-field descriptions.
 `paper` is the paper's setup (App. A.1: 3000 tokens for the Judge, 1500 for the Relation Analyzer, 1000 for the Query
 and Item Analyzers) with no caps in the prompts: any hosted model gets it. `local` is the embedded 1.5B model's: it
-writes ~6-11 tokens/s on 2 cores and runs on until its token cap, so it gets small budgets and says-so-in-words caps.
+writes ~6-11 tokens/s on 2 cores and runs on until its token cap, so it gets small budgets and caps in words, and
+`consultation=auto` means undirected for it (each specialist's cached analysis, no per-pair answers: ~4 calls fewer).
 The signatures (`signatures/hiera.py`) carry no caps; `fit(signature, profile)` adds the profile's.
 
 Example:
@@ -25,6 +26,7 @@ class Profile:
     name: str
     max_tokens: dict[str, int]
     caps: dict[str, str] = field(default_factory=dict)
+    consultation: str = "directed"  # what `consultation=auto` means under this profile
     doc: str = ""
 
 
@@ -41,7 +43,8 @@ LOCAL = Profile("local", {"judge": 200, "relation": 128, "query": 96, "item": 96
     "inferred_properties": "at most 20 words",
     "answer": "at most 30 words",
     "argument": "at most 50 words",
-}, doc="the embedded 1.5B model: small output budgets and word caps in the prompts")
+}, consultation="undirected",
+    doc="the embedded 1.5B model: small output budgets, word caps in the prompts, undirected consultation (fewer calls)")
 PROFILES: dict[str, Profile] = {p.name: p for p in (PAPER, LOCAL)}
 SETTINGS = ("auto", *PROFILES)  # the `profile` config key: auto = from the role's LM
 

@@ -8,7 +8,8 @@
 - judge-only: the Judge decides alone.
 Delegation policy: `triage` (the Judge decides when to delegate), `always`, or `never` (the Judge decides alone, with
 its three-dimension assessment). Consultation: `directed` (R asks each specialist a question drawn from the Judge's
-gaps) or `undirected` (each specialist returns its pair-independent analysis). `profile`: output budgets and length
+gaps), `undirected` (each specialist returns its pair-independent analysis) or `auto` (the profile's: directed for
+hosted models, undirected for the embedded one). `profile`: output budgets and length
 caps (`hiera_dspy.profiles`; auto = from each role's LM).
 """
 
@@ -29,7 +30,7 @@ class HieraProgram(dspy.Module):
 
     def __init__(self, ctx: BuildContext, relation: bool = True, specialists: tuple[str, ...] = ("query", "item"),
                  knowledge: bool = True, coordination: str = "hierarchical", delegation: str = "triage",
-                 k: int | None = None, reasoning: bool = True, consultation: str = "directed",
+                 k: int | None = None, reasoning: bool = True, consultation: str = "auto",
                  specialist_lookups: int = 1, profile: str = "auto"):
         super().__init__()
         self.knowledge = ctx.knowledge
@@ -101,7 +102,7 @@ GRAPHS = {
 ABLATIONS = list(GRAPHS)
 # Config every HIERA graph shares (types, choices and meanings: hiera_dspy/methods/params.py). k None: the knowledge
 # source's default (web 5, catalog 3).
-GRAPH_DEFAULTS = {"delegation": "triage", "k": None, "coordination": "hierarchical", "consultation": "directed",
+GRAPH_DEFAULTS = {"delegation": "triage", "k": None, "coordination": "hierarchical", "consultation": "auto",
                   "specialist_lookups": 1, "profile": "auto"}
 
 

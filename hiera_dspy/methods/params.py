@@ -65,7 +65,8 @@ PARAMS: dict[str, Param] = {
     "coordination": Param(str, "specialists through the Relation Analyzer, or run independently and concatenated",
                           ("hierarchical", "concatenate")),
     "consultation": Param(str, "specialists answer R's question about the pair, or return a pair-independent "
-                               "analysis", ("directed", "undirected")),
+                               "analysis; auto: the profile's (directed; local: undirected)",
+                          ("auto", "directed", "undirected")),
     "specialist_lookups": Param(int, "knowledge look-ups each specialist may make per question (0: none)", low=0,
                                 high=3),
     "profile": Param(str, "output budgets and length caps: from each role's LM, the paper's, or the local model's",

@@ -22,7 +22,8 @@ def prompts(h, method: str, profile: str, lm_profile: str | None = None) -> list
     lms = h.make_role_lms(DELEGATE)
     if lm_profile:
         lms["judge"].hiera_profile = lm_profile
-    program = build(method, BuildContext(MSRD, lms, NoKnowledge()), profile=profile)
+    config = {"consultation": "directed"} if method in ("hiera", "judge+qi") else {}  # auto follows the profile
+    program = build(method, BuildContext(MSRD, lms, NoKnowledge()), profile=profile, **config)
     h.run_ledgered(program, **h.pair().inputs())
     return [json.dumps(entry["messages"]) for entry in lms["judge"].history]
 
@@ -57,5 +58,17 @@ def test_budgets_come_from_the_profiles():
 
 
 def test_unknown_profile_is_refused(h):
-    with pytest.raises(ValueError, match="auto, paper, local"):
+    with pytest.raises(ValueError, match=r"auto \| paper \| local"):
         build("hiera", BuildContext(MSRD, h.make_role_lms()), profile="tiny")
+
+
+def test_auto_consultation_is_the_profiles(h):
+    def plan_fields(profile):
+        program = build("hiera", BuildContext(MSRD, h.make_role_lms()), profile=profile)
+        return program.relation.directed, set(program.relation.plan.signature.output_fields)
+
+    assert plan_fields("paper") == (True, {"consult_query_analyzer", "question_for_query_analyzer",
+                                           "consult_item_analyzer", "question_for_item_analyzer", "lookups"})
+    assert plan_fields("local") == (False, {"consult_query_analyzer", "consult_item_analyzer", "lookups"})
+    local_directed = build("hiera", BuildContext(MSRD, h.make_role_lms()), profile="local", consultation="directed")
+    assert local_directed.relation.directed is True
