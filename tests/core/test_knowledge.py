@@ -138,22 +138,27 @@ def fake_tavily(monkeypatch):
     return FakeTavily
 
 
-def test_auto_without_key_uses_the_catalog(tmp_path):
+def test_auto_without_key_uses_the_catalog(tmp_path, capsys):
     kb = make_knowledge("auto", dataset(), cache_dir=str(tmp_path))
+    assert capsys.readouterr().err == ("hiera-dspy: --knowledge auto: catalog (TAVILY_API_KEY is not set, so the tiny "
+                                       "catalog (BM25) instead of web search; set it, or pass "
+                                       "--knowledge web|catalog|none)\n")
     assert isinstance(kb, CachedKnowledge) and isinstance(kb.source, CatalogKnowledge)
     assert kb.name == "catalog:tiny"
     assert kb.search("clownfish", 1)[0].title == "Finding Nemo"
 
 
-def test_auto_without_key_or_catalog_is_none():
+def test_auto_without_key_or_catalog_is_none(capsys):
     assert isinstance(make_knowledge("auto", dataset(with_catalog=False)), NoKnowledge)
+    assert "auto: none (TAVILY_API_KEY is not set and tiny has no catalog" in capsys.readouterr().err
     assert isinstance(make_knowledge("auto", None), NoKnowledge)
     assert make_knowledge("none", dataset()).search("x") == []
 
 
-def test_auto_with_key_uses_the_web(monkeypatch, fake_tavily, tmp_path):
+def test_auto_with_key_uses_the_web(monkeypatch, fake_tavily, tmp_path, capsys):
     monkeypatch.setenv("TAVILY_API_KEY", "tvly-test")
     kb = make_knowledge("auto", dataset(), cache_dir=str(tmp_path))
+    assert "auto: web (TAVILY_API_KEY is set: web search, 5 results per look-up" in capsys.readouterr().err
     assert isinstance(kb, CachedKnowledge) and isinstance(kb.source, WebKnowledge) and kb.name == "web:tavily"
     assert fake_tavily.instances[0].api_key == "tvly-test"
     passages = kb.search("tom cruise", 2)
@@ -169,6 +174,8 @@ def test_web_knowledge_with_injected_client():
     web = WebKnowledge(client=client)
     assert len(web.search("alien movie", k=3)) == 3
     assert client.calls == [{"query": "alien movie", "max_results": 3}]
+    assert len(web.search("alien movie")) == 5  # the paper's default: 5 results per web search (App. A.1)
+    assert client.calls[-1] == {"query": "alien movie", "max_results": 5}
     assert copy.deepcopy(web) is web
 
 
@@ -191,3 +198,15 @@ def test_render_marks_passages_as_data():
     assert text.startswith("<knowledge source='web:tavily'>") and text.endswith("</knowledge>")
     assert "[[" not in text and "…[truncated]" in text
     assert render([]) == ""
+
+
+def test_hiera_asks_web_search_for_five_results(h, fake_tavily, monkeypatch, tmp_path):
+    from hiera_dspy.labels import get_scheme
+    from hiera_dspy.methods import BuildContext, build
+
+    monkeypatch.setenv("TAVILY_API_KEY", "tvly-test")
+    kb = make_knowledge("web", dataset(), cache_dir=str(tmp_path))
+    lms = h.make_role_lms({"relational_transparency": "unclear", "lookups": ["a look-up"]})
+    program = build("hiera", BuildContext(get_scheme("msrd"), lms, kb))
+    h.run_ledgered(program, **h.pair().inputs())
+    assert {c["max_results"] for c in fake_tavily.instances[0].calls} == {5}
