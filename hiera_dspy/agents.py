@@ -322,8 +322,8 @@ class RelevanceJudge(dspy.Module):
             self.decide = dspy.Predict(assessment if reasoning else assessment.delete("reasoning"))
         else:
             decision = signatures.with_labels(JudgeDecision, scheme)
-            self.decide = (dspy.ChainOfThought(decision, rationale_field=profiles.reasoning_field(fitted, REASONING_DESC))
-                           if reasoning else dspy.Predict(decision))
+            rationale = profiles.reasoning_field(fitted, REASONING_DESC)
+            self.decide = dspy.ChainOfThought(decision, rationale_field=rationale) if reasoning else dspy.Predict(decision)
         self.alone = alone
         profiles.tag(self.decide, fitted)
 

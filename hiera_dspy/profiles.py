@@ -44,7 +44,7 @@ LOCAL = Profile("local", {"judge": 200, "relation": 128, "query": 96, "item": 96
     "answer": "at most 30 words",
     "argument": "at most 50 words",
 }, consultation="undirected",
-    doc="the embedded 1.5B model: small output budgets, word caps in the prompts, undirected consultation (fewer calls)")
+    doc="the embedded 1.5B model: small output budgets, word caps in prompts, undirected consultation (fewer calls)")
 PROFILES: dict[str, Profile] = {p.name: p for p in (PAPER, LOCAL)}
 SETTINGS = ("auto", *PROFILES)  # the `profile` config key: auto = from the role's LM
 

@@ -92,4 +92,5 @@ class HieraReact(dspy.Module):
 
 
 register("hiera-react", "HIERA as nested ReAct agents, the paper's implementation style (arXiv 2608.00785, A.1)",
-         family="hiera", k=None, max_iters=4, specialist_lookups=1, profile="auto")(lambda ctx, **config: HieraReact(ctx, **config))
+         family="hiera", k=None, max_iters=4, specialist_lookups=1, profile="auto")(
+             lambda ctx, **config: HieraReact(ctx, **config))

@@ -258,6 +258,7 @@ def test_artifacts_from_before_directed_consultation_still_load(h, method, capsy
     err = capsys.readouterr().err
     if method == "hiera":
         assert "predates relation.query_analyzer.answer, relation.item_analyzer.answer" in err
-        assert state["relation.query_analyzer.analyze"]["demos"] == doc["state"]["relation.query_analyzer.analyze"]["demos"]
+        analyze = "relation.query_analyzer.analyze"
+        assert state[analyze]["demos"] == doc["state"][analyze]["demos"]
     out = loaded(query="gray dresser", item_title="Mercury dresser", item_text="metallic mercury finish")
     assert out.label in MSRD.labels

@@ -36,7 +36,8 @@ def test_trace_prints_every_step(hiera_run, capsys):
         assert expected in text
     # the directed question reaches the Item Analyzer, which answers it with the pair in view
     item_answer = text[text.index("(item.answer,"):]
-    assert item_answer.split("\n")[1] == "  < analysis: stated: fake stated properties; inferred: fake inferred properties"
+    assert item_answer.split("\n")[1] == ("  < analysis: stated: fake stated properties; "
+                                          "inferred: fake inferred properties")
     assert "  < question: verify that 'metallic mercury finish' is gray-toned" in item_answer
     # the decision holds the Judge's triage
     decision = text[text.index("(judge.decide,"):]
@@ -47,7 +48,8 @@ def test_trace_prints_every_step(hiera_run, capsys):
 def test_format_step_marks_reuse_and_lists_passages():
     step = {"name": "query.analyze", "role": "query", "outputs": {"explicit_requirements": "x" * 500, "reused": True}}
     lines = trace.format_step(3, step, width=40)
-    assert lines[0].startswith("[3] Query Analyzer analysis (query.analyze, role query)  [reused]: 0 LM calls, 0 tokens")
+    assert lines[0].startswith("[3] Query Analyzer analysis (query.analyze, role query)  [reused]: "
+                               "0 LM calls, 0 tokens")
     assert lines[1] == "    explicit_requirements: " + "x" * 37 + "..."
     search = {"name": "knowledge.search", "role": "knowledge", "calls": 0, "seconds": 0.5,
               "outputs": {"lookups": ["alien"], "passages": [{"title": "Alien", "source": "catalog:msrd"}]}}
