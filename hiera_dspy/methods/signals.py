@@ -119,7 +119,9 @@ def _with_evidence(owner: dspy.Module, attr: str) -> None:
     module = getattr(owner, attr)
     if isinstance(module, dspy.ChainOfThought):
         owner, attr, module = module, "predict", module.predict
-    setattr(owner, attr, EvidencePredict(with_scorer_evidence(module.signature), **module.config))
+    replacement = EvidencePredict(with_scorer_evidence(module.signature), **module.config)
+    replacement.profile = getattr(module, "profile", None)  # the model profile its prompt was fitted to
+    setattr(owner, attr, replacement)
 
 
 class ScorerHooks:

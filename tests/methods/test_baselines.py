@@ -26,7 +26,7 @@ def test_every_baseline_is_registered_with_a_reference_and_knowledge_option():
     for name in BASELINES:
         info = available()[name]
         assert "(" in info.doc and "20" in info.doc, name  # one line naming its reference
-        assert info.defaults["with_knowledge"] is False and info.defaults["k"] == 3
+        assert info.defaults["with_knowledge"] is False and info.defaults["k"] is None  # the source's default
 
 
 @pytest.mark.parametrize("scheme_name", SCHEMES)
