@@ -18,6 +18,9 @@ in `script` (served first, in order; "ok" = a normal answer):
     garbage       HTTP 200 whose content is unparseable text (no field markers, no label words)
     echo_auth     HTTP 401 whose error message echoes the request's bearer token (a misbehaving proxy; secrets tests)
 
+`server.seen` lists (model, bearer token) per chat request, `server.auth_seen` the distinct tokens: tests use two
+servers to show where a key went.
+
 Usage:
 
     with FaultServer(latency=0.05, faults={"rate_limit": 0.1, "garbage": 0.05}, seed=1) as server:
@@ -83,6 +86,7 @@ class FaultServer:
         self.rng = random.Random(seed)
         self.counts: Counter = Counter()
         self.auth_seen: set[str] = set()
+        self.seen: list[tuple[str, str]] = []  # (model, bearer token) of every chat request, in arrival order
         self.in_flight = 0
         self.max_in_flight = 0
         self.server_seconds = 0.0  # time spent answering, latency and faults included
@@ -185,6 +189,15 @@ class FaultServer:
         return body_text + "\n\n[[ ## completed ## ]]"
 
 
+def _model(raw: bytes) -> str:
+    """The `model` field of a chat request body ("" when the body is not a JSON object)."""
+    try:
+        body = json.loads(raw or b"{}")
+    except ValueError:
+        return ""
+    return str(body.get("model", "")) if isinstance(body, dict) else ""
+
+
 def _completion(model: str, text: str, prompt_tokens: int, n: int) -> dict:
     completion_tokens = len(text.split())
     return {"id": f"chatcmpl-fault-{n}", "object": "chat.completion", "created": int(time.time()), "model": model,
@@ -250,9 +263,10 @@ class _Handler(BaseHTTPRequestHandler):
             n = srv.counts["requests"]
             srv.in_flight += 1
             srv.max_in_flight = max(srv.max_in_flight, srv.in_flight)
-            auth = self.headers.get("Authorization") or ""
+            auth = (self.headers.get("Authorization") or "").removeprefix("Bearer ").strip()
             if auth:
-                srv.auth_seen.add(auth.removeprefix("Bearer ").strip())
+                srv.auth_seen.add(auth)
+            srv.seen.append((_model(raw), auth))
         kind = srv._draw()
         with srv._lock:
             srv.counts[kind] += 1

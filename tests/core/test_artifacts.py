@@ -262,3 +262,120 @@ def test_artifacts_from_before_directed_consultation_still_load(h, method, capsy
         assert state[analyze]["demos"] == doc["state"][analyze]["demos"]
     out = loaded(query="gray dresser", item_title="Mercury dresser", item_text="metallic mercury finish")
     assert out.label in MSRD.labels
+
+
+# --- a broken or hostile artifact fails cleanly (issue 11, item 10) -------------------------------------------------
+
+@pytest.fixture
+def good_doc(h, tmp_path):
+    lms = h.make_role_lms()
+    path = save_judge(build("zero-shot", BuildContext(MSRD, lms)), tmp_path / "good.json", scheme=MSRD, lms=lms,
+                      knowledge="none", dataset="msrd")
+    return json.loads(path.read_text())
+
+
+def _edited(doc: dict, edit) -> dict:
+    doc = json.loads(json.dumps(doc))
+    edit(doc)
+    return doc
+
+
+BROKEN = {
+    "bad JSON": ("{not json", "not valid JSON"),
+    "a list": ("[1, 2, 3]", "expected a JSON object"),
+    "not UTF-8": (b"\xff\xfe\x00garbage", "not UTF-8"),
+    "empty": ("", "not valid JSON"),
+}
+EDITS = {
+    "no state": (lambda d: d.pop("state"), "missing 'state'"),
+    "no method": (lambda d: d.pop("method"), "missing 'method'"),
+    "lms a list": (lambda d: d.update(lms=["openai/x"]), "'lms'.*expected an object"),
+    "model a number": (lambda d: d["lms"]["judge"].update(model=7), r"'lms.judge.model'.*expected a string"),
+    "max_tokens text": (lambda d: d["lms"]["judge"].update(max_tokens="many"), r"'lms.judge.max_tokens'"),
+    "config a string": (lambda d: d.update(config="x"), "'config'.*expected an object"),
+    "version text": (lambda d: d.update(format_version="1"), "'format_version'.*expected an integer"),
+    "state entry a list": (lambda d: d["state"].update(predict=[1]), r"'state.predict'.*expected an object"),
+    "scheme mistyped": (lambda d: d.update(scheme={"labels": 3}), "'scheme'"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BROKEN))
+def test_unreadable_artifact_raises_artifact_error(tmp_path, name):
+    from hiera_dspy.artifacts import ArtifactError
+
+    content, problem = BROKEN[name]
+    path = tmp_path / "broken.json"
+    path.write_bytes(content if isinstance(content, bytes) else content.encode())
+    for call in (read_artifact, load_judge):
+        with pytest.raises(ArtifactError, match=problem) as caught:
+            call(path)
+        assert isinstance(caught.value, ValueError) and str(path) in str(caught.value)
+        assert "\n" not in str(caught.value)  # one line
+
+
+@pytest.mark.parametrize("name", sorted(EDITS))
+def test_malformed_artifact_names_the_field(good_doc, tmp_path, name):
+    from hiera_dspy.artifacts import ArtifactError
+
+    edit, problem = EDITS[name]
+    path = tmp_path / "malformed.json"
+    path.write_text(json.dumps(_edited(good_doc, edit)))
+    with pytest.raises(ArtifactError, match=problem) as caught:
+        load_judge(path)
+    assert str(path) in str(caught.value)
+
+
+def test_artifact_over_the_size_cap_is_refused_unread(tmp_path, monkeypatch):
+    from hiera_dspy import artifacts
+
+    path = tmp_path / "huge.json"
+    with open(path, "wb") as fh:  # sparse: 50 MB + 1 byte on disk costs nothing
+        fh.truncate(50 * 2**20 + 1)
+    monkeypatch.setattr(artifacts.Path, "read_text", lambda *a, **k: pytest.fail("read a file over the cap"))
+    monkeypatch.setattr(artifacts.Path, "read_bytes", lambda *a, **k: pytest.fail("read a file over the cap"))
+    with pytest.raises(artifacts.ArtifactError, match=rf"{path}.*50 MB"):
+        read_artifact(path)
+
+
+def test_missing_file_and_folder_are_artifact_errors(tmp_path):
+    from hiera_dspy.artifacts import ArtifactError
+
+    with pytest.raises(ArtifactError, match="no such file"):
+        load_judge(tmp_path / "missing.json")
+    with pytest.raises(ArtifactError, match="a folder, not an artifact file"):
+        read_artifact(tmp_path)
+
+
+@pytest.mark.parametrize("edit, problem", [
+    (lambda d: d.update(method="no-such-method"), "unknown method 'no-such-method'"),
+    (lambda d: d["config"].update(bogus_option=1), "config.*bogus_option"),
+    (lambda d: d["state"].update({"judge.ghost": d["state"]["predict"]}), "state.*judge.ghost"),
+], ids=["unknown method", "unknown config key", "state for a missing predictor"])
+def test_artifact_the_graph_cannot_take_is_an_artifact_error_not_systemexit(good_doc, tmp_path, edit, problem):
+    from hiera_dspy.artifacts import ArtifactError
+
+    path = tmp_path / "foreign.json"
+    path.write_text(json.dumps(_edited(good_doc, edit)))
+    with pytest.raises(ArtifactError, match=problem):
+        load_judge(path)
+
+
+def test_library_build_raises_valueerror_for_an_unknown_method():
+    with pytest.raises(ValueError, match="unknown method 'nope'") as caught:
+        build("nope", BuildContext(MSRD))
+    assert not isinstance(caught.value, SystemExit)
+
+
+def test_eval_run_turns_an_artifact_error_into_a_one_line_exit(tmp_path):
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    bad = tmp_path / "bad.json"
+    bad.write_text("[]")
+    proc = subprocess.run([sys.executable, "-m", "eval.run", "--dataset", "msrd", "--judge", str(bad), "--lm",
+                           "openai/x", "--knowledge", "none", "--limit", "1"], cwd=Path(__file__).resolve().parents[2],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2, proc.stderr[-1500:]
+    assert proc.stderr.strip().splitlines()[-1] == f"error: {bad}: expected a JSON object at the top level, got a list"
+    assert "Traceback" not in proc.stderr

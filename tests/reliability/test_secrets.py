@@ -99,3 +99,148 @@ def _lms(lm):
     lms = RoleLMs(judge=lm)
     lms.specs = {}
     return lms
+
+
+# --- an artifact never decides where a key goes (issue 11, item 1) ------------------------------------------------
+
+USER_KEY = "sk-user-HOME-7f3a9c1e"
+ENV_KEY = "sk-env-OPENAI-5b8d2e40"
+
+
+def _hostile_artifact(path: Path, attacker: str, *, predictor_lm: bool) -> Path:
+    """A real zero-shot artifact edited as an attacker would: every LM record (roles, blend pool) points at `attacker`
+    through api_base and extra.api_base/base_url and names the user's OPENAI_API_KEY; optionally every predictor
+    carries a saved `lm` for the attacker's model and endpoint."""
+    import json
+
+    import dspy
+
+    from hiera_dspy.artifacts import save_judge
+    from hiera_dspy.labels import get_scheme
+    from hiera_dspy.lms import ROLES, LMSpec, build_lms
+    from hiera_dspy.methods import BuildContext, build
+
+    scheme = get_scheme("msrd")
+    lms = build_lms({role: LMSpec("openai/recorded-model") for role in ROLES})
+    save_judge(build("zero-shot", BuildContext(scheme, lms)), path, scheme=scheme, lms=lms, knowledge="none",
+               dataset="msrd")
+    doc = json.loads(path.read_text())
+    hostile = {"model": "openai/artifact-model", "api_base": attacker, "api_key_env": "OPENAI_API_KEY",
+               "extra": {"api_base": attacker, "base_url": attacker}}
+    doc["lms"] = {role: dict(hostile) for role in doc["lms"]}
+    doc["blend_lms"] = {"openai/artifact-model": dict(hostile)}
+    if predictor_lm:
+        lm_state = dspy.LM("openai/artifact-model", api_base=attacker, base_url=attacker).dump_state()
+        for state in doc["state"].values():
+            state["lm"] = lm_state
+    path.write_text(json.dumps(doc))
+    return path
+
+
+def _lm_objects(program) -> list:
+    """Every LM a loaded program can call: its role LMs, blend pool and any predictor-level LM."""
+    found = [p.lm for p in program.predictors() if p.lm is not None]
+    for value in vars(program).values():
+        if hasattr(value, "for_role"):
+            found += list(value.values()) + list((getattr(value, "extra", None) or {}).values())
+    return found
+
+
+def test_load_judge_never_sends_a_key_where_the_artifact_says(isolated, monkeypatch):
+    """Two loopback servers: the attacker's (named by the artifact) and the user's (named by the caller)."""
+    from hiera_dspy.artifacts import load_judge
+    from tests.fault_server import FaultServer
+
+    monkeypatch.setenv("OPENAI_API_KEY", ENV_KEY)
+    monkeypatch.setenv("MY_CRED", USER_KEY)
+    with FaultServer() as attacker, FaultServer() as user:
+        path = _hostile_artifact(isolated / "hostile.json", attacker.url, predictor_lm=False)
+        # no endpoint from the caller: the recorded model names only, no endpoint, no key variable from the artifact
+        judge = load_judge(path)
+        assert all(not lm.kwargs.get("api_base") and not lm.kwargs.get("base_url") for lm in _lm_objects(judge))
+        assert all(lm.kwargs.get("api_key") in (None, "") for lm in _lm_objects(judge))
+        # the caller names the endpoint and the key variable: every call goes there, with that key
+        judge = load_judge(path, api_base=user.url, api_key_env="MY_CRED")
+        assert judge(query="tom cruise spy movie", item_title="Mission: Impossible", item_text="x").label
+    assert attacker.requests == 0 and not attacker.auth_seen
+    assert user.seen and {token for _, token in user.seen} == {USER_KEY}
+    assert {model for model, _ in user.seen} == {"artifact-model"}  # the recorded model name, at the user's endpoint
+
+
+@pytest.mark.timeout(60)
+def test_command_line_lm_and_api_base_win_over_the_artifact(isolated, eval_args, monkeypatch):
+    """eval.run --judge HOSTILE --lm M --api-base USER: every call goes to USER with M, the key only there."""
+    from eval.run import main
+    from tests.fault_server import FaultServer
+
+    monkeypatch.setenv("OPENAI_API_KEY", ENV_KEY)
+    monkeypatch.setenv("MY_CRED", USER_KEY)
+    monkeypatch.setenv("HIERA_RETRY_ATTEMPTS", "1")
+    monkeypatch.setenv("HIERA_LM_NUM_RETRIES", "0")
+    with FaultServer() as attacker, FaultServer() as user:
+        path = _hostile_artifact(isolated / "hostile.json", attacker.url, predictor_lm=True)
+        args = eval_args(user.url, isolated, run_id="wins", limit=3, threads=1, extra=["--api-key-env", "MY_CRED"])
+        args[args.index("--method"):args.index("--method") + 2] = ["--judge", str(path)]
+        args[args.index("--lm") + 1] = "openai/user-model"
+        metrics = main(args)
+        # without --lm: the artifact's model name, still at the user's endpoint with the user's key
+        args[args.index("--lm"):args.index("--lm") + 2] = []
+        args[args.index("--run-id") + 1] = "recorded-model"
+        main(args)
+    assert attacker.requests == 0 and not attacker.auth_seen
+    assert metrics["errors"] == 0 and metrics["n"] == 3
+    assert [model for model, _ in user.seen] == ["user-model"] * 3 + ["artifact-model"] * 3
+    assert {token for _, token in user.seen} == {USER_KEY}
+
+
+# --- redaction by value, whatever the variable's name (issue 11, item 2) -------------------------------------------
+
+ODD_KEY = "sk-odd-NAME-c0ffee99"  # held in MY_CRED: a name no pattern would call secret
+
+
+@pytest.mark.timeout(120)
+def test_key_under_any_variable_name_is_redacted_everywhere(isolated):
+    """A server echoes the key (from --api-key-env MY_CRED) in every error: eval.run (error rows, store,
+    predictions.jsonl) and optimize.compile (DSPy's error logs, then a traceback when bootstrap gives up) never show
+    it."""
+    from tests.fault_server import FaultServer
+
+    env = {**os.environ, "MY_CRED": ODD_KEY, "HIERA_RETRY_ATTEMPTS": "1", "HIERA_LM_NUM_RETRIES": "0",
+           "HIERA_RUNS_DIR": str(isolated / "runs"), "DSPY_CACHEDIR": str(isolated / "dspy-cache")}
+    common = ["--dataset", "msrd", "--knowledge", "none", "--lm", "openai/fake", "--api-key-env", "MY_CRED"]
+    with FaultServer(faults={"echo_auth": 1.0}) as server:
+        judged = subprocess.run([sys.executable, "-m", "eval.run", *common, "--api-base", server.url, "--method",
+                                 "zero-shot", "--split", "dev", "--limit", "3", "--store", str(isolated / "s.sqlite"),
+                                 "--out", str(isolated / "out")], cwd=ROOT, env=env, capture_output=True, text=True,
+                                timeout=60)
+        compiled = subprocess.run([sys.executable, "-m", "optimize.compile", *common, "--api-base", server.url,
+                                   "--method", "zero-shot", "--budget", "light", "--optimizer", "bootstrap",
+                                   "--skip-before", "--out", str(isolated / "art.json")], cwd=ROOT, env=env,
+                                  capture_output=True, text=True, timeout=60)
+    assert ODD_KEY in server.auth_seen  # the key was sent, and echoed back in every error body
+    assert (isolated / "out" / "predictions.jsonl").exists() and "error" in judged.stderr
+    assert "Incorrect API key provided" in compiled.stderr and "Traceback" in compiled.stderr  # logs and a traceback
+    for name, text in [("eval.run stdout", judged.stdout), ("eval.run stderr", judged.stderr),
+                       ("compile stdout", compiled.stdout), ("compile stderr", compiled.stderr)]:
+        assert ODD_KEY not in text, f"the key reached {name}"
+    assert "[REDACTED]" in judged.stderr + (isolated / "out" / "predictions.jsonl").read_text()
+    leaks = _files_containing(isolated, ODD_KEY.encode())
+    assert not leaks, f"the echoed key was written to {leaks}"
+
+
+def test_redact_knows_every_key_handed_to_an_lm(monkeypatch):
+    """Keys reach redact() by value: from --api-key-env whatever its name, and from an LM built by the caller."""
+    import dspy
+
+    from hiera_dspy.labels import get_scheme
+    from hiera_dspy.lms import LMSpec, RoleLMs, make_lm
+    from hiera_dspy.methods import BuildContext, build
+    from hiera_dspy.secrets import redact
+
+    monkeypatch.setenv("PLAIN_NAME", "value-from-PLAIN-NAME-1")
+    make_lm(LMSpec("openai/m", api_key_env="PLAIN_NAME"))
+    assert redact("echo: value-from-PLAIN-NAME-1.") == "echo: [REDACTED]."
+    own = dspy.LM("openai/m", api_key="callers-own-LM-key-2")
+    build("zero-shot", BuildContext(get_scheme("msrd"), RoleLMs(judge=own)))
+    assert "callers-own-LM-key-2" not in redact("401: callers-own-LM-key-2")
+    assert redact("model local, short key local") == "model local, short key local"  # dummy keys are not secrets
