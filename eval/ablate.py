@@ -23,6 +23,7 @@ from typing import Callable
 import dspy
 
 from eval.report import sanitize, summarize_method, write_report
+from hiera_dspy.cli import cli_main
 from hiera_dspy.cli import add_data_arguments, load_data, prepare_fresh, run_id_for, runs_dir
 from hiera_dspy.knowledge import make_knowledge
 from hiera_dspy.lms import add_lm_arguments, lms_from_args
@@ -164,4 +165,4 @@ def print_table(summaries: list[dict], reference: str | None) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    cli_main(main)

@@ -14,7 +14,8 @@ import json
 import sys
 from pathlib import Path
 
-from hiera_dspy.artifacts import load_judge, read_artifact
+from hiera_dspy.artifacts import load_judge, note_ignored_endpoints, read_artifact
+from hiera_dspy.cli import cli_main
 from hiera_dspy.cli import (add_config_argument, add_data_arguments, config_from_args, load_data, metrics_from_rows,
                             prepare_fresh, print_metrics, run_id_for, runs_dir)
 from hiera_dspy.knowledge import make_knowledge
@@ -51,6 +52,7 @@ def build_program(args, dataset):
             raise SystemExit("error: --set changes an uncompiled --method; a compiled --judge keeps its config "
                              "(compile again with optimize.compile --set ...)")
         doc = read_artifact(args.judge)
+        note_ignored_endpoints(args.judge, doc, args.api_base)
         lms = lms_from_args(args, doc["lms"], doc.get("blend_lms"))
         return load_judge(args.judge, lms=lms, knowledge=knowledge, train=train, doc=doc), lms, knowledge
     lms = lms_from_args(args)
@@ -100,4 +102,4 @@ def write_outputs(out: Path, identity: dict, metrics: dict, rows: list[dict]) ->
 
 
 if __name__ == "__main__":
-    main()
+    cli_main(main)

@@ -1,7 +1,14 @@
 """A compiled judge is one self-describing JSON file: format version, method, graph config, label scheme,
-role -> model specs (never keys), knowledge source, DSPy state (instructions + demos), dev metrics, package versions.
+role -> model names (never keys nor key variables), knowledge source, DSPy state (instructions + demos), dev metrics,
+package versions.
 
 `load_judge(path)` rebuilds the graph from the config and loads the state: no pickle, loads in any repo.
+
+An artifact is data: it never decides where a request or a key goes. Its `lms` block records model names (endpoints
+only for information); on load, endpoints and key variables come from the caller (`api_base=`, `api_key_env=`, `lms=`,
+the CLIs' flags) and predictor-level LMs in the saved state are ignored. A file that is not a well-formed artifact
+(bad JSON, a list, missing or mistyped fields, over MAX_BYTES, a graph that cannot take its config or state) raises
+`ArtifactError` naming the path and the problem.
 """
 
 from __future__ import annotations
@@ -15,12 +22,11 @@ from pathlib import Path
 
 import dspy
 
-from hiera_dspy.compat import align_state
+from hiera_dspy.artifact_format import FORMAT, FORMAT_VERSION, ArtifactError, read_artifact  # noqa: F401
+from hiera_dspy.compat import RENAMED, align_state
 from hiera_dspy.labels import LabelScheme
 from hiera_dspy.lms import LMSpec, RoleLMs, build_lms, with_blend
 
-FORMAT = "hiera-dspy/judge"
-FORMAT_VERSION = 1
 SECRET_NAME = re.compile(r"(api[_-]?key|secret|password|token|authorization)$", re.I)
 
 
@@ -53,10 +59,11 @@ def save_judge(program: dspy.Module, path: str | Path, *, scheme: LabelScheme, l
     doc = {
         "format": FORMAT, "format_version": FORMAT_VERSION, "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "method": program.method, "config": _jsonable(program.config), "scheme": scheme.to_dict(),
-        "lms": {role: spec.to_dict() for role, spec in specs.items()},
-        "blend_lms": {name: spec.to_dict() for name, spec in (getattr(lms, "extra_specs", None) or {}).items()},
+        "lms": {role: spec.record() for role, spec in specs.items()},
+        "blend_lms": {name: spec.record() for name, spec in (getattr(lms, "extra_specs", None) or {}).items()},
         "knowledge": knowledge, "dataset": dataset,
-        "state": program.dump_state(), "extra": program.dump_extra() if hasattr(program, "dump_extra") else None,
+        "state": _without_lms(program.dump_state()),
+        "extra": program.dump_extra() if hasattr(program, "dump_extra") else None,
         "metrics": metrics or {}, "versions": _versions(),
     }
     refuse_secrets(doc)
@@ -68,46 +75,89 @@ def save_judge(program: dspy.Module, path: str | Path, *, scheme: LabelScheme, l
     return path
 
 
+def _without_lms(state: dict) -> dict:
+    """Predictor states without their `lm`: LMs are the caller's at load time, an artifact records only models."""
+    return {name: {**s, "lm": None} if isinstance(s, dict) else s for name, s in state.items()}
+
+
 def _jsonable(config: dict) -> dict:
     return {k: list(v) if isinstance(v, tuple) else v for k, v in config.items()}
 
 
-def read_artifact(path: str | Path) -> dict:
-    path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"{path}: no such artifact; make one with python -m optimize.compile --dataset ...")
-    doc = json.loads(path.read_text())
-    if doc.get("format") != FORMAT or doc.get("format_version", 0) > FORMAT_VERSION:
-        raise ValueError(f"{path}: not a {FORMAT} v{FORMAT_VERSION} artifact (format={doc.get('format')!r}, "
-                         f"version={doc.get('format_version')!r}); upgrade hiera-dspy or re-compile")
-    return doc
+def recorded_specs(records: dict, *, api_base: str | None = None, api_key_env: str | None = None) -> dict[str, LMSpec]:
+    """LM specs from an artifact's `lms` or `blend_lms` block: its model names (and output caps) only; the endpoint
+    and the key variable are the caller's, never the artifact's."""
+    return {name: LMSpec.from_record(spec, api_base=api_base, api_key_env=api_key_env)
+            for name, spec in (records or {}).items()}
 
 
-def load_judge(path: str | Path, *, lms: RoleLMs | None = None, knowledge=None, train=None,
-               doc: dict | None = None) -> dspy.Module:
+def load_judge(path: str | Path, *, lms: RoleLMs | None = None, api_base: str | None = None,
+               api_key_env: str | None = None, knowledge=None, train=None, doc: dict | None = None) -> dspy.Module:
     """Rebuild a compiled judge: a plain `dspy.Module` whose forward(query, item_title, item_text) gives `.label`.
 
+    Without `lms`, the artifact's recorded models are built at the caller's `api_base` with the key read from the
+    caller's `api_key_env` (none given: each provider's default endpoint and key variable). The artifact's own
+    endpoints, key variables and predictor-level LMs are ignored. Raises `ArtifactError` for a malformed file.
+
     Example:
-        >>> judge = load_judge("artifacts/msrd/hiera.json")
+        >>> judge = load_judge("artifacts/msrd/hiera.json", api_base="http://127.0.0.1:8000/v1")
         >>> judge(query="tom cruise spy movie", item_title="Mission: Impossible", item_text="...").label
     """
-    from hiera_dspy.methods import BuildContext, build
+    from hiera_dspy.methods import BuildContext, available, build
 
-    doc = doc or read_artifact(path)  # `doc`: the artifact already read by the caller
+    doc = doc or read_artifact(path)  # `doc`: the artifact already read (and checked) by the caller
     scheme = LabelScheme.from_dict(doc["scheme"])
     if lms is None:
-        lms = build_lms({role: LMSpec(**spec) for role, spec in doc["lms"].items()})
-        with_blend(lms, {name: LMSpec(**spec) for name, spec in (doc.get("blend_lms") or {}).items()})
+        note_ignored_endpoints(path, doc, api_base)
+        lms = build_lms(recorded_specs(doc["lms"], api_base=api_base, api_key_env=api_key_env))
+        with_blend(lms, recorded_specs(doc.get("blend_lms"), api_base=api_base, api_key_env=api_key_env))
     if knowledge is None:
         knowledge = _recorded_knowledge(doc)
-    ctx = BuildContext(scheme=scheme, lms=lms, knowledge=knowledge, train=list(train or []))
-    program = build(doc["method"], ctx, **doc["config"])
-    program.load_state(align_state(program, doc["state"], str(path)))
-    if doc.get("extra") is not None and hasattr(program, "load_extra"):
-        program.load_extra(doc["extra"])
+    method, config = doc["method"], doc["config"]
+    info = available().get(method)
+    if info is None:
+        raise ArtifactError(path, f"unknown method {method!r}; registered: {', '.join(sorted(available()))}")
+    unknown = sorted(set(config) - set(info.defaults) - set(info.options))
+    if unknown:
+        raise ArtifactError(path, f"'config' has keys method {method} does not take: {', '.join(unknown)}")
+    try:
+        program = build(method, BuildContext(scheme=scheme, lms=lms, knowledge=knowledge, train=list(train or [])),
+                        **config)
+    except (TypeError, ValueError) as exc:
+        raise ArtifactError(path, f"'config' does not build method {method}: {exc}") from None
+    _load_state(path, program, doc)
     program._compiled = False
     program.scheme = scheme
     return program
+
+
+def _load_state(path, program: dspy.Module, doc: dict) -> None:
+    """Load instructions and demos, fitted to the current graph (hiera_dspy.compat); a predictor-level `lm` in the
+    saved state is ignored (the caller's LMs judge)."""
+    built = {name: p.lm for name, p in program.named_predictors()}
+    saved = doc["state"]
+    known = set(built) | {old for old, new in RENAMED.items() if new in built} | {
+        new for old, new in RENAMED.items() if old in built}
+    if saved and not set(saved) & known:
+        raise ArtifactError(path, f"'state' holds no predictor of the {doc['method']} graph (the file has "
+                                  f"{', '.join(sorted(saved))}; the graph has {', '.join(sorted(built))})")
+    try:
+        program.load_state(_without_lms(align_state(program, saved, str(path))))
+        if doc.get("extra") is not None and hasattr(program, "load_extra"):
+            program.load_extra(doc["extra"])
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise ArtifactError(path, f"'state' does not load: {type(exc).__name__}: {exc}") from None
+    for name, predictor in program.named_predictors():
+        predictor.lm = built[name]
+
+
+def note_ignored_endpoints(path, doc: dict, api_base: str | None) -> None:
+    """Say on stderr that the endpoints an artifact records are not used when the caller names none."""
+    recorded = sorted({spec.get("api_base") or (spec.get("extra") or {}).get("api_base") or ""
+                       for block in ("lms", "blend_lms") for spec in (doc.get(block) or {}).values()} - {""})
+    if recorded and not api_base:
+        print(f"hiera-dspy: {path} records endpoint(s) {', '.join(map(str, recorded))}; an artifact never chooses "
+              "where requests and keys go: pass --api-base (api_base=) to use one", file=sys.stderr)
 
 
 def _recorded_knowledge(doc: dict):
@@ -123,7 +173,7 @@ def _recorded_knowledge(doc: dict):
 
             dataset = load_dataset(doc["dataset"])
         return make_knowledge(kind, dataset)
-    except (SystemExit, Exception) as exc:  # noqa: BLE001 - a judge without its catalog still judges
+    except Exception as exc:  # noqa: BLE001 - a judge without its catalog still judges
         print(f"hiera-dspy: knowledge source {doc.get('knowledge')!r} unavailable ({exc}); judging without it; "
               f"pass knowledge= to load_judge to supply one", file=sys.stderr)
         return NoKnowledge()

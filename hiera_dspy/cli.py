@@ -10,7 +10,21 @@ import sys
 from pathlib import Path
 
 from hiera_dspy.data import DataError, Dataset, load_dataset
+from hiera_dspy.errors import HieraError
 from hiera_dspy.labels import custom_scheme, get_scheme
+from hiera_dspy.secrets import redact_output
+
+
+def cli_main(main) -> None:
+    """Run a command-line tool's `main()`: keys are redacted from all it prints (logs and tracebacks too), and a
+    HieraError (a bad artifact, an unset key variable, an unknown method) ends it with one line `error: ...` and exit
+    status 2. Only the CLIs turn errors into exit codes; the library raises."""
+    redact_output()
+    try:
+        main()
+    except HieraError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        raise SystemExit(2) from None
 
 
 def add_data_arguments(parser: argparse.ArgumentParser) -> None:

@@ -19,7 +19,9 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # never fetch lit
 
 import dspy  # noqa: E402
 
+from hiera_dspy.errors import HieraError  # noqa: E402
 from hiera_dspy.profiles import LOCAL, PAPER  # noqa: E402
+from hiera_dspy.secrets import remember_key  # noqa: E402
 
 ROLES = ("judge", "relation", "query", "item")
 
@@ -38,6 +40,9 @@ DEFAULT_MAX_TOKENS = PAPER.max_tokens
 LOCAL_MAX_TOKENS = LOCAL.max_tokens
 
 
+RECORDED = ("model", "api_base", "max_tokens", "temperature")  # the LMSpec fields an artifact keeps
+
+
 @dataclass
 class LMSpec:
     """How to build one role's LM; holds no secret (the key is read from `api_key_env` at build time)."""
@@ -51,6 +56,18 @@ class LMSpec:
 
     def to_dict(self) -> dict:
         return {k: v for k, v in self.__dict__.items() if v not in (None, {}, "")}
+
+    def record(self) -> dict:
+        """What an artifact records: the model, its output cap and temperature, and (for information only) the
+        endpoint; never a key variable nor extra client arguments."""
+        return {k: v for k, v in self.to_dict().items() if k in RECORDED}
+
+    @classmethod
+    def from_record(cls, record: dict, *, api_base: str | None = None, api_key_env: str | None = None) -> "LMSpec":
+        """A spec from a recorded one (an artifact's): its model, output cap and temperature only. The endpoint and
+        the key variable are the caller's: a record never decides where a request or a key goes."""
+        kept = {k: record[k] for k in ("max_tokens", "temperature") if record.get(k) is not None}
+        return cls(model=record["model"], api_base=api_base, api_key_env=api_key_env, **kept)
 
 
 class RoleLMs(dict):
@@ -99,8 +116,9 @@ def make_lm(spec: LMSpec, role: str = "judge") -> dspy.BaseLM:
     if spec.api_key_env:
         key = os.environ.get(spec.api_key_env)
         if not key:
-            raise SystemExit(f"--api-key-env {spec.api_key_env}: that environment variable is not set")
+            raise HieraError(f"--api-key-env {spec.api_key_env}: that environment variable is not set")
         kwargs["api_key"] = key
+    remember_key(kwargs.get("api_key"))  # its value is redacted from every error we store or print
     cache_id = endpoint_cache_id(spec.model, spec.api_base)
     if cache_id is not None:
         kwargs["rollout_id"] = cache_id
@@ -117,15 +135,16 @@ def make_lm(spec: LMSpec, role: str = "judge") -> dspy.BaseLM:
 
 
 def specs_from_args(args: argparse.Namespace, recorded: dict[str, dict] | None = None) -> dict[str, LMSpec]:
-    """Resolve per-role specs: CLI flags override models recorded in an artifact, which override the defaults."""
+    """Resolve per-role specs: CLI flags override models recorded in an artifact, which override the defaults.
+    Endpoint and key variable come only from the flags (never from the record)."""
     base = getattr(args, "lm", None)
     specs: dict[str, LMSpec] = {}
     if base in PRESETS:
         specs = {role: LMSpec(**cfg) for role, cfg in PRESETS[base].items()}
     elif base:
         specs = {role: LMSpec(model=base) for role in ROLES}
-    elif recorded:
-        specs = {role: LMSpec(**cfg) for role, cfg in recorded.items()}
+    elif recorded:  # an artifact's models: names only, the endpoint and key variable come from the flags below
+        specs = {role: LMSpec.from_record(cfg) for role, cfg in recorded.items()}
     else:
         default = os.environ.get("HIERA_LM")
         if not default:
@@ -174,14 +193,15 @@ def add_lm_arguments(parser: argparse.ArgumentParser) -> None:
 
 def lms_from_args(args: argparse.Namespace, recorded: dict[str, dict] | None = None,
                   recorded_blend: dict[str, dict] | None = None) -> RoleLMs:
-    """The role LMs from CLI flags over an artifact's recorded models; --blend-lms over its recorded ensemble pool."""
+    """The role LMs from CLI flags over an artifact's recorded models; --blend-lms over its recorded ensemble pool.
+    Every LM's endpoint and key variable are the flags' (--api-base, --api-key-env), never the artifact's."""
     lms = build_lms(specs_from_args(args, recorded))
+    endpoint = {"api_base": getattr(args, "api_base", None), "api_key_env": getattr(args, "api_key_env", None)}
     blend = [m.strip() for m in (getattr(args, "blend_lms", None) or "").split(",") if m.strip()]
     if blend:
-        specs = {model: LMSpec(model=model, api_base=getattr(args, "api_base", None),
-                               api_key_env=getattr(args, "api_key_env", None)) for model in blend}
+        specs = {model: LMSpec(model=model, **endpoint) for model in blend}
     else:
-        specs = {name: LMSpec(**spec) for name, spec in (recorded_blend or {}).items()}
+        specs = {name: LMSpec.from_record(spec, **endpoint) for name, spec in (recorded_blend or {}).items()}
     return with_blend(lms, specs)
 
 

@@ -36,7 +36,7 @@ def judge_one(program: dspy.Module, pair: Pair, position: int | None = None) -> 
             if fields.get("escalated"):
                 label = None
         except Exception as exc:  # noqa: BLE001 - one pair's failure must not stop the run
-            error = redact(f"{type(exc).__name__}: {str(exc)[:500]}")  # a server may echo the key back
+            error = redact(f"{type(exc).__name__}: {exc}")[:500]  # a server may echo the key: redact, then cut
     by_role = ledger.by_role()
     return {"id": pair.id, "position": position, "gold": pair.label, "label": label, "fields": fields,
             "steps": [s.to_dict() for s in ledger.steps], "tokens": ledger.tokens, "lm_calls": ledger.calls,

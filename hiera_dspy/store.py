@@ -12,6 +12,8 @@ import threading
 import time
 from pathlib import Path
 
+from hiera_dspy.secrets import redact_obj
+
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
     run_id TEXT PRIMARY KEY, config TEXT NOT NULL, created REAL NOT NULL
@@ -61,7 +63,9 @@ class RunStore:
             return {r[0] for r in self._db.execute(sql, (run_id,))}
 
     def record(self, run_id: str, row: dict) -> None:
-        """Write one judgment in its own transaction (a retried judgment replaces its error row)."""
+        """Write one judgment in its own transaction (a retried judgment replaces its error row); every string in it
+        is redacted of keys first (an error or a step may quote a server that echoed one)."""
+        row = redact_obj(row)
         values = (run_id, row["id"], row.get("position"), row.get("gold"), row.get("label"),
                   json.dumps(row.get("fields", {}), default=str), json.dumps(row.get("steps", []), default=str),
                   row.get("tokens", 0), row.get("lm_calls", 0), json.dumps(row.get("tokens_by_role", {})),

@@ -19,6 +19,7 @@ import dspy
 
 from eval.run import write_outputs
 from hiera_dspy.artifacts import save_judge
+from hiera_dspy.cli import cli_main
 from hiera_dspy.cli import (add_config_argument, add_data_arguments, config_from_args, load_data, metrics_from_rows,
                             prepare_fresh, print_metrics, run_id_for, runs_dir)
 from hiera_dspy.knowledge import make_knowledge
@@ -111,4 +112,4 @@ def main(argv: list[str] | None = None) -> dict:
 
 
 if __name__ == "__main__":
-    main()
+    cli_main(main)

@@ -22,6 +22,7 @@ from pathlib import Path
 import dspy
 import optuna
 
+from hiera_dspy.cli import cli_main
 from hiera_dspy.cli import add_data_arguments, load_data, metrics_from_rows, run_id_for, runs_dir
 from hiera_dspy.knowledge import make_knowledge
 from hiera_dspy.lms import add_lm_arguments, lms_from_args
@@ -165,4 +166,4 @@ def main(argv: list[str] | None = None) -> dict:
 
 
 if __name__ == "__main__":
-    main()
+    cli_main(main)

@@ -12,6 +12,8 @@ import sys
 from dataclasses import dataclass
 from typing import Protocol
 
+from hiera_dspy.errors import HieraError
+
 
 @dataclass(frozen=True)
 class Passage:
@@ -53,7 +55,7 @@ def make_knowledge(kind: str, dataset=None, cache_dir: str | None = None) -> Kno
         return NoKnowledge()
     if kind == "catalog":
         if dataset is None or not dataset.catalog:
-            raise SystemExit("--knowledge catalog: this dataset has no catalog; use --knowledge web or none")
+            raise HieraError("--knowledge catalog: this dataset has no catalog; use --knowledge web or none")
         from hiera_dspy.knowledge.catalog import CatalogKnowledge
 
         source = CatalogKnowledge(dataset.catalog, name=f"catalog:{dataset.name}")
@@ -62,7 +64,7 @@ def make_knowledge(kind: str, dataset=None, cache_dir: str | None = None) -> Kno
 
         source = WebKnowledge()
     else:
-        raise SystemExit(f"--knowledge {kind!r}: expected auto, catalog, web or none")
+        raise HieraError(f"--knowledge {kind!r}: expected auto, catalog, web or none")
     return CachedKnowledge(source, cache_dir)
 
 

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import os
 
+from hiera_dspy.errors import HieraError
 from hiera_dspy.knowledge import Passage
+from hiera_dspy.secrets import remember_key
 
 
 class WebKnowledge:
@@ -18,9 +20,10 @@ class WebKnowledge:
         if client is None:
             key = os.environ.get("TAVILY_API_KEY")
             if not key:
-                raise SystemExit("--knowledge web needs TAVILY_API_KEY in the environment (or use catalog/none)")
+                raise HieraError("--knowledge web needs TAVILY_API_KEY in the environment (or use catalog/none)")
             from tavily import TavilyClient
 
+            remember_key(key)  # redacted from every error we store or print, like an LM's key
             client = TavilyClient(api_key=key)
         self._client = client
 

@@ -11,9 +11,11 @@ from typing import Callable
 
 import dspy
 
+from hiera_dspy.errors import HieraError
 from hiera_dspy.knowledge import Knowledge, NoKnowledge
 from hiera_dspy.labels import LabelScheme
 from hiera_dspy.lms import RoleLMs
+from hiera_dspy.secrets import remember_lm_keys
 from hiera_dspy.types import Pair
 
 
@@ -71,8 +73,10 @@ def available() -> dict[str, MethodInfo]:
 def build(name: str, ctx: BuildContext, **config) -> dspy.Module:
     methods = available()
     if name not in methods:
-        raise SystemExit(f"unknown method {name!r}; registered: {', '.join(sorted(methods))}")
+        raise HieraError(f"unknown method {name!r}; registered: {', '.join(sorted(methods))}")
     info = methods[name]
+    remember_lm_keys(ctx.lms)  # a caller's own LMs: their keys are redacted from errors too
+    remember_lm_keys(ctx.extra_lms)
     if not ctx.extra_lms and getattr(ctx.lms, "extra", None):
         ctx.extra_lms = dict(ctx.lms.extra)
     merged = {**info.defaults, **{k: v for k, v in config.items() if v is not None}}

@@ -180,16 +180,20 @@ def test_web_knowledge_with_injected_client():
 
 
 def test_web_without_key_refuses():
-    with pytest.raises(SystemExit, match="TAVILY_API_KEY"):
+    from hiera_dspy.errors import HieraError
+
+    with pytest.raises(HieraError, match="TAVILY_API_KEY"):
         WebKnowledge()
-    with pytest.raises(SystemExit, match="TAVILY_API_KEY"):
+    with pytest.raises(HieraError, match="TAVILY_API_KEY"):
         make_knowledge("web", dataset())
 
 
 def test_bad_choices_refuse():
-    with pytest.raises(SystemExit, match="no catalog"):
+    from hiera_dspy.errors import HieraError
+
+    with pytest.raises(HieraError, match="no catalog"):
         make_knowledge("catalog", dataset(with_catalog=False))
-    with pytest.raises(SystemExit, match="expected auto"):
+    with pytest.raises(HieraError, match="expected auto"):
         make_knowledge("wikipedia", dataset())
 
 

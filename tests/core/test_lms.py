@@ -112,7 +112,9 @@ def test_make_lm_passes_rollout_id_only_with_api_base(monkeypatch):
 
 def test_make_lm_reads_the_key_from_the_environment(monkeypatch):
     monkeypatch.delenv("HIERA_TEST_MISSING", raising=False)
-    with pytest.raises(SystemExit, match="HIERA_TEST_MISSING"):
+    from hiera_dspy.errors import HieraError
+
+    with pytest.raises(HieraError, match="HIERA_TEST_MISSING"):
         make_lm(LMSpec(model="openai/m", api_key_env="HIERA_TEST_MISSING"))
     monkeypatch.setenv("HIERA_TEST_KEY", "sk-x")
     assert make_lm(LMSpec(model="openai/m", api_key_env="HIERA_TEST_KEY")).kwargs["api_key"] == "sk-x"
