@@ -86,14 +86,14 @@ def load(arg: str | None, scheme: LabelScheme | None, *, on_bad_row: str = "erro
                 texts[uid].append(f"{name.strip()}: {value.strip()}" if name.strip() else value.strip())
     pairs, titles = [], {}
     for number, row in enumerate(train.to_dict("records"), 1):
+        uid, title = row["product_uid"], row["product_title"].strip()
+        titles.setdefault(uid, title)  # the catalog is every product of train.csv, a skipped row's too
         try:
             label = scheme.from_raw(relevance_level(row["relevance"]))
         except ValueError as exc:
             bad(folder / "train.csv", f"column 'relevance': {exc}; expected a mean rating from 1 to 3",
                 row=f"row {number} (id {row['id']})")
             continue
-        uid, title = row["product_uid"], row["product_title"].strip()
-        titles.setdefault(uid, title)
         pairs.append(Pair(id=f"homedepot:{row['id']}", query=row["search_term"].strip(), item_title=title,
                           item_text="\n".join(texts[uid]), label=label, query_id=row["search_term"].strip().lower(),
                           item_id=uid))
