@@ -79,5 +79,5 @@ class Holder:
 
     def describe(self, now: float) -> str:
         started = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(self.acquired))
-        return (f"pid {self.pid} on {self.host} (since {started}, last heartbeat {max(0.0, now - self.heartbeat):.0f} s "
-                f"ago)")
+        beat = max(0.0, now - self.heartbeat)
+        return f"pid {self.pid} on {self.host} (since {started}, last heartbeat {beat:.0f} s ago)"

@@ -86,7 +86,8 @@ class RunStore:
         self._closed = False
         self._lock = threading.Lock()
         if self.path.is_dir():
-            raise StoreError(f"{self.path}: is a folder; a run store is a SQLite file, e.g. {self.path / 'store.sqlite'}")
+            raise StoreError(f"{self.path}: is a folder; a run store is a SQLite file, e.g. "
+                             f"{self.path / 'store.sqlite'}")
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._db = sqlite3.connect(self.path, check_same_thread=False, timeout=60, isolation_level=None)
@@ -96,7 +97,8 @@ class RunStore:
             with self._lock:
                 tables = {r[0] for r in self._db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
                 if tables and "judgments" not in tables:  # another application's database: leave it alone
-                    raise StoreError(f"a SQLite database without a judgments table (tables: {', '.join(sorted(tables))})")
+                    raise StoreError(f"a SQLite database without a judgments table "
+                                     f"(tables: {', '.join(sorted(tables))})")
                 self._db.execute("PRAGMA journal_mode=WAL")
                 self._db.execute("PRAGMA synchronous=NORMAL")
                 self._db.executescript(SCHEMA)
