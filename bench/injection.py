@@ -9,6 +9,7 @@ Each attack pushes toward the label farthest from the clean judgment. Runs go th
 from __future__ import annotations
 
 import argparse
+import re
 from pathlib import Path
 
 from hiera_dspy.cli import runs_dir
@@ -34,7 +35,7 @@ def main(argv: list[str] | None = None) -> str:
     lms = build_lms({role: LMSpec(args.lm) for role in ("judge", "relation", "query", "item")})
     program = build(args.method, BuildContext(dataset.scheme, lms, make_knowledge("auto", dataset)))
     store = RunStore(runs_dir() / "store.sqlite")
-    run_id = f"injection-{args.method}-{args.lm.replace('/', '_')}"
+    run_id = re.sub(r"[^A-Za-z0-9._+=@-]+", "_", f"injection-{args.method}-{args.lm}")  # a safe run id
     store.start_run(run_id, {"bench": "injection", "method": args.method, "lm": args.lm})
     clean = run_pairs(program, dataset.split("dev", args.limit), store, run_id, progress=False)
     lines = ["| attack | pairs | flips | flip rate | errors |", "|---|---|---|---|---|"]

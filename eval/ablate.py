@@ -17,20 +17,19 @@ import argparse
 import json
 import sys
 from collections import defaultdict
-from pathlib import Path
 from typing import Callable
 
 import dspy
 
 from eval.report import sanitize, summarize_method, write_report
 from hiera_dspy.cli import cli_main
-from hiera_dspy.cli import add_data_arguments, load_data, prepare_fresh, run_id_for, runs_dir
+from hiera_dspy.cli import (add_data_arguments, add_run_arguments, begin_run, exit_on_error_rate, load_data,
+                            open_store, output_folder, positive_int, prepare_fresh, run_id_for, runs_dir, skipped_rows)
 from hiera_dspy.knowledge import make_knowledge
 from hiera_dspy.lms import add_lm_arguments, lms_from_args
 from hiera_dspy.methods import BuildContext, available, build
 from hiera_dspy.methods.hiera import ABLATIONS
 from hiera_dspy.runner import run_pairs
-from hiera_dspy.store import RunStore
 
 
 def _families(*families: str) -> list[str]:
@@ -58,10 +57,10 @@ def parser() -> argparse.ArgumentParser:
     which.add_argument("--grid", choices=sorted(GRIDS), help="a named set of methods")
     p.add_argument("--with-knowledge", action="store_true",
                    help="also run every baseline with knowledge passages concatenated (NAME+k)")
-    p.add_argument("--limit", type=int, help="judge only the first N pairs of the split")
+    p.add_argument("--limit", type=positive_int, help="judge only the first N pairs of the split")
     p.add_argument("--reference", default="hiera", help="method the others are tested against (McNemar)")
     p.add_argument("--out", help="report folder (default: runs/ablate-<dataset>-<split>)")
-    p.add_argument("--store", help="run store SQLite file (default: runs/store.sqlite)")
+    add_run_arguments(p, run_id=False)
     add_lm_arguments(p)
     return p
 
@@ -93,6 +92,9 @@ def main(argv: list[str] | None = None) -> list[dict]:
     args = parser().parse_args(argv)
     names = GRIDS[args.grid]() if args.grid else [m.strip() for m in args.methods.split(",") if m.strip()]
     rows_spec = variants(names, args.with_knowledge)
+    if args.out:
+        output_folder(args.out)
+    store = open_store(args)
     dataset = load_data(args)
     split = args.split or dataset.default_split
     if not dataset.splits.get("train"):
@@ -107,7 +109,6 @@ def main(argv: list[str] | None = None) -> list[dict]:
     dspy.configure(lm=lms.for_role("judge"))
     knowledge = make_knowledge(args.knowledge, dataset)
     ctx = BuildContext(dataset.scheme, lms, knowledge, dataset.splits.get("train", []))
-    store = RunStore(args.store or runs_dir() / "store.sqlite")
     print(f"{len(rows_spec)} methods x {len(pairs)} pairs of {args.dataset} [{split}] (LMs {lms.describe()}, "
           f"knowledge {knowledge.name})", file=sys.stderr)
 
@@ -121,7 +122,7 @@ def main(argv: list[str] | None = None) -> list[dict]:
         if tau is not None:
             identity["tau"] = tau
         run_id = run_id_for(identity)
-        store.start_run(run_id, identity)
+        begin_run(store, run_id, identity, args)
         print(f"== {display} (run {run_id})", file=sys.stderr)
         results[display] = (run_id, run_pairs(program, pairs, store, run_id, threads=args.threads))
 
@@ -133,10 +134,10 @@ def main(argv: list[str] | None = None) -> list[dict]:
     for display, (run_id, rows) in results.items():
         ref_rows = results[reference][1] if reference and display != reference else None
         s = summarize_method(display, rows, labels, reference_rows=ref_rows, n_comparisons=n_comparisons)
-        s |= {"run_id": run_id, "lm_calls_by_role": lm_calls_by_role(rows)}
+        s |= {"run_id": run_id, "lm_calls_by_role": lm_calls_by_role(rows), "skipped_rows": skipped_rows(dataset)}
         summaries.append(s)
 
-    out = Path(args.out or runs_dir() / f"ablate-{sanitize(args.dataset)}-{split}")
+    out = output_folder(args.out or runs_dir() / f"ablate-{sanitize(args.dataset)}-{split}")
     has_dream = any(available()[m].family in DEBATE for _, m, _ in rows_spec)
     title = f"{args.dataset} [{split}]: {len(pairs)} pairs, LMs {lms.describe()}, knowledge {knowledge.name}"
     paths = write_report(out, summaries, {d: rows for d, (_, rows) in results.items()}, labels, title,
@@ -149,6 +150,10 @@ def main(argv: list[str] | None = None) -> list[dict]:
     print_table(summaries, reference)
     figures = sum(1 for name in paths if name.endswith(".png"))
     print(f"wrote report.md, summary.json, predictions.jsonl and {figures} figures to {out}/ (store {store.path})")
+    exit_on_error_rate({display: {"errors": sum(1 for r in rows if r.get("error")), "pairs": len(rows)}
+                        for display, (_, rows) in results.items()}, args.max_error_rate,
+                       "retry a method's errors with eval.run --method NAME --retry-errors and the same data and LM "
+                       "flags (the same run)")
     return summaries
 
 

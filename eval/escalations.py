@@ -13,7 +13,7 @@ import json
 import sys
 from pathlib import Path
 
-from hiera_dspy.cli import runs_dir
+from hiera_dspy.cli import open_store
 from hiera_dspy.labels import LabelScheme
 from hiera_dspy.store import RunStore
 
@@ -62,7 +62,7 @@ def record(store: RunStore, run_id: str, path: Path, allowed: set[str]) -> int:
 
 def main(argv: list[str] | None = None) -> None:
     args = parser().parse_args(argv)
-    store = RunStore(args.store or runs_dir() / "store.sqlite")
+    store = open_store(args)
     if store.run_config(args.run) is None:
         raise SystemExit(f"no run {args.run!r} in {store.path}; runs: {', '.join(store.run_ids()[-5:]) or 'none'}")
     rows = store.rows(args.run)

@@ -16,13 +16,13 @@ from pathlib import Path
 
 from hiera_dspy.artifacts import load_judge, note_ignored_endpoints, read_artifact
 from hiera_dspy.cli import cli_main
-from hiera_dspy.cli import (add_config_argument, add_data_arguments, config_from_args, load_data, metrics_from_rows,
-                            prepare_fresh, print_metrics, run_id_for, runs_dir)
+from hiera_dspy.cli import (add_config_argument, add_data_arguments, add_run_arguments, begin_run, config_from_args,
+                            exit_on_error_rate, load_data, metrics_from_rows, open_store, output_folder, positive_int,
+                            prepare_fresh, print_metrics, run_id_for, runs_dir, skipped_rows)
 from hiera_dspy.knowledge import make_knowledge
 from hiera_dspy.lms import add_lm_arguments, lms_from_args
 from hiera_dspy.methods import BuildContext, build
 from hiera_dspy.runner import run_pairs
-from hiera_dspy.store import RunStore
 
 
 def parser() -> argparse.ArgumentParser:
@@ -33,10 +33,9 @@ def parser() -> argparse.ArgumentParser:
     which = p.add_mutually_exclusive_group(required=True)
     which.add_argument("--method", help="a registered method, uncompiled (see python -m eval.methods)")
     which.add_argument("--judge", help="a compiled judge artifact (JSON) from optimize.compile")
-    p.add_argument("--limit", type=int, help="judge only the first N pairs of the split")
-    p.add_argument("--run-id", help="resume or name a run (default: derived from method, data and LMs)")
+    p.add_argument("--limit", type=positive_int, help="judge only the first N pairs of the split")
     p.add_argument("--out", help="output folder (default: runs/<run id>)")
-    p.add_argument("--store", help="run store SQLite file (default: runs/store.sqlite)")
+    add_run_arguments(p)
     p.add_argument("--retry-errors", action="store_true", help="re-judge only the judgments that ended in an error")
     add_config_argument(p)
     add_lm_arguments(p)
@@ -62,6 +61,9 @@ def build_program(args, dataset):
 
 def main(argv: list[str] | None = None) -> dict:
     args = parser().parse_args(argv)
+    if args.out:
+        output_folder(args.out)
+    store = open_store(args)
     dataset = load_data(args)
     pairs = dataset.split(args.split, args.limit)
     program, lms, knowledge = build_program(args, dataset)
@@ -73,20 +75,21 @@ def main(argv: list[str] | None = None) -> dict:
         identity["tau"] = tau
     # --limit is not part of the id: a larger limit later resumes the same run and judges only the new pairs
     run_id = args.run_id or run_id_for({k: v for k, v in identity.items() if k != "limit"})
-    store = RunStore(args.store or runs_dir() / "store.sqlite")
-    store.start_run(run_id, identity)
+    begin_run(store, run_id, identity, args, may_differ=("limit",))
     print(f"run {run_id}: {len(pairs)} pairs of {args.dataset} [{split}] with {program.method} "
           f"(LMs {lms.describe()}, knowledge {knowledge.name})", file=sys.stderr)
     rows = run_pairs(program, pairs, store, run_id, threads=args.threads, retry_errors=args.retry_errors)
     metrics = metrics_from_rows(rows, list(dataset.scheme.labels))
     metrics["run_id"] = run_id
-    out = Path(args.out or runs_dir() / run_id)
-    write_outputs(out, identity, metrics, rows)
+    metrics["skipped_rows"] = skipped_rows(dataset)
+    out = output_folder(args.out or runs_dir() / run_id)
+    write_outputs(out, {**identity, "skipped_rows": metrics["skipped_rows"]}, metrics, rows)
     print_metrics(program.method, metrics)
     if metrics["errors"]:
         print(f"{metrics['errors']} judgments ended in an error; rerun with --retry-errors to retry only those",
               file=sys.stderr)
     print(f"wrote {out}/metrics.json and {out}/predictions.jsonl (run id {run_id}, store {store.path})")
+    exit_on_error_rate({run_id: metrics}, args.max_error_rate)
     return metrics
 
 

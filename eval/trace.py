@@ -17,7 +17,7 @@ import json
 import sys
 from pathlib import Path
 
-from hiera_dspy.cli import runs_dir
+from hiera_dspy.cli import open_store, runs_dir
 from hiera_dspy.profiles import describe as describe_profile
 from hiera_dspy.store import RunStore
 
@@ -113,7 +113,7 @@ def main(argv: list[str] | None = None) -> str:
     path = Path(args.store or runs_dir() / "store.sqlite")
     if not path.exists():
         raise SystemExit(f"error: no run store at {path} (pass --store FILE, or set HIERA_RUNS_DIR)")
-    store = RunStore(path)
+    store = open_store(args)
     try:
         config, row = find_row(store, args.run, args.pair)
     finally:

@@ -13,6 +13,9 @@ from hiera_dspy.data import DataError, Dataset, load_dataset
 from hiera_dspy.errors import HieraError
 from hiera_dspy.labels import custom_scheme, get_scheme
 from hiera_dspy.secrets import redact_output
+from hiera_dspy.store import RunStore, StoreError, validate_run_id
+
+EXIT_ERROR_RATE = 3  # the run finished and wrote its outputs, but too many judgments ended in an error
 
 
 def cli_main(main) -> None:
@@ -37,15 +40,29 @@ def add_data_arguments(parser: argparse.ArgumentParser) -> None:
                    help="knowledge source: auto = web if TAVILY_API_KEY is set, else the dataset's catalog")
     g.add_argument("--on-bad-row", default="error", choices=["error", "skip"],
                    help="a malformed input row stops with an error (default) or is skipped and counted")
-    g.add_argument("--threads", type=int, default=1, help="worker threads (one local model serialises its calls)")
+    g.add_argument("--threads", type=positive_int, default=1,
+                   help="worker threads (one local model serialises its calls)")
 
 
 def load_data(args: argparse.Namespace) -> Dataset:
+    """The --dataset, bad rows skipped and counted on stderr with --on-bad-row skip; a DataError exits in one line."""
     scheme = custom_scheme(args.labels) if args.labels else (get_scheme(args.scheme) if args.scheme else None)
     try:
-        return load_dataset(args.dataset, scheme, on_bad_row=args.on_bad_row)
+        dataset = load_dataset(args.dataset, scheme, on_bad_row=args.on_bad_row)
     except DataError as exc:
         raise SystemExit(f"error: {exc}") from None
+    skipped = dataset.notes.get("skipped_rows") or []
+    if skipped:
+        first = skipped[0]
+        where = f"line {first['line']}" if "line" in first else first.get("row", "?")
+        print(f"skipped {len(skipped)} bad row(s) of {args.dataset} (--on-bad-row skip); the first: {first['file']}, "
+              f"{where}: {first['error']}", file=sys.stderr)
+    return dataset
+
+
+def skipped_rows(dataset: Dataset) -> int:
+    """How many input rows --on-bad-row skip left out (metrics.json and config.json `skipped_rows`)."""
+    return len(dataset.notes.get("skipped_rows") or [])
 
 
 def add_config_argument(parser: argparse.ArgumentParser) -> None:
@@ -135,3 +152,105 @@ def print_metrics(title: str, m: dict, file=None) -> None:
           f"errors={m['errors']} tokens/judgment={f(m['tokens_per_judgment'], '.0f')} "
           f"s/judgment={f(m['seconds_per_judgment'], '.1f')} delegation={f(m['delegation_rate'], '.2f')} "
           f"reached-LLM={f(m.get('llm_share'), '.2f')}", file=file)
+
+
+# --- run options: shared by every CLI that judges pairs into the run store --------------------------------------------
+
+def positive_int(text: str) -> int:
+    """argparse type: an integer >= 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
+    return value
+
+
+def error_rate(text: str) -> float:
+    """argparse type: a share from 0 to 1."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number from 0 to 1, got {text!r}") from None
+    if not 0.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(f"must be from 0 to 1, got {value}")
+    return value
+
+
+def run_id_arg(text: str) -> str:
+    """argparse type: a safe run id (RunStore's rule)."""
+    try:
+        return validate_run_id(text)
+    except StoreError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def add_run_arguments(parser: argparse.ArgumentParser, *, run_id: bool = True) -> None:
+    """The run options: which run and store, what to do when another process writes the run, when to fail."""
+    g = parser.add_argument_group("run")
+    if run_id:
+        g.add_argument("--run-id", type=run_id_arg,
+                       help="resume or name a run (default: derived from method, data and LMs); letters, digits, "
+                            ". _ - + = @")
+    g.add_argument("--store", help="run store SQLite file (default: runs/store.sqlite)")
+    g.add_argument("--wait", action="store_true",
+                   help="when another process is writing the same run, wait for it to finish (default: refuse)")
+    g.add_argument("--max-error-rate", type=error_rate, default=0.05, metavar="RATE",
+                   help=f"exit with status {EXIT_ERROR_RATE}, after writing every output, when more than this share "
+                        "of a run's judgments ended in an error (default: 0.05)")
+
+
+def open_store(args: argparse.Namespace) -> RunStore:
+    """The run store of --store (default runs/store.sqlite); one-line error if it is not one."""
+    try:
+        return RunStore(getattr(args, "store", None) or runs_dir() / "store.sqlite")
+    except StoreError as exc:
+        raise SystemExit(f"error: --store {exc}") from None
+
+
+def begin_run(store: RunStore, run_id: str, identity: dict, args: argparse.Namespace,
+              may_differ: tuple[str, ...] = ()) -> None:
+    """Create or resume the run and take its lease (--wait waits for another writer); one-line error otherwise."""
+    try:
+        store.start_run(run_id, identity, may_differ=may_differ, wait=getattr(args, "wait", False))
+    except StoreError as exc:
+        raise SystemExit(f"error: {exc}") from None
+
+
+def output_folder(path: str | Path, flag: str = "--out") -> Path:
+    """`path` as a folder to write outputs into: one-line error (before any judging) if it names a file."""
+    path = Path(path)
+    for part in (path, *path.parents):
+        if part.exists() and not part.is_dir():
+            raise SystemExit(f"error: {flag} {path}: {part} is a file; {flag} names a folder for the outputs")
+    return path
+
+
+def read_json_file(path: str | Path, flag: str):
+    """A small JSON file named by a flag (e.g. --config); one-line error for a folder, a missing file or bad JSON."""
+    path = Path(path)
+    if path.is_dir():
+        raise SystemExit(f"error: {flag} {path}: is a folder; {flag} names a JSON file")
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise SystemExit(f"error: {flag} {path}: file not found") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SystemExit(f"error: {flag} {path}: cannot be read ({exc})") from None
+    except json.JSONDecodeError as exc:
+        raise SystemExit(f"error: {flag} {path}, line {exc.lineno}: not valid JSON ({exc.msg})") from None
+
+
+def exit_on_error_rate(runs: dict[str, dict], max_rate: float, hint: str = "") -> None:
+    """After every output is written: exit with EXIT_ERROR_RATE if a run's errors / pairs passes --max-error-rate.
+    `runs` maps a run's name to its metrics (`errors`, `pairs`); `hint` says how to retry."""
+    over = {name: m for name, m in runs.items()
+            if m and m.get("pairs") and m.get("errors", 0) / m["pairs"] > max_rate}
+    if not over:
+        return
+    shares = ", ".join(f"{name}: {m['errors']} of {m['pairs']} ({m['errors'] / m['pairs']:.0%})"
+                       for name, m in over.items())
+    print(f"error: judgments ended in an error above --max-error-rate {max_rate:g} ({shares}); every output is "
+          f"written{'; ' + hint if hint else ''}", file=sys.stderr)
+    raise SystemExit(EXIT_ERROR_RATE)

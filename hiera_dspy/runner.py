@@ -47,7 +47,18 @@ def judge_one(program: dspy.Module, pair: Pair, position: int | None = None) -> 
 
 def run_pairs(program: dspy.Module, pairs: list[Pair], store: RunStore, run_id: str, threads: int = 1,
               retry_errors: bool = False, progress: bool = True) -> list[dict]:
-    """Judge every pair of the split not yet finished in `run_id`; return all rows of the run for these pairs."""
+    """Judge every pair of the split not yet finished in `run_id`; return all rows of the run for these pairs.
+
+    The run's lease (see RunStore.start_run) is taken first if not held (RunBusy while another process writes the
+    run) and released at the end: one writer per run."""
+    store.claim(run_id)
+    try:
+        return _run_pairs(program, pairs, store, run_id, threads, retry_errors, progress)
+    finally:
+        store.release(run_id)
+
+
+def _run_pairs(program, pairs, store, run_id, threads, retry_errors, progress) -> list[dict]:
     done = store.finished_ids(run_id, include_errors=not retry_errors)
     todo = [(i, p) for i, p in enumerate(pairs) if p.id not in done]
     total, finished, lock = len(pairs), len(pairs) - len(todo), threading.Lock()

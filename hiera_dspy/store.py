@@ -1,17 +1,26 @@
 """The run store: one SQLite row per judgment, written (and committed) as soon as the judgment finishes.
 
 A run killed at any moment and started again with the same run id skips every finished judgment, so nothing is paid
-for twice and nothing is lost. WAL journal; one connection shared by worker threads behind a lock.
+for twice and nothing is lost. One writer per run: a second process on the same run id is refused (or waits) while a
+lease names a live writer (`hiera_dspy.lease`); a run id names one run, so reusing it with another method or config is
+refused. Run ids are checked (`validate_run_id`): they name folders. WAL journal; one connection shared by worker
+threads behind a lock.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
+import sys
 import threading
 import time
+import uuid
+import weakref
 from pathlib import Path
 
+from hiera_dspy import lease
+from hiera_dspy.lease import Holder
 from hiera_dspy.secrets import redact_obj
 
 SCHEMA = """
@@ -25,32 +34,184 @@ CREATE TABLE IF NOT EXISTS judgments (
     attempts INTEGER DEFAULT 1, finished REAL,
     PRIMARY KEY (run_id, pair_id)
 );
-"""
+""" + lease.SCHEMA
+RUN_ID = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._+=@-]{0,127}")
+RUN_ID_RULE = "1-128 characters from A-Z a-z 0-9 . _ - + = @, not starting with . - + = @ and without '..'"
+WAIT_POLL = 0.5  # seconds between looks at a busy run's lease while waiting for it
+
+
+class StoreError(ValueError):
+    """A run store or run id problem; the message is one line naming the store or run and what to do."""
+
+
+class RunBusy(StoreError):
+    """Another live process is writing this run."""
+
+
+class RunMismatch(StoreError):
+    """The run id exists with another method or config."""
+
+
+def validate_run_id(run_id: str) -> str:
+    """The run id, if safe as a folder name: no '/', no '..', not absolute, a small charset; else StoreError."""
+    if not isinstance(run_id, str) or not RUN_ID.fullmatch(run_id) or ".." in run_id:
+        raise StoreError(f"invalid run id {run_id!r}: a run id names a folder under the runs folder, so it must be "
+                         f"{RUN_ID_RULE}")
+    return run_id
+
+
+def _differences(old: dict, new: dict, may_differ: tuple[str, ...]) -> list[str]:
+    keys = [k for k in dict.fromkeys([*old, *new]) if k not in may_differ and old.get(k) != new.get(k)]
+    return [f"{k}: {_short(old.get(k))} -> {_short(new.get(k))}" for k in keys]
+
+
+def _short(value) -> str:
+    text = json.dumps(value, default=str, sort_keys=True)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 class RunStore:
+    """The SQLite run store at `path` (created if absent); a StoreError if `path` is not one.
+
+    Example:
+        >>> with RunStore("runs/store.sqlite") as store:
+        ...     store.start_run("my-run", {"method": "hiera"})   # creates the run and takes its lease
+        ...     rows = run_pairs(program, pairs, store, "my-run")  # releases the lease when done
+    """
+
     def __init__(self, path: str | Path):
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._db = sqlite3.connect(self.path, check_same_thread=False, timeout=60, isolation_level=None)
+        self._token = uuid.uuid4().hex
+        self._held: set[str] = set()
+        self._heartbeat: threading.Thread | None = None
+        self._closed = False
         self._lock = threading.Lock()
-        with self._lock:
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute("PRAGMA synchronous=NORMAL")
-            self._db.executescript(SCHEMA)
+        if self.path.is_dir():
+            raise StoreError(f"{self.path}: is a folder; a run store is a SQLite file, e.g. "
+                             f"{self.path / 'store.sqlite'}")
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._db = sqlite3.connect(self.path, check_same_thread=False, timeout=60, isolation_level=None)
+        except (OSError, sqlite3.Error) as exc:
+            raise StoreError(f"{self.path}: cannot open the run store ({exc})") from None
+        try:
+            with self._lock:
+                tables = {r[0] for r in self._db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+                if tables and "judgments" not in tables:  # another application's database: leave it alone
+                    raise StoreError(f"a SQLite database without a judgments table "
+                                     f"(tables: {', '.join(sorted(tables))})")
+                self._db.execute("PRAGMA journal_mode=WAL")
+                self._db.execute("PRAGMA synchronous=NORMAL")
+                self._db.executescript(SCHEMA)
+                self._check_schema()
+        except (sqlite3.DatabaseError, StoreError) as exc:
+            self._db.close()
+            raise StoreError(f"{self.path}: not a run store ({exc}); give --store a new file or an existing run "
+                             f"store") from None
+
+    def _check_schema(self) -> None:
+        for table, columns in (("runs", ("run_id", "config")), ("judgments", ("run_id", "pair_id", "label", "error")),
+                               ("leases", ("run_id",) + lease.COLUMNS)):
+            found = {r[1] for r in self._db.execute(f"PRAGMA table_info({table})")}
+            missing = [c for c in columns if c not in found]
+            if missing:
+                raise StoreError(f"its table {table!r} has no column(s) {missing}")
+
+    def __enter__(self) -> "RunStore":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
 
     def close(self) -> None:
+        """Release every lease this store holds and close the database."""
+        for run_id in list(self._held):
+            self.release(run_id)
         with self._lock:
+            self._closed = True
             self._db.close()
 
-    def start_run(self, run_id: str, config: dict) -> dict:
-        """Create the run, or return the config it was created with (a resumed run keeps its first config)."""
+    def start_run(self, run_id: str, config: dict, *, may_differ: tuple[str, ...] = (), wait: bool = False) -> dict:
+        """Create the run (or find it, started with the same config) and take its lease; return its first config.
+
+        A run id names one run: an existing run whose config differs from `config` (keys in `may_differ` aside, e.g.
+        a --limit that grows) raises RunMismatch. Another live writer raises RunBusy, or with `wait` is waited for.
+        """
+        run_id = validate_run_id(run_id)
+        config = json.loads(json.dumps(config, default=str))
         with self._lock:
             row = self._db.execute("SELECT config FROM runs WHERE run_id=?", (run_id,)).fetchone()
-            if row:
-                return json.loads(row[0])
-            self._db.execute("INSERT INTO runs VALUES (?, ?, ?)", (run_id, json.dumps(config, default=str), time.time()))
-            return config
+            if row is None:
+                self._db.execute("INSERT OR IGNORE INTO runs VALUES (?, ?, ?)",
+                                 (run_id, json.dumps(config), time.time()))
+                row = self._db.execute("SELECT config FROM runs WHERE run_id=?", (run_id,)).fetchone()
+        first = json.loads(row[0])
+        changed = _differences(first, config, may_differ)
+        if changed:
+            raise RunMismatch(f"run {run_id!r} in {self.path} was started with another method or config "
+                              f"({'; '.join(changed[:4])}); a run id names one run: start a new run with another "
+                              f"--run-id (or none: the default id is derived from the method, config, data and LMs)")
+        self.claim(run_id, wait=wait)
+        return first
+
+    def claim(self, run_id: str, wait: bool = False) -> None:
+        """Take the run's lease (a no-op if this store holds it): RunBusy while another live process holds it, or
+        with `wait`, wait until it is released or its holder dies."""
+        run_id = validate_run_id(run_id)
+        if run_id in self._held:
+            return
+        announced = False
+        while (holder := self._try_claim(run_id)) is not None:
+            now = time.time()
+            if not wait:
+                raise RunBusy(f"run {run_id!r} in {self.path} is being written by {holder.describe(now)}; one writer "
+                              f"per run: wait for it with --wait, or start another run with a new --run-id")
+            if not announced:
+                print(f"run {run_id} is being written by {holder.describe(now)}: waiting for it to finish",
+                      file=sys.stderr)
+                announced = True
+            time.sleep(WAIT_POLL)
+        self._held.add(run_id)
+        if self._heartbeat is None:
+            self._heartbeat = threading.Thread(target=_beat, args=(weakref.ref(self),), daemon=True,
+                                               name=f"run-store-heartbeat-{self._token[:6]}")
+            self._heartbeat.start()
+
+    def _try_claim(self, run_id: str) -> Holder | None:
+        """Take the lease if it is free, ours or stale (one transaction); else return its live holder."""
+        with self._lock:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                row = self._db.execute(f"SELECT {', '.join(lease.COLUMNS)} FROM leases WHERE run_id=?",
+                                       (run_id,)).fetchone()
+                holder = Holder(*row) if row else None
+                if holder and holder.token != self._token and not holder.is_stale(time.time()):
+                    self._db.execute("ROLLBACK")
+                    return holder
+                self._db.execute("INSERT OR REPLACE INTO leases VALUES (?,?,?,?,?,?,?)",
+                                 (run_id, *Holder.this_process(self._token).values()))
+                self._db.execute("COMMIT")
+                return None
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+
+    def release(self, run_id: str) -> None:
+        """Give up the run's lease (a no-op if this store does not hold it)."""
+        if run_id not in self._held:
+            return
+        self._held.discard(run_id)
+        with self._lock:
+            self._db.execute("DELETE FROM leases WHERE run_id=? AND token=?", (run_id, self._token))
+
+    def _renew(self) -> bool:
+        """Refresh the heartbeat of the leases held; False once the store is closed (the heartbeat thread ends)."""
+        if self._closed:
+            return False
+        if self._held:
+            with self._lock:
+                self._db.execute("UPDATE leases SET heartbeat=? WHERE token=?", (time.time(), self._token))
+        return True
 
     def run_config(self, run_id: str) -> dict | None:
         with self._lock:
@@ -63,8 +224,10 @@ class RunStore:
             return {r[0] for r in self._db.execute(sql, (run_id,))}
 
     def record(self, run_id: str, row: dict) -> None:
-        """Write one judgment in its own transaction (a retried judgment replaces its error row); every string in it
-        is redacted of keys first (an error or a step may quote a server that echoed one)."""
+        """Write one judgment in its own transaction (a retried judgment replaces its error row). Every string in it
+        is redacted of keys first (an error or a step may quote a server that echoed one); the writer must hold the
+        run's lease (taken here if nobody else holds it)."""
+        self.claim(run_id)
         row = redact_obj(row)
         values = (run_id, row["id"], row.get("position"), row.get("gold"), row.get("label"),
                   json.dumps(row.get("fields", {}), default=str), json.dumps(row.get("steps", []), default=str),
@@ -106,3 +269,17 @@ class RunStore:
     def run_ids(self) -> list[str]:
         with self._lock:
             return [r[0] for r in self._db.execute("SELECT run_id FROM runs ORDER BY created")]
+
+
+def _beat(ref: weakref.ref) -> None:
+    """Heartbeat thread body: renew the store's leases every lease.HEARTBEAT seconds while it holds any."""
+    while True:
+        time.sleep(lease.HEARTBEAT)
+        store = ref()
+        try:
+            if store is None or not store._renew():
+                return
+        except sqlite3.Error:  # closed underneath us
+            return
+        finally:
+            del store

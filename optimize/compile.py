@@ -11,7 +11,6 @@ minibatches (MIPROv2 / GEPA); reported before and after: accuracy, macro-F1 and 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
@@ -20,13 +19,13 @@ import dspy
 from eval.run import write_outputs
 from hiera_dspy.artifacts import save_judge
 from hiera_dspy.cli import cli_main
-from hiera_dspy.cli import (add_config_argument, add_data_arguments, config_from_args, load_data, metrics_from_rows,
-                            prepare_fresh, print_metrics, run_id_for, runs_dir)
+from hiera_dspy.cli import (add_config_argument, add_data_arguments, add_run_arguments, begin_run, config_from_args,
+                            exit_on_error_rate, load_data, metrics_from_rows, open_store, output_folder, prepare_fresh,
+                            print_metrics, read_json_file, run_id_for, runs_dir, skipped_rows)
 from hiera_dspy.knowledge import make_knowledge
 from hiera_dspy.lms import add_lm_arguments, lms_from_args
 from hiera_dspy.methods import BuildContext, build
 from hiera_dspy.runner import run_pairs
-from hiera_dspy.store import RunStore
 from optimize.optimizers import BUDGETS, OPTIMIZERS
 
 
@@ -41,6 +40,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=42)
     p.add_argument("--out", help="artifact path (default: artifacts/<dataset>/<method>.json)")
     p.add_argument("--skip-before", action="store_true", help="do not evaluate the uncompiled program")
+    add_run_arguments(p, run_id=False)
     add_config_argument(p)
     add_lm_arguments(p)
     return p
@@ -51,19 +51,26 @@ def examples(pairs) -> list[dspy.Example]:
         "query", "item_title", "item_text") for pair in pairs]
 
 
-def evaluate(program, pairs, store, run_id, threads, labels) -> dict:
+def evaluate(program, pairs, store, run_id, threads, labels, skipped: int = 0) -> dict:
     rows = run_pairs(program, pairs, store, run_id, threads=threads)
     metrics = metrics_from_rows(rows, labels)
     metrics["run_id"] = run_id
-    write_outputs(runs_dir() / run_id, {"run_id": run_id}, metrics, rows)
+    metrics["skipped_rows"] = skipped
+    write_outputs(runs_dir() / run_id, {"run_id": run_id, "skipped_rows": skipped}, metrics, rows)
     return metrics
 
 
 def main(argv: list[str] | None = None) -> dict:
     args = parser().parse_args(argv)
     method, config = args.method, {}
+    if args.out and Path(args.out).is_dir():
+        raise SystemExit(f"error: --out {args.out}: is a folder; --out names the artifact file, e.g. "
+                         f"{Path(args.out) / (method + '.json')}")
+    if args.out:
+        output_folder(Path(args.out).parent, "--out")
+    store = open_store(args)
     if args.config:
-        spec = json.loads(Path(args.config).read_text())
+        spec = read_json_file(args.config, "--config")
         method, config = spec.get("method", method), spec.get("config", {})
         args.knowledge = spec.get("knowledge", args.knowledge)
     config = config_from_args(args, method, config)
@@ -81,7 +88,6 @@ def main(argv: list[str] | None = None) -> dict:
     tau = prepare_fresh(program, dataset, "dev")  # learned signals: scorer fitted on train, a cascade's tau on dev
     optimizer = args.optimizer or budget.optimizer
     labels = list(dataset.scheme.labels)
-    store = RunStore(runs_dir() / "store.sqlite")
     identity = {"method": method, "config": program.config, "dataset": args.dataset, "lms": lms.describe(),
                 "knowledge": knowledge.name, "tau": tau}
     print(f"compiling {method} on {args.dataset}: {len(train)} train / {len(dev)} dev pairs, optimizer {optimizer}, "
@@ -89,25 +95,28 @@ def main(argv: list[str] | None = None) -> dict:
     before = None
     if not args.skip_before:
         before_id = run_id_for(identity, "dev", "uncompiled")
-        store.start_run(before_id, {**identity, "phase": "before"})
-        before = evaluate(program, dev, store, before_id, args.threads, labels)
+        begin_run(store, before_id, {**identity, "phase": "before"}, args)
+        before = evaluate(program, dev, store, before_id, args.threads, labels, skipped_rows(dataset))
     if program.predictors():
         compiled = OPTIMIZERS[optimizer](program, examples(train), examples(dev), budget, args.seed, lms, args.threads)
     else:  # nothing to optimise (embed-lr): the scorer fitted by prepare() is the whole judge
         compiled = program
     compiled.method, compiled.config = program.method, program.config
     after_id = run_id_for(identity, "dev", "compiled", optimizer, args.budget, args.seed, compiled.dump_state())
-    store.start_run(after_id, {**identity, "phase": "after", "optimizer": optimizer, "budget": args.budget})
-    after = evaluate(compiled, dev, store, after_id, args.threads, labels)
+    begin_run(store, after_id, {**identity, "phase": "after", "optimizer": optimizer, "budget": args.budget}, args)
+    after = evaluate(compiled, dev, store, after_id, args.threads, labels, skipped_rows(dataset))
     out = Path(args.out or Path("artifacts") / dataset.name.split(":")[0] / f"{method}.json")
     metrics = {"before": before, "after": after, "optimizer": optimizer, "budget": args.budget, "seed": args.seed,
-               "n_train": len(train), "n_dev": len(dev)}
+               "n_train": len(train), "n_dev": len(dev), "skipped_rows": skipped_rows(dataset)}
     save_judge(compiled, out, scheme=dataset.scheme, lms=lms, knowledge=knowledge.name, dataset=args.dataset,
                metrics=metrics)
     if before:
         print_metrics("dev before", before)
     print_metrics("dev after ", after)
     print(f"artifact: {out}  (models: {lms.describe()})")
+    exit_on_error_rate({f"dev {phase} (run {m['run_id']})": m for phase, m in (("before", before), ("after", after))
+                        if m}, args.max_error_rate, f"the artifact is {out}; each run's errors are in "
+                       f"{runs_dir()}/RUN/predictions.jsonl")
     return metrics
 
 

@@ -23,7 +23,7 @@ import dspy
 import optuna
 
 from hiera_dspy.cli import cli_main
-from hiera_dspy.cli import add_data_arguments, load_data, metrics_from_rows, run_id_for, runs_dir
+from hiera_dspy.cli import add_data_arguments, begin_run, load_data, metrics_from_rows, open_store, run_id_for, runs_dir
 from hiera_dspy.knowledge import make_knowledge
 from hiera_dspy.lms import add_lm_arguments, lms_from_args
 from hiera_dspy.methods import BuildContext, build
@@ -88,7 +88,7 @@ class Objective:
                     "lms": self.lms.describe(), "knowledge": knowledge.name, "demos": demos,
                     "n_train": len(self.train), "seed": self.args.seed, "phase": "search"}
         run_id = run_id_for(identity)
-        self.store.start_run(run_id, identity)
+        begin_run(self.store, run_id, identity, self.args)
         finished = self.store.finished_ids(run_id)
         if demos and not all(p.id in finished for p in self.dev):  # compile only when something is left to judge
             optimizer = dspy.BootstrapFewShot(metric=label_match, max_bootstrapped_demos=demos,
@@ -135,7 +135,7 @@ def main(argv: list[str] | None = None) -> dict:
             raise SystemExit(f"error: dataset {args.dataset} has no {split!r} split to search with")
     lms = lms_from_args(args)
     dspy.configure(lm=lms.for_role("judge"))
-    store = RunStore(args.store or runs_dir() / "store.sqlite")
+    store = open_store(args)
     objective = Objective(args, dataset, lms, store)
     print(f"searching HIERA graphs on {args.dataset}: {args.trials} trials, {len(objective.train)} train / "
           f"{len(objective.dev)} dev pairs, knowledge sources {objective.sources}", file=sys.stderr)

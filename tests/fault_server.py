@@ -90,6 +90,8 @@ class FaultServer:
         self.in_flight = 0
         self.max_in_flight = 0
         self.server_seconds = 0.0  # time spent answering, latency and faults included
+        self.gate = threading.Event()  # cleared by pause(): chat requests wait (unanswered) until resume()
+        self.gate.set()
         self._lock = threading.Lock()
         self._httpd: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
@@ -136,6 +138,13 @@ class FaultServer:
         if sum(faults.values()) > 1:
             raise ValueError(f"fault rates sum to more than 1: {faults}")
         self.faults = dict(faults)
+
+    def pause(self) -> None:
+        """Hold every chat request from now on (counted, unanswered) until resume(): a writer stays mid-run."""
+        self.gate.clear()
+
+    def resume(self) -> None:
+        self.gate.set()
 
     def reset_counts(self) -> None:
         with self._lock:
@@ -267,6 +276,7 @@ class _Handler(BaseHTTPRequestHandler):
             if auth:
                 srv.auth_seen.add(auth)
             srv.seen.append((_model(raw), auth))
+        srv.gate.wait(timeout=120)
         kind = srv._draw()
         with srv._lock:
             srv.counts[kind] += 1

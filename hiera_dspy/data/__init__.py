@@ -16,6 +16,47 @@ class DataError(ValueError):
     """A dataset file is missing or malformed; the message names the file, the line/field and the remedy."""
 
 
+ON_BAD_ROW = ("error", "skip")
+
+
+class BadRows:
+    """What `--on-bad-row` does with a malformed row: `error` raises a DataError naming the file, the row and the
+    problem; `skip` records it (file, `line` or `row`, error) in `rows` and the loader goes on. Loaders put `rows` in
+    `Dataset.notes["skipped_rows"]`."""
+
+    def __init__(self, on_bad_row: str = "error"):
+        if on_bad_row not in ON_BAD_ROW:
+            raise DataError(f"on_bad_row must be one of {ON_BAD_ROW}, got {on_bad_row!r}")
+        self.skip = on_bad_row == "skip"
+        self.rows: list[dict] = []
+
+    def __call__(self, file, problem: str, *, line: int | None = None, row: str | None = None) -> None:
+        """Raise (error) or record (skip) one bad row, at `line` N of a text file or at `row` (e.g. "row 7 (id 9)")."""
+        where = f"line {line}" if line is not None else row
+        if not self.skip:
+            raise DataError(f"{file}, {where}: {problem}")
+        self.rows.append({"file": str(file), **({"line": line} if line is not None else {"row": row}),
+                          "error": problem})
+
+
+def expect_file(path: Path, expected: str) -> Path:
+    """`path` if it is a file; else a DataError saying it is a folder or missing, and what was expected."""
+    if path.is_dir():
+        raise DataError(f"{path}: is a folder, not a file; expected {expected}")
+    if not path.is_file():
+        raise DataError(f"{path}: file not found; expected {expected}")
+    return path
+
+
+def expect_folder(path: Path, expected: str) -> Path:
+    """`path` if it is a folder; else a DataError saying it is a file or missing, and what was expected."""
+    if path.is_file():
+        raise DataError(f"{path}: is a file, not a folder; expected {expected}")
+    if not path.is_dir():
+        raise DataError(f"{path}: folder not found; expected {expected}")
+    return path
+
+
 @dataclass(frozen=True)
 class CatalogEntry:
     """One row of a dataset's own catalog, searchable as external knowledge."""

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from hiera_dspy.data import CatalogEntry, DataError, Dataset
+from hiera_dspy.data import BadRows, CatalogEntry, DataError, Dataset, expect_folder
 from hiera_dspy.data.sampling import make_splits
 from hiera_dspy.labels import LabelScheme, get_scheme
 from hiera_dspy.types import Pair
@@ -76,18 +76,21 @@ def _filters(locale: str | None, version: str | None) -> list:
     return filters + ([("product_locale", "==", locale)] if locale and locale != "all" else [])
 
 
-def _to_dataset(rows: pd.DataFrame, scheme: LabelScheme, name: str, where: str, label_col: str) -> Dataset:
-    labels = {}
+def _to_dataset(rows: pd.DataFrame, scheme: LabelScheme, name: str, where: str, label_col: str,
+                bad: BadRows | None = None) -> Dataset:
+    bad = bad or BadRows()
+    labels, unknown = {}, {}
     for raw in rows[label_col].unique():
         try:
             labels[raw] = scheme.from_raw(raw)
         except ValueError as exc:
-            first = rows[rows[label_col].astype(str) == str(raw)].iloc[0]
-            raise DataError(f"{where}: example_id {_str(first.get('example_id')) or '?'}, column {label_col!r}: "
-                            f"{exc}") from None
+            unknown[raw] = f"column {label_col!r}: {exc}"
     texts: dict[str, tuple[str, str]] = {}
     pairs = []
     for row in rows.to_dict("records"):
+        if row[label_col] in unknown:
+            bad(where, unknown[row[label_col]], row=f"example_id {_str(row.get('example_id')) or '?'}")
+            continue
         item_id = _str(row["product_id"])
         if item_id not in texts:
             texts[item_id] = (_str(row.get("product_title")), item_text(row))
@@ -97,15 +100,16 @@ def _to_dataset(rows: pd.DataFrame, scheme: LabelScheme, name: str, where: str, 
                           label=labels[row[label_col]], query_id=_str(row.get("query_id")) or _str(row["query"]),
                           item_id=item_id))
     if not pairs:
-        raise DataError(f"{where}: no examples left after the locale/version filters")
+        raise DataError(f"{where}: no examples left after the locale/version filters"
+                        + (f" and {len(bad.rows)} bad rows skipped" if bad.rows else ""))
     catalog = [CatalogEntry(id=k, title=t, text=x) for k, (t, x) in texts.items()]
     splits = {"all": pairs, **make_splits(pairs, scheme)}  # all: file order; eval/train/dev: the paper's sampling
     return Dataset(name=name, scheme=scheme, splits=splits, catalog=catalog,
-                   default_split="eval", notes={"n_pairs": len(pairs)})
+                   default_split="eval", notes={"n_pairs": len(pairs), "skipped_rows": bad.rows})
 
 
 def from_hf_dataset(ds, scheme: LabelScheme | None = None, *, locale: str | None = "us", version: str | None = "small",
-                    name: str = "esci:hf") -> Dataset:
+                    name: str = "esci:hf", on_bad_row: str = "error") -> Dataset:
     """Pairs from a `datasets.Dataset` or `DatasetDict` (all splits) with ESCI columns, examples and products merged.
 
     Needs `query`, `product_id`, `product_title` and `esci_label` or `label` (E/S/C/I or spelled out, or a ClassLabel);
@@ -135,10 +139,11 @@ def from_hf_dataset(ds, scheme: LabelScheme | None = None, *, locale: str | None
     if not frames:
         raise DataError(f"{name}: the dataset has no rows")
     rows = pd.concat(frames, ignore_index=True)
-    return _to_dataset(rows, scheme, name, name, "esci_label")
+    return _to_dataset(rows, scheme, name, name, "esci_label", BadRows(on_bad_row))
 
 
-def load(arg: str | None, scheme: LabelScheme | None, *, locale: str = "us", version: str = "small", **_) -> Dataset:
+def load(arg: str | None, scheme: LabelScheme | None, *, locale: str = "us", version: str = "small",
+         on_bad_row: str = "error", **_) -> Dataset:
     if not arg:
         raise DataError(f"esci: needs a path, e.g. --dataset esci:data/shopping_queries_dataset ({SOURCE}), "
                         f"or esci:hf:tasksource/esci")
@@ -146,13 +151,14 @@ def load(arg: str | None, scheme: LabelScheme | None, *, locale: str = "us", ver
     if arg.startswith("hf:"):
         import datasets
         return from_hf_dataset(datasets.load_dataset(arg[3:]), scheme, locale=locale, version=version,
-                               name=f"esci:{arg}")
-    folder = Path(arg)
+                               name=f"esci:{arg}", on_bad_row=on_bad_row)
+    bad = BadRows(on_bad_row)
+    folder = expect_folder(Path(arg), f"the {SOURCE}")
     filters = _filters(locale, version)
     examples = _read_parquet(folder, EXAMPLES, filters)
     products = _read_parquet(folder, PRODUCTS, filters[1:])
     products = products.drop_duplicates(["product_id", "product_locale"])
     rows = examples.merge(products, on=["product_id", "product_locale"], how="inner")
-    dataset = _to_dataset(rows, scheme, f"esci:{arg}", str(folder / EXAMPLES[0]), "esci_label")
+    dataset = _to_dataset(rows, scheme, f"esci:{arg}", str(folder / EXAMPLES[0]), "esci_label", bad)
     dataset.notes["examples_without_product"] = len(examples) - len(rows)
     return dataset

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from hiera_dspy.data import CatalogEntry, DataError, Dataset
+from hiera_dspy.data import BadRows, CatalogEntry, DataError, Dataset, expect_folder
 from hiera_dspy.data.sampling import make_splits
 from hiera_dspy.labels import LabelScheme, get_scheme
 from hiera_dspy.types import Pair
@@ -65,12 +65,13 @@ def read_table(folder: Path, name: str, required: bool = True) -> pd.DataFrame |
     return table
 
 
-def load(arg: str | None, scheme: LabelScheme | None, **_) -> Dataset:
+def load(arg: str | None, scheme: LabelScheme | None, *, on_bad_row: str = "error", **_) -> Dataset:
     if not arg:
         raise DataError(f"homedepot: needs a path, e.g. --dataset homedepot:data/home-depot (the folder of {SOURCE} "
                         f"with train.csv)")
     scheme = scheme or get_scheme("homedepot")
-    folder = Path(arg)
+    bad = BadRows(on_bad_row)
+    folder = expect_folder(Path(arg), f"the folder of {SOURCE} with train.csv")
     train = read_table(folder, "train.csv")
     texts: dict[str, list[str]] = {uid: [] for uid in train["product_uid"]}
     descriptions = read_table(folder, "product_descriptions.csv", required=False)
@@ -85,19 +86,21 @@ def load(arg: str | None, scheme: LabelScheme | None, **_) -> Dataset:
                 texts[uid].append(f"{name.strip()}: {value.strip()}" if name.strip() else value.strip())
     pairs, titles = [], {}
     for number, row in enumerate(train.to_dict("records"), 1):
+        uid, title = row["product_uid"], row["product_title"].strip()
+        titles.setdefault(uid, title)  # the catalog is every product of train.csv, a skipped row's too
         try:
             label = scheme.from_raw(relevance_level(row["relevance"]))
         except ValueError as exc:
-            raise DataError(f"{folder / 'train.csv'}, row {number} (id {row['id']}), column 'relevance': {exc}; "
-                            f"expected a mean rating from 1 to 3") from None
-        uid, title = row["product_uid"], row["product_title"].strip()
-        titles.setdefault(uid, title)
+            bad(folder / "train.csv", f"column 'relevance': {exc}; expected a mean rating from 1 to 3",
+                row=f"row {number} (id {row['id']})")
+            continue
         pairs.append(Pair(id=f"homedepot:{row['id']}", query=row["search_term"].strip(), item_title=title,
                           item_text="\n".join(texts[uid]), label=label, query_id=row["search_term"].strip().lower(),
                           item_id=uid))
     if not pairs:
-        raise DataError(f"{folder / 'train.csv'}: no rows; expected columns {', '.join(FILES['train.csv'])}")
+        what = "every row was bad" if bad.rows else "no rows"
+        raise DataError(f"{folder / 'train.csv'}: {what}; expected columns {', '.join(FILES['train.csv'])}")
     catalog = [CatalogEntry(id=uid, title=titles[uid], text="\n".join(lines)) for uid, lines in texts.items()]
     splits = {"all": pairs, **make_splits(pairs, scheme)}  # all: file order; eval/train/dev: the paper's sampling
     return Dataset(name=f"homedepot:{arg}", scheme=scheme, splits=splits, catalog=catalog,
-                   default_split="eval", notes={"n_pairs": len(pairs)})
+                   default_split="eval", notes={"n_pairs": len(pairs), "skipped_rows": bad.rows})

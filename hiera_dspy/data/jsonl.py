@@ -9,22 +9,22 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from hiera_dspy.data import DataError, Dataset
+from hiera_dspy.data import BadRows, DataError, Dataset, expect_file
 from hiera_dspy.data.sampling import make_splits
 from hiera_dspy.labels import LabelScheme
 from hiera_dspy.types import Pair
 
 REQUIRED = ("id", "query", "item_title", "item_text")
+TEXT_FIELDS = REQUIRED + ("query_id", "item_id")  # text, or a number written as text (an id, a year as a title)
+JSON_TYPES = {list: "an array", dict: "an object", bool: "a boolean"}
 FORMAT = 'one JSON object a line with "id", "query", "item_title", "item_text", "label" [, "query_id", "item_id"]'
 
 
 def read_pairs(path: Path, scheme: LabelScheme, *, require_label: bool = True,
                on_bad_row: str = "error", skipped: list | None = None) -> list[Pair]:
     """Parse a pairs file; each bad row raises a DataError naming file, line and field (or is skipped and recorded)."""
-    if on_bad_row not in ("error", "skip"):
-        raise DataError(f"on_bad_row must be 'error' or 'skip', got {on_bad_row!r}")
-    if not path.is_file():
-        raise DataError(f"{path}: file not found; expected {FORMAT}")
+    bad = BadRows(on_bad_row)
+    expect_file(path, FORMAT)
     pairs: list[Pair] = []
     seen: dict[str, int] = {}
     lines = path.read_bytes().splitlines()
@@ -34,12 +34,11 @@ def read_pairs(path: Path, scheme: LabelScheme, *, require_label: bool = True,
         try:
             pairs.append(_parse_line(_decode(raw), scheme, require_label, seen, lineno))
         except DataError as exc:
-            if on_bad_row != "skip":
-                raise DataError(f"{path}, line {lineno}: {exc}") from None
-            if skipped is not None:
-                skipped.append({"file": str(path), "line": lineno, "error": str(exc)})
+            bad(path, str(exc), line=lineno)
+    if skipped is not None:
+        skipped.extend(bad.rows)
     if not pairs:
-        what = "file is empty" if not lines else "no pairs found" + (" (every row was bad)" if skipped else "")
+        what = "file is empty" if not lines else "no pairs found" + (" (every row was bad)" if bad.rows else "")
         raise DataError(f"{path}, line {len(lines) + 1}: end of file, {what}; expected {FORMAT}")
     return pairs
 
@@ -62,6 +61,10 @@ def _parse_line(line: str, scheme: LabelScheme, require_label: bool, seen: dict,
     for name in REQUIRED + (("label",) if require_label else ()):
         if name not in row or row[name] is None:
             raise DataError(f'missing field "{name}"')
+    for name in TEXT_FIELDS + ("label",):
+        kind = next((text for t, text in JSON_TYPES.items() if isinstance(row.get(name), t)), None)
+        if kind:
+            raise DataError(f'field "{name}": expected text or a number, got {kind}')
     if not str(row["query"]).strip():
         raise DataError('field "query" is empty')
     pair_id = str(row["id"])

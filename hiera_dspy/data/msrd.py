@@ -11,7 +11,7 @@ import gzip
 import json
 from pathlib import Path
 
-from hiera_dspy.data import CatalogEntry, DataError, Dataset
+from hiera_dspy.data import BadRows, CatalogEntry, DataError, Dataset, expect_folder
 from hiera_dspy.data.jsonl import read_pairs
 from hiera_dspy.labels import LabelScheme, get_scheme
 
@@ -19,15 +19,19 @@ BUNDLED = Path(__file__).parent / "msrd"
 CATALOG_FIELDS = ("overview", "year", "genres", "director", "actors", "characters", "tags")
 
 
-def read_catalog(path: Path) -> list[CatalogEntry]:
+def read_catalog(path: Path, bad: BadRows | None = None) -> list[CatalogEntry]:
+    """The movie catalog; a bad row raises, or is skipped and recorded by `bad` (--on-bad-row skip)."""
+    bad = bad or BadRows()
     entries = []
     with gzip.open(path, "rt", encoding="utf-8") as fh:
         for lineno, line in enumerate(fh, 1):
             try:
                 row = json.loads(line)
+                if not isinstance(row, dict) or any(isinstance(row.get(k), (list, dict)) for k in ("id", "title")):
+                    raise TypeError("id and title must be text")
                 entries.append(CatalogEntry(id=str(row["id"]), title=str(row["title"]), text=_movie_text(row)))
-            except (json.JSONDecodeError, KeyError) as exc:
-                raise DataError(f"{path}, line {lineno}: bad catalog row ({exc}); expected id, title, overview, ...")
+            except (json.JSONDecodeError, KeyError, TypeError) as exc:
+                bad(path, f"bad catalog row ({exc}); expected id, title, overview, ...", line=lineno)
     return entries
 
 
@@ -42,16 +46,18 @@ def _movie_text(row: dict) -> str:
     return "\n".join(parts)
 
 
-def load(arg: str | None, scheme: LabelScheme | None, **options) -> Dataset:
-    folder = Path(arg) if arg else BUNDLED
+def load(arg: str | None, scheme: LabelScheme | None, *, on_bad_row: str = "error", **_) -> Dataset:
+    folder = expect_folder(Path(arg), "a folder with train.jsonl and/or dev.jsonl") if arg else BUNDLED
     scheme = scheme or get_scheme("msrd")
+    bad = BadRows(on_bad_row)
     splits = {}
     for split in ("train", "dev"):
         path = folder / f"{split}.jsonl"
         if path.exists():
-            splits[split] = read_pairs(path, scheme, on_bad_row=options.get("on_bad_row", "error"))
+            splits[split] = read_pairs(path, scheme, on_bad_row=on_bad_row, skipped=bad.rows)
     if not splits:
         raise DataError(f"{folder}: no train.jsonl or dev.jsonl found (MSRD pairs in the bundled jsonl format)")
     catalog_path = folder / "movies-corpus.jsonl.gz"
-    catalog = read_catalog(catalog_path) if catalog_path.exists() else None
-    return Dataset(name="msrd", scheme=scheme, splits=splits, catalog=catalog, default_split="dev")
+    catalog = read_catalog(catalog_path, bad) if catalog_path.exists() else None
+    return Dataset(name="msrd", scheme=scheme, splits=splits, catalog=catalog, default_split="dev",
+                   notes={"skipped_rows": bad.rows})

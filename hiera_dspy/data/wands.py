@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from hiera_dspy.data import CatalogEntry, DataError, Dataset
+from hiera_dspy.data import BadRows, CatalogEntry, DataError, Dataset, expect_folder
 from hiera_dspy.data.sampling import make_splits
 from hiera_dspy.labels import LabelScheme, get_scheme
 from hiera_dspy.types import Pair
@@ -67,25 +67,28 @@ def item_text(row: dict) -> str:
     return "\n".join(lines + (["Features:"] + [f"- {f}" for f in features] if features else []))
 
 
-def load(arg: str | None, scheme: LabelScheme | None, **_) -> Dataset:
+def load(arg: str | None, scheme: LabelScheme | None, *, on_bad_row: str = "error", **_) -> Dataset:
     if not arg:
         raise DataError("wands: needs a path, e.g. --dataset wands:WANDS/dataset (the `dataset/` folder of github "
                         "wayfair/WANDS)")
     scheme = scheme or get_scheme("wands")
-    folder = Path(arg)
+    bad = BadRows(on_bad_row)
+    folder = expect_folder(Path(arg), "the `dataset/` folder of github wayfair/WANDS")
     queries = dict(zip(*(read_table(folder, "query.csv")[c] for c in ("query_id", "query"))))
     products = {row["product_id"]: (row["product_name"].strip(), item_text(row))
                 for row in read_table(folder, "product.csv").to_dict("records")}
     labels = read_table(folder, "label.csv")
-    mapped = {}
+    mapped, unknown = {}, {}
     for raw in labels["label"].unique():
         try:
             mapped[raw] = scheme.from_raw(raw)
         except ValueError as exc:
-            first = labels[labels["label"] == raw].iloc[0]
-            raise DataError(f"{folder / 'label.csv'}: row id {first['id']}, column 'label': {exc}") from None
+            unknown[raw] = f"column 'label': {exc}"
     pairs, dropped = [], 0
     for row in labels.to_dict("records"):
+        if row["label"] in unknown:
+            bad(folder / "label.csv", unknown[row["label"]], row=f"row id {row['id']}")
+            continue
         if row["query_id"] not in queries or row["product_id"] not in products:
             dropped += 1
             continue
@@ -94,8 +97,9 @@ def load(arg: str | None, scheme: LabelScheme | None, **_) -> Dataset:
                           label=mapped[row["label"]], query_id=row["query_id"], item_id=row["product_id"]))
     if not pairs:
         raise DataError(f"{folder / 'label.csv'}: no labelled pairs whose query and product are in query.csv and "
-                        f"product.csv")
+                        f"product.csv" + (f" ({len(bad.rows)} bad rows skipped)" if bad.rows else ""))
     catalog = [CatalogEntry(id=pid, title=title, text=text) for pid, (title, text) in products.items()]
     splits = {"all": pairs, **make_splits(pairs, scheme)}  # all: file order; eval/train/dev: the paper's sampling
     return Dataset(name=f"wands:{arg}", scheme=scheme, splits=splits, catalog=catalog,
-                   default_split="eval", notes={"n_pairs": len(pairs), "labels_without_query_or_product": dropped})
+                   default_split="eval", notes={"n_pairs": len(pairs), "labels_without_query_or_product": dropped,
+                          "skipped_rows": bad.rows})

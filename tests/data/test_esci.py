@@ -93,7 +93,7 @@ def test_unreadable_parquet_and_unknown_label(folder):
     examples, _ = _examples_and_products()
     examples.loc[5, "esci_label"] = "X"
     examples.to_parquet(folder / "shopping_queries_dataset_examples.parquet")
-    with pytest.raises(DataError, match=r"examples.parquet: example_id 105, column 'esci_label': unknown label 'X'"):
+    with pytest.raises(DataError, match=r"examples.parquet, example_id 105: column 'esci_label': unknown label 'X'"):
         esci.load(str(folder), None)
     (folder / "shopping_queries_dataset_products.parquet").write_text("product_id,product_title\n")
     with pytest.raises(DataError, match="products.parquet: not a readable parquet file"):

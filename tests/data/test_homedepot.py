@@ -87,7 +87,7 @@ def test_missing_columns_and_bad_relevance(tmp_path):
     with pytest.raises(DataError, match=r"train.csv: missing column\(s\) \['search_term'\]; found \['id', "):
         homedepot.load(str(tmp_path), None)
     _write(tmp_path, train=["id,product_uid,product_title,search_term,relevance", "2,1,T,q,3", "7,1,T,q,high"])
-    with pytest.raises(DataError, match=r"train.csv, row 2 \(id 7\), column 'relevance': relevance 'high' is not a"):
+    with pytest.raises(DataError, match=r"train.csv, row 2 \(id 7\): column 'relevance': relevance 'high' is not a"):
         homedepot.load(str(tmp_path), None)
     (tmp_path / "attributes.csv").write_text("product_uid;name;value\n1;a;b\n")
     _write(tmp_path, attributes=False)

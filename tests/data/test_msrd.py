@@ -48,5 +48,8 @@ def test_other_folder_and_missing_files(tmp_path):
     shutil.copy(msrd.BUNDLED / "dev.jsonl", tmp_path / "dev.jsonl")
     ds = msrd.load(str(tmp_path), None)
     assert set(ds.splits) == {"dev"} and ds.catalog is None and len(ds.split()) == 300
-    with pytest.raises(DataError, match="no train.jsonl or dev.jsonl"):
+    with pytest.raises(DataError, match="nowhere: folder not found; expected a folder with train.jsonl"):
         msrd.load(str(tmp_path / "nowhere"), None)
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(DataError, match="no train.jsonl or dev.jsonl"):
+        msrd.load(str(tmp_path / "empty"), None)

@@ -84,7 +84,7 @@ def test_missing_column_and_unknown_label(tmp_path):
     with pytest.raises(DataError, match=r"product.csv: missing column\(s\) \['product_class', 'category hierarchy'"):
         wands.load(str(tmp_path), None)
     _write(tmp_path, labels=["id\tquery_id\tproduct_id\tlabel", "1\t0\t0\tExact", "2\t0\t1\tMaybe"])
-    with pytest.raises(DataError, match=r"label.csv: row id 2, column 'label': unknown label 'Maybe'"):
+    with pytest.raises(DataError, match=r"label.csv, row id 2: column 'label': unknown label 'Maybe'"):
         wands.load(str(tmp_path), None)
 
 

@@ -122,6 +122,6 @@ def test_grid_without_a_train_split_skips_the_learned_scorer(monkeypatch, capsys
     monkeypatch.setattr(ablate, "load_data", lambda args: dataclasses.replace(
         real(args), splits={k: v for k, v in real(args).splits.items() if k != "train"}))
     summaries = ablate.main(["--dataset", "msrd", "--split", "dev", "--methods", "judge-only,embed-lr", "--limit", "2",
-                             "--knowledge", "none", "--out", str(tmp_path / "o")])
+                             "--knowledge", "none", "--out", str(tmp_path / "o"), "--max-error-rate", "1"])
     assert [s["method"] for s in summaries] == ["judge-only"]
     assert "no labelled train split: skipping embed-lr" in capsys.readouterr().err

@@ -82,10 +82,12 @@ def retry_hook(monkeypatch):
 
 def run_args(url: str, tmp: Path, *, run_id: str, limit: int, threads: int, method: str = "hiera",
              store: Path | None = None, out: Path | None = None, extra: list[str] | None = None) -> list[str]:
+    """eval.run's argv; these tests inspect error rows, so the exit status ignores the error rate unless `extra` sets
+    --max-error-rate (the last one wins; tests/reliability/test_runs.py tests the exit status)."""
     return ["--dataset", "msrd", "--split", "dev", "--method", method, "--limit", str(limit),
             "--threads", str(threads), "--run-id", run_id, "--store", str(store or tmp / "store.sqlite"),
             "--out", str(out or tmp / "out" / run_id), "--knowledge", "none", "--lm", "openai/fake",
-            "--api-base", url, *(extra or [])]
+            "--api-base", url, "--max-error-rate", "1", *(extra or [])]
 
 
 @pytest.fixture
