@@ -151,3 +151,25 @@ def test_a_retry_after_garbage_reaches_the_server_and_its_good_answer_is_cached(
         with dspy.context(lm=lm), retry.retrying(RetryPolicy(attempts=2, base_delay=0.01)):
             assert dspy.Predict(Sig)(query="q").answer == "fake answer"
         assert server.requests == 3, "the good answer came from the cache; the garbage was never served again"
+
+
+def test_a_degraded_analysis_is_not_reused_for_the_next_pair(isolated, monkeypatch):
+    """The Item Analyzer's answer is cut short for every request: each pair asks again (a salvaged analysis is not
+    memoised) and each judgment names item.analyze as degraded."""
+    from hiera_dspy.labels import get_scheme
+    from hiera_dspy.lms import build_lms
+    from hiera_dspy.methods import BuildContext, build
+    from hiera_dspy.runner import judge_one
+    from hiera_dspy.types import Pair
+
+    monkeypatch.setenv("HIERA_RETRY_ATTEMPTS", "1")
+    pairs = [Pair(id=f"p{i}", query=f"spy movie {i}", item_title="Mission: Impossible", item_text="An IMF agent.",
+                  label="Relevant", query_id=f"q{i}", item_id="i0") for i in range(2)]
+    with FaultServer(ANSWERS, rules={"`inferred_properties`": "truncated"}) as server:
+        lms = build_lms({role: LMSpec("openai/fake", api_base=server.url) for role in ("judge", "relation", "query",
+                                                                                      "item")})
+        program = build("hiera", BuildContext(get_scheme("msrd"), lms), delegation="always")
+        rows = [judge_one(program, pair) for pair in pairs]
+        assert server.counts["truncated"] == 4  # 2 pairs x (ChatAdapter + its JSON fallback): asked again
+    assert all(r["error"] is None and r["fields"]["degraded"] == ["item.analyze"] for r in rows)
+    assert not any(s["outputs"].get("reused") for r in rows for s in r["steps"])
