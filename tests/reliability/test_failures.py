@@ -102,6 +102,13 @@ def test_a_truncated_plan_makes_a_counted_degraded_judgment_naming_the_step(isol
     assert not any(p["fields"].get("degraded") for p in preds if not p["delegated"])
     assert metrics["degraded"] == len(delegated) and metrics["degraded_steps"] == {"relation.plan": len(delegated)}
     assert f"degraded={len(delegated)}" in capsys.readouterr().out
+    from eval.trace import format_step
+    from hiera_dspy.store import RunStore
+
+    row = next(r for r in RunStore(isolated / "store.sqlite").rows("degraded") if r["delegated"])
+    plan = next(s for s in row["steps"] if s["name"] == "relation.plan")
+    assert plan["degraded"] == ["consult_item_analyzer", "lookups"] and plan["outputs"]["consult_item_analyzer"]
+    assert "[salvaged]  [degraded: consult_item_analyzer, lookups]" in format_step(0, plan)[0]
 
 
 @pytest.mark.timeout(60)
@@ -173,3 +180,26 @@ def test_a_degraded_analysis_is_not_reused_for_the_next_pair(isolated, monkeypat
         assert server.counts["truncated"] == 4  # 2 pairs x (ChatAdapter + its JSON fallback): asked again
     assert all(r["error"] is None and r["fields"]["degraded"] == ["item.analyze"] for r in rows)
     assert not any(s["outputs"].get("reused") for r in rows for s in r["steps"])
+
+
+# --- item 8: a cache hit is booked at the cost its entry recorded ------------------------------------------------------
+
+def test_a_judgment_answered_by_the_cache_costs_what_it_cost_when_paid(isolated):
+    from hiera_dspy.data import load_dataset
+    from hiera_dspy.lms import build_lms
+    from hiera_dspy.methods import BuildContext, build
+    from hiera_dspy.runner import judge_one
+
+    dataset = load_dataset("msrd")
+    pair = dataset.split("dev", 1)[0]
+    with FaultServer(ANSWERS) as server:
+        lms = build_lms({role: LMSpec("openai/fake", api_base=server.url) for role in ("judge", "relation", "query",
+                                                                                      "item")})
+        paid = judge_one(build("hiera", BuildContext(dataset.scheme, lms), delegation="always"), pair)
+        requests = server.requests
+        cached = judge_one(build("hiera", BuildContext(dataset.scheme, lms), delegation="always"), pair)
+        assert server.requests == requests, "the second judgment was answered by DSPy's cache"
+    assert paid["tokens"] > 0 and (cached["tokens"], cached["lm_calls"]) == (paid["tokens"], paid["lm_calls"])
+    assert sum(s["cached_calls"] for s in paid["steps"]) == 0
+    assert sum(s["cached_calls"] for s in cached["steps"]) == cached["lm_calls"]
+    assert cached["tokens_by_role"] == paid["tokens_by_role"]
