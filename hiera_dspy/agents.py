@@ -75,7 +75,7 @@ def run_step(name: str, role: str, lms: RoleLMs, predictor: dspy.Module, scheme:
 
 def salvage(exc: AdapterParseError, scheme: LabelScheme | None, step: str = "") -> tuple[dspy.Prediction, list[str]]:
     """A usable prediction from an answer that did not parse (e.g. cut off at the token cap), and the output fields
-    that had to be defaulted (consult, unclear, no look-ups, a note that the text is unavailable).
+    that had to be defaulted (consult, unclear, no look-ups, no text: see `_default`).
 
     The label comes only from an unambiguous label token in the label position (`recover_label`); without one, or
     when no output at all could be read, the step fails: a failure is never turned into a label or into empty
@@ -91,7 +91,7 @@ def salvage(exc: AdapterParseError, scheme: LabelScheme | None, step: str = "") 
             continue
         value = _read(found.get(name), field.annotation)
         if value is _UNREAD:
-            value = _default(field.annotation, step)
+            value = _default(field.annotation)
             defaulted.append(name)
         values[name] = value
     if "label" not in values and len(defaulted) == len(values):
@@ -124,18 +124,17 @@ def _read(raw, annotation):
         return _UNREAD
 
 
-def _default(annotation, step: str):
+def _default(annotation):
     """The cautious value of a field that could not be read: consult (True), unclear (a Literal's last option), no
-    look-ups ([]), and for text a note that says so (never an empty argument passed on as if it were one)."""
+    look-ups ([]), no text ("", so the caller's own fallback applies, e.g. the Judge's gaps for an empty question).
+    The step is then `degraded`, and so is the judgment: counted, never a plain success."""
     if annotation is bool:
         return True
     if getattr(annotation, "__origin__", None) is list:
         return []
     if str(annotation).startswith("typing.Literal"):
         return annotation.__args__[-1]
-    if annotation is str:
-        return f"(unavailable: the {step or 'step'} answer could not be read)"
-    return None
+    return "" if annotation is str else None
 
 
 def _partial_fields(text: str) -> dict:

@@ -230,7 +230,8 @@ def test_salvage_reads_a_truncated_json_answer():
     out, defaulted = salvage(exc, None, "relation.plan")
     assert out.consult_query_analyzer is False and out.consult_item_analyzer is True
     assert out.lookups == ["tom cr"] and out.parse_recovered is True
-    assert defaulted == ["consult_item_analyzer"]  # the judgment is counted as degraded, naming relation.plan
+    # the judgment is counted as degraded, naming relation.plan (and the plan's unread outputs)
+    assert "consult_item_analyzer" in defaulted and not {"consult_query_analyzer", "lookups"} & set(defaulted)
 
 
 def test_salvage_fails_a_step_when_nothing_can_be_read():

@@ -107,8 +107,9 @@ def test_a_truncated_plan_makes_a_counted_degraded_judgment_naming_the_step(isol
 
     row = next(r for r in RunStore(isolated / "store.sqlite").rows("degraded") if r["delegated"])
     plan = next(s for s in row["steps"] if s["name"] == "relation.plan")
-    assert plan["degraded"] == ["consult_item_analyzer", "lookups"] and plan["outputs"]["consult_item_analyzer"]
-    assert "[salvaged]  [degraded: consult_item_analyzer, lookups]" in format_step(0, plan)[0]
+    assert {"consult_item_analyzer", "lookups"} <= set(plan["degraded"]) and plan["outputs"]["consult_item_analyzer"]
+    assert "consult_query_analyzer" not in plan["degraded"]  # the one field the cut-off answer had
+    assert f"[salvaged]  [degraded: {', '.join(plan['degraded'])}]" in format_step(0, plan)[0]
 
 
 @pytest.mark.timeout(60)
