@@ -71,8 +71,12 @@ def format_step(i: int, step: dict, width: int = 300) -> list[str]:
     tokens = step.get("prompt_tokens", 0) + step.get("completion_tokens", 0)
     title = STEP_TITLES.get(step["name"], step["name"])
     profile = f", profile {step['profile']}" if step.get("profile") else ""
-    lines = [f"[{i}] {title} ({step['name']}, role {step['role']}{profile}){'  [reused]' if reused else ''}: "
-             f"{step.get('calls', 0)} LM calls, {tokens} tokens ({step.get('prompt_tokens', 0)} in / "
+    marks = "".join(f"  [{m}]" for m, on in (("reused", reused), ("salvaged", step.get("parse_recovered")),
+                                             (f"degraded: {', '.join(step.get('degraded') or [])}",
+                                              step.get("degraded"))) if on)
+    cached = f" ({step['cached_calls']} from the cache)" if step.get("cached_calls") else ""
+    lines = [f"[{i}] {title} ({step['name']}, role {step['role']}{profile}){marks}: "
+             f"{step.get('calls', 0)} LM calls{cached}, {tokens} tokens ({step.get('prompt_tokens', 0)} in / "
              f"{step.get('completion_tokens', 0)} out), {step.get('seconds', 0.0):.2f}s"]
     for key, value in (step.get("inputs") or {}).items():
         lines.append(f"  < {key}: {_short(value, width)}")

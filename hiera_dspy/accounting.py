@@ -1,8 +1,12 @@
 """Per-judgment accounting: every agent step records its role, LM calls, tokens, seconds and outputs.
 
 A `Ledger` is bound to the current context (thread or task) for one judgment; `step(...)` runs one agent step under
-the role's LM and a usage tracker that feeds the ledger. Cache hits cost no tokens and no calls, and are visible as
-steps with `calls == 0`. The ledger's steps are the judgment's trace (`python -m eval.trace`).
+the role's LM and a usage tracker that feeds the ledger. An answer from DSPy's cache is booked at the cost recorded
+with it when it was paid for (hiera_dspy/lm_cache.py) and counted in `cached_calls`: a judgment costs the same
+whether its answers came from the server or from the cache, so a run killed and resumed reports what a clean run
+reports. Analyses reused within a run (`reused` steps) cost nothing. A step whose answer was salvaged is marked
+`parse_recovered`, and `degraded` lists the outputs it had to default. The ledger's steps are the judgment's trace
+(`python -m eval.trace`).
 """
 
 from __future__ import annotations
@@ -17,6 +21,8 @@ from typing import Any
 
 import dspy
 
+from hiera_dspy import lm_cache
+
 _current: contextvars.ContextVar["Ledger | None"] = contextvars.ContextVar("hiera_ledger", default=None)
 
 
@@ -28,6 +34,9 @@ class Step:
     calls: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    cached_calls: int = 0  # of `calls`, the ones DSPy's cache answered (booked at their recorded cost)
+    parse_recovered: bool = False  # the answer did not parse and was salvaged
+    degraded: list[str] = field(default_factory=list)  # outputs the salvage had to default
     outputs: dict[str, Any] = field(default_factory=dict)
     inputs: dict[str, Any] = field(default_factory=dict)  # what this step was given beyond the pair (see `shown`)
     profile: str | None = None  # the model profile its prompt was fitted to (hiera_dspy.profiles)
@@ -61,9 +70,18 @@ class Ledger:
     def calls(self) -> int:
         return sum(s.calls for s in self.steps)
 
+    def recovered_steps(self) -> list[str]:
+        """Names of the steps whose answer was salvaged from a malformed one."""
+        return [s.name for s in self.steps if s.parse_recovered]
+
+    def degraded_steps(self) -> list[str]:
+        """Names of the steps that had to default some of their outputs (the judgment is `degraded`)."""
+        return [s.name for s in self.steps if s.degraded]
+
 
 class _StepTracker:
-    """Quacks like dspy's UsageTracker: DSPy calls add_usage once per uncached LM call."""
+    """Quacks like dspy's UsageTracker: DSPy calls add_usage once per uncached LM call; lm_cache calls
+    add_cached_usage once per cache hit, with the usage the entry recorded."""
 
     def __init__(self, step: Step):
         self.step = step
@@ -73,6 +91,10 @@ class _StepTracker:
         self.step.calls += 1
         self.step.prompt_tokens += int(usage.get("prompt_tokens") or usage.get("input_tokens") or 0)
         self.step.completion_tokens += int(usage.get("completion_tokens") or usage.get("output_tokens") or 0)
+
+    def add_cached_usage(self, lm: str, usage: dict) -> None:
+        self.step.cached_calls += 1
+        self.add_usage(lm, usage)
 
 
 PAIR_INPUTS = frozenset({"query", "item", "item_title", "item_text", "label_definitions"})
@@ -101,6 +123,7 @@ def current() -> Ledger | None:
 @contextmanager
 def step(name: str, role: str, lm: dspy.BaseLM | None):
     """Run one agent step with the role's LM, recording its cost into the current ledger (if any)."""
+    lm_cache.install()
     record = Step(name=name, role=role)
     overrides: dict[str, Any] = {"usage_tracker": _StepTracker(record)}
     if lm is not None:

@@ -15,6 +15,7 @@ import threading
 from typing import Callable
 
 import dspy
+from dspy.adapters.utils import parse_value
 from dspy.utils.exceptions import AdapterParseError
 
 import signatures
@@ -27,7 +28,8 @@ from signatures.hiera import (DIMENSIONS, REASONING_DESC, ItemAnalysis, ItemQues
 
 
 class Memo:
-    """Per-program reuse of pair-independent analyses. Fresh on deepcopy (an optimizer's candidate starts empty)."""
+    """Per-program reuse of pair-independent analyses. Fresh on deepcopy (an optimizer's candidate starts empty).
+    A value marked `parse_recovered` (salvaged from a malformed answer) is returned but never reused."""
 
     def __init__(self):
         self._values: dict = {}
@@ -44,7 +46,8 @@ class Memo:
             if key in self._values:
                 return self._values[key], True
             value = compute()
-            self._values[key] = value
+            if not value.get("parse_recovered"):  # salvaged from a malformed answer: not reused, the next pair asks
+                self._values[key] = value
             return value, False
 
 
@@ -56,43 +59,82 @@ def fingerprint(predictor: dspy.Predict) -> str:
 
 def run_step(name: str, role: str, lms: RoleLMs, predictor: dspy.Module, scheme: LabelScheme | None = None,
              **inputs) -> dspy.Prediction:
-    """Call one predictor as a named, accounted step; recover the label from an unparseable answer when possible."""
+    """Call one predictor as a named, accounted step. An answer that still does not parse after the retries is salvaged
+    (see `salvage`): the step is `parse_recovered`, and `degraded` when some of its outputs had to be defaulted; an
+    answer with no label, or with nothing readable, fails the step (an `AdapterParseError` naming it)."""
     with accounting.step(name, role, lms.for_role(role)) as record:
         record.inputs, record.profile = accounting.shown(inputs), getattr(predictor, "profile", None)
         try:
             prediction = predictor(**inputs)
         except AdapterParseError as exc:
-            prediction = salvage(exc, scheme)
+            prediction, record.degraded = salvage(exc, scheme, name)
+            record.parse_recovered = True
         record.outputs = {k: v for k, v in prediction.items()}
     return prediction
 
 
-def salvage(exc: AdapterParseError, scheme: LabelScheme | None) -> dspy.Prediction:
-    """A usable prediction from an answer that did not parse (e.g. cut off at the token cap): the fields that can be
-    read, cautious defaults for the rest (consult, unclear, no look-ups, empty text), the label recovered from the text.
-    Re-raises when a label was expected and none can be found."""
+def salvage(exc: AdapterParseError, scheme: LabelScheme | None, step: str = "") -> tuple[dspy.Prediction, list[str]]:
+    """A usable prediction from an answer that did not parse (e.g. cut off at the token cap), and the output fields
+    that had to be defaulted (consult, unclear, no look-ups, no text: see `_default`).
+
+    The label comes only from an unambiguous label token in the label position (`recover_label`); without one, or
+    when no output at all could be read, the step fails: a failure is never turned into a label or into empty
+    evidence."""
     text = str(exc.lm_response or "")
     found = _partial_fields(text)
-    values = {}
+    values, defaulted = {}, []
     for name, field in exc.signature.output_fields.items():
-        annotation = field.annotation
-        raw = found.get(name)
         if name == "label":
-            label = recover_label(str(raw), scheme) if raw is not None and scheme else None
-            label = label or (recover_label(text, scheme) if scheme else None)
-            if label is None:
-                raise exc
-            values[name] = label
-        elif annotation is bool:
-            values[name] = raw if isinstance(raw, bool) else True
-        elif getattr(annotation, "__origin__", None) is list:
-            values[name] = raw if isinstance(raw, list) else []
-        elif getattr(annotation, "__args__", None) and str(annotation).startswith("typing.Literal"):
-            options = annotation.__args__
-            values[name] = raw if raw in options else options[-1]
-        else:
-            values[name] = str(raw) if raw is not None else ""
-    return dspy.Prediction(**values, parse_recovered=True)
+            values[name] = recover_label(text, scheme) if scheme else None
+            if values[name] is None:
+                raise step_failed(exc, step, "no unambiguous label in the label position") from exc
+            continue
+        value = _read(found.get(name), field.annotation)
+        if value is _UNREAD:
+            value = _default(field.annotation)
+            defaulted.append(name)
+        values[name] = value
+    if "label" not in values and len(defaulted) == len(values):
+        raise step_failed(exc, step, "nothing in the answer could be read") from exc
+    return dspy.Prediction(**values, parse_recovered=True), defaulted
+
+
+def step_failed(exc: AdapterParseError, step: str, why: str) -> AdapterParseError:
+    """The parse error, re-raised with the step that failed and why nothing could be salvaged."""
+    return AdapterParseError(exc.adapter_name, exc.signature, exc.lm_response,
+                             message=f"step {step or '?'} failed: {why}")
+
+
+_UNREAD = object()
+
+
+def _read(raw, annotation):
+    """A salvaged field's value parsed to its type, or _UNREAD (absent, empty, or not of the field's type)."""
+    if raw is None or (isinstance(raw, str) and not raw.strip()):
+        return _UNREAD
+    options = getattr(annotation, "__args__", None) if str(annotation).startswith("typing.Literal") else None
+    if options:
+        by_case = {str(o).lower(): o for o in options}
+        return by_case.get(str(raw).strip().strip("*'\"`").lower(), _UNREAD)
+    if annotation is str:
+        return str(raw).strip()
+    try:
+        return parse_value(raw, annotation)
+    except Exception:  # noqa: BLE001 - any failure means the field was not readable
+        return _UNREAD
+
+
+def _default(annotation):
+    """The cautious value of a field that could not be read: consult (True), unclear (a Literal's last option), no
+    look-ups ([]), no text ("", so the caller's own fallback applies, e.g. the Judge's gaps for an empty question).
+    The step is then `degraded`, and so is the judgment: counted, never a plain success."""
+    if annotation is bool:
+        return True
+    if getattr(annotation, "__origin__", None) is list:
+        return []
+    if str(annotation).startswith("typing.Literal"):
+        return annotation.__args__[-1]
+    return "" if annotation is str else None
 
 
 def _partial_fields(text: str) -> dict:
@@ -110,16 +152,38 @@ def _partial_fields(text: str) -> dict:
     return {sections[i]: sections[i + 1].strip() for i in range(1, len(sections) - 1, 2)}
 
 
+_LABEL_MARKER = re.compile(r"\blabel\b\s*(?:\bis\b|[:=])\s*", re.I)
+_AFTER_LABEL = tuple(".,;:!)]*_\"'`-\u2013\u2014(")  # what may follow a label token: punctuation, never another word
+
+
 def recover_label(text: str | None, scheme: LabelScheme) -> str | None:
-    """The last scheme label named in a malformed answer (longest labels first, so 'Partially relevant' wins)."""
+    """The label of a malformed answer, only from an unambiguous label token in the label position.
+
+    The label position is the `label` field of a JSON object or of `[[ ## label ## ]]` sections, else the whole answer;
+    within it, the text after its last "label:" / "label is" / "label =", else its first line. It must start with one
+    label (any case; markdown emphasis and quotes ignored) followed by nothing or by punctuation: "Highly Relevant!",
+    "**Substitute**, as it..." and "the label is Irrelevant" are recovered; "not relevant", "I'm sorry, but this item
+    is not relevant", "not an exact match" and "partial match" are not (None: the step fails, the row is an error).
+    """
     if not text:
         return None
-    tail = str(text).split("label", 1)[-1] if "label" in str(text) else str(text)
-    pattern = r"\b(?:" + "|".join(re.escape(label) for label in sorted(scheme.labels, key=len, reverse=True)) + r")\b"
-    found = re.findall(pattern, tail, flags=re.I)
-    if not found:
-        return None
-    return scheme.from_raw(found[-1])
+    text = str(text)
+    fields = _partial_fields(text)
+    if fields and "label" not in fields:
+        return None  # a structured answer without its label: the label position is empty
+    position = str(fields["label"]) if fields else text
+    markers = list(_LABEL_MARKER.finditer(position))
+    return _leading_label(position[markers[-1].end():] if markers else position, scheme)
+
+
+def _leading_label(value: str, scheme: LabelScheme) -> str | None:
+    value = value.strip().lstrip("*_\"'`").lstrip()
+    for label in sorted(scheme.labels, key=len, reverse=True):  # longest first: "Partially relevant" before others
+        if value[:len(label)].lower() != label.lower():
+            continue
+        rest = value[len(label):].split("\n", 1)[0].strip()
+        return label if not rest or rest.startswith(_AFTER_LABEL) else None
+    return None
 
 
 class _Specialist(dspy.Module):
@@ -151,7 +215,8 @@ class _Specialist(dspy.Module):
 
         def compute():
             out = run_step(name, self.role, self.lms, self.analyze, **inputs)
-            return {field: getattr(out, field) for field in self.signature.output_fields}
+            value = {field: getattr(out, field) for field in self.signature.output_fields}
+            return {**value, "parse_recovered": True} if out.get("parse_recovered") else value
 
         value, reused = self.memo.get_or_compute((text, fingerprint(self.analyze)), compute)
         if reused:

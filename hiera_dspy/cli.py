@@ -7,6 +7,7 @@ import hashlib
 import json
 import os
 import sys
+from collections import Counter
 from pathlib import Path
 
 from hiera_dspy.data import DataError, Dataset, load_dataset
@@ -140,7 +141,15 @@ def metrics_from_rows(rows: list[dict], labels: list[str]) -> dict:
         "human_labels": sum(1 for r in rows if r.get("human_label")),
         "parse_recovered": sum(1 for r in rows if not r.get("error") and r.get("fields", {}).get("parse_recovered")),
     })
+    metrics.update(degraded_counts(rows))
     return metrics
+
+
+def degraded_counts(rows: list[dict]) -> dict:
+    """`degraded`: judgments with a label that had a step default some of its outputs; `degraded_steps`: per step."""
+    steps = Counter(step for r in rows if not r.get("error") for step in (r.get("fields") or {}).get("degraded") or [])
+    return {"degraded": sum(1 for r in rows if not r.get("error") and (r.get("fields") or {}).get("degraded")),
+            "degraded_steps": dict(sorted(steps.items()))}
 
 
 def print_metrics(title: str, m: dict, file=None) -> None:
@@ -151,7 +160,8 @@ def print_metrics(title: str, m: dict, file=None) -> None:
     print(f"{title}: n={m['n']} acc={f(m['accuracy'])} macro-F1={f(m['macro_f1'])} kappa={f(m['kappa'])} "
           f"errors={m['errors']} tokens/judgment={f(m['tokens_per_judgment'], '.0f')} "
           f"s/judgment={f(m['seconds_per_judgment'], '.1f')} delegation={f(m['delegation_rate'], '.2f')} "
-          f"reached-LLM={f(m.get('llm_share'), '.2f')}", file=file)
+          f"reached-LLM={f(m.get('llm_share'), '.2f')} parse-recovered={m.get('parse_recovered', 0)} "
+          f"degraded={m.get('degraded', 0)}", file=file)
 
 
 # --- run options: shared by every CLI that judges pairs into the run store --------------------------------------------

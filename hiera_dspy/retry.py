@@ -14,9 +14,9 @@ Two layers, both bounded:
    DSPy's loop (not timeouts or dropped connections: see `is_transient`) — sleeping
    `uniform(0, min(max_delay, base_delay * 2**attempt))` (full jitter, so 64 threads hit by one 429 burst do not
    retry in lockstep), or the server's Retry-After plus up to `base_delay` of jitter; a Retry-After longer than
-   `max_retry_after` fails the call at once. Every retry is sent with `cache=False`: DSPy caches any HTTP 200 answer,
-   garbage included, so a retry (or a later `--retry-errors` run) that read the cache would replay the same bad
-   answer forever.
+   `max_retry_after` fails the call at once. An answer that did not parse is evicted from DSPy's cache
+   (hiera_dspy/lm_cache.py): DSPy caches any HTTP 200 answer, garbage included, so a retry (or a later
+   `--retry-errors` run) that read it would replay the same bad answer forever; the retry's good answer is cached.
 
    Worst case per agent step: attempts x (num_retries + 1) HTTP requests for 429/5xx and content faults (12 with the
    defaults), num_retries + 1 for timeouts (each up to the read timeout). After the last one the exception reaches
@@ -49,7 +49,10 @@ from typing import Any, Awaitable, Callable, TypeVar
 
 import dspy
 from dspy.adapters.chat_adapter import ChatAdapter
+
 from dspy.utils.exceptions import AdapterParseError, LMRateLimitError, LMServerError
+
+from hiera_dspy import lm_cache
 
 T = TypeVar("T")
 
@@ -186,9 +189,24 @@ def _retry_predicate(lm) -> Callable[[BaseException], bool]:
     return is_transient
 
 
-def _retry_kwargs(lm_kwargs: dict, attempt: int) -> dict:
-    # A retry must reach the LM: DSPy caches every HTTP 200 answer, an empty or garbled one too.
-    return lm_kwargs if attempt == 0 else {**(lm_kwargs or {}), "cache": False}
+def _evicting(call: Callable[[], T]) -> T:
+    """Run one adapter call; if its answer does not parse, evict what it read or stored from DSPy's cache, which keeps
+    every HTTP 200 answer, garbage included: a retry (or a later --retry-errors run) then reaches the LM."""
+    with lm_cache.answers() as keys:
+        try:
+            return call()
+        except AdapterParseError:
+            lm_cache.evict(keys)
+            raise
+
+
+async def _aevicting(call: Callable[[], Awaitable[T]]) -> T:
+    with lm_cache.answers() as keys:
+        try:
+            return await call()
+        except AdapterParseError:
+            lm_cache.evict(keys)
+            raise
 
 
 class RetryMixin:
@@ -206,7 +224,7 @@ class RetryMixin:
         parent = super()
 
         def attempt(n: int):
-            return parent.__call__(lm, _retry_kwargs(lm_kwargs, n), signature, demos, inputs)
+            return _evicting(lambda: parent.__call__(lm, lm_kwargs, signature, demos, inputs))
 
         return with_retries(attempt, p.attempts, p.base_delay, p.max_delay, self.retry_rng,
                             max_retry_after=p.max_retry_after, on_retry=self._count_retry,
@@ -217,10 +235,11 @@ class RetryMixin:
         parent = super()
 
         async def attempt(n: int):
-            return await parent.acall(lm, _retry_kwargs(lm_kwargs, n), signature, demos, inputs)
+            return await _aevicting(lambda: parent.acall(lm, lm_kwargs, signature, demos, inputs))
 
         return await awith_retries(attempt, p.attempts, p.base_delay, p.max_delay, self.retry_rng,
-                                   max_retry_after=p.max_retry_after, on_retry=self._count_retry)
+                                   max_retry_after=p.max_retry_after, on_retry=self._count_retry,
+                                   retry_on=_retry_predicate(lm))
 
 
 class RetryingChatAdapter(RetryMixin, ChatAdapter):

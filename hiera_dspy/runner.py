@@ -32,6 +32,7 @@ def judge_one(program: dspy.Module, pair: Pair, position: int | None = None) -> 
         try:
             prediction = program(**pair.inputs())
             fields = {k: prediction.get(k) for k in PREDICTION_FIELDS if prediction.get(k) is not None}
+            fields.update(failure_fields(ledger))
             label = fields.get("label")
             if fields.get("escalated"):
                 label = None
@@ -43,6 +44,17 @@ def judge_one(program: dspy.Module, pair: Pair, position: int | None = None) -> 
             "tokens_by_role": {r: v["prompt_tokens"] + v["completion_tokens"] for r, v in by_role.items()},
             "seconds": time.perf_counter() - start, "error": error, "escalated": bool(fields.get("escalated")),
             "delegated": fields.get("delegated")}
+
+
+def failure_fields(ledger: accounting.Ledger) -> dict:
+    """`parse_recovered` when any step's answer was salvaged (its label read from a malformed answer), `degraded`: the
+    steps that had to default some outputs; the judgment keeps its label, and both are counted in metrics.json."""
+    out: dict = {}
+    if ledger.recovered_steps():
+        out["parse_recovered"] = True
+    if ledger.degraded_steps():
+        out["degraded"] = sorted(set(ledger.degraded_steps()))
+    return out
 
 
 def run_pairs(program: dspy.Module, pairs: list[Pair], store: RunStore, run_id: str, threads: int = 1,

@@ -17,6 +17,12 @@ in `script` (served first, in order; "ok" = a normal answer):
     empty         HTTP 200 whose message content is ""
     garbage       HTTP 200 whose content is unparseable text (no field markers, no label words)
     echo_auth     HTTP 401 whose error message echoes the request's bearer token (a misbehaving proxy; secrets tests)
+    refusal       HTTP 200 whose content is `refusal` (default "I'm sorry, but this item is not relevant."): no field
+                  markers, and a label word in a negated sentence
+    truncated     HTTP 200 with the normal answer cut after its first field (an answer stopped by a token cap)
+
+`rules` maps a substring of the request body (the JSON as sent, e.g. "`argument`" for the prompts that ask for an
+`argument` output) to a fault kind: a matching request gets that kind, before `script` and the random draw.
 
 `server.seen` lists (model, bearer token) per chat request, `server.auth_seen` the distinct tokens: tests use two
 servers to show where a key went.
@@ -55,7 +61,9 @@ if __package__ in (None, ""):  # run as a script: make the repo root importable
 
 from hiera_dspy.testing import FIELD_LINE, FakeEngine  # noqa: E402
 
-FAULT_KINDS = ("rate_limit", "server_error", "unavailable", "timeout", "drop", "empty", "garbage", "echo_auth")
+FAULT_KINDS = ("rate_limit", "server_error", "unavailable", "timeout", "drop", "empty", "garbage", "echo_auth",
+               "refusal", "truncated")
+REFUSAL = "I'm sorry, but this item is not relevant."
 GARBAGE = ("lorem ipsum dolor sit amet; the quick brown fox {{ not json", "%%%% ### <<< >>> qwerty zxcv 123",
            "As an AI model I cannot comply with that format.")
 
@@ -74,7 +82,8 @@ class FaultServer:
 
     def __init__(self, answers: dict[str, Any | Callable[[str], Any]] | None = None, *, latency: float = 0.0,
                  faults: dict[str, float] | None = None, seed: int = 0, retry_after: float = 0.0,
-                 hang: float = 2.0, script: list[str] | None = None, host: str = "127.0.0.1", port: int = 0):
+                 hang: float = 2.0, script: list[str] | None = None, host: str = "127.0.0.1", port: int = 0,
+                 rules: dict[str, str] | None = None, refusal: str = REFUSAL):
         self.engine = FakeEngine(answers)
         self.latency = latency
         self.retry_after = retry_after
@@ -83,6 +92,11 @@ class FaultServer:
         self.faults: dict[str, float] = {}
         self.set_faults(faults or {})
         self.script: list[str] = list(script or [])  # kinds served first, in order, before any random draw
+        self.rules: dict[str, str] = dict(rules or {})  # body substring -> kind, before the script
+        unknown = set(self.rules.values()) - {*FAULT_KINDS, "ok"}
+        if unknown:
+            raise ValueError(f"unknown fault kinds in rules {sorted(unknown)}; known: {FAULT_KINDS}")
+        self.refusal = refusal
         self.rng = random.Random(seed)
         self.counts: Counter = Counter()
         self.auth_seen: set[str] = set()
@@ -160,7 +174,10 @@ class FaultServer:
     def requests(self) -> int:
         return self.counts["requests"]
 
-    def _draw(self) -> str:
+    def _draw(self, body: str = "") -> str:
+        for needle, kind in self.rules.items():
+            if needle in body:
+                return kind
         with self._lock:
             if self.script:
                 return self.script.pop(0)
@@ -205,6 +222,14 @@ def _model(raw: bytes) -> str:
     except ValueError:
         return ""
     return str(body.get("model", "")) if isinstance(body, dict) else ""
+
+
+def _first_field(text: str) -> str:
+    """An answer cut after its first field: `[[ ## a ## ]]\nvalue` sections, or a JSON object cut mid-way."""
+    if text.lstrip().startswith("{"):
+        return text[: max(1, text.find(",") + 1)] if "," in text else text[: len(text) // 2]
+    sections = text.split("\n\n[[ ## ")
+    return sections[0]
 
 
 def _completion(model: str, text: str, prompt_tokens: int, n: int) -> dict:
@@ -277,7 +302,7 @@ class _Handler(BaseHTTPRequestHandler):
                 srv.auth_seen.add(auth)
             srv.seen.append((_model(raw), auth))
         srv.gate.wait(timeout=120)
-        kind = srv._draw()
+        kind = srv._draw(raw.decode("utf-8", "replace"))
         with srv._lock:
             srv.counts[kind] += 1
         try:
@@ -332,6 +357,10 @@ class _Handler(BaseHTTPRequestHandler):
             return
         if kind == "empty":
             text = ""
+        elif kind == "refusal":
+            text = srv.refusal
+        elif kind == "truncated":
+            text = _first_field(srv.answer(body))
         elif kind == "garbage":
             with srv._lock:
                 text = srv.rng.choice(GARBAGE)

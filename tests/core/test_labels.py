@@ -77,9 +77,11 @@ def test_scheme_validation_and_round_trip():
     ("homedepot", "[[ ## label ## ]]\nHighly Relevant!", "Highly relevant"),
     ("homedepot", "label: irrelevant", "Irrelevant"),
     ("msrd", "Relevant details aside, the label is Irrelevant", "Irrelevant"),
-    ("msrd", "I would say: RELEVANT.", "Relevant"),
+    ("msrd", "RELEVANT.", "Relevant"),
+    ("msrd", '{"reasoning": "a spy film", "label": "relevant"}', "Relevant"),
+    ("esci", "[[ ## label ## ]]\nthe label is exact, it matches", "Exact"),
     ("esci", "[[ ## label ## ]]\n**Substitute**", "Substitute"),
-    ("wands", "label = partial match", "Partial"),
+    ("wands", "label = Partial (the size differs)", "Partial"),
 ])
 def test_recover_label(scheme, text, label):
     assert recover_label(text, get_scheme(scheme)) == label
@@ -88,6 +90,23 @@ def test_recover_label(scheme, text, label):
 @pytest.mark.parametrize("text", [None, "", "[[ ## label ## ]]\nMaybe", "no idea at all"])
 def test_recover_label_gives_up(text):
     assert recover_label(text, get_scheme("msrd")) is None
+
+
+@pytest.mark.parametrize("scheme,text", [
+    # a refusal or a negated sentence is never read as the label it negates (they were: Relevant, Exact, Partial)
+    ("msrd", "I'm sorry, but this item is not relevant."),
+    ("msrd", "[[ ## label ## ]]\nnot relevant"),
+    ("msrd", '{"label": "Not Relevant"}'),
+    ("msrd", "I'm sorry, but the label is not relevant"),
+    ("msrd", "I would say: RELEVANT."),  # not in the label position
+    ("msrd", "[[ ## reasoning ## ]]\nthe label is Relevant"),  # a structured answer without its label field
+    ("esci", "not an exact match"),
+    ("wands", "[[ ## label ## ]]\nnot an Exact match"),
+    ("wands", "label = partial match"),  # a label word inside a phrase
+    ("homedepot", "Relevant? Hard to say."),
+])
+def test_recover_label_never_reads_a_negation_or_a_refusal(scheme, text):
+    assert recover_label(text, get_scheme(scheme)) is None
 
 
 def test_recover_label_matches_whole_words_only():
@@ -154,7 +173,7 @@ def test_recovered_label_is_flagged_in_the_row(h):
 
 def test_recovered_triage_does_not_skip_delegation(h):
     lms = h.make_role_lms({"relational_transparency": "unclear",
-                           "label": lambda p: "Relevant" if h.is_decision(p) else "the label is relevant I guess"})
+                           "label": lambda p: "Relevant" if h.is_decision(p) else "label: relevant (provisional)"})
     row = judge_one(_program(lms), h.pair())
     assert row["error"] is None
     assert row["delegated"] is True
@@ -208,6 +227,19 @@ def test_salvage_reads_a_truncated_json_answer():
     from signatures.hiera import RelationPlan
 
     exc = AdapterParseError("JSONAdapter", RelationPlan, '{"consult_query_analyzer": false, "lookups": ["tom cr')
-    out = salvage(exc, None)
+    out, defaulted = salvage(exc, None, "relation.plan")
     assert out.consult_query_analyzer is False and out.consult_item_analyzer is True
-    assert out.lookups in ([], ["tom cr"]) and out.parse_recovered is True
+    assert out.lookups == ["tom cr"] and out.parse_recovered is True
+    # the judgment is counted as degraded, naming relation.plan (and the plan's unread outputs)
+    assert "consult_item_analyzer" in defaulted and not {"consult_query_analyzer", "lookups"} & set(defaulted)
+
+
+def test_salvage_fails_a_step_when_nothing_can_be_read():
+    from dspy.utils.exceptions import AdapterParseError
+
+    from hiera_dspy.agents import salvage
+    from signatures.hiera import RelationSynthesis
+
+    exc = AdapterParseError("ChatAdapter", RelationSynthesis, "As an AI model I cannot comply with that format.")
+    with pytest.raises(AdapterParseError, match="step relation.synthesize failed: nothing"):
+        salvage(exc, None, "relation.synthesize")
