@@ -133,8 +133,9 @@ def metrics_from_rows(rows: list[dict], labels: list[str]) -> dict:
     """metrics.json content: scikit-learn metrics over the whole split plus cost columns per judgment."""
     from eval.metrics import classification_metrics, cost_columns, final_label
 
-    final = [final_label(r) for r in rows]
-    metrics = classification_metrics([r["gold"] for r in rows], final, labels)
+    gold = [r for r in rows if r.get("gold") is not None]  # unlabelled pairs (a labelling run) have nothing to score
+    metrics = classification_metrics([r["gold"] for r in gold], [final_label(r) for r in gold], labels)
+    metrics["gold_pairs"] = len(gold)
     metrics.update(cost_columns(rows))
     metrics.update({
         "pairs": len(rows),

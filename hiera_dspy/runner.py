@@ -20,7 +20,8 @@ from hiera_dspy.store import RunStore
 from hiera_dspy.types import Pair
 
 PREDICTION_FIELDS = ("label", "delegated", "escalated", "guidance", "evidence", "argument", "reasoning", "history",
-                     "parse_recovered", "dimensions", "scores", "routed", "reached_llm", "cascade")
+                     "parse_recovered", "dimensions", "scores", "routed", "reached_llm", "cascade",
+                     "votes", "label_probs", "distribution")  # the last three: a judgment's confidence (confidence.py)
 
 
 def judge_one(program: dspy.Module, pair: Pair, position: int | None = None) -> dict:

@@ -1,7 +1,9 @@
 """`jsonl:PATH`: a user's own pairs, one JSON object a line:
 `{"id", "query", "item_title", "item_text", "label" [, "query_id", "item_id"]}`.
 
-Split `all` (the default) is every pair in file order; `train`/`dev`/`eval` follow the paper's sampling protocol.
+Split `all` (the default) is every pair in file order; `train`/`dev`/`eval` follow the paper's sampling protocol and
+exist only when every row has a label. A file without labels (or with some) is a labelling job: `label` may be
+missing or null, the pairs have no gold, and no metric is computed for them.
 """
 
 from __future__ import annotations
@@ -88,7 +90,7 @@ def load(arg: str | None, scheme: LabelScheme | None, *, on_bad_row: str = "erro
     if scheme is None:
         raise DataError("jsonl: needs a label scheme: --scheme msrd|esci|wands|homedepot or --labels 'A,B,C'")
     skipped: list = []
-    pairs = read_pairs(Path(arg), scheme, on_bad_row=on_bad_row, skipped=skipped)
+    pairs = read_pairs(Path(arg), scheme, require_label=False, on_bad_row=on_bad_row, skipped=skipped)
     splits = {"all": pairs}
     if all(p.label is not None for p in pairs):
         splits.update(make_splits(pairs, scheme))

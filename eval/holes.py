@@ -1,0 +1,200 @@
+"""Fill the holes of a retrieval benchmark: judge the unjudged documents in the runs' top k, and see what changes.
+
+    python -m eval.holes --topics topics.tsv --corpus corpus.jsonl --qrels qrels.txt --runs bm25.run,dense.run \\
+        --depth 10 --method dream --scheme msrd --out runs/filled
+
+A hole is a (qid, docid) in the top `--depth` of any run that the qrels never judged; each is judged once. The corpus
+is the judges' catalog (knowledge), the existing judgments are the train pairs of learned methods (embed-lr). Takes
+eval.run's run options (--run-id, --threads, --limit, --set, the LM flags) and resumes like any run. Writes
+OUT/qrels.txt (every original judgment unchanged, then one line per filled hole), OUT/new.jsonl (the filled holes
+with label, confidence, method, escalated), OUT/summary.json (per run: hole rate, nDCG@k and P@k before and after;
+Kendall's tau between the system rankings before and after) and OUT/report.md. Escalated holes stay holes until a
+person decides them: python -m eval.review --run RUN_ID.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections import Counter
+from pathlib import Path
+
+from eval.labelling import add_run_arguments, export, label_pairs, qrels_of, write_jsonl
+from hiera_dspy.data import DataError, Dataset
+from hiera_dspy.data.trec import format_qrels, read_corpus, read_qrels, read_run, read_topics
+from hiera_dspy.files import write_atomic
+from hiera_dspy.labels import LabelScheme, custom_scheme, get_scheme
+from hiera_dspy.retrieval import evaluate, kendall_tau, pool_holes
+from hiera_dspy.types import Pair
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m eval.holes", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    g = p.add_argument_group("benchmark")
+    g.add_argument("--topics", required=True, help="TSV qid<TAB>query, or JSONL {\"qid\", \"query\"}")
+    g.add_argument("--corpus", required=True, help="JSONL {\"id\", \"title\", \"text\"} (extra fields join the text)")
+    g.add_argument("--qrels", required=True, help="TREC qrels (qid 0 docid grade); grade = label index in the scheme")
+    g.add_argument("--runs", required=True, help="comma-separated TREC run files (qid Q0 docid rank score tag)")
+    g.add_argument("--depth", type=int, default=10, help="holes are unjudged documents in each run's top DEPTH")
+    g.add_argument("--scheme", help="label scheme: msrd, esci, wands, homedepot")
+    g.add_argument("--labels", help="custom label scheme, least relevant first, e.g. 'Bad,Fair,Good'")
+    g.add_argument("--knowledge", default="auto", choices=["auto", "catalog", "web", "none"],
+                   help="knowledge source: auto = web if TAVILY_API_KEY is set, else the corpus as catalog")
+    g.add_argument("--on-bad-row", default="error", choices=["error", "skip"],
+                   help="a bad input line stops with an error naming file and line (default) or is skipped and counted")
+    g.add_argument("--threads", type=int, default=1, help="worker threads")
+    p.add_argument("--out", required=True, help="output folder")
+    add_run_arguments(p)
+    return p
+
+
+def scheme_of(args) -> LabelScheme:
+    if bool(args.scheme) == bool(args.labels):
+        raise SystemExit("error: give the qrels' label scheme: --scheme msrd|esci|wands|homedepot or --labels 'A,B,C'")
+    try:
+        return custom_scheme(args.labels) if args.labels else get_scheme(args.scheme)
+    except (KeyError, ValueError) as exc:
+        raise SystemExit(f"error: {exc}") from None
+
+
+class Inputs:
+    """The benchmark's files, read and cross-checked: every run line's qid is a topic and its docid in the corpus."""
+
+    def __init__(self, topics: str, corpus: str, qrels: str, runs: list[str], scheme: LabelScheme,
+                 on_bad_row: str = "error"):
+        self.skipped: list[dict] = []
+        kw = dict(on_bad_row=on_bad_row, skipped=self.skipped)
+        self.topics = read_topics(topics, **kw)
+        self.corpus = read_corpus(corpus, **kw)
+        self.qrels = read_qrels(qrels, scheme, **kw)
+        self.runs = {}
+        for path in runs:
+            name = Path(path).stem if Path(path).stem not in self.runs else path
+            self.runs[name] = [rl for rl in read_run(path, **kw) if self._known(path, rl, on_bad_row)]
+
+    def _known(self, path: str, rl, on_bad_row: str) -> bool:
+        problem = (f"qid {rl.qid!r} is not in the topics" if rl.qid not in self.topics else
+                   f"docid {rl.docid!r} is not in the corpus" if rl.docid not in self.corpus else None)
+        if problem is None:
+            return True
+        if on_bad_row != "skip":
+            raise DataError(f"{path}, line {rl.line}: {problem}")
+        self.skipped.append({"file": path, "line": rl.line, "error": problem})
+        return False
+
+    def pair(self, qid: str, docid: str, label: str | None = None) -> Pair:
+        doc = self.corpus[docid]
+        return Pair(id=f"{qid}:{docid}", query=self.topics[qid], item_title=doc.title, item_text=doc.text,
+                    label=label, query_id=qid, item_id=docid)
+
+    def judged_pairs(self, scheme: LabelScheme) -> list[Pair]:
+        """The existing judgments whose topic and document are known: the train pairs of learned methods."""
+        return [self.pair(q, d, scheme.labels[g]) for (q, d), g in self.qrels.items()
+                if q in self.topics and d in self.corpus]
+
+
+def read_inputs(labelling: dict, scheme: LabelScheme) -> Inputs:
+    try:
+        return Inputs(labelling["topics"], labelling["corpus"], labelling["qrels"], labelling["runs"], scheme,
+                      labelling.get("on_bad_row", "error"))
+    except DataError as exc:
+        raise SystemExit(f"error: {exc}") from None
+
+
+def main(argv: list[str] | None = None) -> dict:
+    args = parser().parse_args(argv)
+    scheme = scheme_of(args)
+    if args.depth < 1:
+        raise SystemExit(f"error: --depth must be at least 1, got {args.depth}")
+    out = Path(args.out).resolve()
+    labelling = {"kind": "holes", "out": str(out), "scheme": scheme.to_dict(), "depth": args.depth,
+                 "topics": _abs(args.topics), "corpus": _abs(args.corpus), "qrels": _abs(args.qrels),
+                 "runs": [_abs(r) for r in args.runs.split(",") if r.strip()], "on_bad_row": args.on_bad_row}
+    inputs = read_inputs(labelling, scheme)
+    holes = [inputs.pair(q, d) for q, d in pool_holes(inputs.runs, inputs.qrels, args.depth)]
+    if args.limit:
+        holes = holes[:args.limit]
+    dataset = Dataset(name=f"holes:{labelling['qrels']}", scheme=scheme, default_split="holes",
+                      splits={"holes": holes, "train": inputs.judged_pairs(scheme)},
+                      catalog=list(inputs.corpus.values()))
+    print(f"{len(holes)} holes at depth {args.depth} over {len(inputs.runs)} runs "
+          f"({len(inputs.qrels)} existing judgments)", file=sys.stderr)
+    identity = {"holes": {k: labelling[k] for k in ("qrels", "runs", "topics", "corpus", "depth")}}
+    run = label_pairs(args, dataset, holes, "holes", labelling, identity)
+    written = export(run.store, run.run_id)
+    summary = json.loads((Path(run.config["labelling"]["out"]) / "summary.json").read_text())
+    print_summary(summary)
+    print(f"wrote {', '.join(str(p) for p in written)} (run id {run.run_id}); "
+          f"review: python -m eval.review --run {run.run_id}")
+    return summary
+
+
+def _abs(path: str) -> str:
+    return str(Path(path.strip()).resolve())
+
+
+def export_holes(store, run_id: str, config: dict, records: list[dict]) -> list[Path]:
+    """qrels.txt (originals unchanged, then the filled holes), new.jsonl, summary.json, report.md."""
+    labelling = config["labelling"]
+    out, scheme, depth = Path(labelling["out"]), LabelScheme.from_dict(labelling["scheme"]), labelling["depth"]
+    inputs = read_inputs(labelling, scheme)
+    filled = {k: g for k, g in qrels_of(records, scheme).items() if k not in inputs.qrels}
+    after = {**inputs.qrels, **filled}
+    summary = summarize(inputs, after, records, scheme, depth) | {"run_id": run_id, "method": config.get("method")}
+    return [write_atomic(out / "qrels.txt", format_qrels(after)), write_jsonl(out / "new.jsonl", records),
+            write_atomic(out / "summary.json", json.dumps(summary, indent=1)),
+            write_atomic(out / "report.md", report(summary))]
+
+
+def summarize(inputs: Inputs, after: dict, records: list[dict], scheme: LabelScheme, depth: int) -> dict:
+    runs = []
+    for name, lines in inputs.runs.items():
+        b, a = evaluate(lines, inputs.qrels, scheme, depth), evaluate(lines, after, scheme, depth)
+        runs.append({"run": name, "hole_rate_before": b["hole_rate"], "hole_rate_after": a["hole_rate"],
+                     f"ndcg@{depth}_before": b[f"ndcg@{depth}"], f"ndcg@{depth}_after": a[f"ndcg@{depth}"],
+                     f"p@{depth}_before": b[f"p@{depth}"], f"p@{depth}_after": a[f"p@{depth}"],
+                     "queries_before": b["queries"], "queries_after": a["queries"]})
+    key = f"ndcg@{depth}"
+    scored = [r for r in runs if r[f"{key}_before"] is not None and r[f"{key}_after"] is not None]
+    return {"depth": depth, "runs": runs, "kendall_tau": kendall_tau([r[f"{key}_before"] for r in scored],
+                                                                     [r[f"{key}_after"] for r in scored]),
+            "holes": len(records), "filled": sum(1 for r in records if r["label"]),
+            "escalated": sum(1 for r in records if r["escalated"] and not r["label"]),
+            "human": sum(1 for r in records if r["source"] == "human"),
+            "errors": sum(1 for r in records if r["error"]), "original_judgments": len(inputs.qrels),
+            "labels": dict(Counter(r["label"] for r in records if r["label"])),
+            "confidence_sources": dict(Counter(r["confidence_source"].split(" (")[0] for r in records)),
+            "skipped_rows": len(inputs.skipped)}
+
+
+def _f(x, spec=".3f") -> str:
+    return "-" if x is None else format(x, spec)
+
+
+def report(s: dict) -> str:
+    k = s["depth"]
+    lines = [f"# Holes filled at depth {k} ({s['method']}, run {s['run_id']})", "",
+             f"{s['holes']} holes judged: {s['filled']} filled ({s['human']} by a person), {s['escalated']} escalated "
+             f"and undecided, {s['errors']} failed; {s['original_judgments']} original judgments kept unchanged.",
+             f"Labels of the filled holes: {s['labels']}; confidence from {s['confidence_sources']}.", "",
+             f"| run | hole@{k} before | after | nDCG@{k} before | after | P@{k} before | after |",
+             "|---|---|---|---|---|---|---|"]
+    for r in s["runs"]:
+        lines.append(f"| {r['run']} | {_f(r['hole_rate_before'])} | {_f(r['hole_rate_after'])} | "
+                     f"{_f(r[f'ndcg@{k}_before'])} | {_f(r[f'ndcg@{k}_after'])} | {_f(r[f'p@{k}_before'])} | "
+                     f"{_f(r[f'p@{k}_after'])} |")
+    order = {when: [r["run"] for r in sorted(s["runs"], key=lambda r: -(r[f"ndcg@{k}_{when}"] or 0))]
+             for when in ("before", "after")}
+    lines += ["", f"System ranking by nDCG@{k}: before {' > '.join(order['before'])}; after "
+              f"{' > '.join(order['after'])}. Kendall's tau = {_f(s['kendall_tau'])}.", ""]
+    return "\n".join(lines)
+
+
+def print_summary(s: dict) -> None:
+    print(report(s))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,153 @@
+"""What eval.label, eval.holes and eval.review share: a labelling run (a run whose pairs may have no gold) and its
+exported files.
+
+A labelling run is an ordinary run in the run store (resumable, same run id rules as eval.run); its config carries a
+`labelling` section (kind, output folder, label scheme, and for holes the input files) from which `export` rewrites
+every output file, atomically, after the run and after each review decision:
+- pairs.jsonl    the judged pairs (id, query_id, item_id, query, item_title, item_text): what a reviewer reads
+- labels.jsonl (eval.label) / new.jsonl (eval.holes): one record per judgment (see `record`)
+- qrels.txt      `qid 0 docid grade` (grade = the final label's index in the scheme); escalated, undecided pairs and
+                 failed judgments get no line; eval.holes writes every original judgment first, unchanged
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from hiera_dspy.cli import add_config_argument, prepare_fresh, run_id_for, runs_dir
+from hiera_dspy.confidence import confidence
+from hiera_dspy.data import Dataset
+from hiera_dspy.data.trec import format_qrels
+from hiera_dspy.decisions import DecisionLog
+from hiera_dspy.files import write_atomic
+from hiera_dspy.labels import LabelScheme
+from hiera_dspy.lms import add_lm_arguments
+from hiera_dspy.runner import run_pairs
+from hiera_dspy.store import RunStore
+from hiera_dspy.types import Pair
+
+
+def add_run_arguments(p: argparse.ArgumentParser) -> None:
+    """eval.run's run options: --method | --judge, --limit, --run-id, --store, --retry-errors, --set, the LM flags."""
+    which = p.add_mutually_exclusive_group(required=True)
+    which.add_argument("--method", help="a registered method, uncompiled (see python -m eval.methods)")
+    which.add_argument("--judge", help="a compiled judge artifact (JSON) from optimize.compile")
+    p.add_argument("--limit", type=int, help="judge only the first N pairs")
+    p.add_argument("--run-id", help="resume or name a run (default: derived from method, data and LMs)")
+    p.add_argument("--store", help="run store SQLite file (default: runs/store.sqlite)")
+    p.add_argument("--retry-errors", action="store_true", help="re-judge only the judgments that ended in an error")
+    add_config_argument(p)
+    add_lm_arguments(p)
+
+
+def open_store(path: str | None) -> RunStore:
+    return RunStore(path or runs_dir() / "store.sqlite")
+
+
+@dataclass
+class LabellingRun:
+    run_id: str
+    store: RunStore
+    config: dict
+    rows: list[dict]
+
+
+def label_pairs(args, dataset: Dataset, pairs: list[Pair], split: str, labelling: dict,
+                identity_extra: dict | None = None) -> LabellingRun:
+    """Judge `pairs` as a run of the store (resuming a finished part), after writing OUT/pairs.jsonl."""
+    from eval.run import build_program
+
+    program, lms, knowledge = build_program(args, dataset)
+    try:
+        tau = None if args.judge else prepare_fresh(program, dataset, split)
+    except RuntimeError as exc:  # a learned method with no labelled pairs to learn from
+        raise SystemExit(f"error: {program.method}: {exc}") from None
+    identity = {"method": program.method, "config": program.config, "judge": args.judge, "dataset": dataset.name,
+                "split": split, "lms": lms.describe(), "knowledge": knowledge.name, **(identity_extra or {})}
+    if tau is not None:
+        identity["tau"] = tau
+    run_id = args.run_id or run_id_for(identity)
+    out = Path(labelling["out"])
+    write_jsonl(out / "pairs.jsonl", [pair_record(p) for p in pairs])
+    store = open_store(args.store)
+    config = store.start_run(run_id, {**identity, "limit": args.limit, "labelling": labelling})
+    if config.get("labelling", {}).get("out") != labelling["out"]:
+        print(f"run {run_id} resumed: its outputs stay in {config.get('labelling', {}).get('out')}", file=sys.stderr)
+    print(f"run {run_id}: {len(pairs)} pairs to label with {program.method} (LMs {lms.describe()}, "
+          f"knowledge {knowledge.name})", file=sys.stderr)
+    rows = run_pairs(program, pairs, store, run_id, threads=args.threads, retry_errors=args.retry_errors)
+    return LabellingRun(run_id, store, config, rows)
+
+
+def pair_record(p: Pair) -> dict:
+    return {"id": p.id, "query_id": p.query_id, "item_id": p.item_id, "query": p.query, "item_title": p.item_title,
+            "item_text": p.item_text, "gold": p.label}
+
+
+def read_pairs_file(out: Path) -> dict[str, dict]:
+    path = out / "pairs.jsonl"
+    if not path.is_file():
+        raise SystemExit(f"error: {path} is missing: the labelling run's output folder was moved or deleted")
+    return {r["id"]: r for r in map(json.loads, path.read_text(encoding="utf-8").splitlines()) if r}
+
+
+def record(row: dict, pair: dict, method: str, decision: dict | None) -> dict:
+    """One judgment as a labels.jsonl / new.jsonl record: the final label (a person's decision over the machine's),
+    where it came from, the machine label, its confidence and that confidence's source."""
+    conf = confidence(row)
+    final = decision["label"] if decision else row.get("label")
+    out = {"id": row["id"], "query_id": pair["query_id"], "item_id": pair["item_id"], "label": final,
+           "source": "human" if decision else ("machine" if final else "none"), "machine_label": row.get("label"),
+           "confidence": conf.value, "confidence_source": conf.source, "distribution": conf.distribution,
+           "escalated": bool(row.get("escalated")), "method": method, "error": row.get("error")}
+    if decision:
+        out |= {"decided_by": decision["who"], "decided_at": iso(decision["at"]), "decided_via": decision["via"]}
+    return out
+
+
+def iso(t: float) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(t))
+
+
+def write_jsonl(path: Path, records: list[dict]) -> Path:
+    return write_atomic(path, "".join(json.dumps(r, ensure_ascii=False, default=str) + "\n" for r in records))
+
+
+def records_of(store: RunStore, run_id: str) -> list[dict]:
+    """Every judgment of the labelling run as a record, in run order."""
+    config = store.run_config(run_id) or {}
+    pairs = read_pairs_file(Path(config["labelling"]["out"]))
+    decisions = DecisionLog(store.path).latest(run_id)
+    method = config.get("method", "?")
+    return [record(r, pairs[r["id"]], method, decisions.get(r["id"])) for r in store.rows(run_id) if r["id"] in pairs]
+
+
+def qrels_of(records: list[dict], scheme: LabelScheme) -> dict[tuple[str, str], int]:
+    """(qid, docid) -> grade for every record with a final label."""
+    return {(r["query_id"], r["item_id"]): scheme.labels.index(r["label"]) for r in records if r["label"]}
+
+
+# kind -> "module:function(store, run_id, config, records) -> written paths"
+EXPORTERS = {"label": "eval.labelling:export_label", "holes": "eval.holes:export_holes"}
+
+
+def export_label(store: RunStore, run_id: str, config: dict, records: list[dict]) -> list[Path]:
+    """labels.jsonl and qrels.txt of an eval.label run."""
+    out, scheme = Path(config["labelling"]["out"]), LabelScheme.from_dict(config["labelling"]["scheme"])
+    return [write_jsonl(out / "labels.jsonl", records), write_atomic(out / "qrels.txt", format_qrels(qrels_of(
+        records, scheme)))]
+
+
+def export(store: RunStore, run_id: str) -> list[Path]:
+    """Rewrite every output file of a labelling run from the store (decisions included); returns the paths."""
+    config = store.run_config(run_id)
+    if not config or "labelling" not in config:
+        raise SystemExit(f"error: run {run_id!r} is not a labelling run (made by eval.label or eval.holes)")
+    module, _, name = EXPORTERS[config["labelling"]["kind"]].partition(":")
+    return getattr(importlib.import_module(module), name)(store, run_id, config, records_of(store, run_id))
