@@ -1,9 +1,11 @@
-"""Escalated judgments (DREAM's persistent disagreements) for a human reviewer, and their decisions back in.
+"""The review queue as text: DREAM's escalated judgments (and, with --budget N, the N least confident others), and
+decisions from a file back in. The same queue as the review page (python -m eval.review).
 
-    python -m eval.escalations --run ID                      # list escalated pairs with their debate
-    python -m eval.escalations --run ID --labels human.jsonl # record decisions: one {"id": ..., "label": ...} a line
+    python -m eval.escalations --run ID [--budget 20]           # list the queue with each debate or argument
+    python -m eval.escalations --run ID --labels human.jsonl    # record decisions: one {"id", "label" [, "who"]} a line
 
-Recorded decisions are stored beside the automatic labels (never replacing them) and count in the run's metrics.
+Decisions are stored beside the automatic labels (never replacing them) with who and when, count in the run's
+metrics, and rewrite a labelling run's qrels.txt and labels.jsonl/new.jsonl.
 """
 
 from __future__ import annotations
@@ -13,36 +15,39 @@ import json
 import sys
 from pathlib import Path
 
-from hiera_dspy.cli import open_store
-from hiera_dspy.labels import LabelScheme
-from hiera_dspy.store import RunStore
+from eval.review import Review, transcript
+from hiera_dspy.cli import cli_main, open_store
+from hiera_dspy.decisions import UnknownPair
 
 
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m eval.escalations", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--run", required=True, help="run id (printed by eval.run)")
+    p.add_argument("--run", required=True, help="run id (printed by eval.run, eval.label, eval.holes)")
     p.add_argument("--store", help="run store SQLite file (default: runs/store.sqlite)")
+    p.add_argument("--budget", type=int, default=0, help="also list the N least confident judgments (default 0)")
     p.add_argument("--labels", help="JSONL file of human decisions: {\"id\": PAIR_ID, \"label\": LABEL} per line")
-    p.add_argument("--scheme-labels", help="comma-separated allowed labels (default: those seen in the run)")
+    p.add_argument("--who", help="who made the decisions of --labels (default: your user name; a line's who wins)")
     return p
 
 
-def show(rows: list[dict], out=sys.stdout) -> None:
-    escalated = [r for r in rows if r["escalated"]]
-    print(f"{len(escalated)} escalated of {len(rows)} judgments", file=out)
-    for r in escalated:
-        decided = f" (human: {r['human_label']})" if r.get("human_label") else ""
-        print(f"\n== {r['id']}{decided}", file=out)
-        for turn in r["fields"].get("history") or []:
-            if isinstance(turn, dict):
-                print(f"  [round {turn.get('round')}] {turn.get('agent')}: {turn.get('stance')} - "
-                      f"{turn.get('argument', '')}", file=out)
-            else:
-                print(f"  {turn}", file=out)
+def show(review: Review, out=sys.stdout) -> None:
+    queue = review.queue()
+    rows = review.store.rows(review.run_id)
+    latest = review.decisions.latest(review.run_id)
+    print(f"{sum(e.reason == 'escalated' for e in queue)} escalated of {len(rows)} judgments; "
+          f"{len(queue)} in the review queue", file=out)
+    for entry in queue:
+        r, c = entry.row, entry.confidence
+        decided = f" (human: {latest[r['id']]['label']} by {latest[r['id']]['who']})" if r["id"] in latest else ""
+        conf = "n/a" if c.value is None else f"{c.value:.2f}"
+        print(f"\n== {r['id']}: {entry.reason}; machine {r.get('label') or 'none'}, confidence {conf} "
+              f"from {c.source}{decided}", file=out)
+        for line in transcript(r):
+            print(f"  {line}", file=out)
 
 
-def record(store: RunStore, run_id: str, path: Path, allowed: set[str]) -> int:
+def record(review: Review, path: Path, who: str | None) -> int:
     count = 0
     for lineno, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
         if not line.strip():
@@ -52,10 +57,12 @@ def record(store: RunStore, run_id: str, path: Path, allowed: set[str]) -> int:
             pair_id, label = str(row["id"]), str(row["label"])
         except (json.JSONDecodeError, KeyError, TypeError) as exc:
             raise SystemExit(f"{path}, line {lineno}: expected {{\"id\": ..., \"label\": ...}} ({exc})")
-        if allowed and label not in allowed:
-            raise SystemExit(f"{path}, line {lineno}: label {label!r} not in {sorted(allowed)}")
-        if not store.set_human_label(run_id, pair_id, label):
-            raise SystemExit(f"{path}, line {lineno}: pair {pair_id!r} is not in run {run_id}")
+        try:
+            review.decide(pair_id, label, str(row.get("who") or who or review.who), via=f"file:{path.name}")
+        except UnknownPair:
+            raise SystemExit(f"{path}, line {lineno}: pair {pair_id!r} is not in run {review.run_id}") from None
+        except ValueError as exc:
+            raise SystemExit(f"{path}, line {lineno}: field \"label\": {exc}") from None
         count += 1
     return count
 
@@ -63,17 +70,14 @@ def record(store: RunStore, run_id: str, path: Path, allowed: set[str]) -> int:
 def main(argv: list[str] | None = None) -> None:
     args = parser().parse_args(argv)
     store = open_store(args)
-    if store.run_config(args.run) is None:
-        raise SystemExit(f"no run {args.run!r} in {store.path}; runs: {', '.join(store.run_ids()[-5:]) or 'none'}")
-    rows = store.rows(args.run)
+    review = Review(store, args.run, args.budget, args.who)
     if args.labels:
-        allowed = set(args.scheme_labels.split(",")) if args.scheme_labels else {r["gold"] for r in rows if r["gold"]}
-        n = record(store, args.run, Path(args.labels), allowed)
+        n = record(review, Path(args.labels), args.who)
         print(f"recorded {n} human decisions in run {args.run}; rerun eval.run with --run-id {args.run} "
               f"to refresh metrics.json")
         return
-    show(rows)
+    show(review)
 
 
 if __name__ == "__main__":
-    main()
+    cli_main(main)

@@ -1,0 +1,211 @@
+"""Review in the browser what the machine could not decide; decisions go back into the run and its qrels.
+
+    python -m eval.review --run RUN_ID [--port 8765] [--budget 50] [--who NAME]
+
+Serves one page on 127.0.0.1 (no internet, no CDN assets): the queue (DREAM's escalations, then the `--budget`
+judgments of lowest confidence), each with its query, item, the machine label with its confidence and source, and
+the argument or debate transcript. A person picks a label with a click or a key (1..9); the decision is stored beside
+the machine label (never replacing it) with who and when, and a labelling run's qrels.txt and labels.jsonl/new.jsonl
+are rewritten at once (source "human"). HTTP API: GET /api/queue, POST /api/decisions {"id", "label", "who"}.
+"""
+
+from __future__ import annotations
+
+import argparse
+import getpass
+import json
+import sys
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+from eval.labelling import export, iso, open_store, read_pairs_file
+from hiera_dspy.decisions import DecisionLog, UnknownPair
+from hiera_dspy.labels import LabelScheme
+from hiera_dspy.review import QueueEntry, review_queue
+from hiera_dspy.store import RunStore
+
+PAGE = Path(__file__).with_name("review_page.html")
+CSP = ("default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; connect-src 'self'; "
+       "img-src 'self'; base-uri 'none'; form-action 'none'")
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m eval.review", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--run", required=True, help="run id (printed by eval.label, eval.holes, eval.run)")
+    p.add_argument("--store", help="run store SQLite file (default: runs/store.sqlite)")
+    p.add_argument("--port", type=int, default=8765, help="port on 127.0.0.1 (0: any free port)")
+    p.add_argument("--budget", type=int, default=50, help="queue the N least confident judgments besides escalations")
+    p.add_argument("--who", default=None, help="reviewer name recorded with each decision (default: your user name)")
+    return p
+
+
+class Review:
+    """One run's review: the queue with everything a person needs to decide, and recording a decision."""
+
+    def __init__(self, store: RunStore, run_id: str, budget: int = 50, who: str | None = None):
+        self.store, self.run_id, self.budget = store, run_id, budget
+        self.who = who or _user()
+        self.config = store.run_config(run_id)
+        if self.config is None:
+            raise SystemExit(f"error: no run {run_id!r} in {store.path}; "
+                             f"runs: {', '.join(store.run_ids()[-5:]) or 'none'}")
+        self.scheme, self.pairs = _scheme_and_pairs(self.config)
+        self.decisions = DecisionLog(store.path)
+        self._lock = threading.Lock()
+
+    def queue(self) -> list[QueueEntry]:
+        return review_queue(self.store.rows(self.run_id), self.budget)
+
+    def payload(self) -> dict:
+        latest = self.decisions.latest(self.run_id)
+        items = [self._item(entry, latest.get(entry.row["id"])) for entry in self.queue()]
+        return {"run_id": self.run_id, "method": self.config.get("method"), "labels": list(self.scheme.labels),
+                "budget": self.budget, "who": self.who, "items": items}
+
+    def _item(self, entry: QueueEntry, decision: dict | None) -> dict:
+        row, pair = entry.row, self.pairs.get(entry.row["id"], {})
+        return {"id": row["id"], "query": pair.get("query", "(pair text not available)"),
+                "item_title": pair.get("item_title", ""), "item_text": pair.get("item_text", ""),
+                "machine_label": row.get("label"), "confidence": entry.confidence.value,
+                "confidence_source": entry.confidence.source, "distribution": entry.confidence.distribution,
+                "escalated": bool(row.get("escalated")), "reason": entry.reason, "transcript": transcript(row),
+                "decision": _public(decision)}
+
+    def decide(self, pair_id: str, label: str, who: str, via: str = "review-page") -> dict:
+        """Store one decision and re-export the labelling run's files. ValueError / UnknownPair for bad input."""
+        if label not in self.scheme.labels:
+            raise ValueError(f"label {label!r} is not in the scheme {list(self.scheme.labels)}")
+        with self._lock:
+            decision = self.decisions.record(self.run_id, pair_id, label, who, via=via)
+            written = export(self.store, self.run_id) if "labelling" in self.config else []
+        return {"decision": _public(decision), "written": [str(p) for p in written]}
+
+
+def transcript(row: dict) -> list[str]:
+    """The debate turns, or the argument and reasoning a judge gave, as lines of text."""
+    fields = row.get("fields") or {}
+    lines = []
+    for turn in fields.get("history") or []:
+        if isinstance(turn, dict):
+            who = turn.get("agent")
+            lines.append(f"Round {turn.get('round')}, {who} ({turn.get('stance', turn.get('label'))}): "
+                         f"{turn.get('argument', turn.get('rationale', ''))}")
+        else:
+            lines.append(str(turn))
+    for key in ("argument", "evidence", "reasoning"):
+        if fields.get(key):
+            lines.append(f"{key.capitalize()}: {fields[key]}")
+    return lines
+
+
+def _public(decision: dict | None) -> dict | None:
+    if not decision:
+        return None
+    return {"label": decision["label"], "who": decision["who"], "at": iso(decision["at"]), "via": decision["via"]}
+
+
+def _user() -> str:
+    try:
+        return getpass.getuser()
+    except Exception:  # noqa: BLE001 - no user name in this environment
+        return "reviewer"
+
+
+def _scheme_and_pairs(config: dict) -> tuple[LabelScheme, dict[str, dict]]:
+    """A labelling run's scheme and pairs file; for a plain eval.run run, its dataset reloaded."""
+    if "labelling" in config:
+        return LabelScheme.from_dict(config["labelling"]["scheme"]), read_pairs_file(Path(config["labelling"]["out"]))
+    from hiera_dspy.data import DataError, load_dataset
+
+    try:
+        dataset = load_dataset(config["dataset"])
+        pairs = dataset.split(config.get("split"))
+    except (DataError, KeyError) as exc:
+        raise SystemExit(f"error: cannot show this run's pairs ({exc}); eval.review shows runs of eval.label and "
+                         "eval.holes, and eval.run runs of datasets that need no --scheme") from None
+    return dataset.scheme, {p.id: p._asdict() for p in pairs}
+
+
+class Handler(BaseHTTPRequestHandler):
+    review: Review  # set on the subclass made by make_server
+
+    def do_GET(self):  # noqa: N802 - http.server's naming
+        if not self._local_host():
+            return
+        if self.path in ("/", "/index.html"):
+            self._send(200, PAGE.read_bytes(), "text/html; charset=utf-8")
+        elif self.path == "/api/queue":
+            self._json(200, self.review.payload())
+        else:
+            self._json(404, {"error": f"no such page {self.path!r}"})
+
+    def do_POST(self):  # noqa: N802
+        if not self._local_host():
+            return
+        if self.path != "/api/decisions":
+            return self._json(404, {"error": f"no such endpoint {self.path!r}"})
+        if not self.headers.get("Content-Type", "").startswith("application/json"):
+            return self._json(415, {"error": "send JSON (Content-Type: application/json)"})
+        try:
+            body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)) or b"{}")
+            pair_id, label, who = str(body["id"]), str(body["label"]), str(body.get("who") or self.review.who)
+        except (json.JSONDecodeError, KeyError, TypeError) as exc:
+            return self._json(400, {"error": f"expected JSON {{\"id\", \"label\", \"who\"}} ({exc})"})
+        try:
+            self._json(200, self.review.decide(pair_id, label, who))
+        except UnknownPair as exc:
+            self._json(404, {"error": exc.args[0]})
+        except ValueError as exc:
+            self._json(400, {"error": str(exc)})
+
+    def _local_host(self) -> bool:
+        """Refuse requests addressed to another host name (a DNS-rebinding page cannot reach the API)."""
+        host = (self.headers.get("Host") or "").rsplit(":", 1)[0].strip("[]")
+        if host in ("127.0.0.1", "localhost", "::1"):
+            return True
+        self._json(403, {"error": "only http://127.0.0.1 is served"})
+        return False
+
+    def _json(self, status: int, doc: dict) -> None:
+        self._send(status, json.dumps(doc, default=str).encode(), "application/json")
+
+    def _send(self, status: int, body: bytes, kind: str) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", kind)
+        self.send_header("Content-Length", str(len(body)))
+        self.send_header("Content-Security-Policy", CSP)
+        self.send_header("Cache-Control", "no-store")
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, fmt, *args):  # one short line per request on stderr
+        sys.stderr.write(f"review: {self.command} {self.path} -> {args[1] if len(args) > 1 else ''}\n")
+
+
+def make_server(review: Review, port: int = 8765) -> ThreadingHTTPServer:
+    """An HTTP server for `review` on 127.0.0.1:`port` (0 = any free port); call serve_forever()."""
+    handler = type("ReviewHandler", (Handler,), {"review": review})
+    return ThreadingHTTPServer(("127.0.0.1", port), handler)
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = parser().parse_args(argv)
+    store = open_store(args.store)
+    review = Review(store, args.run, args.budget, args.who)
+    queued = review.queue()
+    server = make_server(review, args.port)
+    print(f"reviewing run {args.run}: {len(queued)} judgments queued "
+          f"({sum(e.reason == 'escalated' for e in queued)} escalated); "
+          f"open http://127.0.0.1:{server.server_address[1]}/  (Ctrl-C to stop)", flush=True)
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.server_close()
+
+
+if __name__ == "__main__":
+    main()
