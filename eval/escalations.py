@@ -31,7 +31,8 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
-def show(review: Review, out=sys.stdout) -> None:
+def show(review: Review, out=None) -> None:
+    out = out or sys.stdout
     queue = review.queue()
     rows = review.store.rows(review.run_id)
     latest = review.decisions.latest(review.run_id)
