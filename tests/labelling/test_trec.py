@@ -80,3 +80,13 @@ def test_bad_line_names_file_and_line(tmp_path, reader, lines, fragment):
 def test_msrd_grades_are_the_scheme_index(tmp_path):
     path = write(tmp_path / "qrels.txt", ["q 0 d 1"])
     assert read_qrels(path, get_scheme("msrd")) == {("q", "d"): 1}
+
+
+def test_atomic_write_never_leaves_half_a_file(tmp_path):
+    from hiera_dspy.files import write_atomic
+
+    path = write_atomic(tmp_path / "qrels.txt", "q 0 d 1\n")
+    assert oct(path.stat().st_mode & 0o777) != oct(0o600)  # usual permissions, not mkstemp's
+    with pytest.raises(TypeError):
+        write_atomic(path, None)  # fails while writing
+    assert path.read_text() == "q 0 d 1\n" and [p.name for p in tmp_path.iterdir()] == ["qrels.txt"]
