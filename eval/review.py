@@ -136,6 +136,8 @@ class Handler(BaseHTTPRequestHandler):
             return
         if self.path in ("/", "/index.html"):
             self._send(200, PAGE.read_bytes(), "text/html; charset=utf-8")
+        elif self.path == "/favicon.ico":
+            self._send(204, b"", "image/x-icon")
         elif self.path == "/api/queue":
             self._json(200, self.review.payload())
         else:
