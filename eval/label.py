@@ -7,7 +7,8 @@ Takes eval.run's run options (--run-id, --threads, --limit, --set, the LM flags)
 started again re-judges nothing. Writes OUT/labels.jsonl (id, query_id, item_id, label, source, machine_label,
 confidence, confidence_source, distribution, escalated, method), OUT/qrels.txt (`qid 0 docid grade`, grade = the
 label's index in the scheme) and OUT/pairs.jsonl; pairs that carry gold are also scored (OUT/metrics.json), pairs
-without gold never are. `python -m eval.review --run RUN_ID` then shows a person the pairs the machine was least sure of.
+without gold never are. `python -m eval.review --run RUN_ID` then shows a person the pairs the machine was least
+sure of.
 """
 
 from __future__ import annotations

@@ -6,7 +6,6 @@ Debate by query word: "spy" -> both debaters say relevant in round 1 (confidence
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 

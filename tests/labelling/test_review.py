@@ -118,6 +118,7 @@ def test_escalations_text_view_and_file_decisions(labelled, tmp_path, capsys):
     decisions = write(tmp_path / "human.jsonl", [json.dumps({"id": "p4", "label": "Bad", "who": "cy"})])
     eval_escalations.main(["--run", run_id, "--labels", decisions])
     assert "q4 0 d4 0" in (out / "qrels.txt").read_text()
-    bad = write(tmp_path / "bad.jsonl", [json.dumps({"id": "p4", "label": "Bad"}), json.dumps({"id": "p4", "label": "?"})])
+    bad = write(tmp_path / "bad.jsonl", [json.dumps({"id": "p4", "label": "Bad"}),
+                                         json.dumps({"id": "p4", "label": "?"})])
     with pytest.raises(SystemExit, match=r"bad.jsonl, line 2: field \"label\""):
         eval_escalations.main(["--run", run_id, "--labels", bad])

@@ -46,8 +46,8 @@ def test_topics_tsv_and_jsonl(tmp_path):
 
 def test_corpus_extra_fields_join_the_text(tmp_path):
     path = write(tmp_path / "corpus.jsonl", [
-        json.dumps({"id": "m1", "title": "Alien", "overview": "A crew meets a creature.", "genres": ["horror", "sci-fi"],
-                    "year": 1979, "metadata": {"skip": True}}),
+        json.dumps({"id": "m1", "title": "Alien", "overview": "A crew meets a creature.",
+                    "genres": ["horror", "sci-fi"], "year": 1979, "metadata": {"skip": True}}),
         json.dumps({"_id": "b2", "title": "", "text": "BEIR style"})])
     corpus = read_corpus(path)
     assert corpus["m1"].title == "Alien"
@@ -56,7 +56,8 @@ def test_corpus_extra_fields_join_the_text(tmp_path):
 
 
 @pytest.mark.parametrize("reader, lines, fragment", [
-    (read_run, ["q1 Q0 d1 1 1.0 t", "q1 Q0 d2 2 0.5"], "line 2: expected 6 columns (qid Q0 docid rank score tag), got 5"),
+    (read_run, ["q1 Q0 d1 1 1.0 t", "q1 Q0 d2 2 0.5"],
+     "line 2: expected 6 columns (qid Q0 docid rank score tag), got 5"),
     (read_run, ["q1 Q0 d1 1 high t"], "line 1: column 5 (score): 'high' is not a number"),
     (read_run, ["q1 Q0 d1 1 1 t", "q1 Q0 d1 2 0 t"], "line 2: docid 'd1' listed twice for qid 'q1' (first on line 1)"),
     (lambda p, **kw: read_qrels(p, SCHEME, **kw), ["q1 0 d1 1", "q1 0 d2 3"],
