@@ -20,7 +20,8 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from eval.labelling import add_run_arguments, export, label_pairs, qrels_of, write_jsonl
+from eval.labelling import add_labelling_arguments, export, label_pairs, qrels_of, write_jsonl
+from hiera_dspy.cli import cli_main, exit_on_error_rate, output_folder, positive_int
 from hiera_dspy.data import DataError, Dataset
 from hiera_dspy.data.trec import format_qrels, read_corpus, read_qrels, read_run, read_topics
 from hiera_dspy.files import write_atomic
@@ -44,9 +45,9 @@ def parser() -> argparse.ArgumentParser:
                    help="knowledge source: auto = web if TAVILY_API_KEY is set, else the corpus as catalog")
     g.add_argument("--on-bad-row", default="error", choices=["error", "skip"],
                    help="a bad input line stops with an error naming file and line (default) or is skipped and counted")
-    g.add_argument("--threads", type=int, default=1, help="worker threads")
+    g.add_argument("--threads", type=positive_int, default=1, help="worker threads")
     p.add_argument("--out", required=True, help="output folder")
-    add_run_arguments(p)
+    add_labelling_arguments(p)
     return p
 
 
@@ -105,6 +106,7 @@ def read_inputs(labelling: dict, scheme: LabelScheme) -> Inputs:
 
 def main(argv: list[str] | None = None) -> dict:
     args = parser().parse_args(argv)
+    output_folder(args.out)
     scheme = scheme_of(args)
     if args.depth < 1:
         raise SystemExit(f"error: --depth must be at least 1, got {args.depth}")
@@ -128,6 +130,8 @@ def main(argv: list[str] | None = None) -> dict:
     print_summary(summary)
     print(f"wrote {', '.join(str(p) for p in written)} (run id {run.run_id}); "
           f"review: python -m eval.review --run {run.run_id}")
+    exit_on_error_rate({run.run_id: {"errors": summary["errors"], "pairs": summary["holes"]}}, args.max_error_rate,
+                       "rerun with --retry-errors to retry only those")
     return summary
 
 
@@ -197,4 +201,4 @@ def print_summary(s: dict) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    cli_main(main)

@@ -20,6 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from eval import holes as eval_holes
+from hiera_dspy.cli import cli_main
 from hiera_dspy.data import load_dataset
 from hiera_dspy.data.trec import write_qrels, write_run
 from hiera_dspy.files import write_atomic
@@ -131,4 +132,4 @@ def main(argv: list[str] | None = None) -> dict:
 
 
 if __name__ == "__main__":
-    main()
+    cli_main(main)

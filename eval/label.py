@@ -19,8 +19,9 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from eval.labelling import add_run_arguments, export, label_pairs, records_of
-from hiera_dspy.cli import add_data_arguments, load_data, metrics_from_rows, print_metrics
+from eval.labelling import add_labelling_arguments, export, label_pairs, records_of
+from hiera_dspy.cli import (add_data_arguments, cli_main, exit_on_error_rate, load_data, metrics_from_rows,
+                            output_folder, print_metrics)
 from hiera_dspy.data import DataError
 from hiera_dspy.files import write_atomic
 
@@ -31,12 +32,13 @@ def parser() -> argparse.ArgumentParser:
     add_data_arguments(p)
     p.add_argument("--split", help="which split to label (default: the dataset's default split, `all` for jsonl)")
     p.add_argument("--out", required=True, help="output folder for labels.jsonl, qrels.txt and pairs.jsonl")
-    add_run_arguments(p)
+    add_labelling_arguments(p)
     return p
 
 
 def main(argv: list[str] | None = None) -> dict:
     args = parser().parse_args(argv)
+    output_folder(args.out)
     dataset = load_data(args)
     try:
         pairs = dataset.split(args.split, args.limit)
@@ -63,6 +65,8 @@ def main(argv: list[str] | None = None) -> dict:
           f"{summary['errors']} errors); confidence from {summary['confidence_sources']}")
     print(f"wrote {', '.join(str(p) for p in written)} (run id {run.run_id}); "
           f"review: python -m eval.review --run {run.run_id}")
+    exit_on_error_rate({run.run_id: {"errors": summary["errors"], "pairs": summary["pairs"]}}, args.max_error_rate,
+                       "rerun with --retry-errors to retry only those")
     return summary | {"run_id": run.run_id}
 
 
@@ -75,4 +79,4 @@ def summarize(records: list[dict]) -> dict:
 
 
 if __name__ == "__main__":
-    main()
+    cli_main(main)

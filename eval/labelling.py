@@ -20,7 +20,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from hiera_dspy.cli import add_config_argument, prepare_fresh, run_id_for, runs_dir
+from hiera_dspy.cli import (add_config_argument, add_run_arguments, begin_run, open_store, positive_int,
+                            prepare_fresh, run_id_for)
 from hiera_dspy.confidence import confidence
 from hiera_dspy.data import Dataset
 from hiera_dspy.data.trec import format_qrels
@@ -33,21 +34,17 @@ from hiera_dspy.store import RunStore
 from hiera_dspy.types import Pair
 
 
-def add_run_arguments(p: argparse.ArgumentParser) -> None:
-    """eval.run's run options: --method | --judge, --limit, --run-id, --store, --retry-errors, --set, the LM flags."""
+def add_labelling_arguments(p: argparse.ArgumentParser) -> None:
+    """eval.run's options for what judges and how: --method | --judge, --limit, the run options (--run-id, --store,
+    --wait, --max-error-rate), --retry-errors, --set, the LM flags."""
     which = p.add_mutually_exclusive_group(required=True)
     which.add_argument("--method", help="a registered method, uncompiled (see python -m eval.methods)")
     which.add_argument("--judge", help="a compiled judge artifact (JSON) from optimize.compile")
-    p.add_argument("--limit", type=int, help="judge only the first N pairs")
-    p.add_argument("--run-id", help="resume or name a run (default: derived from method, data and LMs)")
-    p.add_argument("--store", help="run store SQLite file (default: runs/store.sqlite)")
+    p.add_argument("--limit", type=positive_int, help="judge only the first N pairs")
+    add_run_arguments(p)
     p.add_argument("--retry-errors", action="store_true", help="re-judge only the judgments that ended in an error")
     add_config_argument(p)
     add_lm_arguments(p)
-
-
-def open_store(path: str | None) -> RunStore:
-    return RunStore(path or runs_dir() / "store.sqlite")
 
 
 @dataclass
@@ -75,8 +72,10 @@ def label_pairs(args, dataset: Dataset, pairs: list[Pair], split: str, labelling
     run_id = args.run_id or run_id_for(identity)
     out = Path(labelling["out"])
     write_jsonl(out / "pairs.jsonl", [pair_record(p) for p in pairs])
-    store = open_store(args.store)
-    config = store.start_run(run_id, {**identity, "limit": args.limit, "labelling": labelling})
+    store = open_store(args)
+    begin_run(store, run_id, {**identity, "limit": args.limit, "labelling": labelling}, args,
+              may_differ=("limit", "labelling"))
+    config = store.run_config(run_id)
     if config.get("labelling", {}).get("out") != labelling["out"]:
         print(f"run {run_id} resumed: its outputs stay in {config.get('labelling', {}).get('out')}", file=sys.stderr)
     print(f"run {run_id}: {len(pairs)} pairs to label with {program.method} (LMs {lms.describe()}, "

@@ -19,7 +19,8 @@ import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-from eval.labelling import export, iso, open_store, read_pairs_file
+from eval.labelling import export, iso, read_pairs_file
+from hiera_dspy.cli import cli_main, open_store
 from hiera_dspy.decisions import DecisionLog, UnknownPair
 from hiera_dspy.labels import LabelScheme
 from hiera_dspy.review import QueueEntry, review_queue
@@ -194,7 +195,7 @@ def make_server(review: Review, port: int = 8765) -> ThreadingHTTPServer:
 
 def main(argv: list[str] | None = None) -> None:
     args = parser().parse_args(argv)
-    store = open_store(args.store)
+    store = open_store(args)
     review = Review(store, args.run, args.budget, args.who)
     queued = review.queue()
     server = make_server(review, args.port)
@@ -210,4 +211,4 @@ def main(argv: list[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    cli_main(main)

@@ -40,3 +40,11 @@ def holes_argv(bench: dict, out: Path, *extra: str) -> list[str]:
     return ["--topics", bench["topics"], "--corpus", bench["corpus"], "--qrels", bench["qrels"],
             "--runs", ",".join(bench["runs"]), "--depth", "3", "--scheme", "msrd", "--method", "dream",
             "--lm", "fake", "--knowledge", "none", "--out", str(out), *extra]
+
+
+def open_store():
+    """The test's run store (HIERA_RUNS_DIR is a temp folder)."""
+    from hiera_dspy.cli import runs_dir
+    from hiera_dspy.store import RunStore
+
+    return RunStore(runs_dir() / "store.sqlite")

@@ -12,11 +12,10 @@ import pytest
 from eval import escalations as eval_escalations
 from eval import holes as eval_holes
 from eval import label as eval_label
-from eval.labelling import open_store
 from eval.review import Review, make_server
 from hiera_dspy.review import review_queue
 
-from labelling_helpers import ANSWERS, holes_argv, write
+from labelling_helpers import ANSWERS, holes_argv, open_store, write
 
 
 def row(i, label="Good", escalated=False, error=None, scores=None):
@@ -47,7 +46,7 @@ def labelled(unlabelled, patch_make_lm, tmp_path):
 @pytest.fixture
 def served(labelled):
     run_id, out = labelled
-    review = Review(open_store(None), run_id, budget=1, who="ana")
+    review = Review(open_store(), run_id, budget=1, who="ana")
     server = make_server(review, port=0)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
@@ -81,7 +80,7 @@ def test_api_queue_then_decision_reaches_store_and_qrels(served):
     records = {r["id"]: r for r in map(json.loads, (out / "labels.jsonl").read_text().splitlines())}
     assert (records["p4"]["label"], records["p4"]["source"], records["p4"]["decided_by"]) == ("Good", "human", "bo")
     assert records["p4"]["machine_label"] is None and records["p1"]["source"] == "machine"
-    stored = {r["id"]: r for r in open_store(None).rows(run_id)}
+    stored = {r["id"]: r for r in open_store().rows(run_id)}
     assert stored["p4"]["human_label"] == "Good" and stored["p4"]["label"] is None  # beside, not instead
     status, queue = call(port, "GET", "/api/queue")
     assert queue["items"][0]["decision"]["label"] == "Good"
@@ -102,7 +101,7 @@ def test_holes_review_fills_the_escalated_hole(bench, patch_make_lm, tmp_path):
     patch_make_lm(ANSWERS)
     out = tmp_path / "filled"
     run_id = eval_holes.main(holes_argv(bench, out))["run_id"]
-    review = Review(open_store(None), run_id, budget=0, who="ana")
+    review = Review(open_store(), run_id, budget=0, who="ana")
     assert [e.row["id"] for e in review.queue()] == ["q4:d7"]
     review.decide("q4:d7", "Relevant", "ana")
     assert (out / "qrels.txt").read_text().splitlines()[-1] == "q4 0 d7 1"

@@ -11,11 +11,10 @@ import threading
 import pytest
 
 from eval import label as eval_label
-from eval.labelling import open_store
 from eval.review import Review, make_server
 from hiera_dspy.decisions import DecisionLog
 
-from labelling_helpers import ANSWERS
+from labelling_helpers import ANSWERS, open_store
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 DRIVER = shutil.which("chromedriver")
@@ -45,7 +44,7 @@ def page(unlabelled, patch_make_lm, tmp_path):
     patch_make_lm(ANSWERS)
     run_id = eval_label.main(["--dataset", f"jsonl:{unlabelled}", "--labels", "Bad,Good", "--method", "dream",
                               "--lm", "fake", "--knowledge", "none", "--out", str(tmp_path / "mine")])["run_id"]
-    store = open_store(None)
+    store = open_store()
     server = make_server(Review(store, run_id, budget=1, who="ana"), port=0)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     driver = browser(tmp_path / "profile")
