@@ -121,3 +121,16 @@ def test_escalations_text_view_and_file_decisions(labelled, tmp_path, capsys):
                                          json.dumps({"id": "p4", "label": "?"})])
     with pytest.raises(SystemExit, match=r"bad.jsonl, line 2: field \"label\""):
         eval_escalations.main(["--run", run_id, "--labels", bad])
+
+
+def test_review_of_a_plain_eval_run_records_the_decision(patch_make_lm):
+    from eval import run as eval_run
+
+    patch_make_lm({"stance": lambda p: "relevant" if "[[ ## initial_stance ## ]]\nrelevant" in p else "not relevant"})
+    metrics = eval_run.main(["--dataset", "msrd", "--split", "dev", "--method", "dream", "--lm", "fake",
+                             "--knowledge", "none", "--limit", "2"])
+    review = Review(open_store(), metrics["run_id"], budget=0, who="ana")
+    queue = review.payload()["items"]
+    assert [i["reason"] for i in queue] == ["escalated", "escalated"] and queue[0]["query"] == "funko pop alien toy story"
+    assert review.decide(queue[0]["id"], "Relevant", "ana")["written"] == []  # no labelling files: the store only
+    assert open_store().rows(metrics["run_id"])[0]["human_label"] == "Relevant"
