@@ -118,8 +118,12 @@ def main(argv: list[str] | None = None) -> dict:
     holes = [inputs.pair(q, d) for q, d in pool_holes(inputs.runs, inputs.qrels, args.depth)]
     if args.limit:
         holes = holes[:args.limit]
+    train = inputs.judged_pairs(scheme)
+    if len(train) < len(inputs.qrels):
+        print(f"{len(inputs.qrels) - len(train)} existing judgments name a qid or docid missing from the topics or "
+              "corpus: kept in qrels.txt, not used as train pairs", file=sys.stderr)
     dataset = Dataset(name=f"holes:{labelling['qrels']}", scheme=scheme, default_split="holes",
-                      splits={"holes": holes, "train": inputs.judged_pairs(scheme)},
+                      splits={"holes": holes, "train": train},
                       catalog=list(inputs.corpus.values()))
     print(f"{len(holes)} holes at depth {args.depth} over {len(inputs.runs)} runs "
           f"({len(inputs.qrels)} existing judgments)", file=sys.stderr)
