@@ -38,7 +38,9 @@ def expected_calibration_error(probs: np.ndarray, gold: np.ndarray, bins: int = 
 
 
 def run(mode: str, dataset, train, dev) -> dict:
-    from sklearn.metrics import accuracy_score, cohen_kappa_score, log_loss
+    from sklearn.metrics import accuracy_score, log_loss
+
+    from hiera_dspy.agreement import cohen_kappa, confusion
 
     load_s = 0.0
     if mode == "embeddings":
@@ -67,7 +69,7 @@ def run(mode: str, dataset, train, dev) -> dict:
         "mode": mode,
         "features": ", ".join(scorer.feature_names),
         "accuracy": accuracy_score(gold, pred),
-        "kappa": cohen_kappa_score(gold, pred),
+        "kappa": float(cohen_kappa(confusion(gold, pred, labels))),
         "log_loss": log_loss(gold_idx, np.clip(probs, 1e-15, 1.0), labels=list(range(len(labels)))),
         "ece": expected_calibration_error(probs, gold_idx),
         "fit_s_per_pair": fit_s / len(train),

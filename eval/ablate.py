@@ -6,8 +6,10 @@
 
 Each method is its own resumable run in the run store (the same run id `eval.run --method NAME` uses, without
 --limit, so a larger limit resumes and a rerun judges nothing new); identical LM sub-calls across methods are served by
-DSPy's LM cache. Writes OUT/report.md, OUT/summary.json (bootstrap 95% CIs, McNemar vs the reference with Bonferroni
-over the comparisons, cost per role, latency, delegation, errors, escalations), OUT/predictions.jsonl and the figures.
+DSPy's LM cache. Writes OUT/report.md, OUT/summary.json (every pair scored, a pair without a label as wrong, coverage
+beside; bootstrap 95% CIs; McNemar vs the reference, Bonferroni within each family of comparisons: the paper grid's
+11 baselines m=11, its 7 ablations m=7; cost per role, latency, delegation, errors, escalations), OUT/predictions.jsonl
+and the figures.
 `--with-knowledge` adds, for each baseline, NAME+k with config with_knowledge=True (Table 4).
 """
 
@@ -21,7 +23,7 @@ from typing import Callable
 
 import dspy
 
-from eval.report import sanitize, summarize_method, write_report
+from eval.report import comparison_families, family_note, sanitize, summarize_method, write_report
 from hiera_dspy.cli import cli_main
 from hiera_dspy.cli import (add_data_arguments, add_run_arguments, begin_run, exit_on_error_rate, load_data,
                             open_store, output_folder, positive_int, prepare_fresh, run_id_for, runs_dir, skipped_rows)
@@ -79,6 +81,13 @@ def variants(names: list[str], with_knowledge: bool) -> list[tuple[str, str, dic
     return out
 
 
+def family_of(method: str, config: dict) -> str:
+    """The comparison family of a report row: its registered family; a baseline with knowledge (NAME+k) is its own
+    family, as in the paper's Table 4."""
+    family = available()[method].family
+    return f"{family}+knowledge" if config.get("with_knowledge") else family
+
+
 def lm_calls_by_role(rows: list[dict]) -> dict[str, float]:
     judged = [r for r in rows if r.get("label") is not None]
     totals: dict[str, int] = defaultdict(int)
@@ -129,25 +138,30 @@ def main(argv: list[str] | None = None) -> list[dict]:
     reference = args.reference if args.reference in results else None
     if reference is None:
         print(f"reference {args.reference!r} is not among the methods: no significance tests", file=sys.stderr)
-    n_comparisons = max(1, len(results) - 1)
+    families = {display: family_of(method, config) for display, method, config in rows_spec if display in results}
+    n_comparisons = comparison_families(families, reference)  # Bonferroni's m per method: the size of its family
     summaries = []
     for display, (run_id, rows) in results.items():
         ref_rows = results[reference][1] if reference and display != reference else None
-        s = summarize_method(display, rows, labels, reference_rows=ref_rows, n_comparisons=n_comparisons)
+        s = summarize_method(display, rows, labels, reference_rows=ref_rows,
+                             n_comparisons=n_comparisons.get(display, 1))
         s |= {"run_id": run_id, "lm_calls_by_role": lm_calls_by_role(rows), "skipped_rows": skipped_rows(dataset)}
         summaries.append(s)
 
     out = output_folder(args.out or runs_dir() / f"ablate-{sanitize(args.dataset)}-{split}")
     has_dream = any(available()[m].family in DEBATE for _, m, _ in rows_spec)
     title = f"{args.dataset} [{split}]: {len(pairs)} pairs, LMs {lms.describe()}, knowledge {knowledge.name}"
+    notes = [note for note in (family_note(families, reference), DREAM_NOTE if has_dream else None) if note]
     paths = write_report(out, summaries, {d: rows for d, (_, rows) in results.items()}, labels, title,
-                         reference=reference, notes=[DREAM_NOTE] if has_dream else None)
+                         reference=reference, notes=notes)
     with open(out / "predictions.jsonl", "w") as fh:
         for display, (run_id, rows) in results.items():
             for r in rows:
                 fh.write(json.dumps({"method": display, "run_id": run_id, "id": r["id"], "gold": r["gold"],
                                      "label": r.get("label"), "error": r.get("error")}) + "\n")
     print_table(summaries, reference)
+    if family_note(families, reference):
+        print(family_note(families, reference))
     figures = sum(1 for name in paths if name.endswith(".png"))
     print(f"wrote report.md, summary.json, predictions.jsonl and {figures} figures to {out}/ (store {store.path})")
     exit_on_error_rate({display: {"errors": sum(1 for r in rows if r.get("error")), "pairs": len(rows)}
@@ -162,11 +176,13 @@ def print_table(summaries: list[dict], reference: str | None) -> None:
         return "-" if x is None else format(x, spec)
 
     width = max([len(s["method"]) for s in summaries] + [6])
-    print(f"{'method':<{width}}  {'n':>4}  {'acc':>5}  {'F1':>5}  {'kappa':>6}  {'p':>7}  {'tok/j':>7}  err/esc")
+    print(f"{'method':<{width}}  {'n':>4}  {'cover':>5}  {'acc':>5}  {'F1':>5}  {'kappa':>6}  {'p':>7}  {'tok/j':>7}  "
+          "err/esc")
     for s in summaries:
         p = "ref" if s["method"] == reference else f(s.get("mcnemar_p"), ".4f")
-        print(f"{s['method']:<{width}}  {s['n']:>4}  {f(s['accuracy']):>5}  {f(s['macro_f1']):>5}  "
-              f"{f(s['kappa']):>6}  {p:>7}  {f(s['tokens_per_judgment'], '.0f'):>7}  {s['errors']}/{s['escalations']}")
+        print(f"{s['method']:<{width}}  {s['n']:>4}  {f(s.get('coverage'), '.2f'):>5}  {f(s['accuracy']):>5}  "
+              f"{f(s['macro_f1']):>5}  {f(s['kappa']):>6}  {p:>7}  {f(s['tokens_per_judgment'], '.0f'):>7}  "
+              f"{s['errors']}/{s['escalations']}")
 
 
 if __name__ == "__main__":

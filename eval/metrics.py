@@ -1,31 +1,19 @@
-"""Classification metrics and percentile-bootstrap CIs for relevance judgments (pure, no DSPy)."""
+"""Classification metrics and percentile-bootstrap CIs for relevance judgments (pure, no DSPy).
+
+Every pair is scored: a judgment without a label (an error, an escalation with no human decision) is a wrong
+prediction of the extra class "(no label)" (`hiera_dspy.agreement`). `coverage` says what share got a label, and
+`answered_only` holds the same metrics over the labelled pairs alone (a view that flatters a method that fails often).
+"""
 from __future__ import annotations
 
 import math
 import warnings
 
 import numpy as np
-from sklearn.metrics import (
-    accuracy_score,
-    balanced_accuracy_score,
-    cohen_kappa_score,
-    confusion_matrix,
-    f1_score,
-)
+
+from hiera_dspy.agreement import NO_LABEL, cohen_kappa, confusion
 
 METRICS = ("accuracy", "macro_f1", "kappa", "balanced_accuracy")
-
-
-def _judged(gold, pred, labels):
-    """Pairs with a non-None prediction; validates lengths and label membership."""
-    if len(gold) != len(pred):
-        raise ValueError(f"gold/pred length mismatch: {len(gold)} != {len(pred)}")
-    known = set(labels)
-    bad = {x for x in gold if x not in known} | {p for p in pred if p is not None and p not in known}
-    if bad:
-        raise ValueError(f"labels not in label set {list(labels)}: {sorted(map(str, bad))}")
-    pairs = [(g, p) for g, p in zip(gold, pred) if p is not None]
-    return [g for g, _ in pairs], [p for _, p in pairs]
 
 
 def _nan_to_none(x) -> float | None:
@@ -76,46 +64,47 @@ def cost_columns(rows: list[dict]) -> dict:
 
 
 def classification_metrics(gold: list[str], pred: list[str | None], labels: list[str]) -> dict:
-    """Accuracy, macro-F1, Cohen's kappa, balanced accuracy and confusion over pairs with a prediction.
+    """Accuracy, macro-F1, Cohen's kappa and balanced accuracy over every pair, `coverage` beside them.
 
-    None predictions (errors/escalations) are excluded and counted as ``unlabelled``.
-    Macro-F1 averages over labels occurring in gold or pred (absent classes are undefined, not 0).
-    Undefined values (n == 0, kappa when chance agreement is 1) are None.
+    A None prediction counts as wrong: in kappa as the extra class "(no label)", in macro-F1 and balanced accuracy
+    as a miss of its gold label (macro-F1 averages the scheme's labels occurring in gold or in a prediction; absent
+    ones are undefined, not 0). `confusion` has rows = gold labels, columns = labels + "(no label)".
+    `answered_only` is the same over the labelled pairs. Undefined values (no pairs, kappa at chance agreement 1)
+    are None.
     """
-    g, p = _judged(gold, pred, labels)
-    out = {"n": len(g), "unlabelled": len(gold) - len(g), "labels": list(labels)}
-    if not g:
-        k = len(labels)
-        return out | {m: None for m in METRICS} | {"confusion": [[0] * k for _ in range(k)]}
-    present = [lab for lab in labels if lab in set(g) | set(p)]
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # balanced_accuracy warns when pred has classes absent from gold
-        out |= {
-            "accuracy": float(accuracy_score(g, p)),
-            "macro_f1": float(f1_score(g, p, labels=present, average="macro", zero_division=0)),
-            "kappa": _nan_to_none(cohen_kappa_score(g, p, labels=labels)),
-            "balanced_accuracy": float(balanced_accuracy_score(g, p)),
-        }
-    out["confusion"] = confusion_matrix(g, p, labels=labels).tolist()
+    cm = confusion(gold, pred, labels)
+    n, answered = len(gold), int(cm[:, :-1].sum())
+    out = {"n": n, "answered": answered, "unlabelled": n - answered, "coverage": answered / n if n else None,
+           "labels": list(labels)}
+    out |= _point(cm)
+    out["confusion"] = cm.tolist()
+    out["confusion_columns"] = [*labels, NO_LABEL]
+    out["answered_only"] = {"n": answered, **_point(cm[:, :-1])}
     return out
 
 
-def metrics_from_confusion(cm: np.ndarray) -> dict[str, np.ndarray]:
-    """Vectorised metrics from confusion matrices of shape (..., K, K) (rows=gold); NaN where undefined."""
+def _point(cm: np.ndarray) -> dict:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN slices in nanmean
+        values = metrics_from_confusion(cm)
+    return {name: _nan_to_none(float(values[name])) for name in METRICS}
+
+
+def metrics_from_confusion(cm) -> dict[str, np.ndarray]:
+    """Vectorised metrics from confusion matrices shaped (..., K, K+j): rows gold labels, columns the same labels then
+    j >= 0 prediction-only classes ("(no label)"); NaN where undefined."""
     cm = np.asarray(cm, dtype=float)
+    k = cm.shape[-2]
     n = cm.sum(axis=(-2, -1))
-    tp = np.diagonal(cm, axis1=-2, axis2=-1)
-    rows, cols = cm.sum(axis=-1), cm.sum(axis=-2)
+    tp = np.diagonal(cm[..., :, :k], axis1=-2, axis2=-1)
+    rows, cols = cm.sum(axis=-1), cm[..., :, :k].sum(axis=-2)
     with np.errstate(divide="ignore", invalid="ignore"):
-        po = tp.sum(axis=-1) / n
-        pe = (rows * cols).sum(axis=-1) / n**2
-        f1 = 2 * tp / (rows + cols)  # NaN for classes absent from both gold and pred
-        recall = tp / rows  # NaN for classes absent from gold
-        kappa = np.where(np.isclose(pe, 1.0), np.nan, (po - pe) / (1 - pe))
+        f1 = 2 * tp / (rows + cols)  # NaN for labels absent from both gold and predictions
+        recall = tp / rows  # NaN for labels absent from gold
         return {
-            "accuracy": po,
+            "accuracy": tp.sum(axis=-1) / n,
             "macro_f1": np.nanmean(f1, axis=-1) if f1.size else f1,
-            "kappa": kappa,
+            "kappa": cohen_kappa(cm),
             "balanced_accuracy": np.nanmean(recall, axis=-1),
         }
 
@@ -129,26 +118,28 @@ def bootstrap_ci(
     seed: int = 42,
     alpha: float = 0.05,
 ) -> tuple[float | None, float | None]:
-    """Percentile bootstrap CI of ``metric_name`` over (gold, pred) pairs with a prediction.
+    """Percentile bootstrap CI of ``metric_name`` over every (gold, pred) pair, a None prediction scored as in
+    `classification_metrics` (wrong, class "(no label)").
 
     Deterministic for a given seed (numpy Generator). Resamples where the metric is undefined are dropped;
     returns (None, None) when nothing is defined.
     """
     if metric_name not in METRICS:
         raise ValueError(f"unknown metric {metric_name!r}; expected one of {METRICS}")
-    g, p = _judged(gold, pred, labels)
-    if not g:
+    confusion(gold, pred, labels)  # validates lengths and labels
+    if not gold:
         return (None, None)
     index = {lab: i for i, lab in enumerate(labels)}
-    k, n = len(labels), len(g)
-    codes = np.array([index[a] * k + index[b] for a, b in zip(g, p)])
+    k, n = len(labels), len(gold)
+    cells = k * (k + 1)
+    codes = np.array([index[g] * (k + 1) + (k if p is None else index[p]) for g, p in zip(gold, pred)])
     rng = np.random.default_rng(seed)
     idx = rng.integers(0, n, size=(n_resamples, n))
-    offsets = (np.arange(n_resamples) * k * k)[:, None]
-    cms = np.bincount((codes[idx] + offsets).ravel(), minlength=n_resamples * k * k)
+    offsets = (np.arange(n_resamples) * cells)[:, None]
+    cms = np.bincount((codes[idx] + offsets).ravel(), minlength=n_resamples * cells)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN slices in nanmean
-        values = metrics_from_confusion(cms.reshape(n_resamples, k, k))[metric_name]
+        values = metrics_from_confusion(cms.reshape(n_resamples, k, k + 1))[metric_name]
     values = values[~np.isnan(values)]
     if values.size == 0:
         return (None, None)

@@ -16,24 +16,53 @@ CI_METRICS = ("accuracy", "macro_f1", "kappa")
 
 
 def summarize_method(method, rows, labels, reference_rows=None, n_comparisons=1, seed=42) -> dict:
-    """One summary dict from per-judgment rows. Cost/latency columns: `eval.metrics.cost_columns`;
-    McNemar vs ``reference_rows`` (matched by id) is Bonferroni-corrected with ``n_comparisons``."""
+    """One summary dict from per-judgment rows, every pair scored (a pair without a label is wrong; `coverage` and
+    the `answered_only` view beside). Cost/latency columns: `eval.metrics.cost_columns`; McNemar vs
+    ``reference_rows`` (matched by id, every common pair) is Bonferroni-corrected with ``n_comparisons``, the size of
+    the family of comparisons against the reference (kept as `bonferroni_m`)."""
     gold, pred = [r["gold"] for r in rows], [final_label(r) for r in rows]
     m = classification_metrics(gold, pred, labels)
-    s = {"method": method, "n": m["n"], "unlabelled": m["unlabelled"]}
+    s = {"method": method, "n": m["n"], "answered": m["answered"], "unlabelled": m["unlabelled"],
+         "coverage": m["coverage"]}
     for name in (*CI_METRICS, "balanced_accuracy"):
         s[name] = m[name]
     for name in CI_METRICS:
         s[f"{name}_ci"] = list(bootstrap_ci(gold, pred, labels, name, seed=seed))
-    s["mcnemar_p"] = s["mcnemar"] = None
+    s["answered_only"] = m["answered_only"]
+    s["mcnemar_p"] = s["mcnemar"] = s["bonferroni_m"] = None
     if reference_rows is not None:
         ref = {r["id"]: final_label(r) for r in reference_rows}
         common = [r for r in rows if r["id"] in ref]
         t = mcnemar([r["gold"] for r in common], [final_label(r) for r in common], [ref[r["id"]] for r in common])
         s["mcnemar"], s["mcnemar_p"] = t, bonferroni([t["p_value"]], m=n_comparisons)[0]
+        s["bonferroni_m"] = n_comparisons
     s |= cost_columns(rows)
-    s["confusion"] = m["confusion"]
+    s["confusion"], s["confusion_columns"] = m["confusion"], m["confusion_columns"]
     return s
+
+
+def comparison_families(families: dict[str, str], reference: str | None) -> dict[str, int]:
+    """Bonferroni's m per compared method: the number of methods of its family compared against the reference.
+
+    ``families`` maps each report row to its family (`ablation`, `baseline`, ...), as the paper corrects each table
+    on its own (Tables 1-2: HIERA vs its 11 baselines; Table 3: vs its 7 ablations). The reference is not compared.
+    """
+    if reference is None:
+        return {}
+    compared = {name: family for name, family in families.items() if name != reference}
+    sizes = {family: list(compared.values()).count(family) for family in set(compared.values())}
+    return {name: sizes[family] for name, family in compared.items()}
+
+
+def family_note(families: dict[str, str], reference: str | None) -> str | None:
+    """One report line stating each family's Bonferroni m, e.g. "ablation m=7, signals m=1"."""
+    m = comparison_families(families, reference)
+    if not m:
+        return None
+    sizes = {families[name]: k for name, k in m.items()}
+    parts = ", ".join(f"{family} m={k}" for family, k in sorted(sizes.items()))
+    return (f"Bonferroni: each p is multiplied by the number of comparisons against {reference} in its family "
+            f"({parts}).")
 
 
 def sanitize(name: str) -> str:
@@ -75,11 +104,11 @@ def _save(fig: Figure, path: Path) -> str:
     return str(path)
 
 
-def _confusion_png(cm, labels, method, path):
-    fig = Figure(figsize=(1.2 + 0.7 * len(labels), 1.0 + 0.7 * len(labels)))
+def _confusion_png(cm, labels, columns, method, path):
+    fig = Figure(figsize=(1.2 + 0.7 * len(columns), 1.0 + 0.7 * len(labels)))
     ax = fig.subplots()
     ax.imshow(np.asarray(cm), cmap="Blues")
-    ax.set(xticks=range(len(labels)), yticks=range(len(labels)), xticklabels=labels, yticklabels=labels,
+    ax.set(xticks=range(len(columns)), yticks=range(len(labels)), xticklabels=columns, yticklabels=labels,
            xlabel="predicted", ylabel="gold", title=method)
     top = max(1, int(np.max(cm)))
     for (i, j), v in np.ndenumerate(np.asarray(cm)):
@@ -118,34 +147,48 @@ def _cost_png(summaries, path):
     return _save(fig, path)
 
 
+def _answered_only_table(summaries) -> list[str]:
+    """The answered-only view, labelled so: metrics over the pairs that got a label (it flatters frequent failures)."""
+    if all((s.get("coverage") or 0) == 1 for s in summaries):
+        return []
+    rows = [[s["method"], _f(s.get("coverage"), ".2f"), (s.get("answered_only") or {}).get("n", "—"),
+             *(_f((s.get("answered_only") or {}).get(k)) for k in CI_METRICS)] for s in summaries]
+    return ["### Answered only (pairs with a label; not comparable across methods of different coverage)", "",
+            *_md_table(["Variant", "coverage", "answered", "Acc", "F1", "κ"], rows), ""]
+
+
 def write_report(out_dir, summaries, predictions, labels, title, reference=None, notes=None) -> dict:
     """Write report.md, summary.json and PNG figures into ``out_dir``; returns {filename: path}.
     ``notes``: extra lines printed under the table."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     paths, used = {}, set()
-    header = ["Variant", "Acc [95% CI]", "F1 [95% CI]", "κ [95% CI]", "p vs ref", "tokens/judgment",
+    header = ["Variant", "Acc [95% CI]", "F1 [95% CI]", "κ [95% CI]", "coverage", "p vs ref", "tokens/judgment",
               "LM calls", "reached LLM", "s/judgment p50", "delegation", "errors/esc."]
     rows = [[s["method"] + (" (ref)" if s["method"] == reference else ""), _ci(s, "accuracy"), _ci(s, "macro_f1"),
-             _ci(s, "kappa"), _p(s.get("mcnemar_p")), _f(s.get("tokens_per_judgment"), ".0f"),
-             _f(s.get("lm_calls_per_judgment"), ".2f"), _f(s.get("llm_share"), ".2f"), _f(s.get("seconds_p50"), ".2f"),
-             _f(s.get("delegation_rate"), ".2f"), f"{s.get('errors', 0)}/{s.get('escalations', 0)}"] for s in summaries]
+             _ci(s, "kappa"), _f(s.get("coverage"), ".2f"), _p(s.get("mcnemar_p")),
+             _f(s.get("tokens_per_judgment"), ".0f"), _f(s.get("lm_calls_per_judgment"), ".2f"),
+             _f(s.get("llm_share"), ".2f"), _f(s.get("seconds_p50"), ".2f"), _f(s.get("delegation_rate"), ".2f"),
+             f"{s.get('errors', 0)}/{s.get('escalations', 0)}"] for s in summaries]
     md = [f"# {title}", "", *_md_table(header, rows), "",
-          "p: McNemar vs reference, Bonferroni-corrected. Cost/latency columns: per judgment without an error "
-          "(escalated ones included); reached LLM: share of pairs that made an LM call (a cascade's LLM share).", ""]
+          "Every pair is scored: a judgment without a label (an error, an escalation nobody decided) counts as wrong, "
+          "in κ as the extra class \"(no label)\"; coverage: share of pairs with a label. p: McNemar vs reference "
+          "over every pair, Bonferroni-corrected. Cost/latency columns: per judgment without an error (escalated ones "
+          "included); reached LLM: share of pairs that made an LM call (a cascade's LLM share).", ""]
     md += [line for note in notes or [] for line in (note, "")]
+    md += _answered_only_table(summaries)
     for s in summaries:
         method, preds = s["method"], predictions.get(s["method"])
-        m = classification_metrics([r["gold"] for r in preds], [r.get("label") for r in preds], labels) if preds else None
-        cm = m["confusion"] if m else s.get("confusion")
+        m = classification_metrics([r["gold"] for r in preds], [final_label(r) for r in preds], labels) if preds else s
+        cm, columns = m.get("confusion"), m.get("confusion_columns") or list(labels)
         if cm is None:
             continue
-        md += [f"## {method}", "", f"n = {s.get('n')}, unlabelled = {m['unlabelled'] if m else s.get('unlabelled')}", ""]
-        md += _md_table(["gold \\ pred", *labels], [[g, *r] for g, r in zip(labels, cm)]) + [""]
+        md += [f"## {method}", "", f"n = {m.get('n')}, unlabelled = {m.get('unlabelled')}", ""]
+        md += _md_table(["gold \\ pred", *columns], [[g, *r] for g, r in zip(labels, cm)]) + [""]
         stem = f"confusion_{sanitize(method)}"
         name = next(n for i in range(1, len(used) + 2) if (n := stem + (f"_{i}" if i > 1 else "")) not in used)
         used.add(name)
-        paths[f"{name}.png"] = _confusion_png(cm, labels, method, out / f"{name}.png")
+        paths[f"{name}.png"] = _confusion_png(cm, labels, columns, method, out / f"{name}.png")
     (out / "report.md").write_text("\n".join(md), encoding="utf-8")
     (out / "summary.json").write_text(json.dumps(summaries, indent=2, ensure_ascii=False), encoding="utf-8")
     paths |= {"report.md": str(out / "report.md"), "summary.json": str(out / "summary.json")}

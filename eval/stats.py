@@ -9,20 +9,19 @@ EXACT_THRESHOLD = 25  # use the exact binomial form when b + c < 25
 def mcnemar(gold: list[str], pred_a: list, pred_b: list, exact: bool | None = None) -> dict:
     """McNemar test of two methods' paired correctness against gold.
 
-    b = A right & B wrong, c = A wrong & B right. Pairs where either prediction is None are dropped
-    (``n`` counts the pairs used). ``exact=None`` picks the exact two-sided binomial test (p=0.5) when
-    b + c < 25, else chi-square with continuity correction max(0, |b-c|-1)^2 / (b+c), 1 dof.
-    The exact form reports statistic = min(b, c). b + c == 0 gives statistic 0 and p = 1.
+    b = A right & B wrong, c = A wrong & B right, over every pair (``n``): a None prediction (an error, an
+    undecided escalation) is wrong, so no method is credited for the pairs it failed on. ``exact=None`` picks the
+    exact two-sided binomial test (p=0.5) when b + c < 25, else chi-square with continuity correction
+    max(0, |b-c|-1)^2 / (b+c), 1 dof. The exact form reports statistic = min(b, c). b + c == 0 gives statistic 0
+    and p = 1.
     """
     if not len(gold) == len(pred_a) == len(pred_b):
         raise ValueError(f"length mismatch: {len(gold)}, {len(pred_a)}, {len(pred_b)}")
-    b = c = n = 0
-    for g, pa, pb in zip(gold, pred_a, pred_b):
-        if pa is None or pb is None:
-            continue
-        n += 1
+    b = c = 0
+    for g, pa, pb in zip(gold, pred_a, pred_b):  # None never equals a gold label: wrong
         b += pa == g and pb != g
         c += pa != g and pb == g
+    n = len(gold)
     use_exact = (b + c < EXACT_THRESHOLD) if exact is None else bool(exact)
     method = "exact" if use_exact else "chi2"
     if b + c == 0:
@@ -37,7 +36,8 @@ def mcnemar(gold: list[str], pred_a: list, pred_b: list, exact: bool | None = No
 
 
 def bonferroni(p_values: list[float | None], m: int | None = None) -> list[float | None]:
-    """Bonferroni-adjusted p-values min(1, p * m); m defaults to len(p_values). None passes through."""
+    """Bonferroni-adjusted p-values min(1, p * m); m (the number of comparisons in the family) defaults to
+    len(p_values). None passes through."""
     m = max(1, len(p_values)) if m is None else m
     if m < 1:
         raise ValueError("m must be >= 1")

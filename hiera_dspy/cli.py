@@ -130,7 +130,8 @@ def runs_dir() -> Path:
 
 
 def metrics_from_rows(rows: list[dict], labels: list[str]) -> dict:
-    """metrics.json content: scikit-learn metrics over the whole split plus cost columns per judgment."""
+    """metrics.json content: metrics over every pair of the split (a judgment without a label counts as wrong;
+    `coverage` and the `answered_only` view beside, `eval.metrics`) plus cost columns per judgment."""
     from eval.metrics import classification_metrics, cost_columns, final_label
 
     gold = [r for r in rows if r.get("gold") is not None]  # unlabelled pairs (a labelling run) have nothing to score
@@ -159,7 +160,8 @@ def print_metrics(title: str, m: dict, file=None) -> None:
         return "-" if x is None else format(x, spec)
 
     print(f"{title}: n={m['n']} acc={f(m['accuracy'])} macro-F1={f(m['macro_f1'])} kappa={f(m['kappa'])} "
-          f"errors={m['errors']} tokens/judgment={f(m['tokens_per_judgment'], '.0f')} "
+          f"coverage={f(m.get('coverage'), '.2f')} errors={m['errors']} "
+          f"tokens/judgment={f(m['tokens_per_judgment'], '.0f')} "
           f"s/judgment={f(m['seconds_per_judgment'], '.1f')} delegation={f(m['delegation_rate'], '.2f')} "
           f"reached-LLM={f(m.get('llm_share'), '.2f')} parse-recovered={m.get('parse_recovered', 0)} "
           f"degraded={m.get('degraded', 0)}", file=file)

@@ -24,7 +24,6 @@ import contextvars
 import math
 import sys
 import threading
-import warnings
 from collections.abc import Sequence
 
 import dspy
@@ -248,13 +247,12 @@ def tau_for_kappa(top_probs: list[float], llm_share: float, labels: list[str], g
 
 
 def _kappa(gold: list[str], pred: list[str]) -> float:
-    """Cohen's kappa; 0 (chance) where undefined, e.g. when gold and predictions hold one and the same label."""
-    from sklearn.metrics import cohen_kappa_score
+    """Cohen's kappa (`hiera_dspy.agreement`); 0 (chance) where undefined, e.g. when gold and predictions hold one
+    and the same label."""
+    from hiera_dspy.agreement import cohen_kappa, confusion
 
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        kappa = cohen_kappa_score(gold, pred)
-    return 0.0 if math.isnan(kappa) else float(kappa)
+    kappa = float(cohen_kappa(confusion(gold, pred, sorted(set(gold) | set(pred)))))
+    return 0.0 if math.isnan(kappa) else kappa
 
 
 TAU_RULES = {"share": tau_for_share, "kappa": tau_for_kappa}

@@ -141,7 +141,8 @@ def test_invalid_label_error_row_is_stored_and_counted(h, tmp_path):
     rows = run_pairs(_program(lms), pairs, store, "r", progress=False)
     assert [r["error"] is None for r in rows] == [True, False]
     metrics = metrics_from_rows(rows, ["Irrelevant", "Relevant"])
-    assert metrics["errors"] == 1 and metrics["n"] == 1 and metrics["unlabelled"] == 1
+    assert metrics["errors"] == 1 and metrics["n"] == 2 and metrics["unlabelled"] == 1
+    assert metrics["accuracy"] == 0.5 and metrics["answered_only"]["accuracy"] == 1.0  # the error counts as wrong
 
 
 @pytest.mark.parametrize("answer", ["the label is partially relevant", "Partially Relevant", "partially relevant."])

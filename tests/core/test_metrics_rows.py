@@ -30,16 +30,22 @@ ROWS = [
 
 def test_hand_computed():
     m = metrics_from_rows(ROWS, LABELS)
-    # final labels: R, I, I, I (human label overrides R), None (error), None (escalated)
-    # judged pairs: gold R R I I / pred R I I I
-    assert m["n"] == 4 and m["unlabelled"] == 2 and m["pairs"] == 6
-    assert m["accuracy"] == pytest.approx(3 / 4)
-    assert m["confusion"] == [[2, 0], [1, 1]]  # rows gold (I, R), columns predicted
-    # kappa: po = 3/4, pe = (2/4)(3/4) + (2/4)(1/4) = 1/2 -> (3/4 - 1/2) / (1 - 1/2) = 1/2
-    assert m["kappa"] == pytest.approx(0.5)
-    # F1(I) = 2*(2/3)*1/(2/3+1) = 0.8; F1(R) = 2*1*(1/2)/(1+1/2) = 2/3
-    assert m["macro_f1"] == pytest.approx((0.8 + 2 / 3) / 2)
-    assert m["balanced_accuracy"] == pytest.approx((1 + 1 / 2) / 2)
+    # final labels: R, I, I, I (human label overrides R), None (error), None (escalated, no human decision)
+    # every pair: gold R R I I R I / pred R I I I - -  (- = "(no label)", always wrong)
+    assert m["n"] == 6 and m["answered"] == 4 and m["unlabelled"] == 2 and m["pairs"] == 6
+    assert m["coverage"] == pytest.approx(4 / 6)
+    assert m["accuracy"] == pytest.approx(3 / 6)
+    assert m["confusion"] == [[2, 0, 1], [1, 1, 1]]  # rows gold (I, R), columns predicted (I, R, no label)
+    # kappa: po = 3/6, pe = (3*3 + 3*1 + 0*2)/36 = 1/3 -> (1/2 - 1/3) / (2/3) = 1/4
+    assert m["kappa"] == pytest.approx(0.25)
+    # F1(I) = 2*2/(3+3) = 2/3; F1(R) = 2*1/(3+1) = 1/2
+    assert m["macro_f1"] == pytest.approx((2 / 3 + 1 / 2) / 2)
+    assert m["balanced_accuracy"] == pytest.approx((2 / 3 + 1 / 3) / 2)
+    # the answered-only view: gold R R I I / pred R I I I
+    # kappa: po = 3/4, pe = (2/4)(3/4) + (2/4)(1/4) = 1/2 -> 1/2; F1(I) = 0.8, F1(R) = 2/3
+    a = m["answered_only"]
+    assert a["n"] == 4 and a["accuracy"] == pytest.approx(3 / 4) and a["kappa"] == pytest.approx(0.5)
+    assert a["macro_f1"] == pytest.approx((0.8 + 2 / 3) / 2) and a["balanced_accuracy"] == pytest.approx(3 / 4)
     assert m["errors"] == 1 and m["escalations"] == 1 and m["human_labels"] == 1 and m["parse_recovered"] == 1
     # cost columns over the 5 rows without an error
     assert m["tokens_per_judgment"] == pytest.approx((100 + 50 + 50 + 200 + 10) / 5)
@@ -72,6 +78,7 @@ def test_human_label_fills_an_escalated_row():
     rows = [row(R, R), row(I, None, escalated=True, human=I)]
     m = metrics_from_rows(rows, LABELS)
     assert m["n"] == 2 and m["unlabelled"] == 0 and m["accuracy"] == 1.0 and m["escalations"] == 1
+    assert m["coverage"] == 1.0
 
 
 def test_perfect_agreement():
@@ -84,7 +91,8 @@ def test_perfect_agreement():
 def test_only_errors():
     rows = [row(R, None, error="boom"), row(I, None, error="boom")]
     m = metrics_from_rows(rows, LABELS)
-    assert m["n"] == 0 and m["errors"] == 2 and m["accuracy"] is None and m["kappa"] is None
+    assert m["n"] == 2 and m["answered"] == 0 and m["coverage"] == 0 and m["errors"] == 2
+    assert m["accuracy"] == 0 and m["kappa"] == 0 and m["answered_only"]["accuracy"] is None
     assert m["tokens_per_judgment"] is None and m["lm_calls_per_judgment"] is None
     assert m["seconds_per_judgment"] is None and m["delegation_rate"] is None and m["tokens_by_role"] == {}
 
@@ -95,7 +103,7 @@ def test_three_labels_macro_f1_over_present_labels():
     m = metrics_from_rows(rows, labels)
     # Irrelevant is absent from gold and pred: averaged over Partial (F1 2/3) and Exact (F1 2/3)
     assert m["macro_f1"] == pytest.approx(2 / 3)
-    assert m["confusion"] == [[0, 0, 0], [0, 1, 0], [0, 1, 1]]
+    assert m["confusion"] == [[0, 0, 0, 0], [0, 1, 0, 0], [0, 1, 1, 0]]
 
 
 def test_unknown_label_is_refused():

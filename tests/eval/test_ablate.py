@@ -59,15 +59,19 @@ def test_ablations_grid_report(tmp_path, engine_calls, capsys, monkeypatch):
     scorer = saved[-1]
     assert scorer["lm_calls_per_judgment"] == 0 and scorer["llm_share"] == 0 and scorer["tokens_per_judgment"] == 0
     for s in saved:
-        assert s["n"] + s["unlabelled"] == 6
+        assert s["n"] == 6 and s["answered"] + s["unlabelled"] == 6
         for key in ("accuracy_ci", "macro_f1_ci", "kappa_ci", "tokens_by_role", "lm_calls_by_role", "seconds_p95",
                     "delegation_rate", "errors", "escalations", "run_id"):
             assert key in s
     ref = next(s for s in saved if s["method"] == "hiera")
     assert ref["mcnemar_p"] is None and all(s["mcnemar"] for s in saved if s["method"] != "hiera")
+    # Bonferroni within a family: the 7 ablations against hiera (m=7); embed-lr is its own family (m=1)
+    assert {s["method"]: s["bonferroni_m"] for s in saved if s["method"] != "hiera"} == \
+        {**{m: 7 for m in ABLATIONS if m != "hiera"}, "embed-lr": 1}
     assert len({s["run_id"] for s in saved}) == len(grid)
     report = (out / "report.md").read_text()
     assert all(f"## {m}" in report for m in ABLATIONS) and "DREAM" not in report
+    assert "against hiera in its family (ablation m=7, signals m=1)" in report
     assert (out / "ablation_bars.png").exists() and (out / "cost_quality.png").exists()
     assert len(list(out.glob("confusion_*.png"))) == len(grid)
     preds = [json.loads(line) for line in (out / "predictions.jsonl").read_text().splitlines()]
@@ -88,7 +92,7 @@ def test_larger_limit_resumes(tmp_path, engine_calls):
     ablate.main(argv + ["--limit", "2"])
     summaries = ablate.main(argv + ["--limit", "3"])
     store = finished(tmp_path / "runs" / "store.sqlite")
-    assert len(store) == 6 and all(s["n"] + s["unlabelled"] == 3 for s in summaries)
+    assert len(store) == 6 and all(s["n"] == 3 for s in summaries)
 
 
 def test_with_knowledge_and_grids(monkeypatch):

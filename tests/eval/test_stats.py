@@ -40,12 +40,17 @@ def test_forced_forms_and_symmetry():
     assert mcnemar(g, a, b)["p_value"] == pytest.approx(mcnemar(g, b, a)["p_value"])
 
 
-def test_no_discordant_pairs_and_none_dropped():
+def test_no_discordant_pairs_and_none_counts_as_wrong():
     r = mcnemar(*paired(0, 0, both_right=4))
     assert (r["b"], r["c"], r["statistic"], r["p_value"]) == (0, 0, 0.0, 1.0)
     assert mcnemar(*paired(0, 0), exact=False)["p_value"] == 1.0
-    r = mcnemar(["1", "1", "1"], ["1", None, "0"], ["0", "0", None])
-    assert (r["n"], r["b"], r["c"]) == (1, 1, 0)
+    # every pair is used; a None prediction is wrong: pair 2 (A None, B right) is discordant for B
+    r = mcnemar(["1", "1", "1", "1"], ["1", None, "0", None], ["0", "1", None, None])
+    assert (r["n"], r["b"], r["c"]) == (4, 1, 1)
+    # a method that fails on 6 pairs the other gets right is no longer "tied" with it: b=0, c=6, p = 2/2^6
+    g, a, b = paired(0, 6, both_right=4)
+    a = [None if x == "0" else x for x in a]
+    assert mcnemar(g, a, b)["p_value"] == pytest.approx(2 / 64)
     with pytest.raises(ValueError):
         mcnemar(["1"], ["1"], [])
 

@@ -1,0 +1,50 @@
+"""Agreement with gold labels: the confusion matrix and Cohen's kappa, one definition for the whole project.
+
+Every pair counts. A judgment without a label (an error, an escalation nobody decided) is a prediction of the extra
+class `NO_LABEL`: a column gold never takes, so it is always wrong, and in kappa it is one more class.
+`eval.metrics` builds accuracy, macro-F1 and bootstrap CIs on these; the cascade's tau rule reads `cohen_kappa`.
+
+Example:
+    >>> cm = confusion(["A", "B", "B"], ["A", "B", None], ["A", "B"])
+    >>> cm.tolist()
+    [[1, 0, 0], [0, 1, 1]]
+    >>> round(float(cohen_kappa(cm)), 3)
+    0.5
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+NO_LABEL = "(no label)"
+
+
+def confusion(gold: list[str], pred: list[str | None], labels: list[str]) -> np.ndarray:
+    """K x (K+1) counts: rows gold labels, columns the same labels then `NO_LABEL` (a None prediction).
+
+    Raises ValueError on a length mismatch or a label outside `labels`.
+    """
+    if len(gold) != len(pred):
+        raise ValueError(f"gold/pred length mismatch: {len(gold)} != {len(pred)}")
+    index = {label: i for i, label in enumerate(labels)}
+    bad = {x for x in gold if x not in index} | {p for p in pred if p is not None and p not in index}
+    if bad:
+        raise ValueError(f"labels not in label set {list(labels)}: {sorted(map(str, bad))}")
+    k = len(labels)
+    cm = np.zeros((k, k + 1), dtype=int)
+    for g, p in zip(gold, pred):
+        cm[index[g], k if p is None else index[p]] += 1
+    return cm
+
+
+def cohen_kappa(cm) -> np.ndarray:
+    """Cohen's kappa of confusion matrices shaped (..., K, K+j): rows gold classes, columns the same K classes in the
+    same order, then j >= 0 classes only predictions take (`NO_LABEL`). NaN where undefined (no pairs, or chance
+    agreement 1)."""
+    cm = np.asarray(cm, dtype=float)
+    k = cm.shape[-2]
+    n = cm.sum(axis=(-2, -1))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        po = np.trace(cm[..., :, :k], axis1=-2, axis2=-1) / n
+        pe = (cm.sum(axis=-1) * cm[..., :, :k].sum(axis=-2)).sum(axis=-1) / n**2  # extra classes: gold margin 0
+        return np.where(np.isclose(pe, 1.0) | (n == 0), np.nan, (po - pe) / (1 - pe))
