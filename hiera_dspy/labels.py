@@ -1,7 +1,7 @@
 """Label schemes: ordered label strings, their definitions, and the mapping from raw dataset values.
 
 Labels are strings inside the program (DSPy cannot parse integer Literals); each dataset's raw values are mapped here.
-Definitions are quoted from the dataset's own documentation where it has one.
+Definitions are quoted verbatim from each dataset's own documentation (" … " marks an elision).
 """
 
 from __future__ import annotations
@@ -79,30 +79,34 @@ def register(scheme: LabelScheme) -> LabelScheme:
     return scheme
 
 
+# Definitions are the sources' own words: a verbatim quote, " … " marking an elision (tests/core/label_sources.py
+# holds each source's passage and checks every definition against it).
 register(LabelScheme(
     name="msrd",
     labels=("Irrelevant", "Relevant"),
     definitions={
-        "Irrelevant": "the movie is not a result the searcher wanted for this movie search query.",
-        "Relevant": "the movie is a relevant result for the movie search query (it matches the title, people, "
-                    "genre, theme or cultural reference the searcher asked for).",
+        "Irrelevant": "not relevant",
+        "Relevant": "relevant result for the movie search query … binary relevance annotations for movie search "
+                    "covering actors, directors, genres, themes, and cultural references",
     },
     raw_map={"0": "Irrelevant", "1": "Relevant"},
-    source="MSRD (metarank/msrd), binary relevance as in the HIERA paper",
+    source="MSRD (metarank/msrd), binary relevance as in the HIERA paper (arXiv 2608.00785, Sec. 5.1: \"MSRD contains "
+           "binary relevance annotations for movie search covering actors, directors, genres, themes, and cultural "
+           "references\"); label 1 = \"relevant result for the movie search query\", 0 = \"not relevant\"",
 ))
 
 register(LabelScheme(
     name="esci",
     labels=("Irrelevant", "Complement", "Substitute", "Exact"),
     definitions={
-        "Exact": "the item is relevant for the query, and satisfies all the query specifications.",
+        "Exact": "the item is relevant for the query, and satisfies all the query specifications",
         "Substitute": "the item is somewhat relevant: it fails to fulfill some aspects of the query but the item can "
-                      "be used as a functional substitute.",
-        "Complement": "the item does not fulfill the query, but could be used in combination with an exact item.",
-        "Irrelevant": "the item is irrelevant for the query, or it fails to fulfill a central aspect of the query.",
+                      "be used as a functional substitute",
+        "Complement": "the item does not fulfill the query, but could be used in combination with an exact item",
+        "Irrelevant": "the item is irrelevant, or it fails to fulfill a central aspect of the query",
     },
     raw_map={"E": "Exact", "S": "Substitute", "C": "Complement", "I": "Irrelevant"},
-    source="Reddy et al. 2022, Shopping Queries Dataset (arXiv 2206.06588)",
+    source="Reddy et al. 2022, Shopping Queries Dataset (arXiv 2206.06588), the ESCI label definitions",
     relevant_from="Substitute",
 ))
 
@@ -110,11 +114,13 @@ register(LabelScheme(
     name="wands",
     labels=("Irrelevant", "Partial", "Exact"),
     definitions={
-        "Exact": "the surfaced product fully matches the search query.",
-        "Partial": "the surfaced product does not fully match the search query.",
-        "Irrelevant": "the product is not relevant to the query.",
+        "Exact": "The surfaced product fully matches the search query.",
+        "Partial": "The surfaced product does not fully match the search query. It only matches the target entity of "
+                   "the query, but does not satisfy the modifiers for the query.",
+        "Irrelevant": "The product is not relevant to the query.",
     },
-    source="Chen et al. 2022, WANDS: Wayfair ANnotation DataSet (wayfair/WANDS)",
+    source="Chen et al. 2022, WANDS: Dataset for Product Search Relevance Assessment (ECIR 2022; wayfair/WANDS), "
+           "the Exact match / Partial match / Irrelevant definitions",
     relevant_from="Partial",
 ))
 
@@ -122,12 +128,16 @@ register(LabelScheme(
     name="homedepot",
     labels=("Irrelevant", "Partially relevant", "Highly relevant"),
     definitions={
-        "Irrelevant": "the product does not match the search term (mean rating below 1.5 on the 1-3 scale).",
-        "Partially relevant": "the product partly or somewhat matches the search term (mean rating 1.5 to below 2.5).",
-        "Highly relevant": "the product is an exact or near-perfect match for the search term (mean rating 2.5+).",
+        "Irrelevant": '1 (not relevant) … a search for "AA battery" would be considered … not relevant to a snow '
+                      'shovel (relevance = 1)',
+        "Partially relevant": 'a search for "AA battery" would be considered … mildly relevant to a cordless drill '
+                              'battery (relevance = 2)',
+        "Highly relevant": '3 (highly relevant). For example, a search for "AA battery" would be considered highly '
+                           'relevant to a pack of size AA batteries (relevance = 3)',
     },
     raw_map={"1": "Irrelevant", "2": "Partially relevant", "3": "Highly relevant"},
-    source="Home Depot Product Search Relevance (Kaggle); mean 1-3 ratings binned by rounding half up",
+    source="Home Depot Product Search Relevance (Kaggle), the competition's data description; the mean of the "
+           "raters' 1-3 scores binned by rounding half up (< 1.5 -> 1, 1.5 to < 2.5 -> 2, >= 2.5 -> 3)",
     relevant_from="Partially relevant",
 ))
 

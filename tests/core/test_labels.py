@@ -244,3 +244,50 @@ def test_salvage_fails_a_step_when_nothing_can_be_read():
     exc = AdapterParseError("ChatAdapter", RelationSynthesis, "As an AI model I cannot comply with that format.")
     with pytest.raises(AdapterParseError, match="step relation.synthesize failed: nothing"):
         salvage(exc, None, "relation.synthesize")
+
+
+# --- definitions quoted verbatim from each scheme's source -----------------------------------------------------------
+
+def _quoted_in(definition: str, passages: list[str]) -> bool:
+    """Every " … "-separated fragment of the definition (a final full stop aside) occurs in the source, in order."""
+    text, at = "\n".join(passages), 0
+    for fragment in definition.removesuffix(".").split(" … "):
+        at = text.find(fragment, at)
+        if at < 0:
+            return False
+        at += len(fragment)
+    return True
+
+
+def test_every_builtin_scheme_has_a_quoted_source():
+    from hiera_dspy.labels import SCHEMES
+    from tests.core.label_sources import SOURCES
+
+    assert set(SOURCES) == set(SCHEMES)
+
+
+@pytest.mark.parametrize("name", ["msrd", "esci", "wands", "homedepot"])
+def test_definitions_are_quoted_verbatim(name):
+    from tests.core.label_sources import SOURCES
+
+    scheme = get_scheme(name)
+    assert set(scheme.definitions) == set(scheme.labels)
+    for label, definition in scheme.definitions.items():
+        assert _quoted_in(definition, SOURCES[name]), f"{name} {label!r}: {definition!r} is not in its source"
+
+
+def test_wands_partial_keeps_the_sentence_that_separates_it_from_exact():
+    partial = get_scheme("wands").definitions["Partial"]
+    assert partial.endswith("It only matches the target entity of the query, but does not satisfy the modifiers for "
+                            "the query.")
+    assert "does not satisfy the modifiers" in get_scheme("wands").describe()
+
+
+def test_a_paraphrase_is_caught():
+    from tests.core.label_sources import SOURCES
+
+    assert not _quoted_in("the item is irrelevant for the query, or it fails to fulfill a central aspect of the query",
+                          SOURCES["esci"])
+    assert not _quoted_in("The surfaced product does not fully match the search query.", SOURCES["esci"])
+    assert _quoted_in('1 (not relevant) … not relevant to a snow shovel (relevance = 1)', SOURCES["homedepot"])
+    assert not _quoted_in('not relevant to a snow shovel (relevance = 1) … 1 (not relevant)', SOURCES["homedepot"])

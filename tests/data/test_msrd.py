@@ -53,3 +53,16 @@ def test_other_folder_and_missing_files(tmp_path):
     (tmp_path / "empty").mkdir()
     with pytest.raises(DataError, match="no train.jsonl or dev.jsonl"):
         msrd.load(str(tmp_path / "empty"), None)
+
+
+def test_licence_of_the_shipped_copy_agrees_in_notice_and_readme():
+    """Upstream metarank/msrd states CC BY-SA 4.0; Elastic's notice (kept verbatim) names CC BY 4.0."""
+    from pathlib import Path
+
+    notice = (Path(msrd.__file__).parent / "msrd" / "NOTICE.txt").read_text(encoding="utf-8")
+    elastic, _, ours = notice.partition("\n\nLicence of this copy:")
+    assert elastic.startswith('This product contains an adapted version of the "Movie Search Ranking Dataset (MSRD)"')
+    assert "licenses/by/4.0/legalcode" in elastic  # Elastic's words, unchanged
+    assert "distributed under CC BY-SA 4.0" in " ".join(ours.split()) and "licenses/by-sa/4.0/legalcode" in ours
+    readme = " ".join((Path(__file__).parents[2] / "README.md").read_text(encoding="utf-8").split())
+    assert "distributed under CC BY-SA 4.0, the licence metarank/msrd states" in readme
