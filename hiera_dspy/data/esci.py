@@ -8,7 +8,8 @@
 Options: `locale` ("us" default, "es", "jp" or "all"), `version` ("small" default: small_version == 1, or "large").
 
 `esci:hf:ID` loads a Hugging Face copy with `datasets.load_dataset(ID)` (e.g. tasksource/esci, examples and products
-merged, labels spelled out); see `from_hf_dataset`. The catalog holds the products of the selected examples.
+merged, labels spelled out); see `from_hf_dataset`. `esci` alone reads $HIERA_DATA_DIR/esci, else tasksource/esci;
+offline, one line says what to download and where (`hiera_dspy.data.locate`). The catalog holds the products of the selected examples.
 Splits: `all` (every pair, in file order), and `eval` (the default), `train`, `dev` drawn by `make_splits`.
 """
 
@@ -19,6 +20,7 @@ from pathlib import Path
 import pandas as pd
 
 from hiera_dspy.data import BadRows, CatalogEntry, DataError, Dataset, expect_folder
+from hiera_dspy.data.locate import Download, hf_load, locate
 from hiera_dspy.data.sampling import make_splits
 from hiera_dspy.labels import LabelScheme, get_scheme
 from hiera_dspy.types import Pair
@@ -31,6 +33,9 @@ PRODUCTS = ("shopping_queries_dataset_products.parquet",
             ("product_id", "product_locale", "product_title", "product_description", "product_bullet_point",
              "product_brand", "product_color"))
 TEXT_FIELDS = (("Brand", "product_brand"), ("Color", "product_color"))
+DOWNLOAD = Download("esci", "the shopping_queries_dataset/ folder of github.com/amazon-science/esci-data "
+                    "(shopping_queries_dataset_examples.parquet and shopping_queries_dataset_products.parquet)",
+                    hf_id="tasksource/esci")
 
 
 def _str(value) -> str:
@@ -144,13 +149,11 @@ def from_hf_dataset(ds, scheme: LabelScheme | None = None, *, locale: str | None
 
 def load(arg: str | None, scheme: LabelScheme | None, *, locale: str = "us", version: str = "small",
          on_bad_row: str = "error", **_) -> Dataset:
-    if not arg:
-        raise DataError(f"esci: needs a path, e.g. --dataset esci:data/shopping_queries_dataset ({SOURCE}), "
-                        f"or esci:hf:tasksource/esci")
+    """`esci:PATH`, `esci:hf:ID`, or `esci` alone: $HIERA_DATA_DIR/esci, else tasksource/esci (`data.locate`)."""
+    arg = arg or locate(DOWNLOAD)
     scheme = scheme or get_scheme("esci")
     if arg.startswith("hf:"):
-        import datasets
-        return from_hf_dataset(datasets.load_dataset(arg[3:]), scheme, locale=locale, version=version,
+        return from_hf_dataset(hf_load(DOWNLOAD, arg[3:]), scheme, locale=locale, version=version,
                                name=f"esci:{arg}", on_bad_row=on_bad_row)
     bad = BadRows(on_bad_row)
     folder = expect_folder(Path(arg), f"the {SOURCE}")

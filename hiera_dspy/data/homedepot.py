@@ -6,7 +6,7 @@
 - `product_descriptions.csv` (optional): `product_uid, product_description`;
 - `attributes.csv` (optional): `product_uid, name, value`, several rows per product (blank product_uid rows exist).
 The mean is binned by rounding half up: < 1.5 -> "1", 1.5 to < 2.5 -> "2", >= 2.5 -> "3", then `scheme.from_raw`.
-The catalog is every product of train.csv. Files are read as UTF-8 when they decode as such, else as latin-1.
+The catalog is every product of train.csv. `homedepot` alone reads $HIERA_DATA_DIR/homedepot. Files are read as UTF-8 when they decode as such, else as latin-1.
 Splits: `all` (every pair, in file order), and `eval` (the default), `train`, `dev` drawn by `make_splits`.
 """
 
@@ -18,11 +18,14 @@ from pathlib import Path
 import pandas as pd
 
 from hiera_dspy.data import BadRows, CatalogEntry, DataError, Dataset, expect_folder
+from hiera_dspy.data.locate import Download, locate
 from hiera_dspy.data.sampling import make_splits
 from hiera_dspy.labels import LabelScheme, get_scheme
 from hiera_dspy.types import Pair
 
 SOURCE = 'the Kaggle competition "home-depot-product-search-relevance"'
+DOWNLOAD = Download("homedepot", "train.csv, product_descriptions.csv and attributes.csv of the Kaggle competition "
+                    "home-depot-product-search-relevance (kaggle.com/c/home-depot-product-search-relevance/data)")
 FILES = {
     "train.csv": ("id", "product_uid", "product_title", "search_term", "relevance"),
     "product_descriptions.csv": ("product_uid", "product_description"),
@@ -66,9 +69,8 @@ def read_table(folder: Path, name: str, required: bool = True) -> pd.DataFrame |
 
 
 def load(arg: str | None, scheme: LabelScheme | None, *, on_bad_row: str = "error", **_) -> Dataset:
-    if not arg:
-        raise DataError(f"homedepot: needs a path, e.g. --dataset homedepot:data/home-depot (the folder of {SOURCE} "
-                        f"with train.csv)")
+    """`homedepot:PATH`, or `homedepot` alone: $HIERA_DATA_DIR/homedepot (`data.locate`)."""
+    arg = arg or locate(DOWNLOAD)
     scheme = scheme or get_scheme("homedepot")
     bad = BadRows(on_bad_row)
     folder = expect_folder(Path(arg), f"the folder of {SOURCE} with train.csv")

@@ -7,7 +7,7 @@ quotes are CSV-quoted, e.g. `"fawkes 36"" blue vanity"`):
   rating_count, average_rating, review_count`, where `product_features` is `key:value` pairs joined by `|`
   (e.g. `overallwidth-sidetoside:64.7|producttype : slow cooker`);
 - `label.csv`: `id, query_id, product_id, label` with label in Exact | Partial | Irrelevant.
-The catalog is every product of product.csv.
+The catalog is every product of product.csv. `wands` alone reads $HIERA_DATA_DIR/wands.
 Splits: `all` (every pair, in file order), and `eval` (the default), `train`, `dev` drawn by `make_splits`.
 """
 
@@ -18,10 +18,12 @@ from pathlib import Path
 import pandas as pd
 
 from hiera_dspy.data import BadRows, CatalogEntry, DataError, Dataset, expect_folder
+from hiera_dspy.data.locate import Download, locate
 from hiera_dspy.data.sampling import make_splits
 from hiera_dspy.labels import LabelScheme, get_scheme
 from hiera_dspy.types import Pair
 
+DOWNLOAD = Download("wands", "the dataset/ folder of github.com/wayfair/WANDS (query.csv, product.csv, label.csv)")
 FILES = {
     "query.csv": ("query_id", "query"),
     "product.csv": ("product_id", "product_name", "product_class", "category hierarchy", "product_description",
@@ -68,9 +70,8 @@ def item_text(row: dict) -> str:
 
 
 def load(arg: str | None, scheme: LabelScheme | None, *, on_bad_row: str = "error", **_) -> Dataset:
-    if not arg:
-        raise DataError("wands: needs a path, e.g. --dataset wands:WANDS/dataset (the `dataset/` folder of github "
-                        "wayfair/WANDS)")
+    """`wands:PATH`, or `wands` alone: $HIERA_DATA_DIR/wands (`data.locate`)."""
+    arg = arg or locate(DOWNLOAD)
     scheme = scheme or get_scheme("wands")
     bad = BadRows(on_bad_row)
     folder = expect_folder(Path(arg), "the `dataset/` folder of github wayfair/WANDS")
