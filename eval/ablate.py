@@ -23,6 +23,7 @@ from typing import Callable
 
 import dspy
 
+from eval.disagreements import report_section
 from eval.report import comparison_families, family_note, sanitize, summarize_method, write_report
 from hiera_dspy.cli import cli_main
 from hiera_dspy.cli import (add_data_arguments, add_run_arguments, begin_run, exit_on_error_rate, load_data,
@@ -152,8 +153,9 @@ def main(argv: list[str] | None = None) -> list[dict]:
     has_dream = any(available()[m].family in DEBATE for _, m, _ in rows_spec)
     title = f"{args.dataset} [{split}]: {len(pairs)} pairs, LMs {lms.describe()}, knowledge {knowledge.name}"
     notes = [note for note in (family_note(families, reference), DREAM_NOTE if has_dream else None) if note]
-    paths = write_report(out, summaries, {d: rows for d, (_, rows) in results.items()}, labels, title,
-                         reference=reference, notes=notes)
+    predictions = {d: rows for d, (_, rows) in results.items()}
+    paths = write_report(out, summaries, predictions, labels, title, reference=reference, notes=notes,
+                         sections=report_section(predictions))
     with open(out / "predictions.jsonl", "w") as fh:
         for display, (run_id, rows) in results.items():
             for r in rows:

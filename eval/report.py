@@ -157,9 +157,9 @@ def _answered_only_table(summaries) -> list[str]:
             *_md_table(["Variant", "coverage", "answered", "Acc", "F1", "κ"], rows), ""]
 
 
-def write_report(out_dir, summaries, predictions, labels, title, reference=None, notes=None) -> dict:
+def write_report(out_dir, summaries, predictions, labels, title, reference=None, notes=None, sections=None) -> dict:
     """Write report.md, summary.json and PNG figures into ``out_dir``; returns {filename: path}.
-    ``notes``: extra lines printed under the table."""
+    ``notes``: extra lines printed under the table; ``sections``: markdown lines appended at the end."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     paths, used = {}, set()
@@ -189,7 +189,7 @@ def write_report(out_dir, summaries, predictions, labels, title, reference=None,
         name = next(n for i in range(1, len(used) + 2) if (n := stem + (f"_{i}" if i > 1 else "")) not in used)
         used.add(name)
         paths[f"{name}.png"] = _confusion_png(cm, labels, columns, method, out / f"{name}.png")
-    (out / "report.md").write_text("\n".join(md), encoding="utf-8")
+    (out / "report.md").write_text("\n".join(md + list(sections or [])), encoding="utf-8")
     (out / "summary.json").write_text(json.dumps(summaries, indent=2, ensure_ascii=False), encoding="utf-8")
     paths |= {"report.md": str(out / "report.md"), "summary.json": str(out / "summary.json")}
     if summaries:

@@ -72,6 +72,7 @@ def test_ablations_grid_report(tmp_path, engine_calls, capsys, monkeypatch):
     report = (out / "report.md").read_text()
     assert all(f"## {m}" in report for m in ABLATIONS) and "DREAM" not in report
     assert "against hiera in its family (ablation m=7, signals m=1)" in report
+    assert "## Error analysis" in report and f"- **hiera** (run {ref['run_id']}): " in report
     assert (out / "ablation_bars.png").exists() and (out / "cost_quality.png").exists()
     assert len(list(out.glob("confusion_*.png"))) == len(grid)
     preds = [json.loads(line) for line in (out / "predictions.jsonl").read_text().splitlines()]

@@ -10,7 +10,8 @@ from eval import run
 from eval.metrics import classification_metrics
 
 
-def test_errors_count_in_kappa(tmp_path, patch_make_lm):
+def test_errors_count_in_kappa(tmp_path, patch_make_lm, monkeypatch):
+    monkeypatch.setenv("HIERA_RETRY_BASE_DELAY", "0")  # the unparseable label is retried: no backoff sleep here
     # the fake Judge says Relevant, or (for about a third of the queries, retries included) an unparseable label
     def label(prompt):
         query = re.search(r"\[\[ ## query ## \]\]\n(.*)", prompt).group(1)
