@@ -34,7 +34,8 @@ def cli_main(main) -> None:
 def add_data_arguments(parser: argparse.ArgumentParser) -> None:
     g = parser.add_argument_group("data")
     g.add_argument("--dataset", required=True,
-                   help="msrd (bundled) | esci:PATH | esci:hf:ID | wands:PATH | homedepot:PATH | jsonl:PATH")
+                   help="msrd (bundled) | esci:PATH | esci:hf:ID | wands:PATH | homedepot:PATH | jsonl:PATH; "
+                        "esci, wands, homedepot with no path: $HIERA_DATA_DIR/NAME (esci: else tasksource/esci)")
     g.add_argument("--scheme", help="label scheme for jsonl data: msrd, esci, wands, homedepot")
     g.add_argument("--labels", help="custom label scheme, least relevant first, e.g. 'Bad,Fair,Good'")
     g.add_argument("--knowledge", default="auto", choices=["auto", "catalog", "web", "none"],

@@ -3,6 +3,7 @@ one self-describing artifact.
 
     python -m optimize.compile --dataset msrd --budget smoke              # embedded local model, offline
     python -m optimize.compile --dataset esci:/data/shopping_queries_dataset --lm openai/gpt-4o-mini
+    python -m optimize.compile --dataset esci --lm openai/gpt-4o-mini     # $HIERA_DATA_DIR/esci, else tasksource/esci
 
 Optimisation metric: exact label match per pair (its mean is accuracy) on the train split (bootstrap) or on dev
 minibatches (MIPROv2 / GEPA); reported before and after: accuracy, macro-F1 and Cohen's kappa on the dev split.

@@ -112,6 +112,22 @@ def test_with_knowledge_and_grids(monkeypatch):
         ablate.variants(["nope"], with_knowledge=False)
 
 
+def test_bonferroni_families_of_the_grids():
+    """The paper grid corrects HIERA vs its 11 baselines with m=11 and vs its 7 ablations with m=7 (one family per
+    table); the learned scorer and DREAM are families of their own."""
+    from eval.report import comparison_families
+    from hiera_dspy.methods import available
+
+    for grid, expected in (("paper", {"baseline": 11, "ablation": 7, "debate": 1, "signals": 1}),
+                           ("ablations", {"ablation": 7, "signals": 1})):
+        families = {name: ablate.family_of(name, {}) for name in ablate.GRIDS[grid]()}
+        m = comparison_families(families, "hiera")
+        assert {available()[name].family: k for name, k in m.items()} == expected
+    rows = ablate.variants(["hiera", "zero-shot", "dna"], with_knowledge=True)
+    with_k = {display: ablate.family_of(method, config) for display, method, config in rows}
+    assert comparison_families(with_k, "hiera") == {"zero-shot": 2, "dna": 2, "zero-shot+k": 2, "dna+k": 2}
+
+
 def test_dream_note_and_reference(tmp_path, engine_calls):
     out = tmp_path / "o"
     summaries = ablate.main(["--dataset", "msrd", "--methods", "judge-only,dream", "--limit", "2", "--knowledge", "none",

@@ -96,6 +96,15 @@ def test_bootstrap_deterministic_and_contains_point(metric):
     assert 0.0 <= a[1] - a[0] < 0.6
 
 
+def test_one_kappa_for_metrics_and_the_cascade_rule():
+    """The cascade's tau rule (hiera_dspy.methods.signals) reads the same kappa as the reports."""
+    from hiera_dspy.methods.signals import _kappa
+
+    answered = [(g, p) for g, p in zip(GOLD, PRED) if p is not None]
+    assert _kappa([g for g, _ in answered], [p for _, p in answered]) == pytest.approx(0.5)
+    assert _kappa(["0", "0"], ["0", "0"]) == 0.0  # undefined (chance agreement 1): 0 for the rule
+
+
 def test_bootstrap_narrows_with_alpha():
     wide = bootstrap_ci(GOLD * 10, PRED * 10, LABELS, "accuracy", alpha=0.01)
     narrow = bootstrap_ci(GOLD * 10, PRED * 10, LABELS, "accuracy", alpha=0.2)
