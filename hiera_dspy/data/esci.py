@@ -9,7 +9,8 @@ Options: `locale` ("us" default, "es", "jp" or "all"), `version` ("small" defaul
 
 `esci:hf:ID` loads a Hugging Face copy with `datasets.load_dataset(ID)` (e.g. tasksource/esci, examples and products
 merged, labels spelled out); see `from_hf_dataset`. `esci` alone reads $HIERA_DATA_DIR/esci, else tasksource/esci;
-offline, one line says what to download and where (`hiera_dspy.data.locate`). The catalog holds the products of the selected examples.
+offline, one line says what to download and where (`hiera_dspy.data.locate`).
+The catalog holds the products of the selected examples.
 Splits: `all` (every pair, in file order), and `eval` (the default), `train`, `dev` drawn by `make_splits`.
 """
 

@@ -6,7 +6,8 @@
 - `product_descriptions.csv` (optional): `product_uid, product_description`;
 - `attributes.csv` (optional): `product_uid, name, value`, several rows per product (blank product_uid rows exist).
 The mean is binned by rounding half up: < 1.5 -> "1", 1.5 to < 2.5 -> "2", >= 2.5 -> "3", then `scheme.from_raw`.
-The catalog is every product of train.csv. `homedepot` alone reads $HIERA_DATA_DIR/homedepot. Files are read as UTF-8 when they decode as such, else as latin-1.
+The catalog is every product of train.csv. `homedepot` alone reads $HIERA_DATA_DIR/homedepot.
+Files are read as UTF-8 when they decode as such, else as latin-1.
 Splits: `all` (every pair, in file order), and `eval` (the default), `train`, `dev` drawn by `make_splits`.
 """
 
