@@ -28,14 +28,26 @@ def disagreement_groups(rows: list[dict]) -> list[tuple[str, str, list[dict]]]:
 
 
 def judgment_path(row: dict) -> dict:
-    """What the judgment did: delegated (None for methods without triage), specialists, look-ups, argument."""
+    """What the judgment did: delegated (None for methods without triage), the specialists (with the Relation
+    Analyzer's directed question when one was asked, or "reused"), every look-up (a specialist's own marked with its
+    role), the passages found, the argument and the decision's reasoning."""
     steps = row.get("steps") or []
-    specialists = [s["role"] + (" (reused)" if (s.get("outputs") or {}).get("reused") else "")
-                   for s in steps if s.get("role") in SPECIALIST_ROLES]
+    plan = next(((s.get("outputs") or {}) for s in steps if s.get("name") == "relation.plan"), {})
+    specialists = []
+    for role in SPECIALIST_ROLES:
+        own = [s for s in steps if s.get("role") == role]
+        if not own:
+            continue
+        question = plan.get(f"question_for_{role}_analyzer")
+        if any(str(s.get("name", "")).endswith(".answer") for s in own) and question:
+            specialists.append(f'{role} (asked: "{short(question, 80)}")')
+        else:
+            specialists.append(role + (" (reused)" if all((s.get("outputs") or {}).get("reused") for s in own) else ""))
     lookups, passages = [], 0
     for s in steps:
         if s.get("role") == "knowledge":
-            lookups += [str(x) for x in (s.get("outputs") or {}).get("lookups") or []]
+            who = "" if s.get("name") == "knowledge.search" else str(s.get("name", "")).split(".")[0]  # query.search
+            lookups += [(who, str(x)) for x in (s.get("outputs") or {}).get("lookups") or []]
             passages += len((s.get("outputs") or {}).get("passages") or [])
     fields = row.get("fields") or {}
     argument = fields.get("argument") or next(
@@ -59,12 +71,13 @@ def short(text, width: int) -> str:
 
 
 def format_path(path: dict, width: int = 160) -> str:
-    """One line: `delegated; specialists: query, item; look-ups: "x" (3 passages); argument: "..."`."""
+    """One line: `delegated; specialists: query (asked: "..."), item; look-ups: "x", item "y" (3 passages);
+    argument: "..."` (a specialist's own look-up is marked with its role)."""
     if path["delegated"] is None and not path["specialists"] and not path["lookups"]:
         return "steps: " + (", ".join(map(str, path["steps"])) or "none")
     parts = ["delegated" if path["delegated"] else "decided at triage" if path["delegated"] is False else "no triage"]
     parts.append("specialists: " + (", ".join(path["specialists"]) or "none"))
-    looked = ", ".join(f'"{short(x, 40)}"' for x in path["lookups"])
+    looked = ", ".join(f'{who + " " if who else ""}"{short(x, 40)}"' for who, x in path["lookups"])
     parts.append(f"look-ups: {looked} ({path['passages']} passages)" if path["lookups"] else "look-ups: none")
     if path["argument"]:
         parts.append(f'argument: "{short(path["argument"], width)}"')

@@ -42,8 +42,10 @@ def test_groups_and_paths(judged, capsys):
     assert f"== gold Irrelevant -> Relevant: {counts[2]} pair" in text  # the fake Judge says Relevant or fails
     assert "== gold Relevant -> (no label):" in text or "== gold Irrelevant -> (no label):" in text
     assert "    cause: error: AdapterParseError" in text
-    assert ('    path: delegated; specialists: query, item; look-ups: "tom cruise filmography" (' in text
-            and 'argument: "Matches: actor. Mismatches: year."' in text)
+    # directed consultation: each specialist's question from the plan; its own look-ups marked with its role
+    assert ('    path: delegated; specialists: query (asked: "fake question for query analyzer"), item (asked: "fake '
+            'question for item analyzer"); look-ups: query "tom cruise filmography", item "tom cruise filmography", '
+            '"tom cruise filmography" (' in text and 'argument: "Matches: actor. Mismatches: year."' in text)
     assert "    path: decided at triage; specialists: none; look-ups: none" in text
     assert re.search(r'^- msrd:qid:\S+  ".+" / ".+"$', text, re.M)  # query and item title from the dataset
     assert "pattern:" not in text
