@@ -46,7 +46,7 @@ def _check_outputs(out, store, run_id, ids):
     metrics = json.loads((out / "metrics.json").read_text())
     errors = sum(1 for r in rows if r["error"])
     assert metrics["errors"] == errors and metrics["pairs"] == len(ids)
-    assert metrics["n"] == len(ids) - errors
+    assert metrics["n"] == len(ids) and metrics["answered"] == len(ids) - errors  # every pair scored
     return rows, metrics
 
 
