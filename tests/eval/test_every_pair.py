@@ -20,7 +20,7 @@ def test_errors_count_in_kappa(tmp_path, patch_make_lm, monkeypatch):
     patch_make_lm({"label": label})
     out = tmp_path / "o"
     metrics = run.main(["--dataset", "msrd", "--split", "dev", "--method", "judge-only", "--limit", "12",
-                        "--knowledge", "none", "--out", str(out)])
+                        "--knowledge", "none", "--out", str(out), "--max-error-rate", "1"])
     rows = [json.loads(line) for line in (out / "predictions.jsonl").read_text().splitlines()]
     errors = [r for r in rows if r["error"]]
     assert len(rows) == 12 and 0 < len(errors) < 12
