@@ -50,7 +50,8 @@ def test_refusals_are_error_rows_not_labels(isolated, eval_args, capsys, method,
     assert len(rows) == 10
     assert [r["label"] for r in rows] == [None] * 10, "a refusal was turned into a label"
     assert all(r["error"] and "label" in r["error"] for r in rows)
-    assert metrics["errors"] == 10 and metrics["n"] == 0 and metrics["parse_recovered"] == 0
+    assert metrics["errors"] == 10 and metrics["answered"] == 0 and metrics["parse_recovered"] == 0
+    assert metrics["n"] == 10 and metrics["coverage"] == 0 and metrics["accuracy"] == 0  # every pair scored
     err = capsys.readouterr().err
     assert "10 judgments ended in an error" in err
 
@@ -69,7 +70,7 @@ def test_a_negated_label_word_is_an_error_row(isolated, eval_args, refusal):
         args[args.index("msrd")] = f"jsonl:{data}"
         args[args.index("dev")] = "all"
         metrics = main([*args, "--scheme", "wands"])
-    assert metrics["errors"] == 6 and metrics["n"] == 0
+    assert metrics["errors"] == 6 and metrics["answered"] == 0 and metrics["n"] == 6
     assert [r["label"] for r in _store_rows(isolated / "store.sqlite", "wands")] == [None] * 6
 
 
