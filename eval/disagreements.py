@@ -18,9 +18,12 @@ SPECIALIST_ROLES = ("query", "item")
 
 
 def disagreement_groups(rows: list[dict]) -> list[tuple[str, str, list[dict]]]:
-    """(gold, predicted, rows) for every pair whose final label is not its gold label, largest group first."""
+    """(gold, predicted, rows) for every pair whose final label is not its gold label, largest group first; pairs
+    without gold (a labelling run) have nothing to disagree with."""
     groups: dict[tuple[str, str], list[dict]] = defaultdict(list)
     for row in rows:
+        if row.get("gold") is None:
+            continue
         predicted = final_label(row)
         if predicted != row["gold"]:
             groups[(row["gold"], predicted or NO_LABEL)].append(row)

@@ -74,11 +74,11 @@ def test_groups_by_gold_and_final_label():
     rows = [{"id": "a", "gold": "R", "label": "I"}, {"id": "b", "gold": "R", "label": "I"},
             {"id": "c", "gold": "I", "label": "R", "human_label": "I"},  # a human decision fixed it
             {"id": "d", "gold": "I", "label": None, "escalated": True},
-            {"id": "e", "gold": "R", "label": "R"}]
+            {"id": "e", "gold": "R", "label": "R"}, {"id": "f", "gold": None, "label": "R"}]
     groups = disagreement_groups(rows)
     assert [(g, p, [r["id"] for r in rs]) for g, p, rs in groups] == [("R", "I", ["a", "b"]),
                                                                       ("I", "(no label)", ["d"])]
     assert format_path(judgment_path(rows[0])) == "steps: none"
     section = "\n".join(report_section({"m": rows}))
-    assert section.startswith("## Error analysis") and "- **m**: 3 of 5 disagree: R → I: 2 (delegated 0, with " \
+    assert section.startswith("## Error analysis") and "- **m**: 3 of 6 disagree: R → I: 2 (delegated 0, with " \
         "look-ups 0); I → (no label): 1" in section
