@@ -10,9 +10,7 @@ Writes OUT/metrics.json, OUT/predictions.jsonl and OUT/config.json; metrics are 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
-from pathlib import Path
 
 from hiera_dspy.artifacts import load_judge, note_ignored_endpoints, read_artifact
 from hiera_dspy.cli import cli_main
@@ -22,6 +20,7 @@ from hiera_dspy.cli import (add_config_argument, add_data_arguments, add_run_arg
 from hiera_dspy.knowledge import make_knowledge
 from hiera_dspy.lms import add_lm_arguments, lms_from_args
 from hiera_dspy.methods import BuildContext, build
+from hiera_dspy.outputs import write_outputs  # noqa: F401  (eval.run.write_outputs: an old import path)
 from hiera_dspy.runner import run_pairs
 
 
@@ -91,17 +90,6 @@ def main(argv: list[str] | None = None) -> dict:
     print(f"wrote {out}/metrics.json and {out}/predictions.jsonl (run id {run_id}, store {store.path})")
     exit_on_error_rate({run_id: metrics}, args.max_error_rate)
     return metrics
-
-
-def write_outputs(out: Path, identity: dict, metrics: dict, rows: list[dict]) -> None:
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "config.json").write_text(json.dumps(identity, indent=1, default=str))
-    (out / "metrics.json").write_text(json.dumps(metrics, indent=1))
-    with open(out / "predictions.jsonl", "w") as fh:
-        for r in rows:
-            fh.write(json.dumps({k: r.get(k) for k in ("id", "gold", "label", "human_label", "error", "escalated",
-                                                       "delegated", "tokens", "lm_calls", "seconds", "fields")},
-                                default=str) + "\n")
 
 
 if __name__ == "__main__":

@@ -132,8 +132,8 @@ def runs_dir() -> Path:
 
 def metrics_from_rows(rows: list[dict], labels: list[str]) -> dict:
     """metrics.json content: metrics over every pair of the split (a judgment without a label counts as wrong;
-    `coverage` and the `answered_only` view beside, `eval.metrics`) plus cost columns per judgment."""
-    from eval.metrics import classification_metrics, cost_columns, final_label
+    `coverage` and the `answered_only` view beside, `hiera_dspy.scoring`) plus cost columns per judgment."""
+    from hiera_dspy.scoring import classification_metrics, cost_columns, final_label
 
     gold = [r for r in rows if r.get("gold") is not None]  # unlabelled pairs (a labelling run) have nothing to score
     metrics = classification_metrics([r["gold"] for r in gold], [final_label(r) for r in gold], labels)

@@ -17,7 +17,6 @@ from pathlib import Path
 
 import dspy
 
-from eval.run import write_outputs
 from hiera_dspy.artifacts import save_judge
 from hiera_dspy.cli import cli_main
 from hiera_dspy.cli import (add_config_argument, add_data_arguments, add_run_arguments, begin_run, config_from_args,
@@ -26,8 +25,9 @@ from hiera_dspy.cli import (add_config_argument, add_data_arguments, add_run_arg
 from hiera_dspy.knowledge import make_knowledge
 from hiera_dspy.lms import add_lm_arguments, lms_from_args
 from hiera_dspy.methods import BuildContext, build
+from hiera_dspy.outputs import write_outputs
 from hiera_dspy.runner import run_pairs
-from optimize.optimizers import BUDGETS, OPTIMIZERS
+from optimize.optimizers import BUDGETS, OPTIMIZERS, examples  # noqa: F401  (examples: an old import path)
 
 
 def parser() -> argparse.ArgumentParser:
@@ -45,11 +45,6 @@ def parser() -> argparse.ArgumentParser:
     add_config_argument(p)
     add_lm_arguments(p)
     return p
-
-
-def examples(pairs) -> list[dspy.Example]:
-    return [dspy.Example(**pair.inputs(), label=pair.label, pair_id=pair.id).with_inputs(
-        "query", "item_title", "item_text") for pair in pairs]
 
 
 def evaluate(program, pairs, store, run_id, threads, labels, skipped: int = 0) -> dict:

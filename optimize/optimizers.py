@@ -11,6 +11,12 @@ from typing import Callable
 import dspy
 
 
+def examples(pairs) -> list[dspy.Example]:
+    """Pairs as DSPy Examples (inputs query, item_title, item_text; `label` the gold label, `pair_id` kept)."""
+    return [dspy.Example(**pair.inputs(), label=pair.label, pair_id=pair.id).with_inputs(
+        "query", "item_title", "item_text") for pair in pairs]
+
+
 @dataclass(frozen=True)
 class Budget:
     n_train: int

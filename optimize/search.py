@@ -29,8 +29,7 @@ from hiera_dspy.lms import add_lm_arguments, lms_from_args
 from hiera_dspy.methods import BuildContext, build
 from hiera_dspy.runner import run_pairs
 from hiera_dspy.store import RunStore
-from optimize.compile import examples
-from optimize.optimizers import BUDGETS, label_match
+from optimize.optimizers import BUDGETS, examples, label_match
 
 SPECIALISTS = {"none": [], "query": ["query"], "item": ["item"], "query+item": ["query", "item"]}
 

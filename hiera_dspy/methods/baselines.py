@@ -200,5 +200,3 @@ class Raer(Baseline):
 def _raer(ctx: BuildContext, **config) -> dspy.Module:
     return Raer(ctx, **config)
 
-
-from hiera_dspy.methods import baselines_ensembles, baselines_examples  # noqa: E402,F401  (they register the rest)

@@ -20,7 +20,8 @@ import dspy
 from hiera_dspy.agents import (ItemAnalyzer, QueryAnalyzer, RelationAnalyzer, RelevanceJudge, format_item_analysis,
                                format_query_analysis, format_triage, lookup)
 from hiera_dspy.knowledge import render
-from hiera_dspy.methods import BuildContext, register
+from hiera_dspy.methods import BuildContext, available, register
+from hiera_dspy.methods.graphs import ABLATIONS, GRAPH_DEFAULTS, GRAPHS  # noqa: F401  (ABLATIONS: an old import path)
 from hiera_dspy.untrusted import item_block
 
 
@@ -84,34 +85,10 @@ class HieraProgram(dspy.Module):
                                reasoning=getattr(out, "reasoning", None), parse_recovered=out.get("parse_recovered"))
 
 
-GRAPHS = {
-    "hiera": ("HIERA full system (arXiv 2608.00785)", dict(relation=True, specialists=("query", "item"), knowledge=True)),
-    "judge-only": ("Ablation: the Judge alone", dict(relation=False, specialists=(), knowledge=False)),
-    "judge+web": ("Ablation: Judge + knowledge passages", dict(relation=False, specialists=(), knowledge=True)),
-    "judge+relation": ("Ablation: Judge + Relation Analyzer", dict(relation=True, specialists=(), knowledge=False)),
-    "judge+relation+web": ("Ablation: Judge + Relation Analyzer + knowledge",
-                           dict(relation=True, specialists=(), knowledge=True)),
-    "judge+qi": ("Ablation: Judge + Query & Item Analyzers (no Relation Analyzer)",
-                 dict(relation=False, specialists=("query", "item"), knowledge=False)),
-    "judge+qi+web": ("Ablation: Judge + Query & Item Analyzers + knowledge",
-                     dict(relation=False, specialists=("query", "item"), knowledge=True)),
-    "judge+all-uncoordinated": ("Ablation: every specialist independently, outputs concatenated",
-                                dict(relation=True, specialists=("query", "item"), knowledge=True,
-                                     coordination="concatenate")),
-}
-ABLATIONS = list(GRAPHS)
-# Config every HIERA graph shares (types, choices and meanings: hiera_dspy/methods/params.py). k None: the knowledge
-# source's default (web 5, catalog 3).
-GRAPH_DEFAULTS = {"delegation": "triage", "k": None, "coordination": "hierarchical", "consultation": "auto",
-                  "specialist_lookups": 1, "profile": "auto"}
-
-
 def _builder(ctx: BuildContext, **config) -> HieraProgram:
     config["specialists"] = tuple(config.get("specialists", ()))
-    if config.pop("signals", False):  # config signals=True: + the learned scorer's evidence (methods/signals.py)
-        from hiera_dspy.methods.signals import HieraSignalsProgram
-
-        return HieraSignalsProgram(ctx, **config)
+    if config.pop("signals", False):  # config signals=True: hiera+signals (methods/signals.py), found by name
+        return available()["hiera+signals"].builder(ctx, **config)
     scorer_keys = sorted({"embedder", "C"} & set(config))
     if scorer_keys:
         raise ValueError(f"{', '.join(scorer_keys)}: learned-scorer settings, used only with signals=true "

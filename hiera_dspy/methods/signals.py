@@ -31,7 +31,8 @@ import dspy
 from hiera_dspy import accounting
 from hiera_dspy.labels import LabelScheme
 from hiera_dspy.methods import BuildContext, register
-from hiera_dspy.methods.hiera import GRAPH_DEFAULTS, GRAPHS, HieraProgram
+from hiera_dspy.methods.graphs import HIERA
+from hiera_dspy.methods.hiera import HieraProgram
 from hiera_dspy.signals import RelevanceScorer
 from hiera_dspy.types import Pair
 from signatures.signals import SCORER_EVIDENCE_FIELD, with_scorer_evidence
@@ -258,7 +259,6 @@ def _kappa(gold: list[str], pred: list[str]) -> float:
 TAU_RULES = {"share": tau_for_share, "kappa": tau_for_kappa}
 
 SCORER = {"embedder": "auto", "C": 1.0}
-HIERA = {**GRAPH_DEFAULTS, **GRAPHS["hiera"][1]}
 
 
 def _graph(config: dict) -> dict:

@@ -1,0 +1,148 @@
+"""Classification metrics and percentile-bootstrap CIs for relevance judgments (pure functions): the library writes
+every run's metrics.json with them; `eval.metrics` re-exports them for the reports.
+
+Every pair is scored: a judgment without a label (an error, an escalation with no human decision) is a wrong
+prediction of the extra class "(no label)" (`hiera_dspy.agreement`). `coverage` says what share got a label, and
+`answered_only` holds the same metrics over the labelled pairs alone (a view that flatters a method that fails often).
+"""
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+
+from hiera_dspy.agreement import NO_LABEL, cohen_kappa, confusion
+
+METRICS = ("accuracy", "macro_f1", "kappa", "balanced_accuracy")
+
+
+def _nan_to_none(x) -> float | None:
+    return None if x is None or math.isnan(x) else float(x)
+
+
+def final_label(row: dict) -> str | None:
+    """A judgment's label for the metrics: a recorded human decision (DREAM escalations) over the automatic one."""
+    return row.get("human_label") or row.get("label")
+
+
+NON_LM_ROLES = {"scorer", "knowledge"}  # accounted steps that never call an LM
+
+
+def reached_llm(row: dict) -> bool:
+    """Whether the judgment asked an LM anything: an LM call, or a step of an LM role (a call DSPy's cache answered
+    counts: the pair was sent to the LLM part)."""
+    return (row.get("lm_calls") or 0) > 0 or any(step.get("role") not in NON_LM_ROLES for step in row.get("steps") or [])
+
+
+def cost_columns(rows: list[dict]) -> dict:
+    """Cost, latency and workflow columns per judgment, one definition for every report.
+
+    Averages and percentiles (numpy's linear interpolation) run over the rows that finished without an error,
+    escalated ones included (their debate was paid for); `tokens_total` sums every row, failed ones included.
+    """
+    done = [r for r in rows if not r.get("error")]
+    secs = [float(r["seconds"]) for r in done if r.get("seconds") is not None]
+    deleg = [bool(r["delegated"]) for r in done if r.get("delegated") is not None]
+    roles = sorted({role for r in done for role in (r.get("tokens_by_role") or {})})
+
+    def mean(xs):
+        return float(np.mean(xs)) if len(xs) else None
+
+    return {
+        "tokens_per_judgment": mean([r.get("tokens", 0) for r in done]),
+        "lm_calls_per_judgment": mean([r.get("lm_calls", 0) for r in done]),
+        "tokens_by_role": {k: mean([(r.get("tokens_by_role") or {}).get(k, 0) for r in done]) for k in roles},
+        "tokens_total": int(sum(r.get("tokens", 0) or 0 for r in rows)),
+        "seconds_per_judgment": mean(secs),
+        "seconds_p50": float(np.percentile(secs, 50)) if secs else None,
+        "seconds_p95": float(np.percentile(secs, 95)) if secs else None,
+        "delegation_rate": mean(deleg),
+        "llm_share": mean([reached_llm(r) for r in done]),  # a cascade's share of pairs sent to an LLM
+        "errors": sum(1 for r in rows if r.get("error")),
+        "escalations": sum(1 for r in rows if r.get("escalated")),
+    }
+
+
+def classification_metrics(gold: list[str], pred: list[str | None], labels: list[str]) -> dict:
+    """Accuracy, macro-F1, Cohen's kappa and balanced accuracy over every pair, `coverage` beside them.
+
+    A None prediction counts as wrong: in kappa as the extra class "(no label)", in macro-F1 and balanced accuracy
+    as a miss of its gold label (macro-F1 averages the scheme's labels occurring in gold or in a prediction; absent
+    ones are undefined, not 0). `confusion` has rows = gold labels, columns = labels + "(no label)".
+    `answered_only` is the same over the labelled pairs. Undefined values (no pairs, kappa at chance agreement 1)
+    are None.
+    """
+    cm = confusion(gold, pred, labels)
+    n, answered = len(gold), int(cm[:, :-1].sum())
+    out = {"n": n, "answered": answered, "unlabelled": n - answered, "coverage": answered / n if n else None,
+           "labels": list(labels)}
+    out |= _point(cm)
+    out["confusion"] = cm.tolist()
+    out["confusion_columns"] = [*labels, NO_LABEL]
+    out["answered_only"] = {"n": answered, **_point(cm[:, :-1])}
+    return out
+
+
+def _point(cm: np.ndarray) -> dict:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN slices in nanmean
+        values = metrics_from_confusion(cm)
+    return {name: _nan_to_none(float(values[name])) for name in METRICS}
+
+
+def metrics_from_confusion(cm) -> dict[str, np.ndarray]:
+    """Vectorised metrics from confusion matrices shaped (..., K, K+j): rows gold labels, columns the same labels then
+    j >= 0 prediction-only classes ("(no label)"); NaN where undefined."""
+    cm = np.asarray(cm, dtype=float)
+    k = cm.shape[-2]
+    n = cm.sum(axis=(-2, -1))
+    tp = np.diagonal(cm[..., :, :k], axis1=-2, axis2=-1)
+    rows, cols = cm.sum(axis=-1), cm[..., :, :k].sum(axis=-2)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        f1 = 2 * tp / (rows + cols)  # NaN for labels absent from both gold and predictions
+        recall = tp / rows  # NaN for labels absent from gold
+        return {
+            "accuracy": tp.sum(axis=-1) / n,
+            "macro_f1": np.nanmean(f1, axis=-1) if f1.size else f1,
+            "kappa": cohen_kappa(cm),
+            "balanced_accuracy": np.nanmean(recall, axis=-1),
+        }
+
+
+def bootstrap_ci(
+    gold: list[str],
+    pred: list[str | None],
+    labels: list[str],
+    metric_name: str,
+    n_resamples: int = 1000,
+    seed: int = 42,
+    alpha: float = 0.05,
+) -> tuple[float | None, float | None]:
+    """Percentile bootstrap CI of ``metric_name`` over every (gold, pred) pair, a None prediction scored as in
+    `classification_metrics` (wrong, class "(no label)").
+
+    Deterministic for a given seed (numpy Generator). Resamples where the metric is undefined are dropped;
+    returns (None, None) when nothing is defined.
+    """
+    if metric_name not in METRICS:
+        raise ValueError(f"unknown metric {metric_name!r}; expected one of {METRICS}")
+    confusion(gold, pred, labels)  # validates lengths and labels
+    if not gold:
+        return (None, None)
+    index = {lab: i for i, lab in enumerate(labels)}
+    k, n = len(labels), len(gold)
+    cells = k * (k + 1)
+    codes = np.array([index[g] * (k + 1) + (k if p is None else index[p]) for g, p in zip(gold, pred)])
+    rng = np.random.default_rng(seed)
+    idx = rng.integers(0, n, size=(n_resamples, n))
+    offsets = (np.arange(n_resamples) * cells)[:, None]
+    cms = np.bincount((codes[idx] + offsets).ravel(), minlength=n_resamples * cells)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN slices in nanmean
+        values = metrics_from_confusion(cms.reshape(n_resamples, k, k + 1))[metric_name]
+    values = values[~np.isnan(values)]
+    if values.size == 0:
+        return (None, None)
+    low, high = np.percentile(values, [100 * alpha / 2, 100 * (1 - alpha / 2)])
+    return (float(low), float(high))

@@ -1,0 +1,112 @@
+"""The package layers hold: no import cycle, nothing in the library imports a CLI package, no CLI imports another.
+
+Imports are read with `ast` from every module of the project (module-level and function-level alike for the layer
+rules; module-level only for cycles, since a function-level import runs after both modules have loaded).
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGES = ("hiera_dspy", "signatures", "eval", "optimize")
+LIBRARY = ("hiera_dspy", "signatures")
+CLI_PACKAGES = ("eval", "optimize")
+
+
+def _modules() -> dict[str, Path]:
+    found = {}
+    for package in PACKAGES:
+        for path in (ROOT / package).rglob("*.py"):
+            parts = list(path.relative_to(ROOT).with_suffix("").parts)
+            if parts[-1] == "__init__":
+                parts = parts[:-1]
+            found[".".join(parts)] = path
+    return found
+
+
+def _is_package(name: str, modules: dict[str, Path]) -> bool:
+    return modules[name].name == "__init__.py"
+
+
+def _imports(name: str, path: Path, modules: dict[str, Path], top_level_only: bool) -> set[str]:
+    tree = ast.parse(path.read_text(), filename=str(path))
+    nodes = tree.body if top_level_only else list(ast.walk(tree))
+    if top_level_only:  # statements under if/try at module level still run at import
+        stack, nodes = list(tree.body), []
+        while stack:
+            node = stack.pop()
+            nodes.append(node)
+            if isinstance(node, (ast.If, ast.Try)):
+                stack.extend(ast.iter_child_nodes(node))
+    package = name if _is_package(name, modules) else name.rpartition(".")[0]
+    found = set()
+    for node in nodes:
+        if isinstance(node, ast.Import):
+            targets = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")
+                anchor = anchor[: len(anchor) - (node.level - 1)]
+                base = ".".join(anchor + ([base] if base else []))
+            targets = [f"{base}.{a.name}" for a in node.names] + [base]
+        else:
+            continue
+        for target in targets:
+            while target and target not in modules:
+                target = target.rpartition(".")[0]
+            if target and target != name:
+                found.add(target)
+    return found
+
+
+def _graph(top_level_only: bool) -> dict[str, set[str]]:
+    modules = _modules()
+    return {name: _imports(name, path, modules, top_level_only) for name, path in modules.items()}
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    cycles, state, stack = [], {}, []
+
+    def visit(node):
+        state[node] = "open"
+        stack.append(node)
+        for nxt in sorted(graph.get(node, ())):
+            if state.get(nxt) == "open":
+                cycles.append(stack[stack.index(nxt):] + [nxt])
+            elif nxt not in state:
+                visit(nxt)
+        stack.pop()
+        state[node] = "done"
+
+    for node in sorted(graph):
+        if node not in state:
+            visit(node)
+    return cycles
+
+
+def _parents(name: str) -> set[str]:
+    parts = name.split(".")
+    return {".".join(parts[:i]) for i in range(1, len(parts))}
+
+
+def test_no_import_cycles():
+    graph = _graph(top_level_only=True)
+    # a package's __init__ importing its own submodules is the package's index, not a cycle
+    graph = {m: {t for t in ts if t not in _parents(m)} for m, ts in graph.items()}
+    assert _cycles(graph) == []
+
+
+def test_library_never_imports_a_cli_package():
+    bad = [(m, t) for m, ts in _graph(top_level_only=False).items() if m.split(".")[0] in LIBRARY
+           for t in ts if t.split(".")[0] in CLI_PACKAGES]
+    assert bad == []
+
+
+def test_no_cli_imports_another_cli():
+    graph = _graph(top_level_only=False)
+    clis = {m for m, p in _modules().items() if m.split(".")[0] in CLI_PACKAGES and "__main__" in p.read_text()}
+    bad = [(m, t) for m in clis for t in graph[m] if t in clis]
+    assert bad == []
