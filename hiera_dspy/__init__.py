@@ -6,12 +6,9 @@ Example:
     >>> judge(query="tom cruise spy movie", item_title="Mission: Impossible", item_text="...").label
 """
 
-import os
+from hiera_dspy import settings
 
-os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # never fetch litellm's cost map from the internet
-# DSPy's response cache lives in the project's cache dir (read by dspy at import time)
-os.environ.setdefault("DSPY_CACHEDIR", os.path.join(os.environ.get(
-    "HIERA_CACHE_DIR", os.path.join(os.path.expanduser("~"), ".cache", "hiera-dspy")), "dspy"))
+settings.configure_process()  # before dspy is imported: litellm's cost map offline, DSPy's cache under our cache root
 
 from hiera_dspy.artifacts import load_judge, save_judge  # noqa: E402
 from hiera_dspy.labels import LabelScheme, get_scheme  # noqa: E402

@@ -5,11 +5,11 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-import os
 import sys
 from collections import Counter
 from pathlib import Path
 
+from hiera_dspy import settings
 from hiera_dspy.data import DataError, Dataset, load_dataset
 from hiera_dspy.errors import HieraError
 from hiera_dspy.labels import custom_scheme, get_scheme
@@ -127,7 +127,8 @@ def run_id_for(*parts) -> str:
 
 
 def runs_dir() -> Path:
-    return Path(os.environ.get("HIERA_RUNS_DIR", "runs"))
+    """Where runs live: $HIERA_RUNS_DIR, else ./runs (hiera_dspy.settings)."""
+    return settings.runs_dir()
 
 
 def metrics_from_rows(rows: list[dict], labels: list[str]) -> dict:

@@ -15,10 +15,9 @@ import sys
 import warnings
 from dataclasses import dataclass, field
 
-os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # never fetch litellm's cost map from the internet
-
 import dspy  # noqa: E402
 
+from hiera_dspy import settings  # noqa: E402
 from hiera_dspy.errors import HieraError  # noqa: E402
 from hiera_dspy.profiles import LOCAL, PAPER  # noqa: E402
 from hiera_dspy.secrets import remember_key  # noqa: E402
@@ -124,8 +123,8 @@ def make_lm(spec: LMSpec, role: str = "judge") -> dspy.BaseLM:
         kwargs["rollout_id"] = cache_id
     # Bounded transport retries (429/5xx/timeout/dropped connection; DSPy honours Retry-After, else 1, 2, 4 s) and a
     # bounded read timeout (lm15's default waits 600 s per attempt). Content retries: hiera_dspy/retry.py.
-    kwargs.setdefault("num_retries", int(os.environ.get("HIERA_LM_NUM_RETRIES") or 3))
-    kwargs.setdefault("timeout", float(os.environ.get("HIERA_LM_TIMEOUT") or 300))
+    kwargs.setdefault("num_retries", settings.lm_num_retries())
+    kwargs.setdefault("timeout", settings.lm_timeout())
     with warnings.catch_warnings():  # rollout_id is our cache partition, not a sampling request: knowingly at temp 0
         warnings.filterwarnings("ignore", message="rollout_id has no effect")
         lm = dspy.LM(spec.model, temperature=spec.temperature,
@@ -146,7 +145,7 @@ def specs_from_args(args: argparse.Namespace, recorded: dict[str, dict] | None =
     elif recorded:  # an artifact's models: names only, the endpoint and key variable come from the flags below
         specs = {role: LMSpec.from_record(cfg) for role, cfg in recorded.items()}
     else:
-        default = os.environ.get("HIERA_LM")
+        default = settings.default_lm()
         if not default:
             print("hiera-dspy: no --lm given and HIERA_LM unset: using the embedded local model "
                   "(Qwen2.5-Coder-1.5B-Instruct Q4_K_M via llama.cpp)", file=sys.stderr)

@@ -36,8 +36,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-
 import dspy  # noqa: E402
 from dspy.clients.engines.base import validate_request  # noqa: E402
 from dspy.lm15 import (  # noqa: E402
@@ -52,7 +50,7 @@ from dspy.lm15 import (  # noqa: E402
     response_to_events,
 )
 
-from hiera_dspy import model_store  # noqa: E402
+from hiera_dspy import model_store, settings  # noqa: E402
 
 __all__ = [
     "AsyncLocalEngine",
@@ -84,17 +82,7 @@ def _import_llama_cpp():
     return llama_cpp
 
 
-def _env_int(name: str, default: int) -> int:
-    raw = os.environ.get(name, "").strip()
-    if not raw:
-        return default
-    try:
-        value = int(raw)
-    except ValueError:
-        raise ValueError(f"{name}={raw!r}: expected an integer") from None
-    if value < 0:
-        raise ValueError(f"{name}={raw!r}: expected a non-negative integer")
-    return value
+_env_int = settings.env_int  # the local model's knobs (HIERA_LOCAL_*): hiera_dspy/settings.py
 
 
 def default_threads() -> int:
@@ -114,11 +102,9 @@ def _use_extra_bufts(llama_cpp) -> bool:
     AMX_INT8 (pip's source build uses -march=native, so any AMX machine) segfaults in ggml_backend_amx_mul_mat on the
     first batched decode (ggml-org/llama.cpp#20824, still open; seen here with this very model), so with AMX compiled
     in they are off unless HIERA_LOCAL_EXTRA_BUFTS=1. Without AMX (or with HIERA_LOCAL_EXTRA_BUFTS=0) the default."""
-    forced = os.environ.get("HIERA_LOCAL_EXTRA_BUFTS", "").strip().lower()
-    if forced in {"1", "true", "yes", "on"}:
-        return True
-    if forced in {"0", "false", "no", "off"}:
-        return False
+    forced = settings.env_choice("HIERA_LOCAL_EXTRA_BUFTS")
+    if forced is not None:
+        return forced
     try:
         info = llama_cpp.llama_print_system_info().decode(errors="replace")
     except Exception:  # noqa: BLE001 - binding missing: keep llama.cpp's default

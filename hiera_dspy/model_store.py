@@ -33,6 +33,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlparse
 
+from hiera_dspy import settings
+
 __all__ = [
     "DEFAULT_MODEL",
     "MODELS",
@@ -147,21 +149,14 @@ class RouteSkipped(Exception):
 
 def cache_dir(base: str | os.PathLike | None = None) -> Path:
     """The project's cache root: `base`, else $HIERA_CACHE_DIR, else $XDG_CACHE_HOME/hiera-dspy (~/.cache/hiera-dspy)."""
-    if base:
-        return Path(base).expanduser()
-    env = os.environ.get("HIERA_CACHE_DIR")
-    if env:
-        return Path(env).expanduser()
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    return (Path(xdg).expanduser() if xdg else Path.home() / ".cache") / "hiera-dspy"
+    return settings.cache_dir(base)
 
 
 def models_dir(base: str | os.PathLike | None = None) -> Path:
     return cache_dir(base) / "models"
 
 
-def _truthy(name: str) -> bool:
-    return os.environ.get(name, "").strip().lower() in {"1", "true", "yes", "on"}
+_truthy = settings.env_flag
 
 
 def _progress_default() -> bool:
@@ -297,7 +292,7 @@ def from_cache(spec: ModelSpec, base=None, *, progress: bool | None = None) -> P
 
 
 def _hub_endpoint() -> str:
-    return os.environ.get("HF_ENDPOINT", "https://huggingface.co")
+    return settings.env_text("HF_ENDPOINT", "https://huggingface.co")
 
 
 def _hub_reachable(endpoint: str, timeout: float = HUB_PROBE_TIMEOUT) -> str | None:
@@ -470,7 +465,7 @@ def ensure_model(spec_name: str = DEFAULT_MODEL, path: str | os.PathLike | None 
     Raises ModelUnavailableError (with what was tried and the remedy) when no route gives a verified file.
     """
     spec = get_spec(spec_name)
-    explicit = path or os.environ.get("HIERA_MODEL_PATH")
+    explicit = path or settings.env_text("HIERA_MODEL_PATH")
     if explicit:
         return from_path(spec, explicit, progress=progress, base=cache)
 

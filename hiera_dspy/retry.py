@@ -39,7 +39,6 @@ HIERA_RETRY_MAX_RETRY_AFTER (120 s).
 from __future__ import annotations
 
 import asyncio
-import os
 import random
 import threading
 import time
@@ -52,7 +51,7 @@ from dspy.adapters.chat_adapter import ChatAdapter
 
 from dspy.utils.exceptions import AdapterParseError, LMRateLimitError, LMServerError
 
-from hiera_dspy import lm_cache
+from hiera_dspy import lm_cache, settings
 
 T = TypeVar("T")
 
@@ -159,9 +158,7 @@ async def awith_retries(call: Callable[[int], Awaitable[T]], attempts: int = 3, 
     raise AssertionError("unreachable")
 
 
-def _env_float(name: str, default: float) -> float:
-    value = os.environ.get(name)
-    return float(value) if value not in (None, "") else default
+_env_float = settings.env_float  # HIERA_RETRY_*: hiera_dspy/settings.py
 
 
 @dataclass(frozen=True)

@@ -7,9 +7,9 @@ import os
 
 import pytest
 
-os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ.setdefault("HIERA_OFFLINE", "1")
 
+import hiera_dspy  # noqa: E402,F401  (first: hiera_dspy.settings sets the process environment dspy reads)
 import dspy  # noqa: E402
 
 from hiera_dspy.lms import ROLES, RoleLMs  # noqa: E402

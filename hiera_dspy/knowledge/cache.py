@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 import json
-import os
 import sqlite3
 import threading
 from pathlib import Path
 
+from hiera_dspy import settings
 from hiera_dspy.knowledge import Passage
 
 
 def cache_root() -> Path:
-    return Path(os.environ.get("HIERA_CACHE_DIR", Path.home() / ".cache" / "hiera-dspy"))
+    """The project's cache root (hiera_dspy.settings.cache_dir: $HIERA_CACHE_DIR, else $XDG_CACHE_HOME/hiera-dspy)."""
+    return settings.cache_dir()
 
 
 class CachedKnowledge:
