@@ -95,3 +95,60 @@ def fake_lm(answers: dict[str, Answer] | None = None, latency: float = 0.0, name
     """A dspy.LM backed by FakeEngine, uncached so every call reaches the engine."""
     engine = FakeEngine(answers, latency)
     return dspy.LM(name, engine=engine, async_engine=AsyncFakeEngine(engine), cache=False)
+
+
+# ── shared by the tests (and handy in demos): role LMs, a knowledge source, a pair ─────────────────────────────────
+
+
+def role_lms(answers: dict[str, Answer] | None = None, per_role: bool = False, **kwargs):
+    """RoleLMs whose every role is one fake LM answering `answers`, or (per_role=True) each role its own fake LM
+    (named fake/ROLE, with its own engine call counter)."""
+    from hiera_dspy.lms import ROLES, RoleLMs
+
+    if per_role:
+        return RoleLMs({role: fake_lm(answers, name=f"fake/{role}", **kwargs) for role in ROLES})
+    lm = fake_lm(answers, **kwargs)
+    return RoleLMs({role: lm for role in ROLES})
+
+
+class FakeKnowledge:
+    """A knowledge source answering every search with fixed passages (or `passages(text)` when a callable) and
+    recording each search as (text, k) in `calls`; shared, never copied, by an optimizer's program copies."""
+
+    name = "fake-knowledge"
+    default_k = 3
+
+    def __init__(self, passages=None, name: str | None = None):
+        from hiera_dspy.knowledge import Passage
+
+        self.passages = passages if passages is not None else [
+            Passage(title="KB-TITLE", text="KB-PASSAGE-TEXT about the item", source=self.name)]
+        if name:
+            self.name = name
+        self.calls: list[tuple[str, int]] = []
+        self._lock = threading.Lock()
+
+    def __deepcopy__(self, memo):
+        return self
+
+    @property
+    def searches(self) -> list[str]:
+        """The searched texts, in order."""
+        return [text for text, _ in self.calls]
+
+    def search(self, text: str, k: int | None = None) -> list:
+        """Up to `k` (default `default_k`) passages; the search is recorded."""
+        k = self.default_k if k is None else k
+        with self._lock:
+            self.calls.append((text, k))
+        passages = self.passages(text) if callable(self.passages) else self.passages
+        return list(passages[:k])
+
+
+def pair(i: int = 0, query: str = "tom cruise spy movie", title: str = "Mission: Impossible",
+         text: str = "An IMF agent is framed.", label: str | None = "Relevant"):
+    """A Pair with ids derived from its parts (p{i}, q-{query}, i-{title})."""
+    from hiera_dspy.types import Pair
+
+    return Pair(id=f"p{i}", query=query, item_title=title, item_text=text, label=label, query_id=f"q-{query}",
+                item_id=f"i-{title}")

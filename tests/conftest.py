@@ -3,6 +3,7 @@ run stores in a temp folder)."""
 
 from __future__ import annotations
 
+import copy
 import os
 
 import pytest
@@ -11,8 +12,9 @@ os.environ.setdefault("HIERA_OFFLINE", "1")
 
 import hiera_dspy  # noqa: E402,F401  (first: hiera_dspy.settings sets the process environment dspy reads)
 import dspy  # noqa: E402
+from dspy.dsp.utils.settings import DEFAULT_CONFIG  # noqa: E402
 
-from hiera_dspy.lms import ROLES, RoleLMs  # noqa: E402
+from hiera_dspy import testing  # noqa: E402
 from hiera_dspy.testing import fake_lm  # noqa: E402
 
 
@@ -26,11 +28,16 @@ def isolated(tmp_path, monkeypatch):
     yield
 
 
-def role_lms(answers: dict | None = None, **kwargs) -> RoleLMs:
-    """Every role answered by one fake LM."""
-    lm = fake_lm(answers, **kwargs)
-    lms = RoleLMs({role: lm for role in ROLES})
-    return lms
+@pytest.fixture(autouse=True)
+def restore_dspy_settings():
+    """dspy.settings back to DSPy's defaults after every test (as DSPy's own tests/conftest.py does): an LM or
+    adapter one test configures (e.g. a CLI's dspy.configure(lm=...)) never answers in the next."""
+    yield
+    stale = set(dspy.settings.copy()) - set(DEFAULT_CONFIG)
+    dspy.configure(**copy.deepcopy(DEFAULT_CONFIG), **dict.fromkeys(stale))
+
+
+role_lms = testing.role_lms  # every role answered by one fake LM (hiera_dspy/testing.py)
 
 
 @pytest.fixture

@@ -7,11 +7,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from hiera_dspy import accounting
-from hiera_dspy.knowledge import Passage
-from hiera_dspy.lms import ROLES, RoleLMs
-from hiera_dspy.testing import fake_lm
-from hiera_dspy.types import Pair
+from hiera_dspy import accounting, testing
+from hiera_dspy.lms import RoleLMs
 
 DECISION_MARK = "[[ ## evidence ## ]]"  # only the Judge's decision prompt has an `evidence` input
 
@@ -45,34 +42,7 @@ class Recorder:
         return [p for t, p in self.prompts if t == tag]
 
 
-class FakeKnowledge:
-    """A knowledge source returning fixed passages and recording every search."""
-
-    name = "fake-knowledge"
-    default_k = 3
-
-    def __init__(self, passages: list[Passage] | None = None):
-        self.passages = passages if passages is not None else [
-            Passage(title="KB-TITLE", text="KB-PASSAGE-TEXT about the item", source="fake-knowledge")]
-        self.calls: list[tuple[str, int]] = []
-        self._lock = threading.Lock()
-
-    def __deepcopy__(self, memo):
-        return self
-
-    def search(self, text: str, k: int | None = None) -> list[Passage]:
-        k = self.default_k if k is None else k
-        with self._lock:
-            self.calls.append((text, k))
-        return list(self.passages[:k])
-
-
-def make_role_lms(answers: dict | None = None, per_role: bool = False, **kwargs) -> RoleLMs:
-    """Every role answered by one fake LM, or (per_role=True) by its own fake LM with its own engine counter."""
-    if per_role:
-        return RoleLMs({role: fake_lm(answers, name=f"fake/{role}", **kwargs) for role in ROLES})
-    lm = fake_lm(answers, **kwargs)
-    return RoleLMs({role: lm for role in ROLES})
+FakeKnowledge, make_role_lms = testing.FakeKnowledge, testing.role_lms  # shared helpers: hiera_dspy/testing.py
 
 
 def engine_calls(lms: RoleLMs) -> dict[str, int]:
@@ -86,10 +56,7 @@ def run_ledgered(program, **inputs):
     return out, ledger
 
 
-def pair(i: int = 0, query: str = "tom cruise spy movie", title: str = "Mission: Impossible",
-         text: str = "An IMF agent is framed.", label: str | None = "Relevant") -> Pair:
-    return Pair(id=f"p{i}", query=query, item_title=title, item_text=text, label=label, query_id=f"q-{query}",
-                item_id=f"i-{title}")
+pair = testing.pair
 
 
 @pytest.fixture

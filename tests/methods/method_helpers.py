@@ -6,6 +6,7 @@ from hiera_dspy.knowledge import Passage
 from hiera_dspy.labels import get_scheme
 from hiera_dspy.lms import RoleLMs
 from hiera_dspy.methods import BuildContext
+from hiera_dspy import testing
 from hiera_dspy.testing import fake_lm
 from hiera_dspy.types import Pair
 
@@ -13,15 +14,11 @@ SCHEMES = ("msrd", "esci")
 FACT = "ZEBRA-FACT-42"
 
 
-class FakeKnowledge:
-    name = "fake"
+class FakeKnowledge(testing.FakeKnowledge):
+    """One passage carrying FACT about whatever was searched."""
 
     def __init__(self):
-        self.searches = []
-
-    def search(self, text, k=5):
-        self.searches.append(text)
-        return [Passage(title="Zebra notes", text=f"{FACT} about {text}", source="fake")]
+        super().__init__(lambda text: [Passage(title="Zebra notes", text=f"{FACT} about {text}", source="fake")], "fake")
 
 
 def train_pairs(scheme, per_label=2):
