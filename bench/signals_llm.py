@@ -44,11 +44,12 @@ import dspy  # noqa: E402
 import hiera_dspy.lms as lms_module  # noqa: E402
 from eval.metrics import final_label  # noqa: E402
 from eval.stats import mcnemar  # noqa: E402
-from hiera_dspy.cli import metrics_from_rows, run_id_for, runs_dir  # noqa: E402
+from hiera_dspy.cli import metrics_from_rows, runs_dir  # noqa: E402
 from hiera_dspy.data import load_dataset  # noqa: E402
 from hiera_dspy.knowledge import make_knowledge  # noqa: E402
 from hiera_dspy.methods import BuildContext, available, build  # noqa: E402
 from hiera_dspy.methods.signals import ScorerState, tau_for_share, top  # noqa: E402
+from hiera_dspy.runspec import RunSpec  # noqa: E402
 from hiera_dspy.runner import run_pairs  # noqa: E402
 from hiera_dspy.store import RunStore  # noqa: E402
 
@@ -81,8 +82,8 @@ class Bench:
 
     def rows(self, method: str, config: dict, pairs) -> dict[str, dict]:
         program = self.program(method, config)
-        key = {**self.identity, "method": method, "config": program.config}
-        run_id = run_id_for(key, "signals-llm")
+        spec = RunSpec(method, program.config, extra=self.identity, qualifiers=("signals-llm",))
+        key, run_id = spec.identity(), spec.run_id
         self.store.start_run(run_id, key)
         started = time.perf_counter()
         rows = run_pairs(program, pairs, self.store, run_id, threads=self.threads, progress=False)

@@ -27,12 +27,13 @@ from eval.disagreements import report_section
 from eval.report import comparison_families, family_note, sanitize, summarize_method, write_report
 from hiera_dspy.cli import cli_main
 from hiera_dspy.cli import (add_data_arguments, add_run_arguments, begin_run, exit_on_error_rate, load_data,
-                            open_store, output_folder, positive_int, prepare_fresh, run_id_for, runs_dir, skipped_rows)
+                            open_store, output_folder, positive_int, prepare_fresh, runs_dir, skipped_rows)
 from hiera_dspy.knowledge import make_knowledge
 from hiera_dspy.lms import add_lm_arguments, lms_from_args
 from hiera_dspy.methods import BuildContext, available, build
 from hiera_dspy.methods.hiera import ABLATIONS
 from hiera_dspy.runner import run_pairs
+from hiera_dspy.runspec import RunSpec
 
 
 def _families(*families: str) -> list[str]:
@@ -127,11 +128,8 @@ def main(argv: list[str] | None = None) -> list[dict]:
         program = build(method, ctx, **config)
         tau = prepare_fresh(program, dataset, split)
         # the same identity as eval.run (minus --limit): a run started there is resumed here, and vice versa
-        identity = {"method": method, "config": program.config, "judge": None, "dataset": args.dataset,
-                    "split": split, "lms": lms.describe(), "knowledge": knowledge.name}
-        if tau is not None:
-            identity["tau"] = tau
-        run_id = run_id_for(identity)
+        spec = RunSpec.judging(program, dataset=args.dataset, split=split, lms=lms, knowledge=knowledge.name, tau=tau)
+        identity, run_id = spec.identity(), spec.run_id
         begin_run(store, run_id, identity, args)
         print(f"== {display} (run {run_id})", file=sys.stderr)
         results[display] = (run_id, run_pairs(program, pairs, store, run_id, threads=args.threads))

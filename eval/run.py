@@ -16,12 +16,13 @@ from hiera_dspy.artifacts import load_judge, note_ignored_endpoints, read_artifa
 from hiera_dspy.cli import cli_main
 from hiera_dspy.cli import (add_config_argument, add_data_arguments, add_run_arguments, begin_run, config_from_args,
                             exit_on_error_rate, load_data, metrics_from_rows, open_store, output_folder, positive_int,
-                            prepare_fresh, print_metrics, run_id_for, runs_dir, skipped_rows)
+                            prepare_fresh, print_metrics, runs_dir, skipped_rows)
 from hiera_dspy.knowledge import make_knowledge
 from hiera_dspy.lms import add_lm_arguments, lms_from_args
 from hiera_dspy.methods import BuildContext, build
 from hiera_dspy.outputs import write_outputs  # noqa: F401  (eval.run.write_outputs: an old import path)
 from hiera_dspy.runner import run_pairs
+from hiera_dspy.runspec import RunSpec
 
 
 def parser() -> argparse.ArgumentParser:
@@ -68,15 +69,14 @@ def main(argv: list[str] | None = None) -> dict:
     program, lms, knowledge = build_program(args, dataset)
     split = args.split or dataset.default_split
     tau = None if args.judge else prepare_fresh(program, dataset, split)
-    identity = {"method": program.method, "config": program.config, "judge": args.judge, "dataset": args.dataset,
-                "split": split, "limit": args.limit, "lms": lms.describe(), "knowledge": knowledge.name}
-    if tau is not None:
-        identity["tau"] = tau
+    spec = RunSpec.judging(program, dataset=args.dataset, split=split, lms=lms, knowledge=knowledge.name,
+                           judge=args.judge, tau=tau)
     # --limit is not part of the id: a larger limit later resumes the same run and judges only the new pairs
-    run_id = args.run_id or run_id_for({k: v for k, v in identity.items() if k != "limit"})
+    identity = {**spec.identity(), "limit": args.limit}
+    run_id = args.run_id or spec.run_id
     begin_run(store, run_id, identity, args, may_differ=("limit",))
     print(f"run {run_id}: {len(pairs)} pairs of {args.dataset} [{split}] with {program.method} "
-          f"(LMs {lms.describe()}, knowledge {knowledge.name})", file=sys.stderr)
+          f"(LMs {spec.lms}, knowledge {knowledge.name})", file=sys.stderr)
     rows = run_pairs(program, pairs, store, run_id, threads=args.threads, retry_errors=args.retry_errors)
     metrics = metrics_from_rows(rows, list(dataset.scheme.labels))
     metrics["run_id"] = run_id

@@ -56,10 +56,11 @@ def save_judge(program: dspy.Module, path: str | Path, *, scheme: LabelScheme, l
                dataset: str, metrics: dict | None = None) -> Path:
     program._compiled = False  # keep predictors visible to a parent module (BootstrapFewShot hides them)
     specs = getattr(lms, "specs", {})
+    roles = getattr(program, "lm_roles", tuple(specs))  # its method's roles (build); else every role it was given
     doc = {
         "format": FORMAT, "format_version": FORMAT_VERSION, "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "method": program.method, "config": _jsonable(program.config), "scheme": scheme.to_dict(),
-        "lms": {role: spec.record() for role, spec in specs.items()},
+        "lms": {role: spec.record() for role, spec in specs.items() if role in roles},  # only the roles it calls
         "blend_lms": {name: spec.record() for name, spec in (getattr(lms, "extra_specs", None) or {}).items()},
         "knowledge": knowledge, "dataset": dataset,
         "state": _without_lms(program.dump_state()),

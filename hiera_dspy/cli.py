@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import sys
 from collections import Counter
@@ -13,6 +12,7 @@ from hiera_dspy import settings
 from hiera_dspy.data import DataError, Dataset, load_dataset
 from hiera_dspy.errors import HieraError
 from hiera_dspy.labels import custom_scheme, get_scheme
+from hiera_dspy.runspec import run_id
 from hiera_dspy.secrets import redact_output
 from hiera_dspy.store import RunStore, StoreError, validate_run_id
 
@@ -120,10 +120,7 @@ def prepare_fresh(program, dataset: Dataset, split: str) -> float | None:
     return signals.tau if signals is not None else None
 
 
-def run_id_for(*parts) -> str:
-    """A stable run id from what defines a run (method config, data split, LMs): same inputs, same id."""
-    blob = json.dumps(parts, sort_keys=True, default=str)
-    return hashlib.sha256(blob.encode()).hexdigest()[:12]
+run_id_for = run_id  # the one run-id function lives in hiera_dspy/runspec.py (RunSpec); this name is kept
 
 
 def runs_dir() -> Path:

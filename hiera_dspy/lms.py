@@ -12,6 +12,7 @@ import argparse
 import hashlib
 import os
 import sys
+import threading
 import warnings
 from dataclasses import dataclass, field
 
@@ -70,22 +71,53 @@ class LMSpec:
 
 
 class RoleLMs(dict):
-    """role -> dspy.LM. Shared, never copied: optimizers deepcopy programs, the LMs (and a local model) stay one."""
+    """role -> dspy.LM. Shared, never copied: optimizers deepcopy programs, the LMs (and a local model) stay one.
+
+    A role given as a spec (`build_lms`) is built on first use (`lms[role]`, `get`, `for_role`), so a method that
+    never asks for an LM (embed-lr) builds none, and a missing local backend only matters to a method that needs it."""
 
     specs: dict[str, LMSpec]
     extra: dict  # name -> LM for ensembles (--blend-lms)
     extra_specs: dict  # name -> LMSpec of those LMs: recorded in artifacts and in run identities
 
+    def __init__(self, *args, lazy: dict | None = None, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._lazy = dict(lazy or {})  # role -> zero-argument builder, called once on the role's first use
+        self._lock = threading.Lock()
+
     def __deepcopy__(self, memo):
         return self
 
+    def _resolve(self, role: str) -> None:
+        if role in self._lazy and not dict.__contains__(self, role):
+            with self._lock:
+                if role in self._lazy:
+                    dict.__setitem__(self, role, self._lazy.pop(role)())
+
+    def __missing__(self, role: str):
+        self._resolve(role)
+        if dict.__contains__(self, role):
+            return dict.__getitem__(self, role)
+        raise KeyError(role)
+
+    def __contains__(self, role) -> bool:
+        return dict.__contains__(self, role) or role in self._lazy
+
+    def get(self, role, default=None):
+        """The role's LM (built now if it was pending), else `default`."""
+        self._resolve(role)
+        return dict.get(self, role, default)
+
     def for_role(self, role: str) -> dspy.BaseLM | None:
+        """The role's LM, else the judge's."""
         return self.get(role) or self.get("judge")
 
-    def describe(self) -> dict[str, str]:
-        """role -> model; the local model by its resolved name (file stem + SHA-256 prefix), so runs say what ran."""
+    def describe(self, roles=None) -> dict[str, str]:
+        """role -> model for `roles` (default: every role with a spec); the local model by its resolved name (file
+        stem + SHA-256 prefix), so runs say what ran. Describing a local role builds its LM."""
+        specs = getattr(self, "specs", {})
         out = {role: (getattr(self.get(role), "model", spec.model) if spec.model.startswith("local") else spec.model)
-               for role, spec in getattr(self, "specs", {}).items()}
+               for role, spec in specs.items() if roles is None or role in roles}
         if getattr(self, "extra_specs", None):
             out["blend"] = ",".join(self.extra_specs)
         return out
@@ -165,15 +197,23 @@ def specs_from_args(args: argparse.Namespace, recorded: dict[str, dict] | None =
 
 
 def build_lms(specs: dict[str, LMSpec]) -> RoleLMs:
-    """Build one LM per role; roles with identical specs and caps share one LM object. The local model's weights are
-    loaded once per process whatever the number of LM objects."""
-    lms, built = RoleLMs(), {}
+    """One LM per role, built on the role's first use; roles with identical specs and caps share one LM object. The
+    local model's weights are loaded once per process whatever the number of LM objects."""
+    built: dict[str, dspy.BaseLM] = {}
+
+    def builder(key: str, spec: LMSpec, role: str):
+        def build() -> dspy.BaseLM:
+            if key not in built:
+                built[key] = make_lm(spec, role)
+            return built[key]
+        return build
+
+    lazy = {}
     for role, spec in specs.items():
         # roles without an explicit cap get their role's default cap, so they need their own LM object
         key = repr(sorted(spec.to_dict().items())) + ("" if spec.max_tokens else f"@{role}")
-        if key not in built:
-            built[key] = make_lm(spec, role)
-        lms[role] = built[key]
+        lazy[role] = builder(key, spec, role)
+    lms = RoleLMs(lazy=lazy)  # each LM is built on its role's first use (RoleLMs)
     lms.specs = specs
     return lms
 

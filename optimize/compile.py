@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import dspy
@@ -21,12 +22,13 @@ from hiera_dspy.artifacts import save_judge
 from hiera_dspy.cli import cli_main
 from hiera_dspy.cli import (add_config_argument, add_data_arguments, add_run_arguments, begin_run, config_from_args,
                             exit_on_error_rate, load_data, metrics_from_rows, open_store, output_folder, prepare_fresh,
-                            print_metrics, read_json_file, run_id_for, runs_dir, skipped_rows)
+                            print_metrics, read_json_file, runs_dir, skipped_rows)
 from hiera_dspy.knowledge import make_knowledge
 from hiera_dspy.lms import add_lm_arguments, lms_from_args
 from hiera_dspy.methods import BuildContext, build
 from hiera_dspy.outputs import write_outputs
 from hiera_dspy.runner import run_pairs
+from hiera_dspy.runspec import RunSpec, describe_lms
 from optimize.optimizers import BUDGETS, OPTIMIZERS, examples  # noqa: F401  (examples: an old import path)
 
 
@@ -77,28 +79,31 @@ def main(argv: list[str] | None = None) -> dict:
             raise SystemExit(f"error: dataset {args.dataset} has no {split!r} split to compile with")
     train = dataset.split("train", budget.n_train, balanced=True)
     dev = dataset.split("dev", budget.n_dev, balanced=True)
-    lms = lms_from_args(args)
-    dspy.configure(lm=lms.for_role("judge"))
+    lms = lms_from_args(args)  # each role's LM is built on first use: none for a method without LM roles
     knowledge = make_knowledge(args.knowledge, dataset)
     program = build(method, BuildContext(dataset.scheme, lms, knowledge, dataset.splits["train"]), **config)
+    if program.lm_roles:  # the optimizers' own calls (instruction proposals) go to the judge LM
+        dspy.configure(lm=lms.for_role("judge"))
     tau = prepare_fresh(program, dataset, "dev")  # learned signals: scorer fitted on train, a cascade's tau on dev
     optimizer = args.optimizer or budget.optimizer
     labels = list(dataset.scheme.labels)
-    identity = {"method": method, "config": program.config, "dataset": args.dataset, "lms": lms.describe(),
-                "knowledge": knowledge.name, "tau": tau}
+    run = RunSpec(method, program.config, dataset=args.dataset, lms=describe_lms(lms, program),
+                  knowledge=knowledge.name, learned={"tau": tau})  # phases and split: its runs' qualifiers
+    identity = run.identity()
     print(f"compiling {method} on {args.dataset}: {len(train)} train / {len(dev)} dev pairs, optimizer {optimizer}, "
-          f"budget {args.budget}; LMs {lms.describe()}; knowledge {knowledge.name}", file=sys.stderr)
+          f"budget {args.budget}; LMs {run.lms}; knowledge {knowledge.name}", file=sys.stderr)
     before = None
     if not args.skip_before:
-        before_id = run_id_for(identity, "dev", "uncompiled")
+        before_id = replace(run, qualifiers=("dev", "uncompiled")).run_id
         begin_run(store, before_id, {**identity, "phase": "before"}, args)
         before = evaluate(program, dev, store, before_id, args.threads, labels, skipped_rows(dataset))
     if program.predictors():
         compiled = OPTIMIZERS[optimizer](program, examples(train), examples(dev), budget, args.seed, lms, args.threads)
     else:  # nothing to optimise (embed-lr): the scorer fitted by prepare() is the whole judge
         compiled = program
-    compiled.method, compiled.config = program.method, program.config
-    after_id = run_id_for(identity, "dev", "compiled", optimizer, args.budget, args.seed, compiled.dump_state())
+    compiled.method, compiled.config, compiled.lm_roles = program.method, program.config, program.lm_roles
+    after_id = replace(run, qualifiers=("dev", "compiled", optimizer, args.budget, args.seed,
+                                         compiled.dump_state())).run_id
     begin_run(store, after_id, {**identity, "phase": "after", "optimizer": optimizer, "budget": args.budget}, args)
     after = evaluate(compiled, dev, store, after_id, args.threads, labels, skipped_rows(dataset))
     out = Path(args.out or Path("artifacts") / dataset.name.split(":")[0] / f"{method}.json")
@@ -109,7 +114,7 @@ def main(argv: list[str] | None = None) -> dict:
     if before:
         print_metrics("dev before", before)
     print_metrics("dev after ", after)
-    print(f"artifact: {out}  (models: {lms.describe()})")
+    print(f"artifact: {out}  (models: {run.lms})")
     exit_on_error_rate({f"dev {phase} (run {m['run_id']})": m for phase, m in (("before", before), ("after", after))
                         if m}, args.max_error_rate, f"the artifact is {out}; each run's errors are in "
                        f"{runs_dir()}/RUN/predictions.jsonl")

@@ -23,11 +23,12 @@ import dspy
 import optuna
 
 from hiera_dspy.cli import cli_main
-from hiera_dspy.cli import add_data_arguments, begin_run, load_data, metrics_from_rows, open_store, run_id_for, runs_dir
+from hiera_dspy.cli import add_data_arguments, begin_run, load_data, metrics_from_rows, open_store, runs_dir
 from hiera_dspy.knowledge import make_knowledge
 from hiera_dspy.lms import add_lm_arguments, lms_from_args
 from hiera_dspy.methods import BuildContext, build
 from hiera_dspy.runner import run_pairs
+from hiera_dspy.runspec import RunSpec, describe_lms
 from hiera_dspy.store import RunStore
 from optimize.optimizers import BUDGETS, examples, label_match
 
@@ -83,10 +84,10 @@ class Objective:
         knowledge = self.knowledge(source)
         ctx = BuildContext(self.dataset.scheme, self.lms, knowledge, self.dataset.splits.get("train", []))
         program = build("hiera", ctx, **config)
-        identity = {"method": "hiera", "config": program.config, "dataset": self.args.dataset, "split": "dev",
-                    "lms": self.lms.describe(), "knowledge": knowledge.name, "demos": demos,
-                    "n_train": len(self.train), "seed": self.args.seed, "phase": "search"}
-        run_id = run_id_for(identity)
+        spec = RunSpec("hiera", program.config, dataset=self.args.dataset, split="dev",
+                       lms=describe_lms(self.lms, program), knowledge=knowledge.name,
+                       extra={"demos": demos, "n_train": len(self.train), "seed": self.args.seed, "phase": "search"})
+        identity, run_id = spec.identity(), spec.run_id
         begin_run(self.store, run_id, identity, self.args)
         finished = self.store.finished_ids(run_id)
         if demos and not all(p.id in finished for p in self.dev):  # compile only when something is left to judge

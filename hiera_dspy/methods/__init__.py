@@ -14,7 +14,7 @@ import dspy
 from hiera_dspy.errors import HieraError
 from hiera_dspy.knowledge import Knowledge, NoKnowledge
 from hiera_dspy.labels import LabelScheme
-from hiera_dspy.lms import RoleLMs
+from hiera_dspy.lms import ROLES, RoleLMs
 from hiera_dspy.secrets import remember_lm_keys
 from hiera_dspy.types import Pair
 
@@ -38,6 +38,7 @@ class MethodInfo:
     defaults: dict
     family: str
     options: tuple[str, ...] = ()  # config keys accepted without a default (not part of a run's config unless set)
+    lm_roles: tuple[str, ...] = ROLES  # the roles whose LMs the method calls: only these are built and recorded
 
 
 METHODS: dict[str, MethodInfo] = {}
@@ -47,12 +48,14 @@ MODULES = ("hiera_dspy.methods.hiera", "hiera_dspy.methods.react", "hiera_dspy.m
            "hiera_dspy.methods.dream", "hiera_dspy.methods.signals")
 
 
-def register(name: str, doc: str, family: str = "hiera", options: tuple[str, ...] = (), **defaults):
+def register(name: str, doc: str, family: str = "hiera", options: tuple[str, ...] = (),
+             lm_roles: tuple[str, ...] = ROLES, **defaults):
     """Register `builder(ctx, **config) -> dspy.Module` under `name` with default config values; `options` names
-    further keys the builder accepts without a default."""
+    further keys the builder accepts without a default; `lm_roles` the roles whose LMs it calls (() for none: its
+    runs and artifacts then name no LM, and no LM is built for it)."""
 
     def wrap(builder):
-        METHODS[name] = MethodInfo(name, builder, doc, defaults, family, tuple(options))
+        METHODS[name] = MethodInfo(name, builder, doc, defaults, family, tuple(options), tuple(lm_roles))
         return builder
 
     return wrap
@@ -88,4 +91,5 @@ def build(name: str, ctx: BuildContext, **config) -> dspy.Module:
     program = info.builder(ctx, **merged)
     program.method = name
     program.config = merged
+    program.lm_roles = info.lm_roles
     return program

@@ -268,7 +268,7 @@ def _graph(config: dict) -> dict:
 
 
 @register("embed-lr", "Learned scorer alone: logistic regression over lexical + embedding features, no LM call",
-          family="signals", **SCORER)
+          family="signals", lm_roles=(), **SCORER)
 def _embed_lr(ctx: BuildContext, **config) -> ScorerProgram:
     return ScorerProgram(ctx, **config)
 

@@ -79,11 +79,13 @@ def test_build_lms_shares_identical_specs(monkeypatch):
     monkeypatch.setattr(lms_module, "make_lm", lambda spec, role="judge": made.append((spec.model, role)) or object())
     specs = specs_from_args(parse("--lm", "openai/a", "--judge-lm", "openai/b", "--max-tokens", "500"))
     lms = build_lms(specs)
+    assert made == [] and "query" in lms  # built on first use only
+    assert lms["judge"] is not lms["relation"] and lms["relation"] is lms["query"] is lms["item"]
     assert made == [("openai/b", "judge"), ("openai/a", "relation")]
-    assert lms["relation"] is lms["query"] is lms["item"] and lms["judge"] is not lms["relation"]
     made.clear()  # without an explicit cap each role gets its own default cap, hence its own LM object
-    build_lms(specs_from_args(parse("--lm", "openai/a")))
-    assert made == [("openai/a", role) for role in ("judge", "relation", "query", "item")]
+    fresh = build_lms(specs_from_args(parse("--lm", "openai/a")))
+    assert [fresh.for_role(role) for role in ("judge", "relation", "query", "item")] and made == [
+        ("openai/a", role) for role in ("judge", "relation", "query", "item")]
     assert lms.describe() == {"judge": "openai/b", "relation": "openai/a", "query": "openai/a", "item": "openai/a"}
     assert lms.for_role("query") is lms["query"]
 

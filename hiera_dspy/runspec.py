@@ -1,0 +1,66 @@
+"""What defines a run, and the one function that turns it into a run id.
+
+A run is judged once and resumed by id: the same method config, learned state (a cascade's tau), data, LMs and
+knowledge give the same id, so an interrupted or repeated run re-judges nothing. Every tool that starts runs (eval.run,
+eval.ablate, optimize.compile, optimize.search, bench/signals_llm.py) names them through `RunSpec` and `run_id`; the ids
+are those the tools computed before this module existed, so existing run stores resume.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+
+
+def run_id(*parts) -> str:
+    """A stable run id from what defines a run (method config, data split, LMs): same inputs, same id."""
+    blob = json.dumps(parts, sort_keys=True, default=str)
+    return hashlib.sha256(blob.encode()).hexdigest()[:12]
+
+
+def describe_lms(lms, program=None) -> dict:
+    """role -> model for the roles `program` uses (its method's `lm_roles`; every role when undeclared), plus the
+    ensemble pool; a method that uses no LM (embed-lr) describes, and so builds, none."""
+    if lms is None or not hasattr(lms, "describe"):
+        return {}
+    return lms.describe(getattr(program, "lm_roles", None))
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """What defines one run. `identity()` is what the run store records; `run_id` hashes it with `qualifiers`.
+
+    Fields left None are not part of the identity (e.g. optimize.compile names no split: its qualifiers do).
+    `learned` is state fitted before judging (a cascade's tau); `extra` the further fields a tool adds (eval.run's
+    judge artifact, optimize.search's demos and seed, a bench's name)."""
+
+    method: str
+    config: dict
+    dataset: str | None = None
+    split: str | None = None
+    lms: dict | None = None
+    knowledge: str | None = None
+    learned: dict = field(default_factory=dict)
+    extra: dict = field(default_factory=dict)
+    qualifiers: tuple = ()
+
+    @classmethod
+    def judging(cls, program, *, dataset: str, split: str, lms, knowledge: str, judge: str | None = None,
+                tau: float | None = None) -> "RunSpec":
+        """A run of eval.run or eval.ablate (one identity: a run started by either is resumed by the other)."""
+        return cls(program.method, program.config, dataset=dataset, split=split, lms=describe_lms(lms, program),
+                   knowledge=knowledge, learned={"tau": tau} if tau is not None else {}, extra={"judge": judge})
+
+    def identity(self) -> dict:
+        """The run's identity as the run store and config.json record it."""
+        out = {"method": self.method, "config": self.config}
+        for key in ("dataset", "split", "lms", "knowledge"):
+            if getattr(self, key) is not None:
+                out[key] = getattr(self, key)
+        return {**out, **self.learned, **self.extra}
+
+    @property
+    def run_id(self) -> str:
+        """The run's id: `run_id(identity, *qualifiers)`."""
+        return run_id(self.identity(), *self.qualifiers)
