@@ -8,8 +8,8 @@ caller that sets a variable later is honoured).
 | HIERA_LM | (the embedded local model) | default model of every role when no --lm is given |
 | HIERA_LM_NUM_RETRIES, HIERA_LM_TIMEOUT | 3, 300 s | DSPy's transport retries and read timeout per request |
 | HIERA_RETRY_ATTEMPTS, _BASE_DELAY, _MAX_DELAY, _MAX_RETRY_AFTER | 3, 1, 30, 120 s | content retries (retry.py) |
-| HIERA_LOCAL_THREADS, HIERA_LOCAL_CTX, HIERA_LOCAL_RAM_CACHE_MB, HIERA_LOCAL_MAX_CHARS, HIERA_LOCAL_EXTRA_BUFTS | see local.py | the embedded model |
-| HIERA_MODEL_PATH, HIERA_OFFLINE, HIERA_NO_MIRROR, HIERA_KEEP_MIRROR, HIERA_NO_PROGRESS, HF_ENDPOINT | | model_store.py |
+| HIERA_LOCAL_THREADS, _CTX, _RAM_CACHE_MB, _MAX_CHARS, _EXTRA_BUFTS | see local.py | the embedded model |
+| HIERA_MODEL_PATH, HIERA_OFFLINE, HIERA_NO_MIRROR, HIERA_KEEP_MIRROR, HIERA_NO_PROGRESS, HF_ENDPOINT | | model_store |
 
 Process environment that libraries read at import (`LITELLM_LOCAL_MODEL_COST_MAP`: litellm never fetches its cost map
 from the internet; `DSPY_CACHEDIR`: DSPy's response cache under our cache root) is set by `configure_process()`, which
@@ -74,7 +74,8 @@ def env_float(name: str, default: float) -> float:
 
 
 def cache_dir(base: str | os.PathLike | None = None) -> Path:
-    """The project's cache root: `base`, else $HIERA_CACHE_DIR, else $XDG_CACHE_HOME/hiera-dspy (~/.cache/hiera-dspy)."""
+    """The project's cache root: `base`, else $HIERA_CACHE_DIR, else $XDG_CACHE_HOME/hiera-dspy, else
+    ~/.cache/hiera-dspy."""
     if base:
         return Path(base).expanduser()
     env = env_text("HIERA_CACHE_DIR")

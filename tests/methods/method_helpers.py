@@ -18,7 +18,8 @@ class FakeKnowledge(testing.FakeKnowledge):
     """One passage carrying FACT about whatever was searched."""
 
     def __init__(self):
-        super().__init__(lambda text: [Passage(title="Zebra notes", text=f"{FACT} about {text}", source="fake")], "fake")
+        super().__init__(lambda text: [Passage(title="Zebra notes", text=f"{FACT} about {text}", source="fake")],
+                         name="fake")
 
 
 def train_pairs(scheme, per_label=2):
