@@ -15,7 +15,7 @@ import json
 import sys
 from pathlib import Path
 
-from eval.review import Review, transcript
+from eval.reviewing import Review, transcript
 from hiera_dspy.cli import cli_main, open_store
 from hiera_dspy.decisions import UnknownPair
 

@@ -14,12 +14,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import subprocess
 import sys
 from pathlib import Path
 
 import numpy as np
 
-from eval import holes as eval_holes
 from hiera_dspy.cli import cli_main
 from hiera_dspy.data import load_dataset
 from hiera_dspy.data.trec import write_qrels, write_run
@@ -126,9 +127,16 @@ def main(argv: list[str] | None = None) -> dict:
     args, rest = parser().parse_known_args(argv)
     inputs = Path(args.out) / "inputs"
     runs = build_inputs(inputs, args.queries)
-    return eval_holes.main(["--topics", str(inputs / "topics.tsv"), "--corpus", str(inputs / "corpus.jsonl"),
-                            "--qrels", str(inputs / "qrels.txt"), "--runs", ",".join(runs), "--depth",
-                            str(args.depth), "--scheme", "msrd", "--out", args.out, *rest])
+    # the command a user would type next, in its own process: one CLI never imports another (tests/test_layers.py)
+    command = [sys.executable, "-m", "eval.holes", "--topics", str(inputs / "topics.tsv"), "--corpus",
+               str(inputs / "corpus.jsonl"), "--qrels", str(inputs / "qrels.txt"), "--runs", ",".join(runs),
+               "--depth", str(args.depth), "--scheme", "msrd", "--out", args.out, *rest]
+    root = str(Path(__file__).resolve().parents[1])  # this checkout's eval/ and hiera_dspy/, installed or not
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")]))}
+    status = subprocess.run(command, env=env).returncode
+    if status:
+        raise SystemExit(status)
+    return json.loads((Path(args.out) / "summary.json").read_text())
 
 
 if __name__ == "__main__":

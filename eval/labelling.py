@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from hiera_dspy.cli import (add_config_argument, add_run_arguments, begin_run, open_store, positive_int,
-                            prepare_fresh, run_id_for)
+                            prepare_fresh)
 from hiera_dspy.confidence import confidence
 from hiera_dspy.data import Dataset
 from hiera_dspy.data.trec import format_qrels
@@ -30,6 +30,7 @@ from hiera_dspy.files import write_atomic
 from hiera_dspy.labels import LabelScheme
 from hiera_dspy.lms import add_lm_arguments
 from hiera_dspy.runner import run_pairs
+from hiera_dspy.runspec import RunSpec
 from hiera_dspy.store import RunStore
 from hiera_dspy.types import Pair
 
@@ -65,11 +66,10 @@ def label_pairs(args, dataset: Dataset, pairs: list[Pair], split: str, labelling
         tau = None if args.judge else prepare_fresh(program, dataset, split)
     except RuntimeError as exc:  # a learned method with no labelled pairs to learn from
         raise SystemExit(f"error: {program.method}: {exc}") from None
-    identity = {"method": program.method, "config": program.config, "judge": args.judge, "dataset": dataset.name,
-                "split": split, "lms": lms.describe(), "knowledge": knowledge.name, **(identity_extra or {})}
-    if tau is not None:
-        identity["tau"] = tau
-    run_id = args.run_id or run_id_for(identity)
+    spec = RunSpec.judging(program, dataset=dataset.name, split=split, lms=lms, knowledge=knowledge.name,
+                           judge=args.judge, tau=tau, extra=identity_extra)
+    identity = spec.identity()
+    run_id = args.run_id or spec.run_id
     out = Path(labelling["out"])
     write_jsonl(out / "pairs.jsonl", [pair_record(p) for p in pairs])
     store = open_store(args)
@@ -78,7 +78,7 @@ def label_pairs(args, dataset: Dataset, pairs: list[Pair], split: str, labelling
     config = store.run_config(run_id)
     if config.get("labelling", {}).get("out") != labelling["out"]:
         print(f"run {run_id} resumed: its outputs stay in {config.get('labelling', {}).get('out')}", file=sys.stderr)
-    print(f"run {run_id}: {len(pairs)} pairs to label with {program.method} (LMs {lms.describe()}, "
+    print(f"run {run_id}: {len(pairs)} pairs to label with {program.method} (LMs {spec.lms}, "
           f"knowledge {knowledge.name})", file=sys.stderr)
     rows = run_pairs(program, pairs, store, run_id, threads=args.threads, retry_errors=args.retry_errors)
     return LabellingRun(run_id, store, config, rows)

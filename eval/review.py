@@ -12,19 +12,14 @@ are rewritten at once (source "human"). HTTP API: GET /api/queue, POST /api/deci
 from __future__ import annotations
 
 import argparse
-import getpass
 import json
 import sys
-import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-from eval.labelling import export, iso, read_pairs_file
+from eval.reviewing import Review, transcript  # noqa: F401  (shared with eval.escalations; old import path)
 from hiera_dspy.cli import cli_main, open_store
-from hiera_dspy.decisions import DecisionLog, UnknownPair
-from hiera_dspy.labels import LabelScheme
-from hiera_dspy.review import QueueEntry, review_queue
-from hiera_dspy.store import RunStore
+from hiera_dspy.decisions import UnknownPair
 
 PAGE = Path(__file__).with_name("review_page.html")
 CSP = ("default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; connect-src 'self'; "
@@ -40,93 +35,6 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--budget", type=int, default=50, help="queue the N least confident judgments besides escalations")
     p.add_argument("--who", default=None, help="reviewer name recorded with each decision (default: your user name)")
     return p
-
-
-class Review:
-    """One run's review: the queue with everything a person needs to decide, and recording a decision."""
-
-    def __init__(self, store: RunStore, run_id: str, budget: int = 50, who: str | None = None):
-        self.store, self.run_id, self.budget = store, run_id, budget
-        self.who = who or _user()
-        self.config = store.run_config(run_id)
-        if self.config is None:
-            raise SystemExit(f"error: no run {run_id!r} in {store.path}; "
-                             f"runs: {', '.join(store.run_ids()[-5:]) or 'none'}")
-        self.scheme, self.pairs = _scheme_and_pairs(self.config)
-        self.decisions = DecisionLog(store.path)
-        self._lock = threading.Lock()
-
-    def queue(self) -> list[QueueEntry]:
-        return review_queue(self.store.rows(self.run_id), self.budget)
-
-    def payload(self) -> dict:
-        latest = self.decisions.latest(self.run_id)
-        items = [self._item(entry, latest.get(entry.row["id"])) for entry in self.queue()]
-        return {"run_id": self.run_id, "method": self.config.get("method"), "labels": list(self.scheme.labels),
-                "budget": self.budget, "who": self.who, "items": items}
-
-    def _item(self, entry: QueueEntry, decision: dict | None) -> dict:
-        row, pair = entry.row, self.pairs.get(entry.row["id"], {})
-        return {"id": row["id"], "query": pair.get("query", "(pair text not available)"),
-                "item_title": pair.get("item_title", ""), "item_text": pair.get("item_text", ""),
-                "machine_label": row.get("label"), "confidence": entry.confidence.value,
-                "confidence_source": entry.confidence.source, "distribution": entry.confidence.distribution,
-                "escalated": bool(row.get("escalated")), "reason": entry.reason, "transcript": transcript(row),
-                "decision": _public(decision)}
-
-    def decide(self, pair_id: str, label: str, who: str, via: str = "review-page") -> dict:
-        """Store one decision and re-export the labelling run's files. ValueError / UnknownPair for bad input."""
-        if label not in self.scheme.labels:
-            raise ValueError(f"label {label!r} is not in the scheme {list(self.scheme.labels)}")
-        with self._lock:
-            decision = self.decisions.record(self.run_id, pair_id, label, who, via=via)
-            written = export(self.store, self.run_id) if "labelling" in self.config else []
-        return {"decision": _public(decision), "written": [str(p) for p in written]}
-
-
-def transcript(row: dict) -> list[str]:
-    """The debate turns, or the argument and reasoning a judge gave, as lines of text."""
-    fields = row.get("fields") or {}
-    lines = []
-    for turn in fields.get("history") or []:
-        if isinstance(turn, dict):
-            who = turn.get("agent")
-            lines.append(f"Round {turn.get('round')}, {who} ({turn.get('stance', turn.get('label'))}): "
-                         f"{turn.get('argument', turn.get('rationale', ''))}")
-        else:
-            lines.append(str(turn))
-    for key in ("argument", "evidence", "reasoning"):
-        if fields.get(key):
-            lines.append(f"{key.capitalize()}: {fields[key]}")
-    return lines
-
-
-def _public(decision: dict | None) -> dict | None:
-    if not decision:
-        return None
-    return {"label": decision["label"], "who": decision["who"], "at": iso(decision["at"]), "via": decision["via"]}
-
-
-def _user() -> str:
-    try:
-        return getpass.getuser()
-    except Exception:  # noqa: BLE001 - no user name in this environment
-        return "reviewer"
-
-
-def _scheme_and_pairs(config: dict) -> tuple[LabelScheme, dict[str, dict]]:
-    """A labelling run's scheme and pairs file; for a plain eval.run run, its dataset reloaded."""
-    if "labelling" in config:
-        return LabelScheme.from_dict(config["labelling"]["scheme"]), read_pairs_file(Path(config["labelling"]["out"]))
-    from hiera_dspy.data import DataError, load_dataset
-
-    try:
-        dataset = load_dataset(config["dataset"])
-        pairs = dataset.split(config.get("split"))
-    except (DataError, KeyError) as exc:
-        raise SystemExit(f"error: cannot show this run's pairs ({exc}); eval.review shows runs of eval.label and "
-                         "eval.holes, and eval.run runs of datasets that need no --scheme") from None
-    return dataset.scheme, {p.id: p._asdict() for p in pairs}
 
 
 class Handler(BaseHTTPRequestHandler):

@@ -2,8 +2,9 @@
 
 A run is judged once and resumed by id: the same method config, learned state (a cascade's tau), data, LMs and
 knowledge give the same id, so an interrupted or repeated run re-judges nothing. Every tool that starts runs (eval.run,
-eval.ablate, optimize.compile, optimize.search, bench/signals_llm.py) names them through `RunSpec` and `run_id`; the ids
-are those the tools computed before this module existed, so existing run stores resume.
+eval.ablate, eval.label, eval.holes, optimize.compile, optimize.search, bench/signals_llm.py) names them through
+`RunSpec` and `run_id`; the ids are those the tools computed before this module existed, so existing run stores
+resume.
 """
 
 from __future__ import annotations
@@ -47,10 +48,12 @@ class RunSpec:
 
     @classmethod
     def judging(cls, program, *, dataset: str, split: str, lms, knowledge: str, judge: str | None = None,
-                tau: float | None = None) -> "RunSpec":
-        """A run of eval.run or eval.ablate (one identity: a run started by either is resumed by the other)."""
+                tau: float | None = None, extra: dict | None = None) -> "RunSpec":
+        """A run of eval.run or eval.ablate (one identity: a run started by either is resumed by the other), or of
+        a labelling command (eval.label, eval.holes: `extra` names what it labels)."""
         return cls(program.method, program.config, dataset=dataset, split=split, lms=describe_lms(lms, program),
-                   knowledge=knowledge, learned={"tau": tau} if tau is not None else {}, extra={"judge": judge})
+                   knowledge=knowledge, learned={"tau": tau} if tau is not None else {},
+                   extra={"judge": judge, **(extra or {})})
 
     def identity(self) -> dict:
         """The run's identity as the run store and config.json record it."""

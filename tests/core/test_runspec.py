@@ -1,6 +1,6 @@
 """One function names every run, and it names them as before: the ids below are what eval.run, eval.ablate,
-optimize.compile, optimize.search and bench/signals_llm.py computed before RunSpec existed, so existing run stores
-resume."""
+optimize.compile, optimize.search, the labelling commands and bench/signals_llm.py computed before RunSpec existed,
+so existing run stores resume."""
 
 from __future__ import annotations
 
@@ -64,3 +64,10 @@ def test_eval_run_records_the_identity_it_hashes(tmp_path, patch_make_lm):
     assert set(identity) >= {"method", "config", "judge", "dataset", "split", "limit", "lms", "knowledge"}
     kept = {k: v for k, v in identity.items() if k not in ("limit", "skipped_rows")}
     assert metrics["run_id"] == run_id(kept)  # the pre-RunSpec formula over the recorded identity
+
+
+def test_labelling_ids_are_unchanged():
+    zero_shot = program("zero-shot", {"with_knowledge": False, "k": None})
+    spec = RunSpec.judging(zero_shot, dataset="holes:/q/qrels.txt", split="holes", lms=FakeLMs(), knowledge="catalog",
+                           extra={"holes": {"depth": 10, "runs": ["/r/bm25.run"]}})
+    assert spec.run_id == "e60619b49ade"
