@@ -18,9 +18,9 @@ import zlib
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
-os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ.setdefault("HIERA_RETRY_BASE_DELAY", "0")  # the unparseable label is retried: no backoff sleep
 
+import hiera_dspy  # noqa: E402,F401  (first: hiera_dspy.settings sets the process environment dspy reads)
 import dspy  # noqa: E402
 
 import hiera_dspy.lms as lms_module  # noqa: E402

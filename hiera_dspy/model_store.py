@@ -326,7 +326,7 @@ def from_hub(spec: ModelSpec, base=None, *, download: Callable[..., Path] | None
     """Route 3: the official Hugging Face repo at the pinned revision, staged in the cache, verified, then moved in."""
     if not spec.hf_repo:
         raise RouteSkipped("no Hugging Face repo in the spec")
-    if _truthy("HIERA_OFFLINE") or _truthy("HF_HUB_OFFLINE"):
+    if settings.offline() or _truthy("HF_HUB_OFFLINE"):
         raise RouteSkipped("skipped: HIERA_OFFLINE/HF_HUB_OFFLINE is set")
     if probe is not None:
         reason = probe(_hub_endpoint())

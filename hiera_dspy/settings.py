@@ -5,6 +5,7 @@ caller that sets a variable later is honoured).
 | --- | --- | --- |
 | HIERA_CACHE_DIR | $XDG_CACHE_HOME/hiera-dspy, else ~/.cache/hiera-dspy | cache root: models, knowledge, DSPy's cache |
 | HIERA_RUNS_DIR | runs | run store and run folders |
+| HIERA_DATA_DIR | (unset) | datasets named without a path (data/locate.py) |
 | HIERA_LM | (the embedded local model) | default model of every role when no --lm is given |
 | HIERA_LM_NUM_RETRIES, HIERA_LM_TIMEOUT | 3, 300 s | DSPy's transport retries and read timeout per request |
 | HIERA_RETRY_ATTEMPTS, _BASE_DELAY, _MAX_DELAY, _MAX_RETRY_AFTER | 3, 1, 30, 120 s | content retries (retry.py) |
@@ -88,6 +89,16 @@ def cache_dir(base: str | os.PathLike | None = None) -> Path:
 def runs_dir() -> Path:
     """Where runs live (the run store, one folder per run): $HIERA_RUNS_DIR, else ./runs."""
     return Path(env_text("HIERA_RUNS_DIR", "runs"))
+
+
+def data_dir() -> str | None:
+    """$HIERA_DATA_DIR: the folder holding datasets named without a path (`--dataset esci` -> its esci/ folder)."""
+    return env_text("HIERA_DATA_DIR")
+
+
+def offline() -> bool:
+    """$HIERA_OFFLINE=1: no Hugging Face route (model file, dataset copies)."""
+    return env_flag("HIERA_OFFLINE")
 
 
 def default_lm() -> str | None:

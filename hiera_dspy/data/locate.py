@@ -8,14 +8,14 @@ what to download and where to put it. Each loader declares its `Download`.
 from __future__ import annotations
 
 import logging
-import os
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from hiera_dspy import settings
 from hiera_dspy.data import DataError
 
-DATA_DIR_ENV = "HIERA_DATA_DIR"
+DATA_DIR_ENV = "HIERA_DATA_DIR"  # read by hiera_dspy.settings.data_dir
 QUIET_LOGGERS = ("huggingface_hub", "datasets", "fsspec")  # their retry warnings would bury the one line
 
 
@@ -29,14 +29,14 @@ class Download:
 
     def missing(self, why: str) -> DataError:
         """The one-line error: why there is no data, what to download, where to put it."""
-        here = os.environ.get(DATA_DIR_ENV)
+        here = settings.data_dir()
         where = f"{here}/{self.name}" if here else f"${DATA_DIR_ENV}/{self.name} (set {DATA_DIR_ENV} to any folder)"
         return DataError(f"{self.name}: {why}; download {self.files} into {where}, or pass --dataset {self.name}:PATH")
 
 
 def local_folder(download: Download) -> Path | None:
     """`$HIERA_DATA_DIR/NAME` if the variable is set and the folder exists."""
-    root = os.environ.get(DATA_DIR_ENV)
+    root = settings.data_dir()
     folder = Path(root) / download.name if root else None
     return folder if folder is not None and folder.is_dir() else None
 
@@ -46,11 +46,11 @@ def locate(download: Download) -> str:
     folder = local_folder(download)
     if folder is not None:
         return str(folder)
-    here = os.environ.get(DATA_DIR_ENV)
+    here = settings.data_dir()
     no_local = f"no {here}/{download.name} folder" if here else f"{DATA_DIR_ENV} is not set"
     if download.hf_id is None:
         raise download.missing(no_local)
-    if os.environ.get("HIERA_OFFLINE") == "1":
+    if settings.offline():
         raise download.missing(f"{no_local}, and HIERA_OFFLINE=1 skips its Hugging Face copy {download.hf_id}")
     return f"hf:{download.hf_id}"
 
