@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import importlib
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from hiera_dspy.labels import LabelScheme
 from hiera_dspy.types import Pair
