@@ -1,8 +1,11 @@
-"""Throughput and per-call framework overhead of runner.run_pairs against the fault server (tests/fault_server.py).
+"""Throughput of the engines (threads, async, ray) and per-call framework overhead, against the fault server
+(tests/fault_server.py).
 
     python bench/throughput.py                     # full table: 1, 4, 16, 64 threads x zero-shot, hiera at 200 ms
     python bench/throughput.py --threads 1 16 --latency 0.2 --pairs-per-thread 4
     python bench/throughput.py --profile           # also cProfile the zero-latency overhead run (top functions)
+    python bench/throughput.py --engines threads async --threads 1 16 64   # engines side by side (async: concurrency)
+    python bench/throughput.py --threads 1 --ray-actors 1 2 4 --skip-overhead   # --engine ray: actors vs pairs/s
 
 The server runs in its own process (it must not share this process's GIL) with a fixed latency per call and no
 faults; every LM call reaches it (DSPy's cache is disabled). Judgments go through `run_pairs` into a temporary run
@@ -43,6 +46,7 @@ import hiera_dspy  # noqa: E402,F401  (first: hiera_dspy.settings sets the proce
 import dspy  # noqa: E402
 
 from hiera_dspy.data import load_dataset  # noqa: E402
+from hiera_dspy.engines import EngineOptions, Job, judge  # noqa: E402
 from hiera_dspy.lms import ROLES, LMSpec, build_lms  # noqa: E402
 from hiera_dspy.methods import BuildContext, available, build  # noqa: E402
 from hiera_dspy.runner import judge_one, run_pairs  # noqa: E402
@@ -86,21 +90,54 @@ def make_program(method: str, scheme, url: str, model: str = "openai/bench"):
     return build(method, BuildContext(scheme, lms)), lms
 
 
-def run_once(method: str, threads: int, n_pairs: int, server: Server, dataset) -> dict:
-    pairs = dataset.split("dev")[:n_pairs]
-    program, _ = make_program(method, dataset.scheme, server.url)
+def run_once(method: str, threads: int, n_pairs: int, server: Server, dataset, engine: str = "threads",
+             model: str = "openai/bench") -> dict:
+    """One run of `n_pairs` through an engine; `threads` is the thread count (threads) or concurrency (async)."""
+    pairs = (dataset.split("dev") * (1 + n_pairs // 300))[:n_pairs]  # past 300: the dev split again (uncached)
+    pairs = [p._replace(id=f"{p.id}#{i}") for i, p in enumerate(pairs)]
+    program, lms = make_program(method, dataset.scheme, server.url, model)
     with tempfile.TemporaryDirectory() as tmp:
         store = RunStore(Path(tmp) / "store.sqlite")
         server.control(reset=True)
         start = time.perf_counter()
-        rows = run_pairs(program, pairs, store, "bench", threads=threads, progress=False)
+        rows = judge(engine, Job(program, pairs, store, "bench", lms, progress=False,
+                                 options=EngineOptions(threads=threads, concurrency=threads)))
         wall = time.perf_counter() - start
         store.close()
     stats = server.stats()
     errors = sum(1 for r in rows if r["error"])
-    return {"method": method, "threads": threads, "pairs": len(rows), "errors": errors, "wall": wall,
+    return {"engine": engine, "method": method, "threads": threads, "pairs": len(rows), "errors": errors, "wall": wall,
             "calls": stats.get("requests", 0), "jps": len(rows) / wall, "cps": stats.get("requests", 0) / wall,
             "max_in_flight": stats.get("max_in_flight"), "server_seconds": stats.get("server_seconds", 0.0)}
+
+
+def bench_replica(method: str, url: str, model: str, api_base=None):
+    """A Ray actor's program (Job.factory): the bench's program against the bench server."""
+    dspy.configure_cache(enable_disk_cache=False, enable_memory_cache=False)
+    return make_program(method, load_dataset("msrd").scheme, url, model)[0]
+
+
+def ray_once(method: str, actors: int, n_pairs: int, server: Server, dataset, model: str) -> dict:
+    """`--engine ray` with `actors` local actors; wall includes starting the actors (each builds its replica)."""
+    import functools
+
+    os.environ["PYTHONPATH"] = os.pathsep.join([str(ROOT / "bench"), str(ROOT), os.environ.get("PYTHONPATH", "")])
+    pairs = (dataset.split("dev") * (1 + n_pairs // 300))[:n_pairs]
+    pairs = [p._replace(id=f"{p.id}#{i}") for i, p in enumerate(pairs)]
+    with tempfile.TemporaryDirectory() as tmp:
+        store = RunStore(Path(tmp) / "store.sqlite")
+        server.control(reset=True)
+        start = time.perf_counter()
+        rows = judge("ray", Job(None, pairs, store, "bench", progress=False, options=EngineOptions(ray_actors=actors),
+                                factory=functools.partial(bench_replica, method, server.url, model)))
+        wall = time.perf_counter() - start
+        store.close()
+    stats = server.stats()
+    finished = sorted(r["finished"] for r in rows)
+    steady = (len(finished) - 1) / (finished[-1] - finished[0]) if len(finished) > 1 else None
+    return {"engine": "ray", "method": method, "threads": actors, "pairs": len(rows), "wall": wall, "steady": steady,
+            "errors": sum(1 for r in rows if r["error"]), "calls": stats.get("requests", 0),
+            "jps": len(rows) / wall, "cps": stats.get("requests", 0) / wall, "max_in_flight": stats.get("max_in_flight")}
 
 
 def direct_calls(server: Server, body: dict, n: int) -> tuple[float, float]:
@@ -120,12 +157,13 @@ def direct_calls(server: Server, body: dict, n: int) -> tuple[float, float]:
     return wall / n, cpu / n
 
 
-def _per_call_run_pairs(program, pairs, server: Server) -> tuple[float, float, dict, list[dict]]:
+def _per_call_run_pairs(program, pairs, server: Server, engine: str = "threads") -> tuple[float, float, dict, list]:
     with tempfile.TemporaryDirectory() as tmp:
         store = RunStore(Path(tmp) / "s.sqlite")
         server.control(reset=True)
         start, cpu = time.perf_counter(), time.process_time()
-        rows = run_pairs(program, pairs, store, "overhead", threads=1, progress=False)
+        rows = judge(engine, Job(program, pairs, store, "overhead", progress=False,
+                                 options=EngineOptions(threads=1, concurrency=1)))
         wall, cpu = time.perf_counter() - start, time.process_time() - cpu
         store.close()
     stats = server.stats()
@@ -133,12 +171,12 @@ def _per_call_run_pairs(program, pairs, server: Server) -> tuple[float, float, d
     return wall / calls, cpu / calls, stats, rows
 
 
-def overhead(server: Server, dataset, method: str, n: int, repeats: int, model: str) -> dict:
+def overhead(server: Server, dataset, method: str, n: int, repeats: int, model: str, engine: str = "threads") -> dict:
     """Per-LM-call wall time through run_pairs vs. the same request sent directly; medians over `repeats`."""
     server.control(latency=0.0, reset=True)
     pairs = dataset.split("dev")[:n]
     program, lms = make_program(method, dataset.scheme, server.url, model)
-    _per_call_run_pairs(program, pairs[:10], server)  # warm-up: connection, formatting caches
+    _per_call_run_pairs(program, pairs[:10], server, engine)  # warm-up: connection, formatting caches
     entry = lms["judge"].history[-1]  # the request DSPy sent last, replayed directly
     body = {"model": model.split("/", 1)[1], "messages": entry["messages"], "temperature": 0.0,
             "max_completion_tokens": 3000}
@@ -147,7 +185,7 @@ def overhead(server: Server, dataset, method: str, n: int, repeats: int, model: 
         wall, cpu = direct_calls(server, body, n)
         direct.append(wall)
         dcpu.append(cpu)
-        wall, cpu, stats, rows = _per_call_run_pairs(program, pairs, server)
+        wall, cpu, stats, rows = _per_call_run_pairs(program, pairs, server, engine)
         framework.append(wall)
         fcpu.append(cpu)
         server_ms.append(stats.get("server_seconds", 0.0) / max(1, stats.get("requests", 1)))
@@ -236,6 +274,23 @@ def profile_worker(server: Server, dataset, method: str, n: int) -> str:
     return buf.getvalue()
 
 
+def print_throughput(results: list[dict], latency: float) -> None:
+    print(f"\n### Throughput (server latency {latency * 1000:.0f} ms per LM call, no faults, {os.cpu_count()} CPUs)\n")
+    print("| engine | method | threads / concurrency | pairs | LM calls | calls/pair | wall s | judgments/s | "
+          "LM calls/s | speedup vs 1 thread | max in flight | errors |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for r in results:
+        print(f"| {r['engine']} | {r['method']} | {r['threads']} | {r['pairs']} | {r['calls']} | "
+              f"{r['calls'] / r['pairs']:.2f} | {r['wall']:.2f} | {r['jps']:.2f} | {r['cps']:.1f} | "
+              f"{r['speedup']:.1f}x | {r['max_in_flight']} | {r['errors']} |")
+    ray_rows = [r for r in results if r["engine"] == "ray"]
+    if ray_rows:
+        print("\n| ray actors | pairs | wall s (with actor start-up) | judgments/s, first to last judgment |")
+        print("|---:|---:|---:|---:|")
+        for r in ray_rows:
+            print(f"| {r['threads']} | {r['pairs']} | {r['wall']:.1f} | {r['steady']:.2f} |")
+
+
 def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--threads", type=int, nargs="+", default=[1, 4, 16, 64])
@@ -246,6 +301,12 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--overhead-calls", type=int, default=150)
     p.add_argument("--repeats", type=int, default=3, help="overhead measurements (medians are reported)")
     p.add_argument("--profile", action="store_true")
+    p.add_argument("--engines", nargs="+", default=["threads"], help="threads, async (async: --threads = concurrency)")
+    p.add_argument("--skip-overhead", action="store_true", help="throughput rows only")
+    p.add_argument("--ray-actors", type=int, nargs="*", default=[],
+                   help="also --engine ray rows with these actor counts (local Ray; zero-shot, 40 pairs per actor)")
+    p.add_argument("--model", default="openai/bench",
+                   help="model name sent (openai/gpt-4o-mini: one DSPy knows, so its price lookup is a dict hit)")
     args = p.parse_args(argv)
 
     dspy.configure_cache(enable_disk_cache=False, enable_memory_cache=False)  # every call reaches the server
@@ -257,34 +318,44 @@ def main(argv: list[str] | None = None) -> None:
     try:
         results = []
         for method in methods:
-            base = None
-            for threads in args.threads:
-                n = min(args.max_pairs, max(12, args.pairs_per_thread * threads))
-                r = run_once(method, threads, n, server, dataset)
-                base = base or r
+            base = None  # speedups are against the first row of the method (1 thread)
+            for engine in args.engines:
+                for threads in args.threads:
+                    n = min(args.max_pairs, max(12, args.pairs_per_thread * threads))
+                    r = run_once(method, threads, n, server, dataset, engine, args.model)
+                    base = base or r
+                    r["speedup"] = r["jps"] / base["jps"]
+                    results.append(r)
+                    print(f"  {engine} {method} x{threads}: {r['jps']:.2f} judgments/s ({r['calls']} calls, "
+                          f"{r['wall']:.1f}s)", file=sys.stderr)
+        if args.ray_actors:
+            import ray
+
+            base = next(r for r in results if r["method"] == methods[0])
+            for actors in args.ray_actors:
+                r = ray_once(methods[0], actors, 40 * actors, server, dataset, args.model)
                 r["speedup"] = r["jps"] / base["jps"]
                 results.append(r)
-                print(f"  {method} x{threads}: {r['jps']:.2f} judgments/s ({r['calls']} calls, "
-                      f"{r['wall']:.1f}s)", file=sys.stderr)
+                print(f"  ray {methods[0]} x{actors} actors: {r['jps']:.2f} judgments/s", file=sys.stderr)
+            ray.shutdown()
+        if args.skip_overhead:
+            print_throughput(results, args.latency)
+            return
         one_call = methods[0]
         ovs = [overhead(server, dataset, one_call, args.overhead_calls, args.repeats, model)
                for model in ("openai/bench", "openai/gpt-4o-mini")]
         with memoized_pricing():
             ovs.append(overhead(server, dataset, one_call, args.overhead_calls, args.repeats, "openai/bench"))
             ovs[-1]["model"] += " (price lookup memoized: experiment)"
+        if "async" in args.engines:
+            for model in ("openai/bench", "openai/gpt-4o-mini"):
+                ovs.append(overhead(server, dataset, one_call, args.overhead_calls, args.repeats, model, "async"))
+                ovs[-1]["model"] += " (--engine async, concurrency 1)"
         prof = profile_worker(server, dataset, one_call, args.overhead_calls) if args.profile else None
     finally:
         server.close()
 
-    print(f"\n### Throughput (server latency {args.latency * 1000:.0f} ms per LM call, no faults, "
-          f"{os.cpu_count()} CPUs)\n")
-    print("| method | threads | pairs | LM calls | calls/pair | wall s | judgments/s | LM calls/s | speedup | "
-          "max in flight | errors |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
-    for r in results:
-        print(f"| {r['method']} | {r['threads']} | {r['pairs']} | {r['calls']} | {r['calls'] / r['pairs']:.2f} | "
-              f"{r['wall']:.2f} | {r['jps']:.2f} | {r['cps']:.1f} | {r['speedup']:.1f}x | {r['max_in_flight']} | "
-              f"{r['errors']} |")
+    print_throughput(results, args.latency)
     parts = breakdown(dataset, one_call, args.overhead_calls, ovs[0]["row"])
     print(f"\n### Framework overhead per LM call ({one_call}: 1 LM call per judgment; server latency 0; 1 thread; "
           f"{args.overhead_calls} calls; median of {args.repeats})\n")

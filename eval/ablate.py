@@ -28,6 +28,7 @@ from eval.report import comparison_families, family_note, sanitize, summarize_me
 from hiera_dspy.cli import cli_main
 from hiera_dspy.cli import (add_data_arguments, add_run_arguments, begin_run, exit_on_error_rate, load_data,
                             open_store, output_folder, positive_int, prepare_fresh, runs_dir, skipped_rows)
+from hiera_dspy.estimate import add_dry_run_arguments, dry_run, format_total
 from hiera_dspy.knowledge import make_knowledge
 from hiera_dspy.lms import add_lm_arguments, lms_from_args
 from hiera_dspy.methods import BuildContext, available, build
@@ -66,6 +67,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--out", help="report folder (default: runs/ablate-<dataset>-<split>)")
     add_run_arguments(p, run_id=False)
     add_lm_arguments(p)
+    add_dry_run_arguments(p)
     return p
 
 
@@ -124,16 +126,23 @@ def main(argv: list[str] | None = None) -> list[dict]:
           f"knowledge {knowledge.name})", file=sys.stderr)
 
     results: dict[str, tuple[str, list[dict]]] = {}
+    estimates: list[dict] = []
     for display, method, config in rows_spec:
         program = build(method, ctx, **config)
         tau = prepare_fresh(program, dataset, split)
         # the same identity as eval.run (minus --limit): a run started there is resumed here, and vice versa
         spec = RunSpec.judging(program, dataset=args.dataset, split=split, lms=lms, knowledge=knowledge.name, tau=tau)
         identity, run_id = spec.identity(), spec.run_id
+        if args.dry_run:  # nothing is sent: an estimate per method, then the grid's total
+            estimates.append(dry_run(program, pairs, lms, args, knowledge.name, store.rows(run_id)))
+            continue
         begin_run(store, run_id, identity, args)
         print(f"== {display} (run {run_id})", file=sys.stderr)
         results[display] = (run_id, run_pairs(program, pairs, store, run_id, threads=args.threads))
 
+    if args.dry_run:
+        print(format_total(estimates))
+        return estimates
     reference = args.reference if args.reference in results else None
     if reference is None:
         print(f"reference {args.reference!r} is not among the methods: no significance tests", file=sys.stderr)

@@ -10,6 +10,7 @@ Writes OUT/metrics.json, OUT/predictions.jsonl and OUT/config.json; metrics are 
 from __future__ import annotations
 
 import argparse
+import functools
 import sys
 
 from hiera_dspy.artifacts import load_judge, note_ignored_endpoints, read_artifact
@@ -17,11 +18,12 @@ from hiera_dspy.cli import cli_main
 from hiera_dspy.cli import (add_config_argument, add_data_arguments, add_run_arguments, begin_run, config_from_args,
                             exit_on_error_rate, load_data, metrics_from_rows, open_store, output_folder, positive_int,
                             prepare_fresh, print_metrics, runs_dir, skipped_rows)
+from hiera_dspy.engines import Job, add_engine_arguments, judge, options_from_args
+from hiera_dspy.estimate import add_dry_run_arguments, dry_run
 from hiera_dspy.knowledge import make_knowledge
 from hiera_dspy.lms import add_lm_arguments, lms_from_args
 from hiera_dspy.methods import BuildContext, build
 from hiera_dspy.outputs import write_outputs  # noqa: F401  (eval.run.write_outputs: an old import path)
-from hiera_dspy.runner import run_pairs
 from hiera_dspy.runspec import RunSpec
 
 
@@ -39,6 +41,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--retry-errors", action="store_true", help="re-judge only the judgments that ended in an error")
     add_config_argument(p)
     add_lm_arguments(p)
+    add_engine_arguments(p)
+    add_dry_run_arguments(p)
     return p
 
 
@@ -74,10 +78,14 @@ def main(argv: list[str] | None = None) -> dict:
     # --limit is not part of the id: a larger limit later resumes the same run and judges only the new pairs
     identity = {**spec.identity(), "limit": args.limit}
     run_id = args.run_id or spec.run_id
+    if args.dry_run:  # nothing is sent and no run starts; a pilot of this run in the store gives the delegation rate
+        return dry_run(program, pairs, lms, args, knowledge.name, store.rows(run_id))
     begin_run(store, run_id, identity, args, may_differ=("limit",))
     print(f"run {run_id}: {len(pairs)} pairs of {args.dataset} [{split}] with {program.method} "
           f"(LMs {spec.lms}, knowledge {knowledge.name})", file=sys.stderr)
-    rows = run_pairs(program, pairs, store, run_id, threads=args.threads, retry_errors=args.retry_errors)
+    recipe = functools.partial(replica, list(sys.argv[1:] if argv is None else argv))  # --engine ray's replicas
+    rows = judge(args.engine, Job(program, pairs, store, run_id, lms, retry_errors=args.retry_errors,
+                                  options=options_from_args(args), factory=recipe))
     metrics = metrics_from_rows(rows, list(dataset.scheme.labels))
     metrics["run_id"] = run_id
     metrics["skipped_rows"] = skipped_rows(dataset)
@@ -90,6 +98,17 @@ def main(argv: list[str] | None = None) -> dict:
     print(f"wrote {out}/metrics.json and {out}/predictions.jsonl (run id {run_id}, store {store.path})")
     exit_on_error_rate({run_id: metrics}, args.max_error_rate)
     return metrics
+
+
+def replica(argv: list[str], api_base: str | None):
+    """The program of this command line with another --api-base (built inside each Ray actor)."""
+    args = parser().parse_args(argv)
+    args.api_base = api_base
+    dataset = load_data(args)
+    program, _, _ = build_program(args, dataset)
+    if not args.judge:
+        prepare_fresh(program, dataset, args.split or dataset.default_split)
+    return program
 
 
 if __name__ == "__main__":

@@ -3,15 +3,19 @@
 
 Query and item analyses do not depend on the pair: they are computed once per distinct query / item per program and
 handed to the specialist as context when the Relation Analyzer asks it a question about one pair. Length caps and
-output budgets come from the model profile (`hiera_dspy.profiles`).
+output budgets come from the model profile (`hiera_dspy.profiles`). Every module has an `aforward` too (DSPy's
+`acall` path, used by `--engine async`): the same steps, awaited.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextvars
 import hashlib
 import json
 import re
 import threading
+from contextlib import contextmanager
 from typing import Callable
 
 import dspy
@@ -27,6 +31,28 @@ from signatures.hiera import (DIMENSIONS, REASONING_DESC, ItemAnalysis, ItemQues
                               JudgeTriage, QueryAnalysis, QueryQuestion, RelationPlan, RelationSynthesis)
 
 
+_provisional: contextvars.ContextVar["dict | None"] = contextvars.ContextVar("hiera_memo_provisional", default=None)
+
+
+@contextmanager
+def provisional_memos():
+    """Within the block, analyses computed are kept aside (visible to this context only) instead of entering the
+    programs' memos; `commit_memos(scratch)` adds them afterwards. The batch engine judges a pair this way and
+    commits only when the pair finished, so an analysis is paid for by exactly one finished pair."""
+    scratch: dict = {}
+    token = _provisional.set(scratch)
+    try:
+        yield scratch
+    finally:
+        _provisional.reset(token)
+
+
+def commit_memos(scratch: dict) -> None:
+    for memo, key, value in scratch.values():
+        with memo._guard:
+            memo._values.setdefault(key, value)
+
+
 class Memo:
     """Per-program reuse of pair-independent analyses. Fresh on deepcopy (an optimizer's candidate starts empty).
     A value marked `parse_recovered` (salvaged from a malformed answer) is returned but never reused."""
@@ -40,6 +66,17 @@ class Memo:
         return Memo()
 
     def get_or_compute(self, key, compute: Callable[[], dict]) -> tuple[dict, bool]:
+        scratch = _provisional.get()
+        if scratch is not None:  # the batch engine's replay: keep it aside until the pair finishes
+            with self._guard:
+                if key in self._values:
+                    return self._values[key], True
+            if (id(self), key) in scratch:
+                return scratch[(id(self), key)][2], True
+            value = compute()
+            if not value.get("parse_recovered"):
+                scratch[(id(self), key)] = (self, key, value)
+            return value, False
         with self._guard:
             lock = self._locks.setdefault(key, threading.Lock())
         with lock:  # two threads on one query wait for one analysis instead of paying twice
@@ -49,6 +86,32 @@ class Memo:
             if not value.get("parse_recovered"):  # salvaged from a malformed answer: not reused, the next pair asks
                 self._values[key] = value
             return value, False
+
+    async def aget_or_compute(self, key, compute) -> tuple[dict, bool]:
+        """`get_or_compute` for coroutines on one event loop: concurrent tasks on one key await one analysis."""
+        with self._guard:
+            if key in self._values:
+                return self._values[key], True
+            pending = self._locks.get(("async", key))
+            owner = pending is None
+            if owner:
+                pending = self._locks[("async", key)] = asyncio.get_running_loop().create_future()
+        if not owner:
+            return await asyncio.shield(pending), True
+        try:
+            value = await compute()
+        except BaseException as exc:
+            pending.set_exception(exc)
+            pending.exception()  # retrieved: a failure nobody else awaited is not logged as "never retrieved"
+            raise
+        finally:
+            with self._guard:
+                self._locks.pop(("async", key), None)
+        with self._guard:
+            if not value.get("parse_recovered"):
+                self._values[key] = value
+        pending.set_result(value)
+        return value, False
 
 
 def fingerprint(predictor: dspy.Predict) -> str:
@@ -66,6 +129,20 @@ def run_step(name: str, role: str, lms: RoleLMs, predictor: dspy.Module, scheme:
         record.inputs, record.profile = accounting.shown(inputs), getattr(predictor, "profile", None)
         try:
             prediction = predictor(**inputs)
+        except AdapterParseError as exc:
+            prediction, record.degraded = salvage(exc, scheme, name)
+            record.parse_recovered = True
+        record.outputs = {k: v for k, v in prediction.items()}
+    return prediction
+
+
+async def arun_step(name: str, role: str, lms: RoleLMs, predictor: dspy.Module, scheme: LabelScheme | None = None,
+                    **inputs) -> dspy.Prediction:
+    """`run_step` through DSPy's async path (`predictor.acall`)."""
+    with accounting.step(name, role, lms.for_role(role)) as record:
+        record.inputs, record.profile = accounting.shown(inputs), getattr(predictor, "profile", None)
+        try:
+            prediction = await predictor.acall(**inputs)
         except AdapterParseError as exc:
             prediction, record.degraded = salvage(exc, scheme, name)
             record.parse_recovered = True
@@ -214,14 +291,28 @@ class _Specialist(dspy.Module):
         name = f"{self.role}.analyze"
 
         def compute():
-            out = run_step(name, self.role, self.lms, self.analyze, **inputs)
-            value = {field: getattr(out, field) for field in self.signature.output_fields}
-            return {**value, "parse_recovered": True} if out.get("parse_recovered") else value
+            return self._analysis(run_step(name, self.role, self.lms, self.analyze, **inputs))
 
         value, reused = self.memo.get_or_compute((text, fingerprint(self.analyze)), compute)
         if reused:
             _record_reuse(name, self.role, value)
         return dspy.Prediction(**value)
+
+    async def aforward(self, **inputs: str) -> dspy.Prediction:
+        (text,) = inputs.values()
+        name = f"{self.role}.analyze"
+
+        async def compute():
+            return self._analysis(await arun_step(name, self.role, self.lms, self.analyze, **inputs))
+
+        value, reused = await self.memo.aget_or_compute((text, fingerprint(self.analyze)), compute)
+        if reused:
+            _record_reuse(name, self.role, value)
+        return dspy.Prediction(**value)
+
+    def _analysis(self, out: dspy.Prediction) -> dict:
+        value = {field: getattr(out, field) for field in self.signature.output_fields}
+        return {**value, "parse_recovered": True} if out.get("parse_recovered") else value
 
     def ask(self, question: str, query: str, item: str) -> dspy.Prediction:
         """Answer the Relation Analyzer's question about this pair (its own look-ups bounded, cached, accounted)."""
@@ -235,6 +326,22 @@ class _Specialist(dspy.Module):
         passages = lookup(self.knowledge, wanted, self.k, name=f"{self.role}.search", limit=self.max_lookups)
         if passages:
             out = run_step(name, self.role, self.lms, self.answer, **inputs, knowledge=render(passages))
+        return dspy.Prediction(question=question, answer=out.answer, analysis=analysis, lookups=wanted,
+                               passages=len(passages))
+
+    async def aask(self, question: str, query: str, item: str) -> dspy.Prediction:
+        """`ask` through DSPy's async path (look-ups run on a worker thread: a web search blocks)."""
+        analysis = self.describe(await self.acall(**{self.role: query if self.role == "query" else item}))
+        can_look = self.max_lookups > 0 and not isinstance(self.knowledge, NoKnowledge)
+        knowledge = NO_LOOKUPS_YET if can_look else NO_KNOWLEDGE
+        name = f"{self.role}.answer"
+        inputs = dict(query=query, item=item, analysis=analysis, question=question)
+        out = await arun_step(name, self.role, self.lms, self.answer, **inputs, knowledge=knowledge)
+        wanted = [str(s) for s in (out.get("lookups") or []) if str(s).strip()][:self.max_lookups] if can_look else []
+        passages = await asyncio.to_thread(lookup, self.knowledge, wanted, self.k, name=f"{self.role}.search",
+                                           limit=self.max_lookups)
+        if passages:
+            out = await arun_step(name, self.role, self.lms, self.answer, **inputs, knowledge=render(passages))
         return dspy.Prediction(question=question, answer=out.answer, analysis=analysis, lookups=wanted,
                                passages=len(passages))
 
@@ -340,13 +447,38 @@ class RelationAnalyzer(dspy.Module):
             else:
                 analysis = analyzer(**{role: query if role == "query" else item})
                 findings.append(f"{title}: {analyzer.describe(analysis)}")
-        passages = lookup(self.knowledge, list(plan.lookups or []), self.k) if self.use_knowledge else []
-        if passages:
-            findings.append("Knowledge:\n" + render(passages))
+        passages = self._lookups(plan, findings)
         out = run_step("relation.synthesize", "relation", self.lms, self.synthesize, query=query, item=item,
                        guidance=guidance, findings="\n".join(findings) or "(no specialist consulted)")
         return dspy.Prediction(argument=out.argument, consulted=_consulted(plan, self), questions=questions,
                                passages=len(passages))
+
+    async def aforward(self, query: str, item: str, guidance: str) -> dspy.Prediction:
+        plan = await arun_step("relation.plan", "relation", self.lms, self.plan, query=query, item=item,
+                               guidance=guidance)
+        findings, questions = [], {}
+        for role, title, analyzer in (("query", "Query Analyzer", self.query_analyzer),
+                                      ("item", "Item Analyzer", self.item_analyzer)):
+            if analyzer is None or not plan.get(f"consult_{role}_analyzer"):
+                continue
+            if self.directed:
+                questions[role] = str(plan.get(QUESTIONS[role]) or "").strip() or f"The Judge's gaps: {guidance}"
+                findings.append(format_answer(title, await analyzer.aask(questions[role], query, item)))
+            else:
+                analysis = await analyzer.acall(**{role: query if role == "query" else item})
+                findings.append(f"{title}: {analyzer.describe(analysis)}")
+        passages = await asyncio.to_thread(self._lookups, plan, findings)  # a web search blocks: off the loop
+        out = await arun_step("relation.synthesize", "relation", self.lms, self.synthesize, query=query, item=item,
+                              guidance=guidance, findings="\n".join(findings) or "(no specialist consulted)")
+        return dspy.Prediction(argument=out.argument, consulted=_consulted(plan, self), questions=questions,
+                               passages=len(passages))
+
+    def _lookups(self, plan, findings: list[str]) -> list[Passage]:
+        """The planned knowledge look-ups; their passages are appended to `findings`."""
+        passages = lookup(self.knowledge, list(plan.lookups or []), self.k) if self.use_knowledge else []
+        if passages:
+            findings.append("Knowledge:\n" + render(passages))
+        return passages
 
 
 QUESTIONS = {"query": "question_for_query_analyzer", "item": "question_for_item_analyzer"}
@@ -395,6 +527,15 @@ class RelevanceJudge(dspy.Module):
     def assess(self, query: str, item: str) -> dspy.Prediction:
         out = run_step("judge.triage", "judge", self.lms, self.triage, self.scheme, query=query, item=item,
                        label_definitions=self.scheme.describe())
+        return self._triaged(out)
+
+    async def aassess(self, query: str, item: str) -> dspy.Prediction:
+        out = await arun_step("judge.triage", "judge", self.lms, self.triage, self.scheme, query=query, item=item,
+                              label_definitions=self.scheme.describe())
+        return self._triaged(out)
+
+    @staticmethod
+    def _triaged(out: dspy.Prediction) -> dspy.Prediction:
         # a recovered (malformed) triage keeps only its label: its dimensions count as unclear, so it delegates
         dims = [getattr(out, f, "unclear") for f in DIMENSIONS]
         return dspy.Prediction(label=out.label, guidance=getattr(out, "guidance", ""),
@@ -408,6 +549,14 @@ class RelevanceJudge(dspy.Module):
         return run_step("judge.decide", "judge", self.lms, self.decide, self.scheme, query=query, item=item,
                         label_definitions=self.scheme.describe(), triage=triage or NO_TRIAGE,
                         evidence=evidence or "(none)")
+
+    async def adecide_label(self, query: str, item: str, evidence: str, triage: str = "") -> dspy.Prediction:
+        if self.alone:
+            return await arun_step("judge.decide", "judge", self.lms, self.decide, self.scheme, query=query,
+                                   item=item, label_definitions=self.scheme.describe())
+        return await arun_step("judge.decide", "judge", self.lms, self.decide, self.scheme, query=query, item=item,
+                               label_definitions=self.scheme.describe(), triage=triage or NO_TRIAGE,
+                               evidence=evidence or "(none)")
 
 
 NO_TRIAGE = "(not assessed: every pair is delegated)"

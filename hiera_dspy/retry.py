@@ -51,7 +51,7 @@ from dspy.adapters.chat_adapter import ChatAdapter
 
 from dspy.utils.exceptions import AdapterParseError, LMRateLimitError, LMServerError
 
-from hiera_dspy import lm_cache, settings
+from hiera_dspy import lm_cache, pacing, settings
 
 T = TypeVar("T")
 
@@ -232,7 +232,12 @@ class RetryMixin:
         parent = super()
 
         async def attempt(n: int):
-            return await _aevicting(lambda: parent.acall(lm, lm_kwargs, signature, demos, inputs))
+            await pacing.before_request(lm, inputs)  # --engine async: RPM/TPM pacing, 429 cool-down (else no-op)
+            try:
+                return await _aevicting(lambda: parent.acall(lm, lm_kwargs, signature, demos, inputs))
+            except Exception as exc:
+                pacing.after_error(exc)
+                raise
 
         return await awith_retries(attempt, p.attempts, p.base_delay, p.max_delay, self.retry_rng,
                                    max_retry_after=p.max_retry_after, on_retry=self._count_retry,

@@ -28,22 +28,32 @@ def judge_one(program: dspy.Module, pair: Pair, position: int | None = None) -> 
     """Judge one pair; never raises for a failure of the LM or the program (it becomes the row's `error`)."""
     ledger = accounting.Ledger()
     start = time.perf_counter()
-    label, fields, error = None, {}, None
+    prediction, error = None, None
     with accounting.bind(ledger), retrying():
         try:
             prediction = program(**pair.inputs())
-            fields = {k: prediction.get(k) for k in PREDICTION_FIELDS if prediction.get(k) is not None}
-            fields.update(failure_fields(ledger))
-            label = fields.get("label")
-            if fields.get("escalated"):
-                label = None
         except Exception as exc:  # noqa: BLE001 - one pair's failure must not stop the run
-            error = redact(f"{type(exc).__name__}: {exc}")[:500]  # a server may echo the key: redact, then cut
+            error = exc
+    return judgment_row(pair, position, ledger, prediction, error, time.perf_counter() - start)
+
+
+def judgment_row(pair: Pair, position: int | None, ledger: accounting.Ledger, prediction, error: Exception | None,
+                 seconds: float) -> dict:
+    """The run store's row for one finished judgment (every engine builds its rows here)."""
+    label, fields, message = None, {}, None
+    if error is not None:
+        message = redact(f"{type(error).__name__}: {error}")[:500]  # a server may echo the key: redact, then cut
+    else:
+        fields = {k: prediction.get(k) for k in PREDICTION_FIELDS if prediction.get(k) is not None}
+        fields.update(failure_fields(ledger))
+        label = fields.get("label")
+        if fields.get("escalated"):
+            label = None
     by_role = ledger.by_role()
     return {"id": pair.id, "position": position, "gold": pair.label, "label": label, "fields": fields,
             "steps": [s.to_dict() for s in ledger.steps], "tokens": ledger.tokens, "lm_calls": ledger.calls,
             "tokens_by_role": {r: v["prompt_tokens"] + v["completion_tokens"] for r, v in by_role.items()},
-            "seconds": time.perf_counter() - start, "error": error, "escalated": bool(fields.get("escalated")),
+            "seconds": seconds, "error": message, "escalated": bool(fields.get("escalated")),
             "delegated": fields.get("delegated")}
 
 
@@ -71,12 +81,42 @@ def run_pairs(program: dspy.Module, pairs: list[Pair], store: RunStore, run_id: 
         store.release(run_id)
 
 
-def _run_pairs(program, pairs, store, run_id, threads, retry_errors, progress) -> list[dict]:
+def pending(pairs: list[Pair], store: RunStore, run_id: str, retry_errors: bool = False,
+            progress: bool = True) -> list[tuple[int, Pair]]:
+    """(position, pair) for every pair of the split not yet finished in `run_id` (every engine starts here)."""
     done = store.finished_ids(run_id, include_errors=not retry_errors)
     todo = [(i, p) for i, p in enumerate(pairs) if p.id not in done]
-    total, finished, lock = len(pairs), len(pairs) - len(todo), threading.Lock()
     if progress and done:
-        print(f"resuming run {run_id}: {len(pairs) - len(todo)} of {total} judgments already done", file=sys.stderr)
+        print(f"resuming run {run_id}: {len(pairs) - len(todo)} of {len(pairs)} judgments already done",
+              file=sys.stderr)
+    return todo
+
+
+class Progress:
+    """One stderr line per finished judgment: `[k/total] id: label (seconds)`; thread-safe."""
+
+    def __init__(self, total: int, finished: int, enabled: bool = True):
+        self.total, self.finished, self.enabled = total, finished, enabled
+        self._lock = threading.Lock()
+
+    def __call__(self, row: dict) -> None:
+        with self._lock:
+            self.finished += 1
+            n = self.finished
+        if self.enabled:
+            mark = "error" if row["error"] else (row["label"] or "escalated")
+            print(f"[{n}/{self.total}] {row['id']}: {mark} ({row['seconds']:.1f}s)", file=sys.stderr)
+
+
+def run_rows(store: RunStore, run_id: str, pairs: list[Pair]) -> list[dict]:
+    """The run's rows for these pairs, in split order (what every engine returns)."""
+    wanted = {p.id for p in pairs}
+    return [r for r in store.rows(run_id) if r["id"] in wanted]
+
+
+def _run_pairs(program, pairs, store, run_id, threads, retry_errors, progress) -> list[dict]:
+    todo = pending(pairs, store, run_id, retry_errors, progress)
+    report = Progress(len(pairs), len(pairs) - len(todo), progress)
 
     def task(item):
         position, pair = item
@@ -88,16 +128,10 @@ def _run_pairs(program, pairs, store, run_id, threads, retry_errors, progress) -
     try:
         futures = [pool.submit(task, item) for item in todo]
         for future in as_completed(futures):
-            row = future.result()
-            with lock:
-                finished += 1
-            if progress:
-                mark = "error" if row["error"] else (row["label"] or "escalated")
-                print(f"[{finished}/{total}] {row['id']}: {mark} ({row['seconds']:.1f}s)", file=sys.stderr)
+            report(future.result())
     except BaseException:
         # Ctrl-C or a fatal error: judgments already running finish and are recorded; queued ones never start
         pool.shutdown(wait=True, cancel_futures=True)
         raise
     pool.shutdown(wait=True)
-    wanted = {p.id for p in pairs}
-    return [r for r in store.rows(run_id) if r["id"] in wanted]
+    return run_rows(store, run_id, pairs)

@@ -34,9 +34,17 @@ CREATE TABLE IF NOT EXISTS judgments (
     attempts INTEGER DEFAULT 1, finished REAL,
     PRIMARY KEY (run_id, pair_id)
 );
+CREATE TABLE IF NOT EXISTS batches (
+    batch_id TEXT, run_id TEXT NOT NULL, endpoint TEXT NOT NULL, model TEXT NOT NULL, input_file_id TEXT NOT NULL,
+    keys TEXT NOT NULL, status TEXT NOT NULL, created REAL NOT NULL, PRIMARY KEY (run_id, input_file_id)
+);
+CREATE TABLE IF NOT EXISTS batch_answers (
+    run_id TEXT NOT NULL, key TEXT NOT NULL, response TEXT, error TEXT, PRIMARY KEY (run_id, key)
+);
 """ + lease.SCHEMA
 RUN_ID = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._+=@-]{0,127}")
 RUN_ID_RULE = "1-128 characters from A-Z a-z 0-9 . _ - + = @, not starting with . - + = @ and without '..'"
+BATCH_DONE = ("completed", "failed", "expired", "cancelled")  # a provider batch that will not change
 WAIT_POLL = 0.5  # seconds between looks at a busy run's lease while waiting for it
 
 
@@ -265,6 +273,60 @@ class RunStore:
             row["delegated"] = None if row["delegated"] is None else bool(row["delegated"])
             rows.append(row)
         return rows
+
+    # --- provider batches (--engine batch): ids and answers, so a restarted run polls and never resubmits ---------
+    def add_batch(self, run_id: str, endpoint: str, model: str, input_file_id: str, keys: list[str],
+                  batch_id: str | None = None, status: str = "submitting") -> None:
+        """Record an uploaded batch input file (before the batch is created: a crash in between is recoverable)."""
+        with self._lock:
+            self._db.execute("INSERT OR REPLACE INTO batches VALUES (?,?,?,?,?,?,?,?)",
+                             (batch_id, run_id, endpoint, model, input_file_id, json.dumps(keys), status, time.time()))
+
+    def set_batch(self, run_id: str, input_file_id: str, batch_id: str, status: str) -> None:
+        with self._lock:
+            self._db.execute("UPDATE batches SET batch_id=?, status=? WHERE run_id=? AND input_file_id=?",
+                             (batch_id, status, run_id, input_file_id))
+
+    def open_batches(self, run_id: str) -> list[dict]:
+        """Batches of the run whose answers are not collected yet (status not in BATCH_DONE)."""
+        marks = ",".join("?" * len(BATCH_DONE))
+        with self._lock:
+            cur = self._db.execute(f"SELECT batch_id, endpoint, model, input_file_id, keys, status FROM batches "
+                                   f"WHERE run_id=? AND status NOT IN ({marks}) ORDER BY created", (run_id, *BATCH_DONE))
+            return [{"batch_id": b, "endpoint": e, "model": m, "input_file_id": f, "keys": json.loads(k), "status": s}
+                    for b, e, m, f, k, s in cur.fetchall()]
+
+    def batches(self, run_id: str) -> list[dict]:
+        with self._lock:
+            cur = self._db.execute("SELECT batch_id, status, keys FROM batches WHERE run_id=? ORDER BY created",
+                                   (run_id,))
+            return [{"batch_id": b, "status": s, "keys": json.loads(k)} for b, s, k in cur.fetchall()]
+
+    def collect_batch(self, run_id: str, input_file_id: str, status: str,
+                      answers: dict[str, tuple[str | None, str | None]]) -> None:
+        """Store a finished batch's answers (key -> (response JSON, error)) and its final status in one transaction."""
+        with self._lock:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                self._db.executemany("INSERT OR REPLACE INTO batch_answers VALUES (?,?,?,?)",
+                                     [(run_id, k, resp, err) for k, (resp, err) in answers.items()])
+                self._db.execute("UPDATE batches SET status=? WHERE run_id=? AND input_file_id=?",
+                                 (status, run_id, input_file_id))
+                self._db.execute("COMMIT")
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+
+    def batch_answers(self, run_id: str) -> dict[str, tuple[str | None, str | None]]:
+        with self._lock:
+            cur = self._db.execute("SELECT key, response, error FROM batch_answers WHERE run_id=?", (run_id,))
+            return {k: (r, e) for k, r, e in cur.fetchall()}
+
+    def forget_batch_errors(self, run_id: str) -> int:
+        """Drop the run's failed batch answers (--retry-errors: those requests are sent again)."""
+        with self._lock:
+            return self._db.execute("DELETE FROM batch_answers WHERE run_id=? AND error IS NOT NULL",
+                                    (run_id,)).rowcount
 
     def run_ids(self) -> list[str]:
         with self._lock:

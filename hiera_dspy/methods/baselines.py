@@ -12,11 +12,12 @@ the item block, which is the concatenation that HIERA's coordination is compared
 
 from __future__ import annotations
 
+import asyncio
 from typing import Literal
 
 import dspy
 
-from hiera_dspy.agents import Memo, _record_reuse, fingerprint, lookup, run_step
+from hiera_dspy.agents import Memo, _record_reuse, arun_step, fingerprint, lookup, run_step
 from hiera_dspy.knowledge import render
 from hiera_dspy.labels import LabelScheme
 from hiera_dspy.methods import BuildContext, register
@@ -48,6 +49,11 @@ class Baseline(dspy.Module):
         """One accounted call; label recovery only for predictors with a `label` output."""
         scheme = self.scheme if "label" in predictor.signature.output_fields else None
         return run_step(name, role, lms if lms is not None else self.lms, predictor, scheme, **inputs)
+
+    async def astep(self, name: str, predictor: dspy.Predict, role: str = "judge", lms=None, **inputs):
+        """`step` through DSPy's async path."""
+        scheme = self.scheme if "label" in predictor.signature.output_fields else None
+        return await arun_step(name, role, lms if lms is not None else self.lms, predictor, scheme, **inputs)
 
 
 def restrict(signature: type[dspy.Signature], labels: tuple[str, ...]) -> type[dspy.Signature]:
@@ -82,6 +88,17 @@ class SingleStep(Baseline):
         item = self.item(query, item_title, item_text)
         out = self.step(f"{self.step_name}.judge", self.judge, query=query, item=item,
                         label_definitions=self.scheme.describe())
+        return self._labelled(out)
+
+    async def aforward(self, query: str, item_title: str, item_text: str) -> dspy.Prediction:
+        item = (await asyncio.to_thread(self.item, query, item_title, item_text) if self.with_knowledge  # a look-up
+                else self.item(query, item_title, item_text))                                   # blocks: off the loop
+        out = await self.astep(f"{self.step_name}.judge", self.judge, query=query, item=item,
+                               label_definitions=self.scheme.describe())
+        return self._labelled(out)
+
+    @staticmethod
+    def _labelled(out: dspy.Prediction) -> dspy.Prediction:
         evidence = "; ".join(f"{k}: {v}" for k, v in out.items() if k not in ("label", "parse_recovered"))
         return dspy.Prediction(label=out.label, evidence=evidence, parse_recovered=out.get("parse_recovered"))
 

@@ -15,6 +15,8 @@ caps (`hiera_dspy.profiles`; auto = from each role's LM).
 
 from __future__ import annotations
 
+import asyncio
+
 import dspy
 
 from hiera_dspy.agents import (ItemAnalyzer, QueryAnalyzer, RelationAnalyzer, RelevanceJudge, format_item_analysis,
@@ -55,13 +57,32 @@ class HieraProgram(dspy.Module):
         if self.delegation == "triage":
             triage = self.judge.assess(query, item)
             if triage.all_clear:  # a direct label, with the Judge's reasoning
-                return dspy.Prediction(label=triage.label, delegated=False, guidance=triage.guidance, evidence="",
-                                       dimensions=triage.dimensions, reasoning=triage.reasoning,
-                                       parse_recovered=triage.parse_recovered)
+                return self._direct(triage)
             triage_text = format_triage(triage.dimensions, triage.guidance)
         guidance = triage.guidance if triage else "Assess every dimension."
         evidence = self._gather(query, item_title, item, guidance)
         return self._decide(query, item, evidence, delegated=True, guidance=guidance, triage=triage_text)
+
+    async def aforward(self, query: str, item_title: str, item_text: str) -> dspy.Prediction:
+        """`forward` through DSPy's async path: the same steps, each awaited (`--engine async`)."""
+        item = item_block(item_title, item_text)
+        if self.solo or self.delegation == "never":
+            return await self._adecide(query, item, "", delegated=False)
+        triage, triage_text = None, ""
+        if self.delegation == "triage":
+            triage = await self.judge.aassess(query, item)
+            if triage.all_clear:
+                return self._direct(triage)
+            triage_text = format_triage(triage.dimensions, triage.guidance)
+        guidance = triage.guidance if triage else "Assess every dimension."
+        evidence = await self._agather(query, item_title, item, guidance)
+        return await self._adecide(query, item, evidence, delegated=True, guidance=guidance, triage=triage_text)
+
+    @staticmethod
+    def _direct(triage: dspy.Prediction) -> dspy.Prediction:
+        return dspy.Prediction(label=triage.label, delegated=False, guidance=triage.guidance, evidence="",
+                               dimensions=triage.dimensions, reasoning=triage.reasoning,
+                               parse_recovered=triage.parse_recovered)
 
     def _gather(self, query: str, item_title: str, item: str, guidance: str) -> str:
         parts = []
@@ -79,8 +100,32 @@ class HieraProgram(dspy.Module):
                 parts.append("Knowledge:\n" + render(passages))
         return "\n".join(parts)
 
+    async def _agather(self, query: str, item_title: str, item: str, guidance: str) -> str:
+        if self.relation is not None and self.coordination == "hierarchical":
+            return (await self.relation.acall(query=query, item=item, guidance=guidance)).argument
+        parts = []
+        if self.relation is not None:
+            argument = (await self.relation.acall(query=query, item=item, guidance=guidance)).argument
+            parts.append("Relation Analyzer: " + argument)
+        if self.query_analyzer is not None:
+            parts.append(format_query_analysis(await self.query_analyzer.acall(query=query)))
+        if self.item_analyzer is not None:
+            parts.append(format_item_analysis(await self.item_analyzer.acall(item=item)))
+        if self.use_knowledge and (self.relation is None or self.coordination != "hierarchical"):
+            passages = await asyncio.to_thread(lookup, self.knowledge, [f"{query} {item_title}"], self.k)
+            if passages:
+                parts.append("Knowledge:\n" + render(passages))
+        return "\n".join(parts)
+
+    async def _adecide(self, query, item, evidence, delegated, guidance="", triage="") -> dspy.Prediction:
+        out = await self.judge.adecide_label(query, item, evidence, triage)
+        return self._decided(out, evidence, delegated, guidance)
+
     def _decide(self, query, item, evidence, delegated, guidance="", triage="") -> dspy.Prediction:
-        out = self.judge.decide_label(query, item, evidence, triage)
+        return self._decided(self.judge.decide_label(query, item, evidence, triage), evidence, delegated, guidance)
+
+    @staticmethod
+    def _decided(out, evidence, delegated, guidance) -> dspy.Prediction:
         return dspy.Prediction(label=out.label, delegated=delegated, guidance=guidance, evidence=evidence,
                                reasoning=getattr(out, "reasoning", None), parse_recovered=out.get("parse_recovered"))
 

@@ -1,0 +1,96 @@
+"""Engines: how the pending pairs of a run get judged. Every engine writes ordinary judgment rows
+(`runner.judgment_row`) into the same run store, as each judgment finishes, so a run started with one engine can be
+resumed with another and `eval.metrics` cannot tell them apart.
+
+    threads  a pool of worker threads, each judging one pair at a time (the default; `--threads N`)
+    async    one event loop, DSPy's `acall` path, `--concurrency N` judgments in flight, `--rpm`/`--tpm` pacing
+    batch    OpenAI's Batch API, level by level over all pairs; batch ids in the run store (restart polls, never resubmits)
+    ray      a Ray actor pool (one program replica and LM endpoint per actor); rows flow back to the driver's store
+
+A new engine is one module here with `run(job: Job) -> list[dict]` and its line in ENGINES.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+from dataclasses import dataclass, field
+from typing import Callable
+
+import dspy
+
+from hiera_dspy.store import RunStore
+from hiera_dspy.types import Pair
+
+ENGINES: dict[str, tuple[str, str]] = {
+    "threads": ("hiera_dspy.engines.threads", "worker threads (--threads N); the default"),
+    "async": ("hiera_dspy.engines.aio", "one event loop, DSPy acall, --concurrency N in flight, --rpm/--tpm pacing"),
+    "batch": ("hiera_dspy.engines.batch", "OpenAI Batch API, level by level (half price, up to 24 h per level)"),
+    "ray": ("hiera_dspy.engines.ray_engine", "Ray actors, one program replica + LM endpoint each (extra: ray)"),
+}
+
+
+@dataclass
+class EngineOptions:
+    """Every engine's settings; each engine reads only its own."""
+
+    threads: int = 1
+    concurrency: int = 64
+    rpm: float | None = None
+    tpm: float | None = None
+    cooldown: float = 10.0
+    poll_seconds: float = 30.0
+    batch_max_requests: int = 50_000
+    batch_max_bytes: int = 200 * 1024 * 1024
+    batch_window: str = "24h"
+    ray_address: str | None = None
+    ray_actors: int = 2
+    api_bases: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Job:
+    """One engine invocation: judge `pairs` of run `run_id` with `program` (its role LMs are `lms`)."""
+
+    program: dspy.Module
+    pairs: list[Pair]
+    store: RunStore
+    run_id: str
+    lms: dict | None = None
+    retry_errors: bool = False
+    progress: bool = True
+    options: EngineOptions = field(default_factory=EngineOptions)
+    factory: Callable[[str | None], dspy.Module] | None = None  # ray: builds a replica, given an actor's api_base
+
+
+def judge(engine: str, job: Job) -> list[dict]:
+    """Run `job` with the named engine; returns the run's rows for the job's pairs, in split order."""
+    if engine not in ENGINES:
+        raise SystemExit(f"error: unknown engine {engine!r}; engines: {', '.join(ENGINES)}")
+    job.store.claim(job.run_id)  # one writer per run, whatever the engine (a no-op when already held)
+    try:
+        return importlib.import_module(ENGINES[engine][0]).run(job)
+    finally:
+        job.store.release(job.run_id)
+
+
+def add_engine_arguments(parser: argparse.ArgumentParser) -> None:
+    g = parser.add_argument_group("engine (how the pairs are sent; every engine writes the same run store)")
+    g.add_argument("--engine", default="threads", choices=list(ENGINES),
+                   help="; ".join(f"{name}: {doc}" for name, (_, doc) in ENGINES.items()))
+    g.add_argument("--concurrency", type=int, default=64, help="async: judgments (= LM requests) in flight")
+    g.add_argument("--rpm", type=float, help="async: at most this many LM requests per minute (evenly spaced)")
+    g.add_argument("--tpm", type=float, help="async: at most this many tokens per minute (input estimate + max_tokens)")
+    g.add_argument("--cooldown", type=float, default=10.0,
+                   help="async: seconds every request waits after a 429 without Retry-After")
+    g.add_argument("--poll-seconds", type=float, default=30.0, help="batch: seconds between status polls")
+    g.add_argument("--ray-address", help="ray: join this cluster (default: start a local Ray instance)")
+    g.add_argument("--ray-actors", type=int, default=2, help="ray: actors (program replicas)")
+
+
+def options_from_args(args: argparse.Namespace) -> EngineOptions:
+    api_base = getattr(args, "api_base", None) or ""
+    return EngineOptions(threads=getattr(args, "threads", 1) or 1, concurrency=args.concurrency, rpm=args.rpm,
+                         tpm=args.tpm, cooldown=args.cooldown, poll_seconds=args.poll_seconds,
+                         ray_address=args.ray_address, ray_actors=args.ray_actors,
+                         api_bases=[b.strip() for b in api_base.split(",") if b.strip()])

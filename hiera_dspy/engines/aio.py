@@ -1,0 +1,87 @@
+"""The async engine: one process, one event loop, many requests in flight (`--engine async`).
+
+Each judgment runs through DSPy's async path (`program.acall` -> `Predict.acall` -> `LM.acall`); `--concurrency N`
+worker coroutines pull pairs from the queue, so at most N judgments (hence N LM requests: a judgment's steps are
+sequential) are in flight. `--rpm` / `--tpm` pace the requests and a 429 pauses all of them (`hiera_dspy.pacing`).
+Each finished judgment is written to the run store at once, like the thread engine; a killed run resumes.
+
+A method whose program has no `aforward` of its own (most baselines; HIERA's graphs and the single-call baselines
+have one) is judged by its synchronous `forward` on worker threads under the same concurrency bound, without pacing (said
+on stderr).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import dspy
+
+from hiera_dspy import accounting, pacing
+from hiera_dspy.engines import Job
+from hiera_dspy.retry import retrying
+from hiera_dspy.runner import Progress, judge_one, judgment_row, pending, run_rows
+from hiera_dspy.types import Pair
+
+
+def has_async_path(program: dspy.Module) -> bool:
+    """True when the class that defines the program's `forward` also defines its `aforward` (a subclass that
+    overrides `forward` alone must not inherit a parent's `aforward`, which would run the parent's graph)."""
+    for cls in type(program).__mro__:
+        if "forward" in vars(cls):
+            return "aforward" in vars(cls)
+    return False
+
+
+async def ajudge_one(program: dspy.Module, pair: Pair, position: int | None = None) -> dict:
+    """`runner.judge_one` through `program.acall`; never raises for a failure of the LM or the program."""
+    ledger = accounting.Ledger()
+    start = time.perf_counter()
+    prediction, error = None, None
+    with accounting.bind(ledger), retrying():
+        try:
+            prediction = await program.acall(**pair.inputs())
+        except Exception as exc:  # noqa: BLE001 - one pair's failure must not stop the run
+            error = exc
+    return judgment_row(pair, position, ledger, prediction, error, time.perf_counter() - start)
+
+
+async def judge_all(job: Job, todo: list[tuple[int, Pair]], report) -> pacing.Pacer:
+    """Judge `todo` with `concurrency` workers on the running loop; returns the pacer (its counters)."""
+    opts = job.options
+    concurrency = max(1, opts.concurrency)
+    loop = asyncio.get_running_loop()
+    # DSPy hops to a thread for request preparation, cache and pricing: size the pool to the requests in flight
+    loop.set_default_executor(ThreadPoolExecutor(max_workers=min(concurrency, 64) + 4))
+    native = has_async_path(job.program)
+    if not native and job.progress:
+        print(f"{getattr(job.program, 'method', type(job.program).__name__)} has no async path: judged on "
+              f"{concurrency} worker threads instead (no RPM/TPM pacing)", file=sys.stderr)
+    pacer = pacing.Pacer(opts.rpm, opts.tpm, opts.cooldown)
+    queue = iter(todo)
+
+    async def worker():
+        for position, pair in queue:  # one shared iterator: each pair is taken by exactly one worker
+            if native:
+                row = await ajudge_one(job.program, pair, position)
+            else:
+                row = await asyncio.to_thread(judge_one, job.program, pair, position)
+            job.store.record(job.run_id, row)
+            report(row)
+
+    with pacing.bound(pacer):
+        await asyncio.gather(*(worker() for _ in range(min(concurrency, max(1, len(todo))))))
+    return pacer
+
+
+def run(job: Job) -> list[dict]:
+    todo = pending(job.pairs, job.store, job.run_id, job.retry_errors, job.progress)
+    report = Progress(len(job.pairs), len(job.pairs) - len(todo), job.progress)
+    if todo:
+        pacer = asyncio.run(judge_all(job, todo, report))
+        if job.progress and (pacer.rate_limits or pacer.waited):
+            print(f"async: {pacer.rate_limits} rate limits (429) seen, {pacer.waited:.1f} s waited for pacing",
+                  file=sys.stderr)
+    return run_rows(job.store, job.run_id, job.pairs)

@@ -1,0 +1,11 @@
+"""The thread engine (the default): `runner.run_pairs` with `--threads N` worker threads."""
+
+from __future__ import annotations
+
+from hiera_dspy.engines import Job
+from hiera_dspy.runner import run_pairs
+
+
+def run(job: Job) -> list[dict]:
+    return run_pairs(job.program, job.pairs, job.store, job.run_id, threads=job.options.threads,
+                     retry_errors=job.retry_errors, progress=job.progress)
