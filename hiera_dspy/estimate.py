@@ -17,19 +17,16 @@ from __future__ import annotations
 import argparse
 import copy
 import dataclasses
-import os
 from collections import defaultdict
 
-os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+import dspy
+from dspy.lm15 import Usage
 
-import dspy  # noqa: E402
-from dspy.lm15 import Usage  # noqa: E402
-
-from hiera_dspy.intercept import openai_chat_body, swapped_engines  # noqa: E402
-from hiera_dspy.lms import ROLES  # noqa: E402
-from hiera_dspy.runner import judge_one  # noqa: E402
-from hiera_dspy.testing import FakeEngine  # noqa: E402
-from hiera_dspy.types import Pair  # noqa: E402
+from hiera_dspy.intercept import openai_chat_body, swapped_engines  # importing hiera_dspy keeps LiteLLM's map local
+from hiera_dspy.lms import ROLES
+from hiera_dspy.runner import judge_one
+from hiera_dspy.testing import FakeEngine
+from hiera_dspy.types import Pair
 
 ASSUMED_DELEGATION = 0.5
 ASSUMED_OUTPUT_TOKENS = 150
