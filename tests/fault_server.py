@@ -301,7 +301,7 @@ class _Handler(BaseHTTPRequestHandler):
             if auth:
                 srv.auth_seen.add(auth)
             srv.seen.append((_model(raw), auth))
-        srv.gate.wait(timeout=120)
+        srv.gate.wait(timeout=300)
         kind = srv._draw(raw.decode("utf-8", "replace"))
         with srv._lock:
             srv.counts[kind] += 1

@@ -47,7 +47,7 @@ def test_second_writer_refuses_or_waits_and_each_pair_is_paid_once(isolated, fau
 
     def start(name: str, *extra: str) -> tuple[subprocess.Popen, Path]:
         # each process its own DSPy disk cache: a pair judged twice reaches the server twice
-        env = {**os.environ, "DSPY_CACHEDIR": str(isolated / f"cache-{name}"), "HIERA_LM_TIMEOUT": "120",
+        env = {**os.environ, "DSPY_CACHEDIR": str(isolated / f"cache-{name}"), "HIERA_LM_TIMEOUT": "600",
                "PYTHONUNBUFFERED": "1"}
         err = isolated / f"stderr-{name}.txt"
         proc = subprocess.Popen([sys.executable, "-m", "eval.run", *args, *extra], cwd=ROOT, env=env,
@@ -56,16 +56,16 @@ def test_second_writer_refuses_or_waits_and_each_pair_is_paid_once(isolated, fau
 
     first, _ = start("first")
     try:
-        assert _until(lambda: _rows(store, run_id) >= 1 or first.poll() is not None, 60), "first writer never wrote"
+        assert _until(lambda: _rows(store, run_id) >= 1 or first.poll() is not None, 180), "first writer never wrote"
         fault_server.pause()  # the first writer is now mid-run, its next LM call held by the server
         second, second_err = start("second")
         waiter, waiter_err = start("waiter", "--wait")
-        second_done = _until(lambda: second.poll() is not None, 40)
+        second_done = _until(lambda: second.poll() is not None, 180)
         waiting = _until(lambda: "waiting for it to finish" in waiter_err.read_text() or waiter.poll() is not None,
-                         40)
+                         180)
         fault_server.resume()
         for proc in (first, second, waiter):
-            proc.wait(timeout=60)
+            proc.wait(timeout=180)
     finally:
         fault_server.resume()
         for proc in ("first", "second", "waiter"):
