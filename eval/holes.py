@@ -129,6 +129,8 @@ def main(argv: list[str] | None = None) -> dict:
           f"({len(inputs.qrels)} existing judgments)", file=sys.stderr)
     identity = {"holes": {k: labelling[k] for k in ("qrels", "runs", "topics", "corpus", "depth")}}
     run = label_pairs(args, dataset, holes, "holes", labelling, identity)
+    if run is None:  # --dry-run: the estimate is printed, nothing was sent
+        return {}
     written = export(run.store, run.run_id)
     summary = json.loads((Path(run.config["labelling"]["out"]) / "summary.json").read_text())
     print_summary(summary)

@@ -48,6 +48,8 @@ def main(argv: list[str] | None = None) -> dict:
     out = Path(args.out).resolve()
     labelling = {"kind": "label", "out": str(out), "scheme": dataset.scheme.to_dict()}
     run = label_pairs(args, dataset, pairs, split, labelling)
+    if run is None:  # --dry-run: the estimate is printed, nothing was sent
+        return {}
     written = export(run.store, run.run_id)
     records = [r for r in records_of(run.store, run.run_id) if r["id"] in {p.id for p in pairs}]
     summary = summarize(records)

@@ -26,10 +26,11 @@ from hiera_dspy.confidence import confidence
 from hiera_dspy.data import Dataset
 from hiera_dspy.data.trec import format_qrels
 from hiera_dspy.decisions import DecisionLog
+from hiera_dspy.engines import Job, add_engine_arguments, judge, options_from_args
+from hiera_dspy.estimate import add_dry_run_arguments, dry_run
 from hiera_dspy.files import write_atomic
 from hiera_dspy.labels import LabelScheme
 from hiera_dspy.lms import add_lm_arguments
-from hiera_dspy.runner import run_pairs
 from hiera_dspy.runspec import RunSpec
 from hiera_dspy.store import RunStore
 from hiera_dspy.types import Pair
@@ -37,7 +38,7 @@ from hiera_dspy.types import Pair
 
 def add_labelling_arguments(p: argparse.ArgumentParser) -> None:
     """eval.run's options for what judges and how: --method | --judge, --limit, the run options (--run-id, --store,
-    --wait, --max-error-rate), --retry-errors, --set, the LM flags."""
+    --wait, --max-error-rate), --retry-errors, --set, the LM flags, --engine and --dry-run."""
     which = p.add_mutually_exclusive_group(required=True)
     which.add_argument("--method", help="a registered method, uncompiled (see python -m eval.methods)")
     which.add_argument("--judge", help="a compiled judge artifact (JSON) from optimize.compile")
@@ -46,6 +47,8 @@ def add_labelling_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--retry-errors", action="store_true", help="re-judge only the judgments that ended in an error")
     add_config_argument(p)
     add_lm_arguments(p)
+    add_engine_arguments(p)
+    add_dry_run_arguments(p)
 
 
 @dataclass
@@ -57,8 +60,10 @@ class LabellingRun:
 
 
 def label_pairs(args, dataset: Dataset, pairs: list[Pair], split: str, labelling: dict,
-                identity_extra: dict | None = None) -> LabellingRun:
-    """Judge `pairs` as a run of the store (resuming a finished part), after writing OUT/pairs.jsonl."""
+                identity_extra: dict | None = None) -> LabellingRun | None:
+    """Judge `pairs` as a run of the store (resuming a finished part), after writing OUT/pairs.jsonl, with the
+    engine of `--engine`. With `--dry-run` nothing is sent and no run starts: the cost estimate is printed and None
+    returned."""
     from eval.run import build_program
 
     program, lms, knowledge = build_program(args, dataset)
@@ -70,9 +75,12 @@ def label_pairs(args, dataset: Dataset, pairs: list[Pair], split: str, labelling
                            judge=args.judge, tau=tau, extra=identity_extra)
     identity = spec.identity()
     run_id = args.run_id or spec.run_id
+    store = open_store(args)
+    if args.dry_run:  # a pilot of this run in the store gives the delegation rate
+        dry_run(program, pairs, lms, args, knowledge.name, store.rows(run_id))
+        return None
     out = Path(labelling["out"])
     write_jsonl(out / "pairs.jsonl", [pair_record(p) for p in pairs])
-    store = open_store(args)
     begin_run(store, run_id, {**identity, "limit": args.limit, "labelling": labelling}, args,
               may_differ=("limit", "labelling"))
     config = store.run_config(run_id)
@@ -80,7 +88,11 @@ def label_pairs(args, dataset: Dataset, pairs: list[Pair], split: str, labelling
         print(f"run {run_id} resumed: its outputs stay in {config.get('labelling', {}).get('out')}", file=sys.stderr)
     print(f"run {run_id}: {len(pairs)} pairs to label with {program.method} (LMs {spec.lms}, "
           f"knowledge {knowledge.name})", file=sys.stderr)
-    rows = run_pairs(program, pairs, store, run_id, threads=args.threads, retry_errors=args.retry_errors)
+    if args.engine == "ray":
+        raise SystemExit("error: --engine ray is available on eval.run (its replicas are rebuilt from eval.run's "
+                         "command line); label with --engine threads, async or batch")
+    rows = judge(args.engine, Job(program, pairs, store, run_id, lms, retry_errors=args.retry_errors,
+                                  options=options_from_args(args)))
     return LabellingRun(run_id, store, config, rows)
 
 

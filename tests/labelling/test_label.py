@@ -65,3 +65,20 @@ def test_a_learned_method_without_labelled_pairs_says_so(unlabelled, tmp_path):
         eval_label.main(["--dataset", f"jsonl:{unlabelled}", "--labels", "Bad,Good", "--method", "embed-lr",
                          "--set", "embedder=lexical", "--lm", "fake", "--knowledge", "none",
                          "--out", str(tmp_path / "o")])
+
+
+def test_label_engines_agree_and_dry_run_sends_nothing(unlabelled, patch_make_lm, tmp_path, capsys):
+    """eval.label takes eval.run's --engine and --dry-run: the async engine labels like the threads engine, and a dry
+    run prints an estimate, starts no run and writes no output."""
+    patch_make_lm(ANSWERS)
+    labels = {}
+    for engine in ("threads", "async"):
+        out = tmp_path / engine
+        eval_label.main(argv(unlabelled, out, "--engine", engine, "--store", str(tmp_path / f"{engine}.sqlite")))
+        labels[engine] = [json.loads(line)["label"] for line in (out / "labels.jsonl").read_text().splitlines()]
+    assert labels["async"] == labels["threads"] and labels["threads"].count(None) == 1
+    capsys.readouterr()
+    dry = tmp_path / "dry"
+    assert eval_label.main(argv(unlabelled, dry, "--dry-run", "--store", str(tmp_path / "dry.sqlite"))) == {}
+    assert "tokens" in capsys.readouterr().out
+    assert not dry.exists() or not any(dry.iterdir())
