@@ -301,7 +301,8 @@ class LocalEngine:
     supports_function_calling = False
     supports_reasoning = False
     supports_response_schema = True
-    supported_params = frozenset({"temperature", "max_tokens", "top_p", "top_k", "stop", "seed", "response_format"})
+    supported_params = frozenset({"temperature", "max_tokens", "top_p", "top_k", "stop", "seed", "response_format",
+                                  "logprobs", "top_logprobs"})
 
     def __init__(self, path: str, sha256: str, *, n_ctx: int | None = None, spec: str | None = None,
                  max_tokens: int = 256):
@@ -360,6 +361,7 @@ class LocalEngine:
         fmt = _response_format(cfg.response_format)
         if fmt:
             kwargs["response_format"] = fmt
+        recorder = None
         while True:
             loaded = self.load()
             with loaded.lock:
@@ -368,6 +370,11 @@ class LocalEngine:
                     continue  # unloaded meanwhile (unload_all): load again
                 # (reloaded meanwhile with a larger window: same lock, and `current` holds the new Llama)
                 current.calls += 1
+                if cfg.logprobs is not None:  # read from the logits as they are sampled (no logits_all: see module)
+                    from hiera_dspy.local_logprobs import LogprobRecorder
+
+                    recorder = LogprobRecorder(max(1, int(cfg.logprobs)), current.llama.detokenize)
+                    kwargs["logits_processor"] = [recorder]
                 try:
                     out = current.llama.create_chat_completion(messages=messages, **kwargs)
                 except ValueError as exc:
@@ -388,6 +395,7 @@ class LocalEngine:
             finish_reason=finish,
             usage=Usage(input_tokens=int(usage.get("prompt_tokens", 0)),
                         output_tokens=int(usage.get("completion_tokens", 0))),
+            logprobs=recorder.token_logprobs(int(usage.get("completion_tokens", 0)) or None) if recorder else None,
         )
 
     def stream(self, request: Request):

@@ -21,7 +21,8 @@ from hiera_dspy.types import Pair
 
 PREDICTION_FIELDS = ("label", "delegated", "escalated", "guidance", "evidence", "argument", "reasoning", "history",
                      "parse_recovered", "dimensions", "scores", "routed", "reached_llm", "cascade",
-                     "votes", "label_probs", "distribution")  # the last three: a judgment's confidence (confidence.py)
+                     "votes", "label_probs", "distribution",  # these three: a judgment's confidence (confidence.py)
+                     "expected_relevance", "sampled_label", "llm_label", "llm_probs")  # label_probs.py, methods/probs.py
 
 
 def judge_one(program: dspy.Module, pair: Pair, position: int | None = None) -> dict:

@@ -45,7 +45,8 @@ METHODS: dict[str, MethodInfo] = {}
 # The registry imports every method module (each registers itself); no method module imports another to register it.
 MODULES = ("hiera_dspy.methods.hiera", "hiera_dspy.methods.react", "hiera_dspy.methods.baselines",
            "hiera_dspy.methods.baselines_ensembles", "hiera_dspy.methods.baselines_examples",
-           "hiera_dspy.methods.dream", "hiera_dspy.methods.signals")
+           "hiera_dspy.methods.dream", "hiera_dspy.methods.signals",
+           "hiera_dspy.methods.probs")
 
 
 def register(name: str, doc: str, family: str = "hiera", options: tuple[str, ...] = (),

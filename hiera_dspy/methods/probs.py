@@ -1,0 +1,153 @@
+"""Single-call judges with label probabilities, and stacking them with the learned scorer (family "probs").
+
+- zero-shot+probs: the Zero-Shot prompt; `label_probs` read from token log-probabilities at the label position
+  (`hiera_dspy.label_probs`) and `expected_relevance` (sum of grade x probability). `cuts` (expected-relevance
+  thresholds, one per label boundary, e.g. tuned on dev with `label_probs.tune_cuts`) pick the label instead of the
+  sampled one.
+- reasoning+probs: the same, with one or two sentences of reasoning before the label (`signatures.probs`).
+- stacked: the learned scorer's distribution and the LLM's (`judge`: zero-shot | reasoning) as features of a logistic
+  regression (`hiera_dspy.signals.stacking`), fitted on train by `prepare(train, dev)` (the LLM judges every train
+  pair once; its calls are cached, so a killed prepare resumes). With `llm_share` < 1 it is a cascade: a pair whose top
+  scorer probability is >= tau (picked on dev by the share rule, no labels) keeps the scorer's label with no LM call;
+  the others get the stacked combination of both distributions instead of the LLM's label alone.
+
+Endpoints without log-probabilities give no `label_probs`: the single-call judges then keep the sampled label, and the
+stacker reads "LLM distribution missing" (a one-hot of the sampled label is not a probability and is not used).
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+
+import dspy
+
+from hiera_dspy.agents import run_step
+from hiera_dspy.label_probs import ProbPredict, expected_relevance, label_for
+from hiera_dspy.methods import BuildContext, register
+from hiera_dspy.methods.signals import SCORER, ScorerState, tau_for_share, top
+from hiera_dspy.signals.stacking import Stacker, out_of_fold
+from hiera_dspy.types import Pair
+from hiera_dspy.untrusted import item_block
+from signatures import with_labels
+from signatures.baselines import ZeroShotJudgment
+from signatures.probs import ReasonedJudgment
+
+JUDGES = {"zero-shot": (ZeroShotJudgment, "zero_shot_probs"), "reasoning": (ReasonedJudgment, "reasoning_probs")}
+
+
+class ProbJudge(dspy.Module):
+    """One call; the label, its distribution over the scheme's labels and the expected relevance."""
+
+    def __init__(self, ctx: BuildContext, judge: str = "zero-shot", cuts: Sequence[float] | None = None):
+        super().__init__()
+        if judge not in JUDGES:
+            raise ValueError(f"judge must be one of {sorted(JUDGES)}; got {judge!r}")
+        signature, self.step_name = JUDGES[judge]
+        self.scheme, self.lms = ctx.scheme, ctx.lms
+        self.cuts = list(cuts) if cuts else None
+        if self.cuts is not None and len(self.cuts) != len(ctx.scheme.labels) - 1:
+            raise ValueError(f"cuts needs {len(ctx.scheme.labels) - 1} values for {list(ctx.scheme.labels)}")
+        self.judge = ProbPredict(with_labels(signature, ctx.scheme), ctx.scheme.labels)
+
+    def forward(self, query: str, item_title: str, item_text: str) -> dspy.Prediction:
+        out = run_step(f"{self.step_name}.judge", "judge", self.lms, self.judge, self.scheme, query=query,
+                       item=item_block(item_title, item_text), label_definitions=self.scheme.describe())
+        relevance = out.get("expected_relevance")
+        label = out.label
+        if self.cuts is not None and relevance is not None:
+            label = label_for(relevance, self.scheme.labels, self.cuts)
+        return dspy.Prediction(label=label, sampled_label=out.label, label_probs=out.get("label_probs"),
+                               expected_relevance=relevance, reasoning=out.get("reasoning"),
+                               parse_recovered=out.get("parse_recovered"))
+
+
+class StackedProgram(dspy.Module):
+    """The scorer and a ProbJudge, combined by a Stacker; optionally a cascade (`llm_share` < 1)."""
+
+    def __init__(self, ctx: BuildContext, judge: str = "zero-shot", llm_share: float = 1.0, stack_C: float = 1.0,
+                 embedder="auto", C: float = 1.0):
+        super().__init__()
+        self.scheme, self.llm_share, self.stack_C = ctx.scheme, float(llm_share), float(stack_C)
+        self.signals = ScorerState(ctx.scheme, ctx.train, embedder, C)
+        self.llm = ProbJudge(ctx, judge)
+        self.stacker: Stacker | None = None
+
+    # ── fitting ──
+    def prepare(self, train: Sequence[Pair] | None = None, dev: Sequence[Pair] | None = None) -> "StackedProgram":
+        """Fit the scorer on train, the stacker on (out-of-fold scorer, LLM) distributions of the train pairs, and
+        (cascade only) tau on dev by the share rule."""
+        train = [p for p in (train or self.signals.train) if p.label in self.scheme.labels]
+        self.signals.fit(train)
+        state = self.signals
+
+        def fit_predict(fold_train, fold_test):
+            fold = ScorerState(self.scheme, fold_train, state.embedder, state.C)
+            return fold.scorer.predict_proba_many(list(fold_test))
+
+        scorer_dists = out_of_fold(fit_predict, train)
+        llm_dists = [self.llm_distribution(p, i, len(train)) for i, p in enumerate(train)]
+        self.stacker = Stacker(self.scheme.labels, self.stack_C).fit(scorer_dists, llm_dists,
+                                                                      [p.label for p in train])
+        if self.llm_share < 1.0 and dev:
+            probs = [top(d)[1] for d in self.signals.scorer.predict_proba_many(list(dev))]
+            self.signals.tau = tau_for_share(probs, self.llm_share)
+        return self
+
+    def llm_distribution(self, pair: Pair, i: int = 0, n: int = 0) -> dict | None:
+        """The LLM's label distribution for one pair (None when the call failed or gave none)."""
+        try:
+            out = self.llm(**pair.inputs())
+        except Exception as exc:  # noqa: BLE001 - a failed train judgment is a missing feature, counted on stderr
+            print(f"stacked: train pair {pair.id}: LLM failed ({type(exc).__name__}); its feature is 'missing'",
+                  file=sys.stderr)
+            return None
+        if n and (i + 1) % 25 == 0:
+            print(f"stacked: LLM distributions for {i + 1}/{n} train pairs", file=sys.stderr)
+        return out.get("label_probs")
+
+    def dump_extra(self) -> dict | None:
+        scorer = self.signals.dump()
+        if scorer is None or self.stacker is None:
+            return None
+        return {**scorer, "stacker": self.stacker.to_dict()}
+
+    def load_extra(self, extra: dict) -> None:
+        self.signals.load(extra)
+        self.stacker = Stacker.from_dict(extra["stacker"])
+
+    # ── judging ──
+    def forward(self, query: str, item_title: str, item_text: str) -> dspy.Prediction:
+        if self.stacker is None:
+            raise RuntimeError("stacked: not fitted; call prepare(train, dev) or load a compiled artifact")
+        scores = self.signals.score(query, item_title, item_text)
+        if self.llm_share < 1.0 and top(scores)[1] >= (self.signals.tau if self.signals.tau is not None else 2.0):
+            return dspy.Prediction(label=top(scores)[0], scores=scores, routed="scorer", reached_llm=False)
+        out = self.llm(query=query, item_title=item_title, item_text=item_text)
+        probs = self.stacker.predict_proba(scores, out.get("label_probs"))
+        return dspy.Prediction(label=top(probs)[0], label_probs=probs,
+                               expected_relevance=expected_relevance(probs, self.scheme.labels), scores=scores,
+                               llm_label=out.label, llm_probs=out.get("label_probs"), reasoning=out.get("reasoning"),
+                               routed="llm", reached_llm=True, parse_recovered=out.get("parse_recovered"))
+
+
+PROBS = dict(family="probs")
+
+
+@register("zero-shot+probs", "Zero-Shot with label probabilities from token log-probabilities (expected relevance; "
+          "optional cuts)", options=("cuts",), **PROBS)
+def _zero_shot_probs(ctx: BuildContext, **config) -> ProbJudge:
+    return ProbJudge(ctx, "zero-shot", **config)
+
+
+@register("reasoning+probs", "Reasoning first (one or two sentences), then the label with its probabilities",
+          options=("cuts",), **PROBS)
+def _reasoning_probs(ctx: BuildContext, **config) -> ProbJudge:
+    return ProbJudge(ctx, "reasoning", **config)
+
+
+@register("stacked", "Logistic regression over the learned scorer's and the LLM's label distributions (fitted on "
+          "train); llm_share < 1 makes it a cascade that combines both on the pairs it routes", judge="zero-shot",
+          llm_share=1.0, stack_C=1.0, **SCORER, **PROBS)
+def _stacked(ctx: BuildContext, **config) -> StackedProgram:
+    return StackedProgram(ctx, **config)

@@ -1,0 +1,74 @@
+"""A loopback OpenAI-compatible chat server that answers a label with token log-probabilities (tests only).
+
+`answer(prompt) -> (label, {label: probability})` decides; the reply is ChatAdapter text (or a JSON object when the
+request asks for JSON), split into tokens the way a BPE tokenizer would cut it, with `top_logprobs` at the label's
+first token spread over the labels' first pieces. Every request body is kept in `server.requests`.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Callable
+
+
+def _tokens(prefix: str, label: str, suffix: str) -> list[str]:
+    head = [prefix[i:i + 4] for i in range(0, len(prefix), 4)]
+    return [*head, label[:2], label[2:], suffix] if len(label) > 2 else [*head, label, suffix]
+
+
+class LogprobServer:
+    def __init__(self, answer: Callable[[str], tuple[str, dict[str, float]]], with_logprobs: bool = True):
+        self.answer, self.with_logprobs = answer, with_logprobs
+        self.requests: list[dict] = []
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args):
+                pass
+
+            def do_POST(self):
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                server.requests.append(body)
+                prompt = "\n".join(str(m.get("content")) for m in body.get("messages", []))
+                label, dist = server.answer(prompt)
+                wants_json = bool(body.get("response_format")) or "JSON object" in prompt
+                prefix, suffix = ('{"label": "', '"}') if wants_json else ("[[ ## label ## ]]\n",
+                                                                          "\n\n[[ ## completed ## ]]")
+                tokens = _tokens(prefix, label, suffix)
+                message = {"role": "assistant", "content": "".join(tokens)}
+                choice = {"index": 0, "message": message, "finish_reason": "stop"}
+                if body.get("logprobs") and server.with_logprobs:
+                    first = len(tokens) - (3 if len(label) > 2 else 2)
+                    content = []
+                    for i, token in enumerate(tokens):
+                        top = [{"token": token, "logprob": 0.0, "bytes": None}]
+                        if i == first:
+                            top = [{"token": other[:2] if len(other) > 2 else other, "logprob": math.log(p),
+                                    "bytes": None} for other, p in dist.items() if p > 0]
+                            top.append({"token": "Maybe", "logprob": math.log(0.01), "bytes": None})
+                        lp = math.log(dist.get(label, 1.0)) if i == first else 0.0
+                        content.append({"token": token, "logprob": lp, "bytes": None, "top_logprobs": top})
+                    choice["logprobs"] = {"content": content}
+                payload = json.dumps({"id": "x", "object": "chat.completion", "created": 0, "model": body.get("model"),
+                                      "choices": [choice],
+                                      "usage": {"prompt_tokens": 10, "completion_tokens": len(tokens),
+                                                "total_tokens": 10 + len(tokens)}}).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(payload)))
+                self.end_headers()
+                self.wfile.write(payload)
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+
+    def __enter__(self):
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+        return self
+
+    def __exit__(self, *exc):
+        self.httpd.shutdown()
+        self.httpd.server_close()
