@@ -13,6 +13,7 @@ import argparse
 import functools
 import sys
 
+from eval.reference import summary_line
 from hiera_dspy.artifacts import load_judge, note_ignored_endpoints, read_artifact
 from hiera_dspy.cli import cli_main
 from hiera_dspy.cli import (add_config_argument, add_data_arguments, add_run_arguments, begin_run, config_from_args,
@@ -92,6 +93,7 @@ def main(argv: list[str] | None = None) -> dict:
     out = output_folder(args.out or runs_dir() / run_id)
     write_outputs(out, {**identity, "skipped_rows": metrics["skipped_rows"]}, metrics, rows)
     print_metrics(program.method, metrics)
+    print(summary_line(rows, list(dataset.scheme.labels), dataset, pairs, program.method))
     if metrics["errors"]:
         print(f"{metrics['errors']} judgments ended in an error; rerun with --retry-errors to retry only those",
               file=sys.stderr)

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import dspy
 
+from eval.reference import SMOKE_NOTE, summary_line
 from hiera_dspy.artifacts import save_judge
 from hiera_dspy.cli import cli_main
 from hiera_dspy.cli import (add_config_argument, add_data_arguments, add_run_arguments, begin_run, config_from_args,
@@ -49,11 +50,12 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
-def evaluate(program, pairs, store, run_id, threads, labels, skipped: int = 0) -> dict:
+def evaluate(program, pairs, store, run_id, threads, labels, skipped: int = 0, dataset=None) -> dict:
     rows = run_pairs(program, pairs, store, run_id, threads=threads)
     metrics = metrics_from_rows(rows, labels)
     metrics["run_id"] = run_id
     metrics["skipped_rows"] = skipped
+    metrics["summary"] = summary_line(rows, labels, dataset, pairs, getattr(program, "method", ""))
     write_outputs(runs_dir() / run_id, {"run_id": run_id, "skipped_rows": skipped}, metrics, rows)
     return metrics
 
@@ -96,7 +98,7 @@ def main(argv: list[str] | None = None) -> dict:
     if not args.skip_before:
         before_id = replace(run, qualifiers=("dev", "uncompiled")).run_id
         begin_run(store, before_id, {**identity, "phase": "before"}, args)
-        before = evaluate(program, dev, store, before_id, args.threads, labels, skipped_rows(dataset))
+        before = evaluate(program, dev, store, before_id, args.threads, labels, skipped_rows(dataset), dataset)
     if program.predictors():
         compiled = OPTIMIZERS[optimizer](program, examples(train), examples(dev), budget, args.seed, lms, args.threads)
     else:  # nothing to optimise (embed-lr): the scorer fitted by prepare() is the whole judge
@@ -105,7 +107,7 @@ def main(argv: list[str] | None = None) -> dict:
     after_id = replace(run, qualifiers=("dev", "compiled", optimizer, args.budget, args.seed,
                                          compiled.dump_state())).run_id
     begin_run(store, after_id, {**identity, "phase": "after", "optimizer": optimizer, "budget": args.budget}, args)
-    after = evaluate(compiled, dev, store, after_id, args.threads, labels, skipped_rows(dataset))
+    after = evaluate(compiled, dev, store, after_id, args.threads, labels, skipped_rows(dataset), dataset)
     out = Path(args.out or Path("artifacts") / dataset.name.split(":")[0] / f"{method}.json")
     metrics = {"before": before, "after": after, "optimizer": optimizer, "budget": args.budget, "seed": args.seed,
                "n_train": len(train), "n_dev": len(dev), "skipped_rows": skipped_rows(dataset)}
@@ -113,7 +115,11 @@ def main(argv: list[str] | None = None) -> dict:
                metrics=metrics)
     if before:
         print_metrics("dev before", before)
+        print(f"  {before['summary']}")
     print_metrics("dev after ", after)
+    print(f"  {after['summary']}")
+    if args.budget == "smoke":
+        print(SMOKE_NOTE.format(n=len(dev)))
     print(f"artifact: {out}  (models: {run.lms})")
     exit_on_error_rate({f"dev {phase} (run {m['run_id']})": m for phase, m in (("before", before), ("after", after))
                         if m}, args.max_error_rate, f"the artifact is {out}; each run's errors are in "
