@@ -1,4 +1,4 @@
-"""Optimizer adapters by name: bootstrap (BootstrapFewShot), mipro (MIPROv2, optuna-backed), gepa, simba.
+"""Optimizer adapters by name: bootstrap (BootstrapFewShot), mipro (MIPROv2, optuna-backed), gepa, simba, none.
 
 Each takes the program, train/dev Examples, the metric and a Budget and returns the compiled program.
 """
@@ -74,4 +74,10 @@ def _simba(program, train, dev, budget: Budget, seed: int, lms, threads: int):
     return optimizer.compile(program, trainset=train, seed=seed)
 
 
-OPTIMIZERS: dict[str, Callable] = {"bootstrap": _bootstrap, "mipro": _mipro, "gepa": _gepa, "simba": _simba}
+def _none(program, train, dev, budget: Budget, seed: int, lms, threads: int):
+    """No prompt optimisation: for methods whose learning is their fitted state (stacked: scorer + stacker on train)."""
+    return program
+
+
+OPTIMIZERS: dict[str, Callable] = {"bootstrap": _bootstrap, "mipro": _mipro, "gepa": _gepa, "simba": _simba,
+                                   "none": _none}

@@ -152,3 +152,19 @@ def test_stacked_fits_on_train_and_cascades_with_combined_probabilities():
                   llm_share=0.5)
     clone.load_extra(extra)
     assert clone.stacker.to_dict() == program.stacker.to_dict() and clone.signals.tau == program.signals.tau
+
+
+def test_local_probs_bench_table_and_best_record(tmp_path, monkeypatch):
+    import json
+
+    import bench.local_probs as bench
+
+    monkeypatch.chdir(tmp_path)
+    with LogprobServer(relevance_answer) as server:
+        text = bench.main(["--limit", "16", "--reasoning-limit", "4", "--lm", "openai/fake-logprobs", "--api-base",
+                           server.url, "--out-dir", str(tmp_path / "results")])
+    for name in ("embed-lr", "zero-shot", "zero-shot+probs (argmax)", "stacked", "cascade@0.3", "reasoning+probs"):
+        assert f"| {name}" in text
+    best = json.loads((tmp_path / "results" / "best_local.json").read_text())
+    assert best["method"] in {"stacked", "zero-shot+probs", "zero-shot", "reasoning+probs"}
+    assert best["measured"]["goal_met"] is False  # 16 pairs never meet a goal set on all 300
