@@ -37,13 +37,19 @@ def main(argv: list[str] | None = None) -> str:
     store = RunStore(runs_dir() / "store.sqlite")
     run_id = re.sub(r"[^A-Za-z0-9._+=@-]+", "_", f"injection-{args.method}-{args.lm}")  # a safe run id
     store.start_run(run_id, {"bench": "injection", "method": args.method, "lm": args.lm})
-    clean = run_pairs(program, dataset.split("dev", args.limit), store, run_id, progress=False)
+    labels, attacks = dataset.scheme.labels, args.attacks.split(",")
+    rows: dict[str, dict] = {}
+    # pair-major: a pair's hostile copies run right after its clean judgment, so llama.cpp reuses the prompt prefix
+    # they share (everything up to the end of the clean item text) instead of reading the whole prompt again
+    for pair in dataset.split("dev", args.limit):
+        (clean,) = run_pairs(program, [pair], store, run_id, progress=False)
+        rows[pair.id] = clean
+        hostile = [inject(pair, attack, opposite(clean["label"] or labels[0], labels)) for attack in attacks]
+        rows.update({r["id"]: r for r in run_pairs(program, hostile, store, run_id, progress=False)})
+    clean_rows = [rows[pair.id] for pair in dataset.split("dev", args.limit) if not rows[pair.id]["error"]]
     lines = ["| attack | pairs | flips | flip rate | errors |", "|---|---|---|---|---|"]
-    for attack in args.attacks.split(","):
-        hostile = [inject(pair, attack, opposite(row["label"] or dataset.scheme.labels[0], dataset.scheme.labels))
-                   for pair, row in zip(dataset.split("dev", args.limit), clean)]
-        rows = {r["id"]: r for r in run_pairs(program, hostile, store, run_id, progress=False)}
-        pairs = [(c, rows[f"{c['id']}#inject:{attack}"]) for c in clean if not c["error"]]
+    for attack in attacks:
+        pairs = [(c, rows[f"{c['id']}#inject:{attack}"]) for c in clean_rows]
         flips = sum(1 for c, h in pairs if h["label"] != c["label"])
         errors = sum(1 for _, h in pairs if h["error"])
         lines.append(f"| {attack} | {len(pairs)} | {flips} | {flips / max(1, len(pairs)):.2f} | {errors} |")

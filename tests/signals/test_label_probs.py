@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 
 import numpy as np
@@ -168,3 +169,29 @@ def test_local_probs_bench_table_and_best_record(tmp_path, monkeypatch):
     best = json.loads((tmp_path / "results" / "best_local.json").read_text())
     assert best["method"] in {"stacked", "zero-shot+probs", "zero-shot", "reasoning+probs"}
     assert best["measured"]["goal_met"] is False  # 16 pairs never meet a goal set on all 300
+
+
+def test_best_local_recipe_rebuilds_with_optimize_compile_and_judges_with_eval_run(tmp_path, monkeypatch):
+    import optimize.compile as compile_cli
+    import eval.run as run_cli
+
+    monkeypatch.setenv("HIERA_REFERENCE", "none")
+    art, data = tmp_path / "stacked.json", tmp_path / "pairs.jsonl"
+    msrd = load_dataset("msrd")
+    with open(data, "w") as fh:  # a small labelled file: its train and dev pools keep the test fast
+        for p in msrd.split("train")[:40] + msrd.split("dev")[:40]:
+            fh.write(json.dumps({**p._asdict(), "label": p.label}) + "\n")
+    with LogprobServer(relevance_answer) as server:
+        lm = ["--lm", "openai/fake-logprobs", "--api-base", server.url]
+        compile_cli.main(["--dataset", f"jsonl:{data}", "--scheme", "msrd", "--method", "stacked", "--set", "judge=zero-shot", "--set",
+                          "llm_share=0.5", "--set", "embedder=lexical", "--optimizer", "none", "--budget", "smoke",
+                          "--knowledge", "none", "--skip-before", "--out", str(art), *lm])
+        fitted = len(server.requests)
+        metrics = run_cli.main(["--dataset", f"jsonl:{data}", "--scheme", "msrd", "--split", "dev", "--judge", str(art),
+                                "--limit", "6",
+                                "--knowledge", "none", "--out", str(tmp_path / "run"), *lm])
+    train = load_dataset(f"jsonl:{data}", msrd.scheme).splits["train"]
+    assert len(train) + 4 >= fitted >= len(train) > 10  # every train pair once to fit, then <= 4 dev pairs
+    doc = json.loads(art.read_text())
+    assert doc["extra"]["stacker"]["labels"] == ["Irrelevant", "Relevant"] and doc["extra"]["tau"] is not None
+    assert metrics["n"] == 6 and metrics["errors"] == 0
