@@ -10,16 +10,19 @@ from __future__ import annotations
 
 import argparse
 import re
+import sys
 from pathlib import Path
 
-from hiera_dspy.cli import runs_dir
-from hiera_dspy.data import load_dataset
-from hiera_dspy.injection import ATTACKS, inject, opposite
-from hiera_dspy.knowledge import make_knowledge
-from hiera_dspy.lms import LMSpec, build_lms
-from hiera_dspy.methods import BuildContext, build
-from hiera_dspy.runner import run_pairs
-from hiera_dspy.store import RunStore
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout's package, not an installed copy
+
+from hiera_dspy.cli import runs_dir  # noqa: E402
+from hiera_dspy.data import load_dataset  # noqa: E402
+from hiera_dspy.injection import ATTACKS, inject, opposite  # noqa: E402
+from hiera_dspy.knowledge import make_knowledge  # noqa: E402
+from hiera_dspy.lms import LMSpec, build_lms  # noqa: E402
+from hiera_dspy.methods import BuildContext, build  # noqa: E402
+from hiera_dspy.runner import run_pairs  # noqa: E402
+from hiera_dspy.store import RunStore  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> str:
