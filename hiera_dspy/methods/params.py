@@ -99,6 +99,10 @@ PARAMS: dict[str, Param] = {
     "seed": Param(int, "random seed for example selection"),
     "n_examples": Param(int, "RAG-MMR: in-context examples", low=0, high=20),
     "lambda_mmr": Param(float, "RAG-MMR: relevance vs diversity trade-off", low=0.0, high=1.0),
+    "cuts": Param(list, "expected-relevance thresholds, one per label boundary, that pick the label (null: the sampled "
+                  "label)", nullable=True),
+    "judge": Param(str, "the single-call LLM judge whose label distribution is stacked", ("zero-shot", "reasoning")),
+    "stack_C": Param(float, "inverse regularisation strength of the stacking logistic regression", low=1e-6),
 }
 
 
