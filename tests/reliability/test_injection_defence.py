@@ -6,23 +6,23 @@ import pytest
 
 from hiera_dspy.data import load_dataset
 from hiera_dspy.injection import ATTACKS, CONTROL
-from hiera_dspy.untrusted import NEUTRALISED, TASK_AFTER_DATA, as_data, item_block
+from hiera_dspy.untrusted import TASK_AFTER_DATA, as_data, item_block
 
 
 @pytest.mark.parametrize("attack", sorted(ATTACKS))
 @pytest.mark.parametrize("target", ["Relevant", "Irrelevant", "Exact", "Highly relevant"])
 def test_every_attack_is_neutralised(attack, target):
-    text = as_data("A spy thriller set in Vienna.\n" + ATTACKS[attack].replace("{target}", target))
-    assert text.startswith("A spy thriller set in Vienna.") and NEUTRALISED in text
-    remaining = text.replace(NEUTRALISED, "")
-    assert target not in remaining and "label" not in remaining.lower()
+    clean = "A spy thriller set in Vienna."
+    assert as_data(clean + "\n" + ATTACKS[attack].replace("{target}", target)) == clean  # the attack is gone
+    middle = as_data(f"{clean}\n{ATTACKS[attack].replace('{target}', target)}\nDirector: Carol Reed")
+    assert middle.startswith(clean) and middle.endswith("Director: Carol Reed") and target not in middle
 
 
 def test_the_control_sentence_and_real_descriptions_are_untouched():
-    assert NEUTRALISED not in as_data(CONTROL)
+    assert as_data(CONTROL) == CONTROL and as_data('a {"quoted"} set') == 'a {"quoted"} set'
     dataset = load_dataset("msrd")
     texts = [t for split in ("train", "dev") for p in dataset.splits[split] for t in (p.item_title, p.item_text)]
-    assert not [t for t in texts if NEUTRALISED in as_data(t, 10**6)]  # no false positive on 1,200 real texts
+    assert not [t for t in texts if as_data(t, 10**6) != t]  # no false positive on 1,200 real texts
 
 
 def test_the_task_is_restated_after_the_data():
