@@ -19,11 +19,17 @@ from hiera_dspy.testing import fake_lm  # noqa: E402
 
 
 @pytest.fixture(autouse=True)
+def lexical_reference(monkeypatch):
+    """The embed-lr reference line under eval.run/optimize.compile, fitted on lexical features (no MiniLM): every
+    folder, whatever its own `isolated` fixture."""
+    monkeypatch.setenv("HIERA_REFERENCE_EMBEDDER", "lexical")
+
+
+@pytest.fixture(autouse=True)
 def isolated(tmp_path, monkeypatch):
     monkeypatch.setenv("HIERA_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setenv("HIERA_RUNS_DIR", str(tmp_path / "runs"))
     monkeypatch.setenv("HIERA_LM", "fake")
-    monkeypatch.setenv("HIERA_REFERENCE_EMBEDDER", "lexical")  # the embed-lr reference line, without MiniLM
     monkeypatch.delenv("TAVILY_API_KEY", raising=False)
     dspy.configure_cache(enable_disk_cache=False, enable_memory_cache=False)
     yield
