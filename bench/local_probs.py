@@ -46,9 +46,17 @@ RUNS = OUT / "local-probs"
 GOAL = "beat embed-lr by >= 0.05 kappa with McNemar p < 0.05 at <= 10 s/pair"
 
 
-def judged(method: str, n: int, lm_args: list[str]) -> dict[str, dict]:
-    """Rows of `eval.run --method METHOD --limit n` on MSRD dev (resumes; judges only what is missing), by pair id."""
+def judged(method: str, n: int, lm_args: list[str], run_ids: dict[str, str] | None = None) -> dict[str, dict]:
+    """Rows of `eval.run --method METHOD --limit n` on MSRD dev (resumes; judges only what is missing), by pair id;
+    with `run_ids[method]`, the finished rows of that run in the run store, judging nothing."""
     import eval.run as run_cli
+
+    if run_ids and method in run_ids:
+        from hiera_dspy.cli import runs_dir
+        from hiera_dspy.store import RunStore
+
+        rows = RunStore(runs_dir() / "store.sqlite").rows(run_ids[method])
+        return {r["id"]: r for r in rows}
 
     out = RUNS / f"{method}-dev"
     os.environ["HIERA_REFERENCE"] = "none"  # the reference is computed once below
@@ -128,6 +136,8 @@ def main(argv: list[str] | None = None) -> str:
     p.add_argument("--shares", default="0.3,0.5", help="cascade LLM shares")
     p.add_argument("--lm", default=None, help="model (default: the embedded local model)")
     p.add_argument("--api-base", default=None)
+    p.add_argument("--runs", default="", help="METHOD=RUN_ID,...: read those methods' finished judgments from the run "
+                   "store instead of judging (e.g. a run started by an earlier version, whose run id differs)")
     p.add_argument("--out-dir", default="bench/results", help="results folder (default bench/results)")
     args = p.parse_args(argv)
     OUT, RUNS = Path(args.out_dir), Path(args.out_dir) / "local-probs"
@@ -136,7 +146,8 @@ def main(argv: list[str] | None = None) -> str:
     labels = list(dataset.scheme.labels)
     dev = dataset.split("dev")
     scores = scorer_dists(dataset)
-    zs = judged("zero-shot+probs", args.limit, lm_args)
+    run_ids = dict(item.split("=", 1) for item in args.runs.split(",") if item)
+    zs = judged("zero-shot+probs", args.limit, lm_args, run_ids)
     pairs = [q for q in dev[:args.limit] if q.id in zs and not zs[q.id]["error"]]
     ref = [top(scores[q.id])[0] for q in pairs]
     fields = [zs[q.id]["fields"] for q in pairs]
@@ -181,7 +192,7 @@ def main(argv: list[str] | None = None) -> str:
             "machine. Stacked and threshold rows are 5-fold cross-validated over queries of the judged dev pairs.",
             table(rows, "zero-shot family")]
     if args.reasoning_limit:
-        rp = judged("reasoning+probs", args.reasoning_limit, lm_args)
+        rp = judged("reasoning+probs", args.reasoning_limit, lm_args, run_ids)
         sub = [q for q in dev[:args.reasoning_limit] if q.id in rp and not rp[q.id]["error"]]
         sref = [top(scores[q.id])[0] for q in sub]
         sub_rows = [row("embed-lr", sub, sref, sref, [0.09] * len(sub), [], labels, "no LM call")]

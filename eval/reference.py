@@ -47,6 +47,9 @@ def reference_labels(dataset, pairs) -> list[str] | None:
 
 def summary_line(rows: list[dict], labels: list[str], dataset=None, pairs=None, method: str = "") -> str:
     """The one-line summary: n and kappa with CI, plus embed-lr on the same pairs when a train split exists."""
+    rows = [r for r in rows if r.get("gold") in labels]  # unlabelled pairs (eval.label, holes) have nothing to score
+    if not rows:
+        return "no gold labels among these pairs: nothing to score"
     gold = [r["gold"] for r in rows]
     pred = [final_label(r) for r in rows]
     n, kappa, ci = kappa_with_ci(gold, pred, labels)
