@@ -59,9 +59,16 @@ def judged(method: str, n: int, lm_args: list[str], run_ids: dict[str, str] | No
         return {r["id"]: r for r in rows}
 
     out = RUNS / f"{method}-dev"
+    saved = os.environ.get("HIERA_REFERENCE")
     os.environ["HIERA_REFERENCE"] = "none"  # the reference is computed once below
-    run_cli.main(["--dataset", "msrd", "--split", "dev", "--method", method, "--limit", str(n), "--out", str(out),
-                  *lm_args])
+    try:
+        run_cli.main(["--dataset", "msrd", "--split", "dev", "--method", method, "--limit", str(n), "--out", str(out),
+                      *lm_args])
+    finally:
+        if saved is None:
+            os.environ.pop("HIERA_REFERENCE", None)
+        else:
+            os.environ["HIERA_REFERENCE"] = saved
     rows = [json.loads(line) for line in (out / "predictions.jsonl").read_text().splitlines()]
     return {r["id"]: r for r in rows}
 
