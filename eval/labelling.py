@@ -20,35 +20,23 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from hiera_dspy.cli import (add_config_argument, add_run_arguments, begin_run, open_store, positive_int,
-                            prepare_fresh)
+from hiera_dspy.cli import add_judging_arguments, begin_run, open_store, prepare_fresh
 from hiera_dspy.confidence import confidence
 from hiera_dspy.data import Dataset
 from hiera_dspy.data.trec import format_qrels
 from hiera_dspy.decisions import DecisionLog
-from hiera_dspy.engines import Job, add_engine_arguments, judge, options_from_args
-from hiera_dspy.estimate import add_dry_run_arguments, dry_run
+from hiera_dspy.engines import Job, judge, options_from_args
+from hiera_dspy.estimate import dry_run
 from hiera_dspy.files import write_atomic
 from hiera_dspy.labels import LabelScheme
-from hiera_dspy.lms import add_lm_arguments
 from hiera_dspy.runspec import RunSpec
 from hiera_dspy.store import RunStore
 from hiera_dspy.types import Pair
 
 
 def add_labelling_arguments(p: argparse.ArgumentParser) -> None:
-    """eval.run's options for what judges and how: --method | --judge, --limit, the run options (--run-id, --store,
-    --wait, --max-error-rate), --retry-errors, --set, the LM flags, --engine and --dry-run."""
-    which = p.add_mutually_exclusive_group(required=True)
-    which.add_argument("--method", help="a registered method, uncompiled (see python -m eval.methods)")
-    which.add_argument("--judge", help="a compiled judge artifact (JSON) from optimize.compile")
-    p.add_argument("--limit", type=positive_int, help="judge only the first N pairs")
-    add_run_arguments(p)
-    p.add_argument("--retry-errors", action="store_true", help="re-judge only the judgments that ended in an error")
-    add_config_argument(p)
-    add_lm_arguments(p)
-    add_engine_arguments(p)
-    add_dry_run_arguments(p)
+    """eval.run's options for what judges and how (`hiera_dspy.cli.add_judging_arguments`)."""
+    add_judging_arguments(p)
 
 
 @dataclass

@@ -16,13 +16,13 @@ import sys
 from eval.reference import summary_line
 from hiera_dspy.artifacts import load_judge, note_ignored_endpoints, read_artifact
 from hiera_dspy.cli import cli_main
-from hiera_dspy.cli import (add_config_argument, add_data_arguments, add_run_arguments, begin_run, config_from_args,
-                            exit_on_error_rate, load_data, metrics_from_rows, open_store, output_folder, positive_int,
-                            prepare_fresh, print_metrics, runs_dir, skipped_rows)
-from hiera_dspy.engines import Job, add_engine_arguments, judge, options_from_args
-from hiera_dspy.estimate import add_dry_run_arguments, dry_run
+from hiera_dspy.cli import (add_data_arguments, add_judging_arguments, begin_run, config_from_args, exit_on_error_rate,
+                            load_data, metrics_from_rows, open_store, output_folder, prepare_fresh, print_metrics,
+                            runs_dir, skipped_rows)
+from hiera_dspy.engines import Job, judge, options_from_args
+from hiera_dspy.estimate import dry_run
 from hiera_dspy.knowledge import make_knowledge
-from hiera_dspy.lms import add_lm_arguments, lms_from_args
+from hiera_dspy.lms import lms_from_args
 from hiera_dspy.methods import BuildContext, build
 from hiera_dspy.outputs import write_outputs  # noqa: F401  (eval.run.write_outputs: an old import path)
 from hiera_dspy.runspec import RunSpec
@@ -33,17 +33,8 @@ def parser() -> argparse.ArgumentParser:
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     add_data_arguments(p)
     p.add_argument("--split", help="train | dev | eval | all (default: the dataset's default split)")
-    which = p.add_mutually_exclusive_group(required=True)
-    which.add_argument("--method", help="a registered method, uncompiled (see python -m eval.methods)")
-    which.add_argument("--judge", help="a compiled judge artifact (JSON) from optimize.compile")
-    p.add_argument("--limit", type=positive_int, help="judge only the first N pairs of the split")
     p.add_argument("--out", help="output folder (default: runs/<run id>)")
-    add_run_arguments(p)
-    p.add_argument("--retry-errors", action="store_true", help="re-judge only the judgments that ended in an error")
-    add_config_argument(p)
-    add_lm_arguments(p)
-    add_engine_arguments(p)
-    add_dry_run_arguments(p)
+    add_judging_arguments(p)
     return p
 
 

@@ -67,6 +67,26 @@ def skipped_rows(dataset: Dataset) -> int:
     return len(dataset.notes.get("skipped_rows") or [])
 
 
+def add_judging_arguments(p: argparse.ArgumentParser) -> None:
+    """What judges and how, shared by every CLI that judges pairs (eval.run, eval.label, eval.holes): --method |
+    --judge, --limit, the run options (--run-id, --store, --wait, --max-error-rate), --retry-errors, --set, the LM
+    flags, --engine and --dry-run."""
+    from hiera_dspy.engines import add_engine_arguments
+    from hiera_dspy.estimate import add_dry_run_arguments
+    from hiera_dspy.lms import add_lm_arguments
+
+    which = p.add_mutually_exclusive_group(required=True)
+    which.add_argument("--method", help="a registered method, uncompiled (see python -m eval.methods)")
+    which.add_argument("--judge", help="a compiled judge artifact (JSON) from optimize.compile")
+    p.add_argument("--limit", type=positive_int, help="judge only the first N pairs")
+    add_run_arguments(p)
+    p.add_argument("--retry-errors", action="store_true", help="re-judge only the judgments that ended in an error")
+    add_config_argument(p)
+    add_lm_arguments(p)
+    add_engine_arguments(p)
+    add_dry_run_arguments(p)
+
+
 def add_config_argument(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", dest="settings",
                         help="override one config value of the method (repeatable; VALUE is JSON when it parses, "
