@@ -54,10 +54,10 @@ def test_second_writer_refuses_or_waits_and_each_pair_is_paid_once(isolated, fau
                                 stdout=subprocess.DEVNULL, stderr=open(err, "w"))
         return proc, err
 
+    fault_server.pause()  # the first writer's first LM call is held by the server: it stays mid-run, lease held
     first, _ = start("first")
     try:
-        assert _until(lambda: _rows(store, run_id) >= 1 or first.poll() is not None, 180), "first writer never wrote"
-        fault_server.pause()  # the first writer is now mid-run, its next LM call held by the server
+        assert _until(lambda: fault_server.requests >= 1 or first.poll() is not None, 180), "first writer never asked"
         second, second_err = start("second")
         waiter, waiter_err = start("waiter", "--wait")
         second_done = _until(lambda: second.poll() is not None, 180)
