@@ -53,13 +53,19 @@ def _decode(raw: bytes) -> str:
                         f"re-encode the file as UTF-8") from None
 
 
-def _parse_line(line: str, scheme: LabelScheme, require_label: bool, seen: dict, lineno: int = 0) -> Pair:
+def json_object(line: str) -> dict:
+    """One JSONL line as a JSON object; a DataError saying what is wrong (the caller adds file and line)."""
     try:
         row = json.loads(line)
     except json.JSONDecodeError as exc:
         raise DataError(f"not valid JSON ({exc.msg} at column {exc.colno})") from None
     if not isinstance(row, dict):
         raise DataError(f"expected a JSON object, got {type(row).__name__}")
+    return row
+
+
+def _parse_line(line: str, scheme: LabelScheme, require_label: bool, seen: dict, lineno: int = 0) -> Pair:
+    row = json_object(line)
     for name in REQUIRED + (("label",) if require_label else ()):
         if name not in row or row[name] is None:
             raise DataError(f'missing field "{name}"')

@@ -13,12 +13,12 @@ Writers go through `write_atomic` (temp file + rename).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import NamedTuple
 
 from hiera_dspy.data import CatalogEntry, DataError
+from hiera_dspy.data.jsonl import json_object
 from hiera_dspy.files import write_atomic
 from hiera_dspy.labels import LabelScheme
 
@@ -251,9 +251,6 @@ def read_corpus(path: str | Path, on_bad_row: str = "error", skipped: list | Non
 
 def _json_object(text: str) -> dict:
     try:
-        row = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise Bad(f"not valid JSON ({exc.msg} at column {exc.colno})") from None
-    if not isinstance(row, dict):
-        raise Bad(f"expected a JSON object, got {type(row).__name__}")
-    return row
+        return json_object(text)
+    except DataError as exc:
+        raise Bad(str(exc)) from None
