@@ -21,7 +21,7 @@ from collections import Counter
 from pathlib import Path
 
 from eval.labelling import add_labelling_arguments, export, label_pairs, qrels_of, write_jsonl
-from hiera_dspy.cli import cli_main, exit_on_error_rate, output_folder, positive_int
+from hiera_dspy.cli import add_input_options, cli_main, exit_on_error_rate, output_folder
 from hiera_dspy.data import DataError, Dataset
 from hiera_dspy.data.trec import format_qrels, read_corpus, read_qrels, read_run, read_topics
 from hiera_dspy.files import write_atomic
@@ -39,13 +39,7 @@ def parser() -> argparse.ArgumentParser:
     g.add_argument("--qrels", required=True, help="TREC qrels (qid 0 docid grade); grade = label index in the scheme")
     g.add_argument("--runs", required=True, help="comma-separated TREC run files (qid Q0 docid rank score tag)")
     g.add_argument("--depth", type=int, default=10, help="holes are unjudged documents in each run's top DEPTH")
-    g.add_argument("--scheme", help="label scheme: msrd, esci, wands, homedepot")
-    g.add_argument("--labels", help="custom label scheme, least relevant first, e.g. 'Bad,Fair,Good'")
-    g.add_argument("--knowledge", default="auto", choices=["auto", "catalog", "web", "none"],
-                   help="knowledge source: auto = web if TAVILY_API_KEY is set, else the corpus as catalog")
-    g.add_argument("--on-bad-row", default="error", choices=["error", "skip"],
-                   help="a bad input line stops with an error naming file and line (default) or is skipped and counted")
-    g.add_argument("--threads", type=positive_int, default=1, help="worker threads")
+    add_input_options(g)
     p.add_argument("--out", required=True, help="output folder")
     add_labelling_arguments(p)
     return p

@@ -36,12 +36,18 @@ def add_data_arguments(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--dataset", required=True,
                    help="msrd (bundled) | esci:PATH | esci:hf:ID | wands:PATH | homedepot:PATH | jsonl:PATH; "
                         "esci, wands, homedepot with no path: $HIERA_DATA_DIR/NAME (esci: else tasksource/esci)")
-    g.add_argument("--scheme", help="label scheme for jsonl data: msrd, esci, wands, homedepot")
+    add_input_options(g)
+
+
+def add_input_options(g) -> None:
+    """What every judging CLI asks of its input beside where it is: label scheme, knowledge, bad rows, threads."""
+    g.add_argument("--scheme", help="label scheme for jsonl/TREC data: msrd, esci, wands, homedepot")
     g.add_argument("--labels", help="custom label scheme, least relevant first, e.g. 'Bad,Fair,Good'")
     g.add_argument("--knowledge", default="auto", choices=["auto", "catalog", "web", "none"],
                    help="knowledge source: auto = web if TAVILY_API_KEY is set, else the dataset's catalog")
     g.add_argument("--on-bad-row", default="error", choices=["error", "skip"],
-                   help="a malformed input row stops with an error (default) or is skipped and counted")
+                   help="a malformed input row stops with an error naming file and line (default) or is skipped "
+                        "and counted")
     g.add_argument("--threads", type=positive_int, default=1,
                    help="worker threads (one local model serialises its calls)")
 
