@@ -33,16 +33,24 @@ def _fmt(kappa, ci) -> str:
     return f"{kappa:.3f}" + (f" [95% CI {low:.3f}, {high:.3f}]" if low is not None else "")
 
 
+# one fitted scorer per dataset and embedder in a process; the dataset is kept with it, so its id is never reused
+_SCORERS: dict[tuple[int, str], tuple[object, object]] = {}
+
+
 def reference_labels(dataset, pairs) -> list[str] | None:
-    """embed-lr's labels for `pairs` (fitted on the dataset's train split), or None without one or when disabled."""
+    """embed-lr's labels for `pairs` (fitted on the dataset's train split once per process, so a compile's "before"
+    and "after" lines share one fit), or None without a train split or when disabled."""
     if os.environ.get("HIERA_REFERENCE", "").strip().lower() in {"none", "0", "off"} or not dataset.splits.get("train"):
         return None
     from hiera_dspy.signals import RelevanceScorer
 
     embedder = os.environ.get("HIERA_REFERENCE_EMBEDDER", "auto")
-    scorer = RelevanceScorer(dataset.scheme, embedder=None if embedder == "lexical" else embedder)
-    scorer.fit([p for p in dataset.splits["train"] if p.label in dataset.scheme.labels])
-    return scorer.predict_many(list(pairs))
+    key = (id(dataset), embedder)
+    if key not in _SCORERS:
+        scorer = RelevanceScorer(dataset.scheme, embedder=None if embedder == "lexical" else embedder)
+        scorer.fit([p for p in dataset.splits["train"] if p.label in dataset.scheme.labels])
+        _SCORERS[key] = (dataset, scorer)
+    return _SCORERS[key][1].predict_many(list(pairs))
 
 
 def summary_line(rows: list[dict], labels: list[str], dataset=None, pairs=None, method: str = "") -> str:
@@ -65,9 +73,8 @@ def summary_line(rows: list[dict], labels: list[str], dataset=None, pairs=None, 
         return line
     if ref is None:
         return line
-    keep = [i for i, r in enumerate(judged) if final_label(r) is not None]
-    g = [judged[i]["gold"] for i in keep]
-    _, ref_kappa, ref_ci = kappa_with_ci(g, [ref[i] for i in keep], labels)
-    test = mcnemar(g, [ref[i] for i in keep], [final_label(judged[i]) for i in keep])
+    g = [r["gold"] for r in judged]  # every pair, as the run's own line: a judgment without a label is wrong
+    _, ref_kappa, ref_ci = kappa_with_ci(g, ref, labels)
+    test = mcnemar(g, ref, [final_label(r) for r in judged])
     return (f"{line}; embed-lr on the same pairs: {_fmt(ref_kappa, ref_ci)}; McNemar vs embed-lr "
             f"b={test['b']} c={test['c']} p={test['p_value']:.3f}")
