@@ -21,11 +21,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a check
 
 import dspy  # noqa: E402
 
-import hiera_dspy.lms as lms_module  # noqa: E402
+import hiera_dspy.lm.roles as lms_module  # noqa: E402
 from hiera_dspy.data import load_dataset  # noqa: E402
 from hiera_dspy.knowledge import make_knowledge  # noqa: E402
 from hiera_dspy.methods import BuildContext, build  # noqa: E402
-from hiera_dspy.runner import judge_one  # noqa: E402
+from hiera_dspy.runs.runner import judge_one  # noqa: E402
 
 
 CONFIGS = {"directed": {}, "directed, no specialist look-ups": {"specialist_lookups": 0},

@@ -24,9 +24,9 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 import dspy  # noqa: E402
 
 from hiera_dspy.data import load_dataset  # noqa: E402
-from hiera_dspy.estimate import estimate, format_estimate  # noqa: E402
+from hiera_dspy.runs.estimate import estimate, format_estimate  # noqa: E402
 from hiera_dspy.labels import get_scheme  # noqa: E402
-from hiera_dspy.lms import LMSpec, build_lms  # noqa: E402
+from hiera_dspy.lm.roles import LMSpec, build_lms  # noqa: E402
 from hiera_dspy.methods import BuildContext, build  # noqa: E402
 
 PAIRS, QUERIES = 2_600_000, 130_000

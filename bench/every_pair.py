@@ -23,12 +23,12 @@ os.environ.setdefault("HIERA_RETRY_BASE_DELAY", "0")  # the unparseable label is
 import hiera_dspy  # noqa: E402,F401  (first: hiera_dspy.settings sets the process environment dspy reads)
 import dspy  # noqa: E402
 
-import hiera_dspy.lms as lms_module  # noqa: E402
+import hiera_dspy.lm.roles as lms_module  # noqa: E402
 from eval.metrics import classification_metrics  # noqa: E402
 from hiera_dspy.data import load_dataset  # noqa: E402
 from hiera_dspy.knowledge import make_knowledge  # noqa: E402
 from hiera_dspy.methods import BuildContext, build  # noqa: E402
-from hiera_dspy.runner import judge_one  # noqa: E402
+from hiera_dspy.runs.runner import judge_one  # noqa: E402
 from hiera_dspy.testing import fake_lm  # noqa: E402
 
 

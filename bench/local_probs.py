@@ -53,7 +53,7 @@ def judged(method: str, n: int, lm_args: list[str], run_ids: dict[str, str] | No
 
     if run_ids and method in run_ids:
         from hiera_dspy.cli import runs_dir
-        from hiera_dspy.store import RunStore
+        from hiera_dspy.runs.store import RunStore
 
         rows = RunStore(runs_dir() / "store.sqlite").rows(run_ids[method])
         return {r["id"]: r for r in rows}

@@ -47,10 +47,10 @@ import dspy  # noqa: E402
 
 from hiera_dspy.data import load_dataset  # noqa: E402
 from hiera_dspy.engines import EngineOptions, Job, judge  # noqa: E402
-from hiera_dspy.lms import ROLES, LMSpec, build_lms  # noqa: E402
+from hiera_dspy.lm.roles import ROLES, LMSpec, build_lms  # noqa: E402
 from hiera_dspy.methods import BuildContext, available, build  # noqa: E402
-from hiera_dspy.runner import judge_one, run_pairs  # noqa: E402
-from hiera_dspy.store import RunStore  # noqa: E402
+from hiera_dspy.runs.runner import judge_one, run_pairs  # noqa: E402
+from hiera_dspy.runs.store import RunStore  # noqa: E402
 
 
 class Server:
@@ -221,7 +221,7 @@ def breakdown(dataset, method: str, n: int, row: dict) -> dict:
     """In-process pieces of the per-call cost (no server): where the overhead goes."""
     from dspy.clients.model_metadata import model_info
 
-    from hiera_dspy.lms import RoleLMs
+    from hiera_dspy.lm.roles import RoleLMs
     from hiera_dspy.testing import fake_lm
 
     out = {}

@@ -28,13 +28,13 @@ from eval.report import comparison_families, family_note, sanitize, summarize_me
 from hiera_dspy.cli import cli_main
 from hiera_dspy.cli import (add_data_arguments, add_run_arguments, begin_run, exit_on_error_rate, load_data,
                             open_store, output_folder, positive_int, prepare_fresh, runs_dir, skipped_rows)
-from hiera_dspy.estimate import add_dry_run_arguments, dry_run, format_total
+from hiera_dspy.runs.estimate import add_dry_run_arguments, dry_run, format_total
 from hiera_dspy.knowledge import make_knowledge
-from hiera_dspy.lms import add_lm_arguments, lms_from_args
+from hiera_dspy.lm.roles import add_lm_arguments, lms_from_args
 from hiera_dspy.methods import BuildContext, available, build
 from hiera_dspy.methods.hiera import ABLATIONS
-from hiera_dspy.runner import run_pairs
-from hiera_dspy.runspec import RunSpec
+from hiera_dspy.runs.runner import run_pairs
+from hiera_dspy.runs.spec import RunSpec
 
 
 def _families(*families: str) -> list[str]:

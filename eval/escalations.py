@@ -17,7 +17,7 @@ from pathlib import Path
 
 from eval.reviewing import Review, transcript
 from hiera_dspy.cli import cli_main, open_store
-from hiera_dspy.decisions import UnknownPair
+from hiera_dspy.runs.decisions import UnknownPair
 
 
 def parser() -> argparse.ArgumentParser:

@@ -24,13 +24,13 @@ from hiera_dspy.cli import add_judging_arguments, begin_run, open_store, prepare
 from hiera_dspy.confidence import confidence
 from hiera_dspy.data import Dataset
 from hiera_dspy.data.trec import format_qrels
-from hiera_dspy.decisions import DecisionLog
+from hiera_dspy.runs.decisions import DecisionLog
 from hiera_dspy.engines import Job, judge, options_from_args
-from hiera_dspy.estimate import dry_run
+from hiera_dspy.runs.estimate import dry_run
 from hiera_dspy.files import write_atomic
 from hiera_dspy.labels import LabelScheme
-from hiera_dspy.runspec import RunSpec
-from hiera_dspy.store import RunStore
+from hiera_dspy.runs.spec import RunSpec
+from hiera_dspy.runs.store import RunStore
 from hiera_dspy.types import Pair
 
 

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from eval.reviewing import Review, transcript  # noqa: F401  (shared with eval.escalations; old import path)
 from hiera_dspy.cli import cli_main, open_store
-from hiera_dspy.decisions import UnknownPair
+from hiera_dspy.runs.decisions import UnknownPair
 
 PAGE = Path(__file__).with_name("review_page.html")
 CSP = ("default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; connect-src 'self'; "

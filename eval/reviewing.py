@@ -8,10 +8,10 @@ import threading
 from pathlib import Path
 
 from eval.labelling import export, iso, read_pairs_file
-from hiera_dspy.decisions import DecisionLog
+from hiera_dspy.runs.decisions import DecisionLog
 from hiera_dspy.labels import LabelScheme
 from hiera_dspy.review import QueueEntry, review_queue
-from hiera_dspy.store import RunStore
+from hiera_dspy.runs.store import RunStore
 
 
 class Review:

@@ -14,18 +14,18 @@ import functools
 import sys
 
 from eval.reference import summary_line
-from hiera_dspy.artifacts import load_judge, note_ignored_endpoints, read_artifact
+from hiera_dspy.runs.artifacts import load_judge, note_ignored_endpoints, read_artifact
 from hiera_dspy.cli import cli_main
 from hiera_dspy.cli import (add_data_arguments, add_judging_arguments, begin_run, config_from_args, exit_on_error_rate,
                             load_data, metrics_from_rows, open_store, output_folder, prepare_fresh, print_metrics,
                             runs_dir, skipped_rows)
 from hiera_dspy.engines import Job, judge, options_from_args
-from hiera_dspy.estimate import dry_run
+from hiera_dspy.runs.estimate import dry_run
 from hiera_dspy.knowledge import make_knowledge
-from hiera_dspy.lms import lms_from_args
+from hiera_dspy.lm.roles import lms_from_args
 from hiera_dspy.methods import BuildContext, build
-from hiera_dspy.outputs import write_outputs  # noqa: F401  (eval.run.write_outputs: an old import path)
-from hiera_dspy.runspec import RunSpec
+from hiera_dspy.runs.outputs import write_outputs  # noqa: F401  (eval.run.write_outputs: an old import path)
+from hiera_dspy.runs.spec import RunSpec
 
 
 def parser() -> argparse.ArgumentParser:

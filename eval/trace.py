@@ -18,8 +18,8 @@ import sys
 from pathlib import Path
 
 from hiera_dspy.cli import open_store, runs_dir
-from hiera_dspy.profiles import describe as describe_profile
-from hiera_dspy.store import RunStore
+from hiera_dspy.lm.profiles import describe as describe_profile
+from hiera_dspy.runs.store import RunStore
 
 STEP_TITLES = {"judge.triage": "Judge triage", "relation.plan": "Relation Analyzer plan",
                "query.analyze": "Query Analyzer analysis", "item.analyze": "Item Analyzer analysis",

@@ -10,7 +10,7 @@ from hiera_dspy import settings
 
 settings.configure_process()  # before dspy is imported: litellm's cost map offline, DSPy's cache under our cache root
 
-from hiera_dspy.artifacts import load_judge, save_judge  # noqa: E402
+from hiera_dspy.runs.artifacts import load_judge, save_judge  # noqa: E402
 from hiera_dspy.labels import LabelScheme, get_scheme  # noqa: E402
 from hiera_dspy.methods import BuildContext, available, build  # noqa: E402
 from hiera_dspy.types import Pair  # noqa: E402

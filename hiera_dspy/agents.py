@@ -3,7 +3,7 @@
 
 Query and item analyses do not depend on the pair: they are computed once per distinct query / item per program and
 handed to the specialist as context when the Relation Analyzer asks it a question about one pair. Length caps and
-output budgets come from the model profile (`hiera_dspy.profiles`). Every module has an `aforward` too (DSPy's
+output budgets come from the model profile (`hiera_dspy.lm.profiles`). Every module has an `aforward` too (DSPy's
 `acall` path, used by `--engine async`): the same steps, awaited.
 """
 
@@ -23,10 +23,11 @@ from dspy.adapters.utils import parse_value
 from dspy.utils.exceptions import AdapterParseError
 
 import signatures
-from hiera_dspy import accounting, profiles
+from hiera_dspy.lm import ledger
+from hiera_dspy.lm import profiles
 from hiera_dspy.knowledge import Knowledge, NoKnowledge, Passage, render
 from hiera_dspy.labels import LabelScheme
-from hiera_dspy.lms import RoleLMs
+from hiera_dspy.lm.roles import RoleLMs
 from signatures.hiera import (DIMENSIONS, REASONING_DESC, ItemAnalysis, ItemQuestion, JudgeAssessment, JudgeDecision,
                               JudgeTriage, QueryAnalysis, QueryQuestion, RelationPlan, RelationSynthesis)
 
@@ -125,8 +126,8 @@ def run_step(name: str, role: str, lms: RoleLMs, predictor: dspy.Module, scheme:
     """Call one predictor as a named, accounted step. An answer that still does not parse after the retries is salvaged
     (see `salvage`): the step is `parse_recovered`, and `degraded` when some of its outputs had to be defaulted; an
     answer with no label, or with nothing readable, fails the step (an `AdapterParseError` naming it)."""
-    with accounting.step(name, role, lms.for_role(role)) as record:
-        record.inputs, record.profile = accounting.shown(inputs), getattr(predictor, "profile", None)
+    with ledger.step(name, role, lms.for_role(role)) as record:
+        record.inputs, record.profile = ledger.shown(inputs), getattr(predictor, "profile", None)
         try:
             prediction = predictor(**inputs)
         except AdapterParseError as exc:
@@ -139,8 +140,8 @@ def run_step(name: str, role: str, lms: RoleLMs, predictor: dspy.Module, scheme:
 async def arun_step(name: str, role: str, lms: RoleLMs, predictor: dspy.Module, scheme: LabelScheme | None = None,
                     **inputs) -> dspy.Prediction:
     """`run_step` through DSPy's async path (`predictor.acall`)."""
-    with accounting.step(name, role, lms.for_role(role)) as record:
-        record.inputs, record.profile = accounting.shown(inputs), getattr(predictor, "profile", None)
+    with ledger.step(name, role, lms.for_role(role)) as record:
+        record.inputs, record.profile = ledger.shown(inputs), getattr(predictor, "profile", None)
         try:
             prediction = await predictor.acall(**inputs)
         except AdapterParseError as exc:
@@ -375,9 +376,9 @@ class ItemAnalyzer(_Specialist):
 
 
 def _record_reuse(name: str, role: str, outputs: dict) -> None:
-    ledger = accounting.current()
-    if ledger is not None:
-        ledger.add(accounting.Step(name=name, role=role, outputs={**outputs, "reused": True}))
+    book = ledger.current()
+    if book is not None:
+        book.add(ledger.Step(name=name, role=role, outputs={**outputs, "reused": True}))
 
 
 def lookup(knowledge: Knowledge, queries: list[str], k: int | None, name: str = "knowledge.search",
@@ -386,7 +387,7 @@ def lookup(knowledge: Knowledge, queries: list[str], k: int | None, name: str = 
     if not queries and name != "knowledge.search":
         return []
     passages: list[Passage] = []
-    with accounting.step(name, "knowledge", None) as record:
+    with ledger.step(name, "knowledge", None) as record:
         for text in queries[:limit]:
             passages += knowledge.search(str(text)) if k is None else knowledge.search(str(text), k)
         record.outputs = {"lookups": list(queries[:limit]), "passages": [p.to_dict() for p in passages]}

@@ -12,9 +12,9 @@ from hiera_dspy import settings
 from hiera_dspy.data import DataError, Dataset, load_dataset
 from hiera_dspy.errors import HieraError
 from hiera_dspy.labels import custom_scheme, get_scheme
-from hiera_dspy.runspec import run_id
-from hiera_dspy.secrets import redact_output
-from hiera_dspy.store import RunStore, StoreError, validate_run_id
+from hiera_dspy.runs.spec import run_id
+from hiera_dspy.lm.secrets import redact_output
+from hiera_dspy.runs.store import RunStore, StoreError, validate_run_id
 
 EXIT_ERROR_RATE = 3  # the run finished and wrote its outputs, but too many judgments ended in an error
 
@@ -78,8 +78,8 @@ def add_judging_arguments(p: argparse.ArgumentParser) -> None:
     --judge, --limit, the run options (--run-id, --store, --wait, --max-error-rate), --retry-errors, --set, the LM
     flags, --engine and --dry-run."""
     from hiera_dspy.engines import add_engine_arguments
-    from hiera_dspy.estimate import add_dry_run_arguments
-    from hiera_dspy.lms import add_lm_arguments
+    from hiera_dspy.runs.estimate import add_dry_run_arguments
+    from hiera_dspy.lm.roles import add_lm_arguments
 
     which = p.add_mutually_exclusive_group(required=True)
     which.add_argument("--method", help="a registered method, uncompiled (see python -m eval.methods)")
@@ -146,7 +146,7 @@ def prepare_fresh(program, dataset: Dataset, split: str) -> float | None:
     return signals.tau if signals is not None else None
 
 
-run_id_for = run_id  # the one run-id function lives in hiera_dspy/runspec.py (RunSpec); this name is kept
+run_id_for = run_id  # the one run-id function lives in hiera_dspy/runs/spec.py (RunSpec); this name is kept
 
 
 def runs_dir() -> Path:

@@ -103,7 +103,7 @@ def fake_lm(answers: dict[str, Answer] | None = None, latency: float = 0.0, name
 def role_lms(answers: dict[str, Answer] | None = None, per_role: bool = False, **kwargs):
     """RoleLMs whose every role is one fake LM answering `answers`, or (per_role=True) each role its own fake LM
     (named fake/ROLE, with its own engine call counter)."""
-    from hiera_dspy.lms import ROLES, RoleLMs
+    from hiera_dspy.lm.roles import ROLES, RoleLMs
 
     if per_role:
         return RoleLMs({role: fake_lm(answers, name=f"fake/{role}", **kwargs) for role in ROLES})

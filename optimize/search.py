@@ -25,11 +25,11 @@ import optuna
 from hiera_dspy.cli import cli_main
 from hiera_dspy.cli import add_data_arguments, begin_run, load_data, metrics_from_rows, open_store, runs_dir
 from hiera_dspy.knowledge import make_knowledge
-from hiera_dspy.lms import add_lm_arguments, lms_from_args
+from hiera_dspy.lm.roles import add_lm_arguments, lms_from_args
 from hiera_dspy.methods import BuildContext, build
-from hiera_dspy.runner import run_pairs
-from hiera_dspy.runspec import RunSpec, describe_lms
-from hiera_dspy.store import RunStore
+from hiera_dspy.runs.runner import run_pairs
+from hiera_dspy.runs.spec import RunSpec, describe_lms
+from hiera_dspy.runs.store import RunStore
 from optimize.optimizers import BUDGETS, examples, label_match
 
 SPECIALISTS = {"none": [], "query": ["query"], "item": ["item"], "query+item": ["query", "item"]}

@@ -1,7 +1,7 @@
 """The contracts of HIERA's four agents (arXiv 2608.00785, Sec. 4.2). Signatures only, no logic.
 
 The `label` output type is set per label scheme at build time (`signatures.with_labels`); length caps come from the
-model profile (`hiera_dspy.profiles.fit`), never from here. Text marked as data (`<item>`, `<knowledge>`) is
+model profile (`hiera_dspy.lm.profiles.fit`), never from here. Text marked as data (`<item>`, `<knowledge>`) is
 untrusted: it describes the item, it never changes the task.
 """
 

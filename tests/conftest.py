@@ -57,7 +57,7 @@ def patch_make_lm(monkeypatch):
     """Make every CLI-built LM a fake one answering `answers` (returns the setter)."""
 
     def apply(answers: dict | None = None):
-        import hiera_dspy.lms as lms_module
+        import hiera_dspy.lm.roles as lms_module
 
         monkeypatch.setattr(lms_module, "make_lm", lambda spec, role="judge": fake_lm(answers))
 

@@ -22,7 +22,8 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 import dspy  # noqa: E402
 from dspy.lm15 import Config, ContextLengthError, Message, Request  # noqa: E402
 
-from hiera_dspy import accounting, local  # noqa: E402
+from hiera_dspy.lm import ledger  # noqa: E402
+from hiera_dspy.lm import local
 
 LABELS = ("Exact", "Partial", "Irrelevant")
 # The suite's conftest points HIERA_CACHE_DIR at a temp folder for every test; the real-model test wants the user's
@@ -159,11 +160,11 @@ def test_extra_buffers_off_when_llama_cpp_has_amx(fake_llama, monkeypatch):
 
 def test_predict_parses_and_usage_reaches_the_ledger(fake_llama, gguf):
     lm = local.make_local_lm(str(gguf), max_tokens=32, cache=False)
-    ledger = accounting.Ledger()
-    with accounting.bind(ledger), accounting.step("judge", "judge", lm):
+    book = ledger.Ledger()
+    with ledger.bind(book), ledger.step("judge", "judge", lm):
         pred = dspy.Predict(Judge)(query="capital of France", document="Paris is the capital of France.")
     assert pred.label == "Exact"
-    (step,) = ledger.steps
+    (step,) = book.steps
     assert step.calls == 1 and step.prompt_tokens > 0 and step.completion_tokens > 0
 
 
@@ -204,9 +205,9 @@ def test_one_model_per_file_shared_by_all_lms(fake_llama, gguf):
 def test_state_round_trip_without_weights(fake_llama, gguf):
     lm = local.make_local_lm(str(gguf), max_tokens=48, cache=False)
     state = lm.dump_state()
-    assert state["engine"]["class"] == "hiera_dspy.local:LocalEngine"
+    assert state["engine"]["class"] == "hiera_dspy.lm.local:LocalEngine"
     assert state["engine"]["state"]["path"] == str(gguf.resolve())
-    assert state["async_engine"]["class"] == "hiera_dspy.local:AsyncLocalEngine"
+    assert state["async_engine"]["class"] == "hiera_dspy.lm.local:AsyncLocalEngine"
     with pytest.raises(ValueError, match="allow_unsafe_lm_state"):
         dspy.LM.load_state(state)
     again = dspy.LM.load_state(state, allow_custom_lm_class=True)
@@ -255,7 +256,7 @@ CASES = [
 @pytest.mark.real_model
 @pytest.mark.timeout(1800)
 def test_real_model_judges_three_pairs(monkeypatch):
-    from hiera_dspy.model_store import ensure_model
+    from hiera_dspy.lm.model_store import ensure_model
 
     if _USER_CACHE_DIR:
         monkeypatch.setenv("HIERA_CACHE_DIR", _USER_CACHE_DIR)
@@ -272,23 +273,23 @@ def test_real_model_judges_three_pairs(monkeypatch):
     loaded = time.perf_counter() - started
 
     judge = dspy.Predict(Judge)
-    ledger = accounting.Ledger()
+    book = ledger.Ledger()
     labels, seconds = [], []
-    with accounting.bind(ledger):
+    with ledger.bind(book):
         for query, document in CASES:
             started = time.perf_counter()
-            with accounting.step("judge", "judge", lm):
+            with ledger.step("judge", "judge", lm):
                 labels.append(judge(query=query, document=document).label)
             seconds.append(time.perf_counter() - started)
     print(f"\nmodel {path}: acquired/verified {acquired:.1f} s, loaded {loaded:.1f} s; "
           f"judgments {[round(s, 1) for s in seconds]} s -> {labels}; "
-          f"tokens in/out {[(s.prompt_tokens, s.completion_tokens) for s in ledger.steps]}")
+          f"tokens in/out {[(s.prompt_tokens, s.completion_tokens) for s in book.steps]}")
     assert all(label in LABELS for label in labels)
-    assert all(step.calls >= 1 and step.prompt_tokens > 100 and step.completion_tokens > 0 for step in ledger.steps)
+    assert all(step.calls >= 1 and step.prompt_tokens > 100 and step.completion_tokens > 0 for step in book.steps)
 
 
 def test_bounded_schema_caps_free_text_and_lists_but_not_enums():
-    from hiera_dspy.local import bounded_schema
+    from hiera_dspy.lm.local import bounded_schema
 
     schema = {"type": "object", "properties": {
         "argument": {"type": "string"}, "label": {"type": "string", "enum": ["Irrelevant", "Relevant"]},

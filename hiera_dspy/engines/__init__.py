@@ -19,7 +19,7 @@ from typing import Callable
 
 import dspy
 
-from hiera_dspy.store import RunStore
+from hiera_dspy.runs.store import RunStore
 from hiera_dspy.types import Pair
 
 ENGINES: dict[str, tuple[str, str]] = {

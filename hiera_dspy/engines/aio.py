@@ -2,7 +2,7 @@
 
 Each judgment runs through DSPy's async path (`program.acall` -> `Predict.acall` -> `LM.acall`); `--concurrency N`
 worker coroutines pull pairs from the queue, so at most N judgments (hence N LM requests: a judgment's steps are
-sequential) are in flight. `--rpm` / `--tpm` pace the requests and a 429 pauses all of them (`hiera_dspy.pacing`).
+sequential) are in flight. `--rpm` / `--tpm` pace the requests and a 429 pauses all of them (`hiera_dspy.lm.pacing`).
 Each finished judgment is written to the run store at once, like the thread engine; a killed run resumes.
 
 A method whose program has no `aforward` of its own (most baselines; HIERA's graphs and the single-call baselines
@@ -19,10 +19,11 @@ from concurrent.futures import ThreadPoolExecutor
 
 import dspy
 
-from hiera_dspy import accounting, pacing
+from hiera_dspy.lm import ledger
+from hiera_dspy.lm import pacing
 from hiera_dspy.engines import Job
-from hiera_dspy.retry import retrying
-from hiera_dspy.runner import Progress, judge_one, judgment_row, pending, run_rows
+from hiera_dspy.lm.retry import retrying
+from hiera_dspy.runs.runner import Progress, judge_one, judgment_row, pending, run_rows
 from hiera_dspy.types import Pair
 
 
@@ -37,15 +38,15 @@ def has_async_path(program: dspy.Module) -> bool:
 
 async def ajudge_one(program: dspy.Module, pair: Pair, position: int | None = None) -> dict:
     """`runner.judge_one` through `program.acall`; never raises for a failure of the LM or the program."""
-    ledger = accounting.Ledger()
+    book = ledger.Ledger()
     start = time.perf_counter()
     prediction, error = None, None
-    with accounting.bind(ledger), retrying():
+    with ledger.bind(book), retrying():
         try:
             prediction = await program.acall(**pair.inputs())
         except Exception as exc:  # noqa: BLE001 - one pair's failure must not stop the run
             error = exc
-    return judgment_row(pair, position, ledger, prediction, error, time.perf_counter() - start)
+    return judgment_row(pair, position, book, prediction, error, time.perf_counter() - start)
 
 
 async def judge_all(job: Job, todo: list[tuple[int, Pair]], report) -> pacing.Pacer:

@@ -1,7 +1,7 @@
 """The batch engine: OpenAI's Batch API, level by level over all pairs (`--engine batch`; half price, <= 24 h a level).
 
 Each round replays every unfinished pair's program in-process with its role LMs' engines swapped for a
-`ReplayEngine` (`hiera_dspy.intercept`): a request whose answer is known is answered from the run store, the first
+`ReplayEngine` (`hiera_dspy.lm.intercept`): a request whose answer is known is answered from the run store, the first
 unknown one stops that pair for this round and is collected. The requests a round collects (all triages, then the
 plans of the delegated pairs, then their specialists, ...) become batch jobs, one per endpoint and model, split at
 `batch_max_requests` / `batch_max_bytes` (OpenAI: 50,000 requests, 200 MB). Bodies are exactly what DSPy's native
@@ -31,10 +31,10 @@ import dspy
 from hiera_dspy.agents import commit_memos, provisional_memos
 from hiera_dspy.engines import EngineOptions, Job
 from hiera_dspy.engines.openai_batch import BatchClient
-from hiera_dspy.intercept import lm_objects, openai_chat_body, openai_chat_response, swapped_engines, wire_model
-from hiera_dspy.retry import RetryPolicy, retrying_adapter
-from hiera_dspy.runner import Progress, judge_one, pending, run_rows
-from hiera_dspy.store import RunStore
+from hiera_dspy.lm.intercept import lm_objects, openai_chat_body, openai_chat_response, swapped_engines, wire_model
+from hiera_dspy.lm.retry import RetryPolicy, retrying_adapter
+from hiera_dspy.runs.runner import Progress, judge_one, pending, run_rows
+from hiera_dspy.runs.store import RunStore
 
 OPENAI_BASE = "https://api.openai.com/v1"
 

@@ -15,7 +15,7 @@ import urllib.error
 import urllib.request
 import uuid
 
-from hiera_dspy.secrets import redact
+from hiera_dspy.lm.secrets import redact
 
 
 class BatchAPIError(RuntimeError):

@@ -19,7 +19,7 @@ from collections import defaultdict
 from pathlib import Path
 
 from hiera_dspy.engines import Job
-from hiera_dspy.runner import Progress, judge_one, pending, run_rows
+from hiera_dspy.runs.runner import Progress, judge_one, pending, run_rows
 
 GROUP_SIZE = 16
 IN_FLIGHT_PER_ACTOR = 2

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from hiera_dspy.engines import Job
-from hiera_dspy.runner import run_pairs
+from hiera_dspy.runs.runner import run_pairs
 
 
 def run(job: Job) -> list[dict]:

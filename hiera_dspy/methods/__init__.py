@@ -14,8 +14,8 @@ import dspy
 from hiera_dspy.errors import HieraError
 from hiera_dspy.knowledge import Knowledge, NoKnowledge
 from hiera_dspy.labels import LabelScheme
-from hiera_dspy.lms import ROLES, RoleLMs
-from hiera_dspy.secrets import remember_lm_keys
+from hiera_dspy.lm.roles import ROLES, RoleLMs
+from hiera_dspy.lm.secrets import remember_lm_keys
 from hiera_dspy.types import Pair
 
 

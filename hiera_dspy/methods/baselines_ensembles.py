@@ -12,7 +12,7 @@ from collections import Counter
 import dspy
 
 from hiera_dspy.labels import LabelScheme
-from hiera_dspy.lms import RoleLMs
+from hiera_dspy.lm.roles import RoleLMs
 from hiera_dspy.methods import BuildContext, register
 from hiera_dspy.methods.baselines import BASELINE, Baseline
 from signatures import with_labels

@@ -10,7 +10,7 @@ Delegation policy: `triage` (the Judge decides when to delegate), `always`, or `
 its three-dimension assessment). Consultation: `directed` (R asks each specialist a question drawn from the Judge's
 gaps), `undirected` (each specialist returns its pair-independent analysis) or `auto` (the profile's: directed for
 hosted models, undirected for the embedded one). `profile`: output budgets and length
-caps (`hiera_dspy.profiles`; auto = from each role's LM).
+caps (`hiera_dspy.lm.profiles`; auto = from each role's LM).
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ import contextvars
 import dspy
 
 import signatures
-from hiera_dspy import profiles
+from hiera_dspy.lm import profiles
 from hiera_dspy.agents import ItemAnalyzer, QueryAnalyzer, lookup
 from hiera_dspy.knowledge import render
 from hiera_dspy.methods import BuildContext, register
@@ -55,9 +55,9 @@ class RelationAgent(dspy.Module):
         return render(lookup(self.knowledge, [lookup_text], self.k)) or "(nothing found)"
 
     def forward(self, query: str, item: str, guidance: str) -> dspy.Prediction:
-        from hiera_dspy import accounting
+        from hiera_dspy.lm import ledger
 
-        with accounting.step("relation.react", "relation", self.lms.for_role("relation")):
+        with ledger.step("relation.react", "relation", self.lms.for_role("relation")):
             return self.agent(query=query, item=item, guidance=guidance)
 
 
@@ -79,12 +79,12 @@ class HieraReact(dspy.Module):
         return self.relation(query=pair["query"], item=pair["item"], guidance=guidance).argument
 
     def forward(self, query: str, item_title: str, item_text: str) -> dspy.Prediction:
-        from hiera_dspy import accounting
+        from hiera_dspy.lm import ledger
 
         item = item_block(item_title, item_text)
         token = _PAIR.set({"query": query, "item": item, "consulted": False})
         try:
-            with accounting.step("judge.react", "judge", self.lms.for_role("judge")):
+            with ledger.step("judge.react", "judge", self.lms.for_role("judge")):
                 out = self.judge(query=query, item=item, label_definitions=self.scheme.describe())
             return dspy.Prediction(label=out.label, delegated=_PAIR.get()["consulted"], trajectory=out.trajectory)
         finally:

@@ -28,7 +28,7 @@ from collections.abc import Sequence
 
 import dspy
 
-from hiera_dspy import accounting
+from hiera_dspy.lm import ledger
 from hiera_dspy.labels import LabelScheme
 from hiera_dspy.methods import BuildContext, register
 from hiera_dspy.methods.graphs import HIERA
@@ -74,7 +74,7 @@ class ScorerState:
 
     def score(self, query: str, item_title: str, item_text: str) -> dict[str, float]:
         """The label distribution, as an accounted step (role "scorer", no LM call)."""
-        with accounting.step("scorer.predict", "scorer", None) as record:
+        with ledger.step("scorer.predict", "scorer", None) as record:
             scores = self.scorer.predict_proba(Pair("", query, item_title, item_text, None, "", ""))
             record.outputs = {"scores": scores}
         return scores

@@ -7,8 +7,9 @@ from types import SimpleNamespace
 
 import pytest
 
-from hiera_dspy import accounting, testing
-from hiera_dspy.lms import RoleLMs
+from hiera_dspy import testing
+from hiera_dspy.lm import ledger
+from hiera_dspy.lm.roles import RoleLMs
 
 DECISION_MARK = "[[ ## evidence ## ]]"  # only the Judge's decision prompt has an `evidence` input
 
@@ -50,10 +51,10 @@ def engine_calls(lms: RoleLMs) -> dict[str, int]:
 
 
 def run_ledgered(program, **inputs):
-    ledger = accounting.Ledger()
-    with accounting.bind(ledger):
+    book = ledger.Ledger()
+    with ledger.bind(book):
         out = program(**inputs)
-    return out, ledger
+    return out, book
 
 
 pair = testing.pair

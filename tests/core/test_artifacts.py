@@ -8,10 +8,10 @@ from pathlib import Path
 import dspy
 import pytest
 
-from hiera_dspy.artifacts import FORMAT, load_judge, read_artifact, refuse_secrets, save_judge
+from hiera_dspy.runs.artifacts import FORMAT, load_judge, read_artifact, refuse_secrets, save_judge
 from hiera_dspy.data import load_dataset
 from hiera_dspy.labels import get_scheme
-from hiera_dspy.lms import ROLES, LMSpec, build_lms
+from hiera_dspy.lm.roles import ROLES, LMSpec, build_lms
 from hiera_dspy.methods import BuildContext, build
 from optimize.compile import examples
 from optimize.optimizers import Budget, _bootstrap
@@ -206,7 +206,7 @@ def test_blend_pool_is_recorded_and_rebuilt(tmp_path):
     """--blend-lms models travel in the artifact: load_judge rebuilds the same pool, and the run identity names it."""
     import argparse
 
-    from hiera_dspy.lms import add_lm_arguments, lms_from_args
+    from hiera_dspy.lm.roles import add_lm_arguments, lms_from_args
 
     parser = argparse.ArgumentParser()
     add_lm_arguments(parser)
@@ -306,7 +306,7 @@ EDITS = {
 
 @pytest.mark.parametrize("name", sorted(BROKEN))
 def test_unreadable_artifact_raises_artifact_error(tmp_path, name):
-    from hiera_dspy.artifacts import ArtifactError
+    from hiera_dspy.runs.artifacts import ArtifactError
 
     content, problem = BROKEN[name]
     path = tmp_path / "broken.json"
@@ -320,7 +320,7 @@ def test_unreadable_artifact_raises_artifact_error(tmp_path, name):
 
 @pytest.mark.parametrize("name", sorted(EDITS))
 def test_malformed_artifact_names_the_field(good_doc, tmp_path, name):
-    from hiera_dspy.artifacts import ArtifactError
+    from hiera_dspy.runs.artifacts import ArtifactError
 
     edit, problem = EDITS[name]
     path = tmp_path / "malformed.json"
@@ -331,7 +331,7 @@ def test_malformed_artifact_names_the_field(good_doc, tmp_path, name):
 
 
 def test_artifact_over_the_size_cap_is_refused_unread(tmp_path, monkeypatch):
-    from hiera_dspy import artifacts
+    from hiera_dspy.runs import artifacts
 
     path = tmp_path / "huge.json"
     with open(path, "wb") as fh:  # sparse: 50 MB + 1 byte on disk costs nothing
@@ -343,7 +343,7 @@ def test_artifact_over_the_size_cap_is_refused_unread(tmp_path, monkeypatch):
 
 
 def test_missing_file_and_folder_are_artifact_errors(tmp_path):
-    from hiera_dspy.artifacts import ArtifactError
+    from hiera_dspy.runs.artifacts import ArtifactError
 
     with pytest.raises(ArtifactError, match="no such file"):
         load_judge(tmp_path / "missing.json")
@@ -357,7 +357,7 @@ def test_missing_file_and_folder_are_artifact_errors(tmp_path):
     (lambda d: d.update(state={"judge.ghost": next(iter(d["state"].values()))}), "state.*judge.ghost"),
 ], ids=["unknown method", "unknown config key", "state for a missing predictor"])
 def test_artifact_the_graph_cannot_take_is_an_artifact_error_not_systemexit(good_doc, tmp_path, edit, problem):
-    from hiera_dspy.artifacts import ArtifactError
+    from hiera_dspy.runs.artifacts import ArtifactError
 
     path = tmp_path / "foreign.json"
     path.write_text(json.dumps(_edited(good_doc, edit)))

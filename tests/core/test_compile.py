@@ -7,7 +7,7 @@ import json
 import dspy
 import pytest
 
-from hiera_dspy.artifacts import load_judge, read_artifact
+from hiera_dspy.runs.artifacts import load_judge, read_artifact
 from hiera_dspy.data import load_dataset
 from hiera_dspy.methods import BuildContext, build
 from optimize import compile as compile_cli

@@ -11,8 +11,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import dspy
 import pytest
 
-from hiera_dspy import lms as lms_module
-from hiera_dspy.lms import (DEFAULT_MAX_TOKENS, PRESETS, ROLES, LMSpec, add_lm_arguments, build_lms,
+from hiera_dspy.lm import roles as lms_module
+from hiera_dspy.lm.roles import (DEFAULT_MAX_TOKENS, PRESETS, ROLES, LMSpec, add_lm_arguments, build_lms,
                             endpoint_cache_id, make_lm, specs_from_args)
 
 ROLLOUT_WARNING = "rollout_id has no effect"

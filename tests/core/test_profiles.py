@@ -7,10 +7,10 @@ import json
 
 import pytest
 
-from hiera_dspy import profiles
+from hiera_dspy.lm import profiles
 from hiera_dspy.knowledge import NoKnowledge
 from hiera_dspy.labels import get_scheme
-from hiera_dspy.lms import DEFAULT_MAX_TOKENS, LOCAL_MAX_TOKENS, PRESETS, LMSpec, make_lm
+from hiera_dspy.lm.roles import DEFAULT_MAX_TOKENS, LOCAL_MAX_TOKENS, PRESETS, LMSpec, make_lm
 from hiera_dspy.methods import BuildContext, build
 
 MSRD = get_scheme("msrd")

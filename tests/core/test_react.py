@@ -6,7 +6,7 @@ import json
 
 from hiera_dspy.labels import get_scheme
 from hiera_dspy.methods import BuildContext, build
-from hiera_dspy.runner import judge_one
+from hiera_dspy.runs.runner import judge_one
 from hiera_dspy.types import Pair
 from tests.core.conftest import FakeKnowledge
 

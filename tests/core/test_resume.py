@@ -6,7 +6,7 @@ import threading
 
 import pytest
 
-import hiera_dspy.runner as runner
+import hiera_dspy.runs.runner as runner
 from eval import run as eval_run
 
 LIMIT = 12
@@ -113,7 +113,7 @@ def test_retry_errors_rejudges_only_errors(h, patch_make_lm, counting):
 
 
 def test_interrupt_stops_queued_judgments(h, monkeypatch):
-    import hiera_dspy.lms as lms_module
+    import hiera_dspy.lm.roles as lms_module
     from hiera_dspy.testing import fake_lm
 
     monkeypatch.setattr(lms_module, "make_lm", lambda spec, role="judge": fake_lm(answers(h), latency=0.01))

@@ -18,7 +18,7 @@ from optimize import compile as compile_cli
 @pytest.fixture
 def calls(monkeypatch):
     """Every CLI-built LM is a fake one (label "Maybe", an error, when the prompt holds a word of `broken`)."""
-    import hiera_dspy.lms as lms_module
+    import hiera_dspy.lm.roles as lms_module
     from hiera_dspy.testing import fake_lm
 
     engines, broken = [], []

@@ -9,7 +9,7 @@ from dataclasses import replace
 from types import SimpleNamespace
 
 from eval import run as run_cli
-from hiera_dspy.runspec import RunSpec, run_id
+from hiera_dspy.runs.spec import RunSpec, run_id
 
 LMS = {role: "openai/gpt-4o-mini" for role in ("judge", "relation", "query", "item")}
 

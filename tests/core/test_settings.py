@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from hiera_dspy import model_store, settings
+from hiera_dspy import settings
+from hiera_dspy.lm import model_store
 from hiera_dspy.knowledge import cache as knowledge_cache
 
 ROOT = Path(__file__).resolve().parents[2]

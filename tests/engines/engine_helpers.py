@@ -8,7 +8,7 @@ import zlib
 import pytest
 
 from hiera_dspy.data import load_dataset
-from hiera_dspy.lms import ROLES, RoleLMs
+from hiera_dspy.lm.roles import ROLES, RoleLMs
 from hiera_dspy.methods import BuildContext, build
 from hiera_dspy.testing import fake_lm
 

@@ -7,10 +7,10 @@ import time
 
 from engine_helpers import assert_same_run, hiera_lms, make_program
 
-from hiera_dspy import pacing
+from hiera_dspy.lm import pacing
 from hiera_dspy.engines import EngineOptions, Job, judge
 from hiera_dspy.engines.aio import has_async_path
-from hiera_dspy.store import RunStore
+from hiera_dspy.runs.store import RunStore
 
 
 def _run(engine, msrd, pairs, tmp_path, name, **options):
@@ -65,7 +65,7 @@ def test_acquire_waits_for_a_cool_down_that_starts_while_waiting():
 
 def _zero_shot_job(msrd, url, tmp_path, n, **options):
     from hiera_dspy.engines import EngineOptions, Job
-    from hiera_dspy.lms import ROLES, LMSpec, build_lms
+    from hiera_dspy.lm.roles import ROLES, LMSpec, build_lms
     from hiera_dspy.methods import BuildContext, build
 
     lms = build_lms({role: LMSpec("openai/fake", api_base=url) for role in ROLES})
@@ -82,7 +82,7 @@ def test_a_429_pauses_every_request_for_its_retry_after(msrd, tmp_path, monkeypa
     from fault_server import FaultServer
 
     from hiera_dspy.engines.aio import judge_all
-    from hiera_dspy.runner import Progress
+    from hiera_dspy.runs.runner import Progress
 
     monkeypatch.setenv("HIERA_LM_NUM_RETRIES", "0")  # the 429 reaches hiera's layer at once
     with FaultServer(script=["rate_limit"], retry_after=0.6, latency=0.05) as server:

@@ -19,9 +19,9 @@ from engine_helpers import ANSWERS, assert_same_run  # noqa: E402
 from hiera_dspy.engines import EngineOptions, Job, judge  # noqa: E402
 from hiera_dspy.engines.batch import request_key  # noqa: E402
 from hiera_dspy.engines.openai_batch import BatchClient  # noqa: E402
-from hiera_dspy.lms import ROLES, LMSpec, build_lms  # noqa: E402
+from hiera_dspy.lm.roles import ROLES, LMSpec, build_lms  # noqa: E402
 from hiera_dspy.methods import BuildContext, build  # noqa: E402
-from hiera_dspy.store import RunStore  # noqa: E402
+from hiera_dspy.runs.store import RunStore  # noqa: E402
 
 ROOT = TESTS.parent
 
@@ -55,8 +55,8 @@ def test_a_failed_request_is_an_error_row_and_retry_errors_sends_it_again(msrd, 
         job = _job(msrd, pairs, api.url, store, poll_seconds=0.01)
         # fail the first pair's triage: learn its key from a replay with no answers
         from hiera_dspy.engines.batch import Endpoint, replay_round
-        from hiera_dspy.intercept import lm_objects
-        from hiera_dspy.runner import Progress
+        from hiera_dspy.lm.intercept import lm_objects
+        from hiera_dspy.runs.runner import Progress
 
         endpoints = {id(lm): Endpoint(lm) for lm in lm_objects(job.lms)}
         _, wanted = replay_round(job, [(0, pairs[0])], {}, endpoints, Progress(1, 0, False))

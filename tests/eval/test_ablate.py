@@ -6,7 +6,7 @@ import pytest
 
 from eval import ablate
 from hiera_dspy.methods.hiera import ABLATIONS
-from hiera_dspy.store import RunStore
+from hiera_dspy.runs.store import RunStore
 
 ANSWERS = {"query_interpretability": "unclear"}  # the Judge delegates: the whole graph runs
 
@@ -14,7 +14,7 @@ ANSWERS = {"query_interpretability": "unclear"}  # the Judge delegates: the whol
 @pytest.fixture
 def engine_calls(monkeypatch):
     """Every CLI-built LM is a fake one; returns the list of their engines (to count LM calls)."""
-    import hiera_dspy.lms as lms_module
+    import hiera_dspy.lm.roles as lms_module
     from hiera_dspy.testing import fake_lm
 
     engines = []

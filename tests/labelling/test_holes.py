@@ -76,7 +76,7 @@ def test_a_second_run_resumes_and_judges_nothing(bench, patch_make_lm, tmp_path,
     patch_make_lm(ANSWERS)
     out = tmp_path / "filled"
     eval_holes.main(holes_argv(bench, out, "--limit", "3"))
-    import hiera_dspy.runner as runner
+    import hiera_dspy.runs.runner as runner
 
     judged = []
     real = runner.judge_one

@@ -12,7 +12,7 @@ import pytest
 
 from eval import label as eval_label
 from eval.review import Review, make_server
-from hiera_dspy.decisions import DecisionLog
+from hiera_dspy.runs.decisions import DecisionLog
 
 from labelling_helpers import ANSWERS, open_store
 

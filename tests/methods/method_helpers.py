@@ -1,10 +1,10 @@
 """Shared helpers for the method tests: label schemes, a few labelled train pairs, a fake knowledge source, and a
 BuildContext whose role LMs are fake LMs (no model, no network)."""
 
-from hiera_dspy import accounting
+from hiera_dspy.lm import ledger
 from hiera_dspy.knowledge import Passage
 from hiera_dspy.labels import get_scheme
-from hiera_dspy.lms import RoleLMs
+from hiera_dspy.lm.roles import RoleLMs
 from hiera_dspy.methods import BuildContext
 from hiera_dspy import testing
 from hiera_dspy.testing import fake_lm
@@ -39,10 +39,10 @@ def make_ctx(scheme_name="msrd", answers=None, knowledge=None, train=None, extra
 
 def judge(program, query="red running shoes", title="Trail Runner", text="A red running shoe."):
     """Run one judgment under a fresh ledger; return (prediction, ledger)."""
-    ledger = accounting.Ledger()
-    with accounting.bind(ledger):
+    book = ledger.Ledger()
+    with ledger.bind(book):
         prediction = program(query=query, item_title=title, item_text=text)
-    return prediction, ledger
+    return prediction, book
 
 
 def prompts(lm):

@@ -9,7 +9,7 @@ import pytest
 from method_helpers import FACT, SCHEMES, FakeKnowledge, judge, make_ctx, prompts
 
 from hiera_dspy.labels import get_scheme
-from hiera_dspy.lms import ROLES
+from hiera_dspy.lm.roles import ROLES
 from hiera_dspy.methods import available, build
 from hiera_dspy.methods.baselines_ensembles import vote
 from hiera_dspy.methods.baselines_examples import ExamplePool, mmr, per_label, retrieve

@@ -6,7 +6,7 @@ from method_helpers import SCHEMES, judge, make_ctx, prompts
 
 from hiera_dspy.labels import get_scheme
 from hiera_dspy.methods import build
-from hiera_dspy.runner import judge_one
+from hiera_dspy.runs.runner import judge_one
 from hiera_dspy.types import Pair
 
 ADVOCATE = "[[ ## initial_stance ## ]]\nrelevant"

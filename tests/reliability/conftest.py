@@ -67,8 +67,9 @@ def fault_server():
 
 @pytest.fixture
 def retry_hook(monkeypatch):
-    """Run judge_one inside hiera_dspy.retry.retrying() (idempotent: harmless once runner.judge_one does it itself)."""
-    from hiera_dspy import retry, runner
+    """Run judge_one inside hiera_dspy.lm.retry.retrying() (idempotent: harmless once runner.judge_one does it itself)."""
+    from hiera_dspy.lm import retry
+    from hiera_dspy.runs import runner
 
     original = runner.judge_one
 

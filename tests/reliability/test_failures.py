@@ -12,9 +12,9 @@ import json
 import dspy
 import pytest
 
-from hiera_dspy import retry
-from hiera_dspy.lms import LMSpec, make_lm
-from hiera_dspy.retry import RetryPolicy
+from hiera_dspy.lm import retry
+from hiera_dspy.lm.roles import LMSpec, make_lm
+from hiera_dspy.lm.retry import RetryPolicy
 from tests.fault_server import FaultServer
 from tests.reliability.conftest import ANSWERS
 from tests.reliability.test_faults import _store_rows
@@ -104,7 +104,7 @@ def test_a_truncated_plan_makes_a_counted_degraded_judgment_naming_the_step(isol
     assert metrics["degraded"] == len(delegated) and metrics["degraded_steps"] == {"relation.plan": len(delegated)}
     assert f"degraded={len(delegated)}" in capsys.readouterr().out
     from eval.trace import format_step
-    from hiera_dspy.store import RunStore
+    from hiera_dspy.runs.store import RunStore
 
     row = next(r for r in RunStore(isolated / "store.sqlite").rows("degraded") if r["delegated"])
     plan = next(s for s in row["steps"] if s["name"] == "relation.plan")
@@ -166,9 +166,9 @@ def test_a_degraded_analysis_is_not_reused_for_the_next_pair(isolated, monkeypat
     """The Item Analyzer's answer is cut short for every request: each pair asks again (a salvaged analysis is not
     memoised) and each judgment names item.analyze as degraded."""
     from hiera_dspy.labels import get_scheme
-    from hiera_dspy.lms import build_lms
+    from hiera_dspy.lm.roles import build_lms
     from hiera_dspy.methods import BuildContext, build
-    from hiera_dspy.runner import judge_one
+    from hiera_dspy.runs.runner import judge_one
     from hiera_dspy.types import Pair
 
     monkeypatch.setenv("HIERA_RETRY_ATTEMPTS", "1")
@@ -188,9 +188,9 @@ def test_a_degraded_analysis_is_not_reused_for_the_next_pair(isolated, monkeypat
 
 def test_a_judgment_answered_by_the_cache_costs_what_it_cost_when_paid(isolated):
     from hiera_dspy.data import load_dataset
-    from hiera_dspy.lms import build_lms
+    from hiera_dspy.lm.roles import build_lms
     from hiera_dspy.methods import BuildContext, build
-    from hiera_dspy.runner import judge_one
+    from hiera_dspy.runs.runner import judge_one
 
     dataset = load_dataset("msrd")
     pair = dataset.split("dev", 1)[0]

@@ -11,9 +11,9 @@ import time
 import dspy
 import pytest
 
-from hiera_dspy import retry
-from hiera_dspy.lms import LMSpec, make_lm
-from hiera_dspy.retry import RetryPolicy, backoff_delay, with_retries
+from hiera_dspy.lm import retry
+from hiera_dspy.lm.roles import LMSpec, make_lm
+from hiera_dspy.lm.retry import RetryPolicy, backoff_delay, with_retries
 from tests.fault_server import FaultServer
 
 MIXED_20 = {"rate_limit": 0.04, "server_error": 0.03, "unavailable": 0.03, "timeout": 0.02, "drop": 0.03,
@@ -191,7 +191,7 @@ def test_awith_retries():
 
     from dspy.utils.exceptions import LMServerError
 
-    from hiera_dspy.retry import awith_retries
+    from hiera_dspy.lm.retry import awith_retries
 
     calls = []
 
@@ -207,9 +207,9 @@ def test_awith_retries():
 def test_runner_hooks_the_retry_policy(isolated):
     """runner.judge_one (unpatched) retries an unparseable answer beyond DSPy's JSON fallback."""
     from hiera_dspy.data import load_dataset
-    from hiera_dspy.lms import build_lms
+    from hiera_dspy.lm.roles import build_lms
     from hiera_dspy.methods import BuildContext, build
-    from hiera_dspy.runner import judge_one
+    from hiera_dspy.runs.runner import judge_one
 
     dataset = load_dataset("msrd")
     with FaultServer(script=["garbage", "garbage", "ok"]) as server:

@@ -34,9 +34,9 @@ def test_planted_key_never_leaks(isolated, fault_server, eval_args, monkeypatch)
     assert KEY not in proc.stdout and KEY not in proc.stderr
 
     # a judge artifact saved from the same LMs
-    from hiera_dspy.artifacts import save_judge
+    from hiera_dspy.runs.artifacts import save_judge
     from hiera_dspy.data import load_dataset
-    from hiera_dspy.lms import LMSpec, build_lms
+    from hiera_dspy.lm.roles import LMSpec, build_lms
     from hiera_dspy.methods import BuildContext, build
 
     dataset = load_dataset("msrd")
@@ -76,7 +76,7 @@ def test_key_echoed_by_the_server_stays_out_of_outputs(isolated, eval_args, monk
 @pytest.mark.parametrize("config", [{"api_key": "sk-live-xyz"}, {"nested": {"openai_token": "abc"}},
                                     {"lms": [{"Authorization": "Bearer abc"}]}, {"db_password": "hunter2"}])
 def test_save_judge_refuses_secret_like_fields(isolated, config):
-    from hiera_dspy.artifacts import save_judge
+    from hiera_dspy.runs.artifacts import save_judge
     from hiera_dspy.data import load_dataset
     from hiera_dspy.methods import BuildContext, build
     from hiera_dspy.testing import fake_lm
@@ -95,7 +95,7 @@ def test_save_judge_refuses_secret_like_fields(isolated, config):
 
 
 def _lms(lm):
-    from hiera_dspy.lms import RoleLMs
+    from hiera_dspy.lm.roles import RoleLMs
 
     lms = RoleLMs(judge=lm)
     lms.specs = {}
@@ -116,9 +116,9 @@ def _hostile_artifact(path: Path, attacker: str, *, predictor_lm: bool) -> Path:
 
     import dspy
 
-    from hiera_dspy.artifacts import save_judge
+    from hiera_dspy.runs.artifacts import save_judge
     from hiera_dspy.labels import get_scheme
-    from hiera_dspy.lms import ROLES, LMSpec, build_lms
+    from hiera_dspy.lm.roles import ROLES, LMSpec, build_lms
     from hiera_dspy.methods import BuildContext, build
 
     scheme = get_scheme("msrd")
@@ -149,7 +149,7 @@ def _lm_objects(program) -> list:
 
 def test_load_judge_never_sends_a_key_where_the_artifact_says(isolated, monkeypatch):
     """Two loopback servers: the attacker's (named by the artifact) and the user's (named by the caller)."""
-    from hiera_dspy.artifacts import load_judge
+    from hiera_dspy.runs.artifacts import load_judge
     from tests.fault_server import FaultServer
 
     monkeypatch.setenv("OPENAI_API_KEY", ENV_KEY)
@@ -233,9 +233,9 @@ def test_redact_knows_every_key_handed_to_an_lm(monkeypatch):
     import dspy
 
     from hiera_dspy.labels import get_scheme
-    from hiera_dspy.lms import LMSpec, RoleLMs, make_lm
+    from hiera_dspy.lm.roles import LMSpec, RoleLMs, make_lm
     from hiera_dspy.methods import BuildContext, build
-    from hiera_dspy.secrets import redact
+    from hiera_dspy.lm.secrets import redact
 
     monkeypatch.setenv("PLAIN_NAME", "value-from-PLAIN-NAME-1")
     make_lm(LMSpec("openai/m", api_key_env="PLAIN_NAME"))
@@ -250,8 +250,8 @@ def test_a_key_cut_by_the_error_length_limit_is_still_redacted(monkeypatch):
     """The stored error is cut to 500 characters: cutting first would keep half a key that no longer matches."""
     import dspy
 
-    from hiera_dspy.runner import judge_one
-    from hiera_dspy.secrets import remember_key
+    from hiera_dspy.runs.runner import judge_one
+    from hiera_dspy.lm.secrets import remember_key
     from hiera_dspy.types import Pair
 
     remember_key(ODD_KEY)

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from hiera_dspy import accounting
-from hiera_dspy.artifacts import load_judge, save_judge
+from hiera_dspy.lm import ledger
+from hiera_dspy.runs.artifacts import load_judge, save_judge
 from hiera_dspy.labels import get_scheme
-from hiera_dspy.lms import RoleLMs
+from hiera_dspy.lm.roles import RoleLMs
 from hiera_dspy.methods import BuildContext, available, build
 from hiera_dspy.methods.hiera import HieraProgram
 from hiera_dspy.methods.signals import HieraSignalsProgram, tau_for_kappa, tau_for_share
@@ -42,10 +42,10 @@ def setup(method, answers=None, train=TRAIN, **config):
 
 
 def judge(program, p: Pair):
-    ledger = accounting.Ledger()
-    with accounting.bind(ledger):
+    book = ledger.Ledger()
+    with ledger.bind(book):
         prediction = program(**p.inputs())
-    return prediction, ledger
+    return prediction, book
 
 
 def save_and_load(program, lm, tmp_path):
@@ -77,12 +77,12 @@ def test_embed_lr_fits_on_train_and_predicts_without_lm_calls():
     program, lm = setup("embed-lr")
     assert program.named_predictors() == []
     for p in (SURE, UNSURE, TRAIN[0], TRAIN[-1]):
-        prediction, ledger = judge(program, p)
+        prediction, book = judge(program, p)
         assert prediction.label in SCHEME.labels
         assert set(prediction.scores) == set(SCHEME.labels) and sum(prediction.scores.values()) == pytest.approx(1)
         assert prediction.label == max(prediction.scores, key=prediction.scores.get)
-        assert prediction.reached_llm is False and ledger.calls == 0
-        assert [s.name for s in ledger.steps] == ["scorer.predict"]
+        assert prediction.reached_llm is False and book.calls == 0
+        assert [s.name for s in book.steps] == ["scorer.predict"]
     assert judge(program, SURE)[0].label == "Relevant" and judge(program, TRAIN[-1])[0].label == "Irrelevant"
     assert lm.engine.calls == 0
 
@@ -137,15 +137,15 @@ def test_cascade_routes_sure_pairs_to_the_scorer_and_the_rest_to_hiera():
     assert p_sure > p_unsure
     program.signals.tau = (p_sure + p_unsure) / 2
 
-    prediction, ledger = judge(program, SURE)
+    prediction, book = judge(program, SURE)
     assert (prediction.routed, prediction.cascade, prediction.reached_llm, prediction.delegated) == \
         ("scorer", "scorer", False, False)
-    assert prediction.label == "Relevant" and ledger.calls == 0 and lm.engine.calls == 0
+    assert prediction.label == "Relevant" and book.calls == 0 and lm.engine.calls == 0
 
-    prediction, ledger = judge(program, UNSURE)
+    prediction, book = judge(program, UNSURE)
     assert (prediction.routed, prediction.reached_llm) == ("llm", True)
-    assert prediction.label in SCHEME.labels and ledger.calls == lm.engine.calls > 0
-    assert "judge.decide" in [s.name for s in ledger.steps]
+    assert prediction.label in SCHEME.labels and book.calls == lm.engine.calls > 0
+    assert "judge.decide" in [s.name for s in book.steps]
 
 
 def test_tau_at_exactly_the_top_probability_goes_to_the_scorer():

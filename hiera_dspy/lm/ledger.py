@@ -2,7 +2,7 @@
 
 A `Ledger` is bound to the current context (thread or task) for one judgment; `step(...)` runs one agent step under
 the role's LM and a usage tracker that feeds the ledger. An answer from DSPy's cache is booked at the cost recorded
-with it when it was paid for (hiera_dspy/lm_cache.py) and counted in `cached_calls`: a judgment costs the same
+with it when it was paid for (hiera_dspy/lm/cache.py) and counted in `cached_calls`: a judgment costs the same
 whether its answers came from the server or from the cache, so a run killed and resumed reports what a clean run
 reports. Analyses reused within a run (`reused` steps) cost nothing. A step whose answer was salvaged is marked
 `parse_recovered`, and `degraded` lists the outputs it had to default. The ledger's steps are the judgment's trace
@@ -21,7 +21,7 @@ from typing import Any
 
 import dspy
 
-from hiera_dspy import lm_cache
+from hiera_dspy.lm import cache as lm_cache
 
 _current: contextvars.ContextVar["Ledger | None"] = contextvars.ContextVar("hiera_ledger", default=None)
 
@@ -39,7 +39,7 @@ class Step:
     degraded: list[str] = field(default_factory=list)  # outputs the salvage had to default
     outputs: dict[str, Any] = field(default_factory=dict)
     inputs: dict[str, Any] = field(default_factory=dict)  # what this step was given beyond the pair (see `shown`)
-    profile: str | None = None  # the model profile its prompt was fitted to (hiera_dspy.profiles)
+    profile: str | None = None  # the model profile its prompt was fitted to (hiera_dspy.lm.profiles)
 
     def to_dict(self) -> dict:
         return dict(self.__dict__)
@@ -151,7 +151,7 @@ def _adapter_for(lm) -> Any:
     if name is None:
         return None
     if name not in _ADAPTERS:
-        from hiera_dspy.retry import retrying_adapter
+        from hiera_dspy.lm.retry import retrying_adapter
 
         _ADAPTERS[name] = retrying_adapter({"json": dspy.JSONAdapter, "chat": dspy.ChatAdapter}[name]())
     return _ADAPTERS[name]

@@ -7,7 +7,7 @@ The tokens of a request are estimated before it is sent as its input characters 
 OpenAI's limiter counts against TPM). A 429 that reaches hiera's retry layer (after DSPy's own retries) starts a
 cool-down for every request on the loop: its Retry-After, else `cooldown` seconds.
 
-Bound with `bound(pacer)`; `hiera_dspy.retry.RetryMixin.acall` calls `before_request` / `after_error` around each
+Bound with `bound(pacer)`; `hiera_dspy.lm.retry.RetryMixin.acall` calls `before_request` / `after_error` around each
 attempt, so nothing else changes. Without a bound pacer both are no-ops.
 """
 
@@ -87,6 +87,6 @@ def after_error(exc: BaseException) -> None:
 
     pacer = _current.get()
     if pacer is not None and isinstance(exc, LMRateLimitError):
-        from hiera_dspy.retry import retry_after_of
+        from hiera_dspy.lm.retry import retry_after_of
 
         pacer.rate_limited(retry_after_of(exc))

@@ -22,10 +22,10 @@ from pathlib import Path
 
 import dspy
 
-from hiera_dspy.artifact_format import FORMAT, FORMAT_VERSION, ArtifactError, read_artifact  # noqa: F401
-from hiera_dspy.compat import RENAMED, align_state
+from hiera_dspy.runs.artifact_format import FORMAT, FORMAT_VERSION, ArtifactError, read_artifact  # noqa: F401
+from hiera_dspy.runs.compat import RENAMED, align_state
 from hiera_dspy.labels import LabelScheme
-from hiera_dspy.lms import LMSpec, RoleLMs, build_lms, with_blend
+from hiera_dspy.lm.roles import LMSpec, RoleLMs, build_lms, with_blend
 
 SECRET_NAME = re.compile(r"(api[_-]?key|secret|password|token|authorization)$", re.I)
 
@@ -133,7 +133,7 @@ def load_judge(path: str | Path, *, lms: RoleLMs | None = None, api_base: str | 
 
 
 def _load_state(path, program: dspy.Module, doc: dict) -> None:
-    """Load instructions and demos, fitted to the current graph (hiera_dspy.compat); a predictor-level `lm` in the
+    """Load instructions and demos, fitted to the current graph (hiera_dspy.runs.compat); a predictor-level `lm` in the
     saved state is ignored (the caller's LMs judge)."""
     built = {name: p.lm for name, p in program.named_predictors()}
     saved = doc["state"]

@@ -20,8 +20,8 @@ import dspy  # noqa: E402
 
 from hiera_dspy import settings  # noqa: E402
 from hiera_dspy.errors import HieraError  # noqa: E402
-from hiera_dspy.profiles import LOCAL, PAPER  # noqa: E402
-from hiera_dspy.secrets import remember_key  # noqa: E402
+from hiera_dspy.lm.profiles import LOCAL, PAPER  # noqa: E402
+from hiera_dspy.lm.secrets import remember_key  # noqa: E402
 
 ROLES = ("judge", "relation", "query", "item")
 
@@ -34,7 +34,7 @@ PRESETS: dict[str, dict[str, dict]] = {
         "item": {"model": "anthropic/claude-3-5-haiku-20241022", "max_tokens": PAPER.max_tokens["item"]},
     },
 }
-# Output budgets per role come from the model profiles (hiera_dspy/profiles.py): the paper's for any hosted model; the
+# Output budgets per role come from the model profiles (hiera_dspy/lm/profiles.py): the paper's for any hosted model; the
 # embedded model writes ~6-11 tokens/s on 2 cores, so its caps keep a delegated judgment near half a minute
 DEFAULT_MAX_TOKENS = PAPER.max_tokens
 LOCAL_MAX_TOKENS = LOCAL.max_tokens
@@ -132,7 +132,7 @@ def endpoint_cache_id(model: str, api_base: str | None) -> int | None:
 
 def make_lm(spec: LMSpec, role: str = "judge") -> dspy.BaseLM:
     if spec.model == "local" or spec.model.startswith("local:"):
-        from hiera_dspy.local import make_local_lm
+        from hiera_dspy.lm.local import make_local_lm
 
         lm = make_local_lm(spec.model.partition(":")[2] or None,
                            max_tokens=spec.max_tokens or LOCAL_MAX_TOKENS.get(role, 160))
@@ -154,7 +154,7 @@ def make_lm(spec: LMSpec, role: str = "judge") -> dspy.BaseLM:
     if cache_id is not None:
         kwargs["rollout_id"] = cache_id
     # Bounded transport retries (429/5xx/timeout/dropped connection; DSPy honours Retry-After, else 1, 2, 4 s) and a
-    # bounded read timeout (lm15's default waits 600 s per attempt). Content retries: hiera_dspy/retry.py.
+    # bounded read timeout (lm15's default waits 600 s per attempt). Content retries: hiera_dspy/lm/retry.py.
     kwargs.setdefault("num_retries", settings.lm_num_retries())
     kwargs.setdefault("timeout", settings.lm_timeout())
     with warnings.catch_warnings():  # rollout_id is our cache partition, not a sampling request: knowingly at temp 0

@@ -10,7 +10,7 @@ replaced the object):
   it still sees hits as free). A judgment then costs the same whether its answers came from the server or from the
   cache: a run killed with `kill -9` and resumed reports the tokens of a clean run.
 - **No poisoned entries.** `answers()` collects the keys of the entries an adapter call read or stored, and
-  `evict(keys)` deletes them from both tiers. The retry layer (hiera_dspy/retry.py) evicts an answer that did not
+  `evict(keys)` deletes them from both tiers. The retry layer (hiera_dspy/lm/retry.py) evicts an answer that did not
   parse, so neither its own retry nor a later `--retry-errors` run is served the same garbage, and the retry's good
   answer is cached like any other.
 """

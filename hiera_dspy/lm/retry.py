@@ -15,16 +15,16 @@ Two layers, both bounded:
    `uniform(0, min(max_delay, base_delay * 2**attempt))` (full jitter, so 64 threads hit by one 429 burst do not
    retry in lockstep), or the server's Retry-After plus up to `base_delay` of jitter; a Retry-After longer than
    `max_retry_after` fails the call at once. An answer that did not parse is evicted from DSPy's cache
-   (hiera_dspy/lm_cache.py): DSPy caches any HTTP 200 answer, garbage included, so a retry (or a later
+   (hiera_dspy/lm/cache.py): DSPy caches any HTTP 200 answer, garbage included, so a retry (or a later
    `--retry-errors` run) that read it would replay the same bad answer forever; the retry's good answer is cached.
 
    Worst case per agent step: attempts x (num_retries + 1) HTTP requests for 429/5xx and content faults (12 with the
    defaults), num_retries + 1 for timeouts (each up to the read timeout). After the last one the exception reaches
    `runner.judge_one`, which turns it into the judgment's error row; the run goes on.
 
-Hook (one line, in `hiera_dspy.runner.judge_one`): run the program inside `retrying()`::
+Hook (one line, in `hiera_dspy.runs.runner.judge_one`): run the program inside `retrying()`::
 
-    with accounting.bind(ledger), retrying():
+    with ledger.bind(book), retrying():
         ...
         prediction = program(**pair.inputs())
 
@@ -51,7 +51,9 @@ from dspy.adapters.chat_adapter import ChatAdapter
 
 from dspy.utils.exceptions import AdapterParseError, LMRateLimitError, LMServerError
 
-from hiera_dspy import lm_cache, pacing, settings
+from hiera_dspy import settings
+from hiera_dspy.lm import cache as lm_cache
+from hiera_dspy.lm import pacing
 
 T = TypeVar("T")
 

@@ -13,10 +13,10 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 
 import dspy
 
-from hiera_dspy import accounting
-from hiera_dspy.retry import retrying
-from hiera_dspy.secrets import redact
-from hiera_dspy.store import RunStore
+from hiera_dspy.lm import ledger
+from hiera_dspy.lm.retry import retrying
+from hiera_dspy.lm.secrets import redact
+from hiera_dspy.runs.store import RunStore
 from hiera_dspy.types import Pair
 
 PREDICTION_FIELDS = ("label", "delegated", "escalated", "guidance", "evidence", "argument", "reasoning", "history",
@@ -27,18 +27,18 @@ PREDICTION_FIELDS = ("label", "delegated", "escalated", "guidance", "evidence", 
 
 def judge_one(program: dspy.Module, pair: Pair, position: int | None = None) -> dict:
     """Judge one pair; never raises for a failure of the LM or the program (it becomes the row's `error`)."""
-    ledger = accounting.Ledger()
+    book = ledger.Ledger()
     start = time.perf_counter()
     prediction, error = None, None
-    with accounting.bind(ledger), retrying():
+    with ledger.bind(book), retrying():
         try:
             prediction = program(**pair.inputs())
         except Exception as exc:  # noqa: BLE001 - one pair's failure must not stop the run
             error = exc
-    return judgment_row(pair, position, ledger, prediction, error, time.perf_counter() - start)
+    return judgment_row(pair, position, book, prediction, error, time.perf_counter() - start)
 
 
-def judgment_row(pair: Pair, position: int | None, ledger: accounting.Ledger, prediction, error: Exception | None,
+def judgment_row(pair: Pair, position: int | None, book: ledger.Ledger, prediction, error: Exception | None,
                  seconds: float) -> dict:
     """The run store's row for one finished judgment (every engine builds its rows here)."""
     label, fields, message = None, {}, None
@@ -46,26 +46,26 @@ def judgment_row(pair: Pair, position: int | None, ledger: accounting.Ledger, pr
         message = redact(f"{type(error).__name__}: {error}")[:500]  # a server may echo the key: redact, then cut
     else:
         fields = {k: prediction.get(k) for k in PREDICTION_FIELDS if prediction.get(k) is not None}
-        fields.update(failure_fields(ledger))
+        fields.update(failure_fields(book))
         label = fields.get("label")
         if fields.get("escalated"):
             label = None
-    by_role = ledger.by_role()
+    by_role = book.by_role()
     return {"id": pair.id, "position": position, "gold": pair.label, "label": label, "fields": fields,
-            "steps": [s.to_dict() for s in ledger.steps], "tokens": ledger.tokens, "lm_calls": ledger.calls,
+            "steps": [s.to_dict() for s in book.steps], "tokens": book.tokens, "lm_calls": book.calls,
             "tokens_by_role": {r: v["prompt_tokens"] + v["completion_tokens"] for r, v in by_role.items()},
             "seconds": seconds, "error": message, "escalated": bool(fields.get("escalated")),
             "delegated": fields.get("delegated")}
 
 
-def failure_fields(ledger: accounting.Ledger) -> dict:
+def failure_fields(book: ledger.Ledger) -> dict:
     """`parse_recovered` when any step's answer was salvaged (its label read from a malformed answer), `degraded`: the
     steps that had to default some outputs; the judgment keeps its label, and both are counted in metrics.json."""
     out: dict = {}
-    if ledger.recovered_steps():
+    if book.recovered_steps():
         out["parse_recovered"] = True
-    if ledger.degraded_steps():
-        out["degraded"] = sorted(set(ledger.degraded_steps()))
+    if book.degraded_steps():
+        out["degraded"] = sorted(set(book.degraded_steps()))
     return out
 
 

@@ -1,6 +1,6 @@
 """Cost before a run (`--dry-run`): tokens and money for judging a whole split, with nothing sent.
 
-A sample of pairs is judged with every role LM's engine swapped for a counting one (`hiera_dspy.intercept`): the real
+A sample of pairs is judged with every role LM's engine swapped for a counting one (`hiera_dspy.lm.intercept`): the real
 adapters render the real prompts (instructions, demos, label definitions, untrusted-data blocks) and LiteLLM's
 `token_counter` counts each one; the counting engine answers like the fake LM, once forcing every triage clear (the
 direct path) and once unclear (the delegated path). Per pair the expected tokens are
@@ -22,9 +22,9 @@ from collections import defaultdict
 import dspy
 from dspy.lm15 import Usage
 
-from hiera_dspy.intercept import openai_chat_body, swapped_engines  # importing hiera_dspy keeps LiteLLM's map local
-from hiera_dspy.lms import ROLES
-from hiera_dspy.runner import judge_one
+from hiera_dspy.lm.intercept import openai_chat_body, swapped_engines  # importing hiera_dspy keeps LiteLLM's map local
+from hiera_dspy.lm.roles import ROLES
+from hiera_dspy.runs.runner import judge_one
 from hiera_dspy.testing import FakeEngine
 from hiera_dspy.types import Pair
 

@@ -1,12 +1,12 @@
 """The embedded default LM: a GGUF model run in-process by llama.cpp (llama-cpp-python), as a DSPy 3.4 custom engine.
 
-`make_local_lm(None)` acquires and verifies the registered default model (`hiera_dspy.model_store.ensure_model`);
+`make_local_lm(None)` acquires and verifies the registered default model (`hiera_dspy.lm.model_store.ensure_model`);
 `make_local_lm(PATH)` runs any GGUF file (hashed once, then remembered by a stamp). The LM is
 `dspy.LM("local/<name>-<sha256[:12]>", engine=LocalEngine, async_engine=AsyncLocalEngine)`:
 
 - greedy decoding (temperature 0 unless a call asks otherwise), fixed seed, the chat template stored in the GGUF;
 - `max_tokens` and stop sequences from the request; real token usage in every response (so DSPy's usage tracker and
-  `hiera_dspy.accounting` see it);
+  `hiera_dspy.lm.ledger` see it);
 - one `Llama` per file per process, whatever the number of LMs/engines/copies, with a lock around every call (Llama
   objects are not thread-safe; threads queue on it); the weights load on the first call (`LocalEngine.load()` to
   load eagerly);
@@ -50,7 +50,8 @@ from dspy.lm15 import (  # noqa: E402
     response_to_events,
 )
 
-from hiera_dspy import model_store, settings  # noqa: E402
+from hiera_dspy import settings  # noqa: E402
+from hiera_dspy.lm import model_store
 
 __all__ = [
     "AsyncLocalEngine",
@@ -371,7 +372,7 @@ class LocalEngine:
                 # (reloaded meanwhile with a larger window: same lock, and `current` holds the new Llama)
                 current.calls += 1
                 if cfg.logprobs is not None:  # read from the logits as they are sampled (no logits_all: see module)
-                    from hiera_dspy.local_logprobs import LogprobRecorder
+                    from hiera_dspy.lm.local_logprobs import LogprobRecorder
 
                     recorder = LogprobRecorder(max(1, int(cfg.logprobs)), current.llama.detokenize)
                     kwargs["logits_processor"] = [recorder]
