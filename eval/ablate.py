@@ -33,6 +33,7 @@ from hiera_dspy.knowledge import make_knowledge
 from hiera_dspy.lm.roles import add_lm_arguments, lms_from_args
 from hiera_dspy.methods import BuildContext, available, build
 from hiera_dspy.methods.hiera import ABLATIONS
+from hiera_dspy.records import as_judgment
 from hiera_dspy.runs.runner import run_pairs
 from hiera_dspy.runs.spec import RunSpec
 
@@ -166,8 +167,8 @@ def main(argv: list[str] | None = None) -> list[dict]:
     with open(out / "predictions.jsonl", "w") as fh:
         for display, (run_id, rows) in results.items():
             for r in rows:
-                fh.write(json.dumps({"method": display, "run_id": run_id, "id": r["id"], "gold": r["gold"],
-                                     "label": r.get("label"), "error": r.get("error")}) + "\n")
+                line = {"method": display, "run_id": run_id, **as_judgment(r).prediction_line()}
+                fh.write(json.dumps(line, default=str) + "\n")
     print_table(summaries, reference)
     if family_note(families, reference):
         print(family_note(families, reference))

@@ -9,8 +9,9 @@ import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from eval.metrics import bootstrap_ci, classification_metrics, cost_columns, final_label
+from eval.metrics import bootstrap_ci, classification_metrics, cost_columns
 from eval.stats import bonferroni, mcnemar
+from hiera_dspy.records import as_judgment
 
 CI_METRICS = ("accuracy", "macro_f1", "kappa")
 
@@ -20,7 +21,8 @@ def summarize_method(method, rows, labels, reference_rows=None, n_comparisons=1,
     the `answered_only` view beside). Cost/latency columns: `eval.metrics.cost_columns`; McNemar vs
     ``reference_rows`` (matched by id, every common pair) is Bonferroni-corrected with ``n_comparisons``, the size of
     the family of comparisons against the reference (kept as `bonferroni_m`)."""
-    gold, pred = [r["gold"] for r in rows], [final_label(r) for r in rows]
+    rows = [as_judgment(r) for r in rows]
+    gold, pred = [r.gold for r in rows], [r.final_label for r in rows]
     m = classification_metrics(gold, pred, labels)
     s = {"method": method, "n": m["n"], "answered": m["answered"], "unlabelled": m["unlabelled"],
          "coverage": m["coverage"]}
@@ -31,9 +33,9 @@ def summarize_method(method, rows, labels, reference_rows=None, n_comparisons=1,
     s["answered_only"] = m["answered_only"]
     s["mcnemar_p"] = s["mcnemar"] = s["bonferroni_m"] = None
     if reference_rows is not None:
-        ref = {r["id"]: final_label(r) for r in reference_rows}
-        common = [r for r in rows if r["id"] in ref]
-        t = mcnemar([r["gold"] for r in common], [final_label(r) for r in common], [ref[r["id"]] for r in common])
+        ref = {r.id: r.final_label for r in map(as_judgment, reference_rows)}
+        common = [r for r in rows if r.id in ref]
+        t = mcnemar([r.gold for r in common], [r.final_label for r in common], [ref[r.id] for r in common])
         s["mcnemar"], s["mcnemar_p"] = t, bonferroni([t["p_value"]], m=n_comparisons)[0]
         s["bonferroni_m"] = n_comparisons
     s |= cost_columns(rows)
@@ -179,7 +181,8 @@ def write_report(out_dir, summaries, predictions, labels, title, reference=None,
     md += _answered_only_table(summaries)
     for s in summaries:
         method, preds = s["method"], predictions.get(s["method"])
-        m = classification_metrics([r["gold"] for r in preds], [final_label(r) for r in preds], labels) if preds else s
+        preds = [as_judgment(r) for r in preds or []]
+        m = classification_metrics([r.gold for r in preds], [r.final_label for r in preds], labels) if preds else s
         cm, columns = m.get("confusion"), m.get("confusion_columns") or list(labels)
         if cm is None:
             continue

@@ -18,7 +18,9 @@ import sys
 from pathlib import Path
 
 from hiera_dspy.cli import open_store, runs_dir
+from hiera_dspy.lm.ledger import Step
 from hiera_dspy.lm.profiles import describe as describe_profile
+from hiera_dspy.records import Judgment, as_judgment, step_from_dict
 from hiera_dspy.runs.store import RunStore
 
 STEP_TITLES = {"judge.triage": "Judge triage", "relation.plan": "Relation Analyzer plan",
@@ -45,17 +47,17 @@ def _few(ids: list[str]) -> str:
     return ", ".join(ids[:SHOW]) + (f", ... ({len(ids)} in all)" if len(ids) > SHOW else "") if ids else "none"
 
 
-def find_row(store: RunStore, run_id: str, pair_id: str) -> tuple[dict, dict]:
+def find_row(store: RunStore, run_id: str, pair_id: str) -> tuple[dict, Judgment]:
     """The run's config and the pair's row; SystemExit naming a few available ids when either is missing."""
     config = store.run_config(run_id)
     if config is None:
         runs = [f"{r} ({(store.run_config(r) or {}).get('method', '?')})" for r in reversed(store.run_ids())]
         raise SystemExit(f"error: no run {run_id!r} in {store.path}; latest runs: {_few(runs)}")
     rows = store.rows(run_id)
-    row = next((r for r in rows if r["id"] == pair_id), None)
+    row = next((r for r in rows if r.id == pair_id), None)
     if row is None:
         raise SystemExit(f"error: run {run_id} has no judgment for pair {pair_id!r}; "
-                         f"judged pairs: {_few([r['id'] for r in rows])}")
+                         f"judged pairs: {_few([r.id for r in rows])}")
     return config, row
 
 
@@ -65,20 +67,20 @@ def _short(value, width: int) -> str:
     return text if len(text) <= width else text[:width - 3] + "..."
 
 
-def format_step(i: int, step: dict, width: int = 300) -> list[str]:
-    outputs = dict(step.get("outputs") or {})
+def format_step(i: int, step: Step | dict, width: int = 300) -> list[str]:
+    """One agent step: its title, role, profile, marks and cost, then what it was handed and what it wrote."""
+    step = step if isinstance(step, Step) else step_from_dict(step)
+    outputs = dict(step.outputs)
     reused = outputs.pop("reused", False)
-    tokens = step.get("prompt_tokens", 0) + step.get("completion_tokens", 0)
-    title = STEP_TITLES.get(step["name"], step["name"])
-    profile = f", profile {step['profile']}" if step.get("profile") else ""
-    marks = "".join(f"  [{m}]" for m, on in (("reused", reused), ("salvaged", step.get("parse_recovered")),
-                                             (f"degraded: {', '.join(step.get('degraded') or [])}",
-                                              step.get("degraded"))) if on)
-    cached = f" ({step['cached_calls']} from the cache)" if step.get("cached_calls") else ""
-    lines = [f"[{i}] {title} ({step['name']}, role {step['role']}{profile}){marks}: "
-             f"{step.get('calls', 0)} LM calls{cached}, {tokens} tokens ({step.get('prompt_tokens', 0)} in / "
-             f"{step.get('completion_tokens', 0)} out), {step.get('seconds', 0.0):.2f}s"]
-    for key, value in (step.get("inputs") or {}).items():
+    title = STEP_TITLES.get(step.name, step.name)
+    profile = f", profile {step.profile}" if step.profile else ""
+    marks = "".join(f"  [{m}]" for m, on in (("reused", reused), ("salvaged", step.parse_recovered),
+                                             (f"degraded: {', '.join(step.degraded)}", step.degraded)) if on)
+    cached = f" ({step.cached_calls} from the cache)" if step.cached_calls else ""
+    lines = [f"[{i}] {title} ({step.name}, role {step.role}{profile}){marks}: "
+             f"{step.calls} LM calls{cached}, {step.prompt_tokens + step.completion_tokens} tokens "
+             f"({step.prompt_tokens} in / {step.completion_tokens} out), {step.seconds:.2f}s"]
+    for key, value in step.inputs.items():
         lines.append(f"  < {key}: {_short(value, width)}")
     passages = outputs.pop("passages", None)
     for key, value in outputs.items():
@@ -89,26 +91,26 @@ def format_step(i: int, step: dict, width: int = 300) -> list[str]:
     return lines
 
 
-def format_trace(config: dict, row: dict, width: int = 300) -> str:
-    fields = row.get("fields") or {}
-    outcome = row.get("error") or ("escalated" if row.get("escalated") else row.get("label"))
-    lines = [f"run {row['run_id']}: {config.get('method', '?')} on {config.get('dataset', '?')} "
+def format_trace(config: dict, row: Judgment | dict, width: int = 300) -> str:
+    """The whole path of one judgment: run and pair, outcome, profiles, every step, then the totals."""
+    row = as_judgment(row)
+    outcome = row.error or ("escalated" if row.escalated else row.label)
+    lines = [f"run {row.run_id}: {config.get('method', '?')} on {config.get('dataset', '?')} "
              f"[{config.get('split', '?')}], knowledge {config.get('knowledge', '?')}",
-             f"pair {row['id']}: gold {row.get('gold')!r} -> {outcome!r}"
-             + (f" (human label {row['human_label']!r})" if row.get("human_label") else "")
-             + ("" if row.get("delegated") is None else f", delegated: {'yes' if row['delegated'] else 'no'}")]
-    steps = row.get("steps") or []
-    used = sorted({s["profile"] for s in steps if s.get("profile")})
+             f"pair {row.id}: gold {row.gold!r} -> {outcome!r}"
+             + (f" (human label {row.human_label!r})" if row.human_label else "")
+             + ("" if row.delegated is None else f", delegated: {'yes' if row.delegated else 'no'}")]
+    used = sorted({s.profile for s in row.steps if s.profile})
     lines += [f"profile: {describe_profile(name)}" for name in used] + [""]
-    for i, step in enumerate(steps, 1):
+    for i, step in enumerate(row.steps, 1):
         lines += format_step(i, step, width)
-    if not steps:
+    if not row.steps:
         lines.append("(no steps recorded)")
-    if fields.get("reasoning") and not any(s["name"] == "judge.decide" for s in steps):
-        lines.append(f"    reasoning: {_short(fields['reasoning'], width)}")
-    roles = ", ".join(f"{r} {t}" for r, t in sorted((row.get("tokens_by_role") or {}).items())) or "-"
-    lines += ["", f"total: {len(steps)} steps, {row.get('lm_calls', 0)} LM calls, {row.get('tokens', 0)} tokens "
-                  f"(by role: {roles}), {row.get('seconds') or 0.0:.2f}s"]
+    if row.fields.get("reasoning") and not any(s.name == "judge.decide" for s in row.steps):
+        lines.append(f"    reasoning: {_short(row.fields['reasoning'], width)}")
+    roles = ", ".join(f"{r} {t}" for r, t in sorted(row.tokens_by_role.items())) or "-"
+    lines += ["", f"total: {len(row.steps)} steps, {row.lm_calls} LM calls, {row.tokens} tokens "
+                  f"(by role: {roles}), {row.seconds or 0.0:.2f}s"]
     return "\n".join(lines)
 
 
@@ -122,7 +124,7 @@ def main(argv: list[str] | None = None) -> str:
         config, row = find_row(store, args.run, args.pair)
     finally:
         store.close()
-    text = json.dumps({"config": config, "row": row}, indent=1, default=str) if args.json else \
+    text = json.dumps({"config": config, "row": row.to_dict()}, indent=1, default=str) if args.json else \
         format_trace(config, row, args.width)
     sys.stdout.write(text + "\n")
     return text

@@ -13,6 +13,7 @@ import warnings
 import numpy as np
 
 from hiera_dspy.agreement import NO_LABEL, cohen_kappa, confusion
+from hiera_dspy.records import Judgment, as_judgment
 
 METRICS = ("accuracy", "macro_f1", "kappa", "balanced_accuracy")
 
@@ -21,46 +22,48 @@ def _nan_to_none(x) -> float | None:
     return None if x is None or math.isnan(x) else float(x)
 
 
-def final_label(row: dict) -> str | None:
+def final_label(row: Judgment | dict) -> str | None:
     """A judgment's label for the metrics: a recorded human decision (DREAM escalations) over the automatic one."""
-    return row.get("human_label") or row.get("label")
+    return as_judgment(row).final_label
 
 
 NON_LM_ROLES = {"scorer", "knowledge"}  # accounted steps that never call an LM
 
 
-def reached_llm(row: dict) -> bool:
+def reached_llm(row: Judgment | dict) -> bool:
     """Whether the judgment asked an LM anything: an LM call, or a step of an LM role (a call DSPy's cache answered
     counts: the pair was sent to the LLM part)."""
-    return (row.get("lm_calls") or 0) > 0 or any(step.get("role") not in NON_LM_ROLES for step in row.get("steps") or [])
+    j = as_judgment(row)
+    return j.lm_calls > 0 or any(step.role not in NON_LM_ROLES for step in j.steps)
 
 
-def cost_columns(rows: list[dict]) -> dict:
+def cost_columns(rows: list[Judgment | dict]) -> dict:
     """Cost, latency and workflow columns per judgment, one definition for every report.
 
     Averages and percentiles (numpy's linear interpolation) run over the rows that finished without an error,
     escalated ones included (their debate was paid for); `tokens_total` sums every row, failed ones included.
     """
-    done = [r for r in rows if not r.get("error")]
-    secs = [float(r["seconds"]) for r in done if r.get("seconds") is not None]
-    deleg = [bool(r["delegated"]) for r in done if r.get("delegated") is not None]
-    roles = sorted({role for r in done for role in (r.get("tokens_by_role") or {})})
+    rows = [as_judgment(r) for r in rows]
+    done = [r for r in rows if not r.error]
+    secs = [float(r.seconds) for r in done if r.seconds is not None]
+    deleg = [r.delegated for r in done if r.delegated is not None]
+    roles = sorted({role for r in done for role in r.tokens_by_role})
 
     def mean(xs):
         return float(np.mean(xs)) if len(xs) else None
 
     return {
-        "tokens_per_judgment": mean([r.get("tokens", 0) for r in done]),
-        "lm_calls_per_judgment": mean([r.get("lm_calls", 0) for r in done]),
-        "tokens_by_role": {k: mean([(r.get("tokens_by_role") or {}).get(k, 0) for r in done]) for k in roles},
-        "tokens_total": int(sum(r.get("tokens", 0) or 0 for r in rows)),
+        "tokens_per_judgment": mean([r.tokens for r in done]),
+        "lm_calls_per_judgment": mean([r.lm_calls for r in done]),
+        "tokens_by_role": {k: mean([r.tokens_by_role.get(k, 0) for r in done]) for k in roles},
+        "tokens_total": int(sum(r.tokens for r in rows)),
         "seconds_per_judgment": mean(secs),
         "seconds_p50": float(np.percentile(secs, 50)) if secs else None,
         "seconds_p95": float(np.percentile(secs, 95)) if secs else None,
         "delegation_rate": mean(deleg),
         "llm_share": mean([reached_llm(r) for r in done]),  # a cascade's share of pairs sent to an LLM
-        "errors": sum(1 for r in rows if r.get("error")),
-        "escalations": sum(1 for r in rows if r.get("escalated")),
+        "errors": sum(1 for r in rows if r.error),
+        "escalations": sum(1 for r in rows if r.escalated),
     }
 
 

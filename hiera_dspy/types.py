@@ -1,20 +1,5 @@
-"""Typed records shared by every part of the library."""
+"""The pair type under its first name: `Pair` lives in hiera_dspy/records.py with the Judgment (one definition)."""
 
-from __future__ import annotations
+from hiera_dspy.records import Pair
 
-from typing import NamedTuple
-
-
-class Pair(NamedTuple):
-    """One query-item pair to judge. `label` is a label string of the scheme (None when unlabelled)."""
-
-    id: str
-    query: str
-    item_title: str
-    item_text: str
-    label: str | None
-    query_id: str
-    item_id: str
-
-    def inputs(self) -> dict[str, str]:
-        return {"query": self.query, "item_title": self.item_title, "item_text": self.item_text}
+__all__ = ["Pair"]

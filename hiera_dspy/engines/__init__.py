@@ -7,7 +7,7 @@ resumed with another and `eval.metrics` cannot tell them apart.
     batch    OpenAI's Batch API, level by level over all pairs; batch ids in the run store (restart polls, never resubmits)
     ray      a Ray actor pool (one program replica and LM endpoint per actor); rows flow back to the driver's store
 
-A new engine is one module here with `run(job: Job) -> list[dict]` and its line in ENGINES.
+A new engine is one module here with `run(job: Job) -> list[Judgment]` and its line in ENGINES.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from typing import Callable
 import dspy
 
 from hiera_dspy.runs.store import RunStore
-from hiera_dspy.types import Pair
+from hiera_dspy.records import Judgment, Pair
 
 ENGINES: dict[str, tuple[str, str]] = {
     "threads": ("hiera_dspy.engines.threads", "worker threads (--threads N); the default"),
@@ -63,7 +63,7 @@ class Job:
     factory: Callable[[str | None], dspy.Module] | None = None  # ray: builds a replica, given an actor's api_base
 
 
-def judge(engine: str, job: Job) -> list[dict]:
+def judge(engine: str, job: Job) -> list[Judgment]:
     """Run `job` with the named engine; returns the run's rows for the job's pairs, in split order."""
     if engine not in ENGINES:
         raise SystemExit(f"error: unknown engine {engine!r}; engines: {', '.join(ENGINES)}")

@@ -24,7 +24,7 @@ from hiera_dspy.lm import pacing
 from hiera_dspy.engines import Job
 from hiera_dspy.lm.retry import retrying
 from hiera_dspy.runs.runner import Progress, judge_one, judgment_row, pending, run_rows
-from hiera_dspy.types import Pair
+from hiera_dspy.records import Judgment, Pair
 
 
 def has_async_path(program: dspy.Module) -> bool:
@@ -36,7 +36,7 @@ def has_async_path(program: dspy.Module) -> bool:
     return False
 
 
-async def ajudge_one(program: dspy.Module, pair: Pair, position: int | None = None) -> dict:
+async def ajudge_one(program: dspy.Module, pair: Pair, position: int | None = None) -> Judgment:
     """`runner.judge_one` through `program.acall`; never raises for a failure of the LM or the program."""
     book = ledger.Ledger()
     start = time.perf_counter()
@@ -77,7 +77,7 @@ async def judge_all(job: Job, todo: list[tuple[int, Pair]], report) -> pacing.Pa
     return pacer
 
 
-def run(job: Job) -> list[dict]:
+def run(job: Job) -> list[Judgment]:
     todo = pending(job.pairs, job.store, job.run_id, job.retry_errors, job.progress)
     report = Progress(len(job.pairs), len(job.pairs) - len(todo), job.progress)
     if todo:

@@ -30,6 +30,7 @@ import dspy
 
 from hiera_dspy.agents import commit_memos, provisional_memos
 from hiera_dspy.engines import EngineOptions, Job
+from hiera_dspy.records import Judgment
 from hiera_dspy.engines.openai_batch import BatchClient
 from hiera_dspy.lm.intercept import lm_objects, openai_chat_body, openai_chat_response, swapped_engines, wire_model
 from hiera_dspy.lm.retry import RetryPolicy, retrying_adapter
@@ -185,7 +186,7 @@ def collect(client: BatchClient, batch: dict, keys: list[str]) -> dict:
     return answers
 
 
-def run(job: Job) -> list[dict]:
+def run(job: Job) -> list[Judgment]:
     if job.lms is None:
         raise SystemExit("error: --engine batch needs the role LMs (Job.lms)")
     opts = job.options

@@ -19,6 +19,7 @@ from collections import defaultdict
 from pathlib import Path
 
 from hiera_dspy.engines import Job
+from hiera_dspy.records import Judgment
 from hiera_dspy.runs.runner import Progress, judge_one, pending, run_rows
 
 GROUP_SIZE = 16
@@ -43,7 +44,7 @@ class JudgeActor:
         dspy.configure_cache(enable_disk_cache=False)  # replicas on one node must not share a disk cache file
         self.program = factory(api_base)
 
-    def judge(self, group: list) -> list[dict]:
+    def judge(self, group: list) -> list[Judgment]:
         return [judge_one(self.program, pair, position) for position, pair in group]
 
 
@@ -63,7 +64,7 @@ def _init_ray(job: Job):
     return ray
 
 
-def run(job: Job) -> list[dict]:
+def run(job: Job) -> list[Judgment]:
     if job.factory is None:
         raise SystemExit("error: --engine ray needs a program recipe (Job.factory) to build one replica per actor")
     todo = pending(job.pairs, job.store, job.run_id, job.retry_errors, job.progress)

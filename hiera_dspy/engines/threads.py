@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from hiera_dspy.engines import Job
+from hiera_dspy.records import Judgment
 from hiera_dspy.runs.runner import run_pairs
 
 
-def run(job: Job) -> list[dict]:
+def run(job: Job) -> list[Judgment]:
     return run_pairs(job.program, job.pairs, job.store, job.run_id, threads=job.options.threads,
                      retry_errors=job.retry_errors, progress=job.progress)

@@ -1,11 +1,13 @@
-"""Methods by name: HIERA, its ablation graphs, the baselines. A new method is one module here plus its
-`@register` line; `build(name, ctx, **config)` makes a `dspy.Module` whose forward(query, item_title, item_text)
-returns a Prediction with at least `label`.
+"""Methods by name: HIERA, its ablation graphs, the baselines. A new method is one module in this package with its
+`@register` line, and nothing else: every module of the package is imported on first use (`discover`), and the
+runner stores every output of its Prediction (`hiera_dspy.records.prediction_fields`). `build(name, ctx, **config)`
+makes a `dspy.Module` whose forward(query, item_title, item_text) returns a Prediction with at least `label`.
 """
 
 from __future__ import annotations
 
 import importlib
+import pkgutil
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -16,7 +18,7 @@ from hiera_dspy.knowledge import Knowledge, NoKnowledge
 from hiera_dspy.labels import LabelScheme
 from hiera_dspy.lm.roles import ROLES, RoleLMs
 from hiera_dspy.lm.secrets import remember_lm_keys
-from hiera_dspy.types import Pair
+from hiera_dspy.records import Pair
 
 
 @dataclass
@@ -32,6 +34,8 @@ class BuildContext:
 
 @dataclass
 class MethodInfo:
+    """A registered method: its builder, one-line description, default config, family and the LM roles it calls."""
+
     name: str
     builder: Callable[..., dspy.Module]
     doc: str
@@ -42,11 +46,6 @@ class MethodInfo:
 
 
 METHODS: dict[str, MethodInfo] = {}
-# The registry imports every method module (each registers itself); no method module imports another to register it.
-MODULES = ("hiera_dspy.methods.hiera", "hiera_dspy.methods.react", "hiera_dspy.methods.baselines",
-           "hiera_dspy.methods.baselines_ensembles", "hiera_dspy.methods.baselines_examples",
-           "hiera_dspy.methods.dream", "hiera_dspy.methods.signals",
-           "hiera_dspy.methods.probs")
 
 
 def register(name: str, doc: str, family: str = "hiera", options: tuple[str, ...] = (),
@@ -62,21 +61,23 @@ def register(name: str, doc: str, family: str = "hiera", options: tuple[str, ...
     return wrap
 
 
-def _load_all() -> None:
-    for module in MODULES:
-        try:
-            importlib.import_module(module)
-        except ModuleNotFoundError as exc:
-            if exc.name != module:
-                raise
+def discover() -> list[str]:
+    """Import every module of this package (each method module registers itself; helpers such as params and graphs
+    register nothing), in name order; return their names. A module whose name starts with "_" is private: skipped."""
+    names = sorted(info.name for info in pkgutil.iter_modules(__path__) if not info.name.startswith("_"))
+    for name in names:
+        importlib.import_module(f"{__name__}.{name}")
+    return names
 
 
 def available() -> dict[str, MethodInfo]:
-    _load_all()
+    """Every registered method by name (importing the package's method modules first)."""
+    discover()
     return METHODS
 
 
 def build(name: str, ctx: BuildContext, **config) -> dspy.Module:
+    """The method `name` built from `ctx` and its config (defaults, then `config`, each value checked)."""
     methods = available()
     if name not in methods:
         raise HieraError(f"unknown method {name!r}; registered: {', '.join(sorted(methods))}")

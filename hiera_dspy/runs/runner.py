@@ -17,15 +17,9 @@ from hiera_dspy.lm import ledger
 from hiera_dspy.lm.retry import retrying
 from hiera_dspy.lm.secrets import redact
 from hiera_dspy.runs.store import RunStore
-from hiera_dspy.types import Pair
+from hiera_dspy.records import Judgment, Pair
 
-PREDICTION_FIELDS = ("label", "delegated", "escalated", "guidance", "evidence", "argument", "reasoning", "history",
-                     "parse_recovered", "dimensions", "scores", "routed", "reached_llm", "cascade",
-                     "votes", "label_probs", "distribution",  # these three: a judgment's confidence (confidence.py)
-                     "expected_relevance", "sampled_label", "llm_label", "llm_probs")  # label_probs.py, methods/probs.py
-
-
-def judge_one(program: dspy.Module, pair: Pair, position: int | None = None) -> dict:
+def judge_one(program: dspy.Module, pair: Pair, position: int | None = None) -> Judgment:
     """Judge one pair; never raises for a failure of the LM or the program (it becomes the row's `error`)."""
     book = ledger.Ledger()
     start = time.perf_counter()
@@ -39,38 +33,15 @@ def judge_one(program: dspy.Module, pair: Pair, position: int | None = None) -> 
 
 
 def judgment_row(pair: Pair, position: int | None, book: ledger.Ledger, prediction, error: Exception | None,
-                 seconds: float) -> dict:
-    """The run store's row for one finished judgment (every engine builds its rows here)."""
-    label, fields, message = None, {}, None
-    if error is not None:
-        message = redact(f"{type(error).__name__}: {error}")[:500]  # a server may echo the key: redact, then cut
-    else:
-        fields = {k: prediction.get(k) for k in PREDICTION_FIELDS if prediction.get(k) is not None}
-        fields.update(failure_fields(book))
-        label = fields.get("label")
-        if fields.get("escalated"):
-            label = None
-    by_role = book.by_role()
-    return {"id": pair.id, "position": position, "gold": pair.label, "label": label, "fields": fields,
-            "steps": [s.to_dict() for s in book.steps], "tokens": book.tokens, "lm_calls": book.calls,
-            "tokens_by_role": {r: v["prompt_tokens"] + v["completion_tokens"] for r, v in by_role.items()},
-            "seconds": seconds, "error": message, "escalated": bool(fields.get("escalated")),
-            "delegated": fields.get("delegated")}
-
-
-def failure_fields(book: ledger.Ledger) -> dict:
-    """`parse_recovered` when any step's answer was salvaged (its label read from a malformed answer), `degraded`: the
-    steps that had to default some outputs; the judgment keeps its label, and both are counted in metrics.json."""
-    out: dict = {}
-    if book.recovered_steps():
-        out["parse_recovered"] = True
-    if book.degraded_steps():
-        out["degraded"] = sorted(set(book.degraded_steps()))
-    return out
+                 seconds: float) -> Judgment:
+    """The run store's row for one finished judgment (every engine builds its rows here): the prediction's own
+    outputs become its `fields` (`hiera_dspy.records.prediction_fields`), an exception its redacted `error`."""
+    message = None if error is None else redact(f"{type(error).__name__}: {error}")[:500]  # a server may echo the key
+    return Judgment.of(pair, prediction, message, book, seconds, position)
 
 
 def run_pairs(program: dspy.Module, pairs: list[Pair], store: RunStore, run_id: str, threads: int = 1,
-              retry_errors: bool = False, progress: bool = True) -> list[dict]:
+              retry_errors: bool = False, progress: bool = True) -> list[Judgment]:
     """Judge every pair of the split not yet finished in `run_id`; return all rows of the run for these pairs.
 
     The run's lease (see RunStore.start_run) is taken first if not held (RunBusy while another process writes the
@@ -100,22 +71,22 @@ class Progress:
         self.total, self.finished, self.enabled = total, finished, enabled
         self._lock = threading.Lock()
 
-    def __call__(self, row: dict) -> None:
+    def __call__(self, row: Judgment) -> None:
         with self._lock:
             self.finished += 1
             n = self.finished
         if self.enabled:
-            mark = "error" if row["error"] else (row["label"] or "escalated")
-            print(f"[{n}/{self.total}] {row['id']}: {mark} ({row['seconds']:.1f}s)", file=sys.stderr)
+            mark = "error" if row.error else (row.label or "escalated")
+            print(f"[{n}/{self.total}] {row.id}: {mark} ({row.seconds:.1f}s)", file=sys.stderr)
 
 
-def run_rows(store: RunStore, run_id: str, pairs: list[Pair]) -> list[dict]:
-    """The run's rows for these pairs, in split order (what every engine returns)."""
+def run_rows(store: RunStore, run_id: str, pairs: list[Pair]) -> list[Judgment]:
+    """The run's judgments of these pairs, in split order (what every engine returns)."""
     wanted = {p.id for p in pairs}
-    return [r for r in store.rows(run_id) if r["id"] in wanted]
+    return [r for r in store.rows(run_id) if r.id in wanted]
 
 
-def _run_pairs(program, pairs, store, run_id, threads, retry_errors, progress) -> list[dict]:
+def _run_pairs(program, pairs, store, run_id, threads, retry_errors, progress) -> list[Judgment]:
     todo = pending(pairs, store, run_id, retry_errors, progress)
     report = Progress(len(pairs), len(pairs) - len(todo), progress)
 

@@ -22,6 +22,7 @@ from pathlib import Path
 from hiera_dspy.runs import lease
 from hiera_dspy.runs.lease import Holder
 from hiera_dspy.lm.secrets import redact_obj
+from hiera_dspy.records import Judgment, RecordError, as_judgment
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
@@ -231,18 +232,12 @@ class RunStore:
         with self._lock:
             return {r[0] for r in self._db.execute(sql, (run_id,))}
 
-    def record(self, run_id: str, row: dict) -> None:
+    def record(self, run_id: str, row: Judgment | dict) -> None:
         """Write one judgment in its own transaction (a retried judgment replaces its error row). Every string in it
         is redacted of keys first (an error or a step may quote a server that echoed one); the writer must hold the
         run's lease (taken here if nobody else holds it)."""
         self.claim(run_id)
-        row = redact_obj(row)
-        values = (run_id, row["id"], row.get("position"), row.get("gold"), row.get("label"),
-                  json.dumps(row.get("fields", {}), default=str), json.dumps(row.get("steps", []), default=str),
-                  row.get("tokens", 0), row.get("lm_calls", 0), json.dumps(row.get("tokens_by_role", {})),
-                  row.get("seconds"), row.get("error"), int(bool(row.get("escalated"))),
-                  None if row.get("delegated") is None else int(row["delegated"]), row.get("human_label"),
-                  row.get("attempts", 1), time.time())
+        values = (run_id, *_columns(redact_obj(as_judgment(row).to_dict())), time.time())
         with self._lock:
             self._db.execute("BEGIN IMMEDIATE")
             try:
@@ -258,21 +253,13 @@ class RunStore:
                                    (label, run_id, pair_id))
         return cur.rowcount == 1
 
-    def rows(self, run_id: str) -> list[dict]:
+    def rows(self, run_id: str) -> list[Judgment]:
+        """The run's judgments, in split order."""
         with self._lock:
             cur = self._db.execute("SELECT * FROM judgments WHERE run_id=? ORDER BY position, pair_id", (run_id,))
             names = [d[0] for d in cur.description]
             raw = cur.fetchall()
-        rows = []
-        for values in raw:
-            row = dict(zip(names, values))
-            for key in ("fields", "steps", "tokens_by_role"):
-                row[key] = json.loads(row[key]) if row[key] else ({} if key != "steps" else [])
-            row["id"] = row.pop("pair_id")
-            row["escalated"] = bool(row["escalated"])
-            row["delegated"] = None if row["delegated"] is None else bool(row["delegated"])
-            rows.append(row)
-        return rows
+        return [_judgment(dict(zip(names, values))) for values in raw]
 
     # --- provider batches (--engine batch): ids and answers, so a restarted run polls and never resubmits ---------
     def add_batch(self, run_id: str, endpoint: str, model: str, input_file_id: str, keys: list[str],
@@ -331,6 +318,27 @@ class RunStore:
     def run_ids(self) -> list[str]:
         with self._lock:
             return [r[0] for r in self._db.execute("SELECT run_id FROM runs ORDER BY created")]
+
+
+JSON_COLUMNS = ("fields", "steps", "tokens_by_role")  # judgment columns stored as JSON text
+
+
+def _columns(row: dict) -> tuple:
+    """A judgment's `to_dict()` as the judgments table's columns after run_id, before `finished`."""
+    return (row["id"], row["position"], row["gold"], row["label"], json.dumps(row["fields"], default=str),
+            json.dumps(row["steps"], default=str), row["tokens"], row["lm_calls"], json.dumps(row["tokens_by_role"]),
+            row["seconds"], row["error"], int(bool(row["escalated"])),
+            None if row["delegated"] is None else int(row["delegated"]), row["human_label"], row["attempts"])
+
+
+def _judgment(columns: dict) -> Judgment:
+    """A Judgment from one judgments-table row (JSON columns decoded; rows of every earlier version load)."""
+    for key in JSON_COLUMNS:
+        columns[key] = json.loads(columns[key]) if columns[key] else None
+    try:
+        return Judgment.from_dict(columns)
+    except RecordError as exc:
+        raise StoreError(f"run {columns.get('run_id')!r}, pair {columns.get('pair_id')!r}: {exc}") from None
 
 
 def _beat(ref: weakref.ref) -> None:
