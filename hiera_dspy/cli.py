@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections import Counter
 from pathlib import Path
 
 from hiera_dspy import settings
@@ -155,28 +154,10 @@ def runs_dir() -> Path:
 
 
 def metrics_from_rows(rows: list[dict], labels: list[str]) -> dict:
-    """metrics.json content: metrics over every pair of the split (a judgment without a label counts as wrong;
-    `coverage` and the `answered_only` view beside, `hiera_dspy.scoring`) plus cost columns per judgment."""
-    from hiera_dspy.scoring import classification_metrics, cost_columns, final_label
+    """metrics.json content (`hiera_dspy.scoring.run_metrics`)."""
+    from hiera_dspy.scoring import run_metrics
 
-    gold = [r for r in rows if r.get("gold") is not None]  # unlabelled pairs (a labelling run) have nothing to score
-    metrics = classification_metrics([r["gold"] for r in gold], [final_label(r) for r in gold], labels)
-    metrics["gold_pairs"] = len(gold)
-    metrics.update(cost_columns(rows))
-    metrics.update({
-        "pairs": len(rows),
-        "human_labels": sum(1 for r in rows if r.get("human_label")),
-        "parse_recovered": sum(1 for r in rows if not r.get("error") and r.get("fields", {}).get("parse_recovered")),
-    })
-    metrics.update(degraded_counts(rows))
-    return metrics
-
-
-def degraded_counts(rows: list[dict]) -> dict:
-    """`degraded`: judgments with a label that had a step default some of its outputs; `degraded_steps`: per step."""
-    steps = Counter(step for r in rows if not r.get("error") for step in (r.get("fields") or {}).get("degraded") or [])
-    return {"degraded": sum(1 for r in rows if not r.get("error") and (r.get("fields") or {}).get("degraded")),
-            "degraded_steps": dict(sorted(steps.items()))}
+    return run_metrics(rows, labels)
 
 
 def print_metrics(title: str, m: dict, file=None) -> None:

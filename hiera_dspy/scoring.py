@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import warnings
+from collections import Counter
 
 import numpy as np
 
@@ -65,6 +66,31 @@ def cost_columns(rows: list[Judgment | dict]) -> dict:
         "errors": sum(1 for r in rows if r.error),
         "escalations": sum(1 for r in rows if r.escalated),
     }
+
+
+def run_metrics(rows: list[Judgment | dict], labels: list[str]) -> dict:
+    """metrics.json content: metrics over every pair of the split (a judgment without a label counts as wrong;
+    `coverage` and the `answered_only` view beside) plus cost columns per judgment and the failure counts."""
+    rows = [as_judgment(r) for r in rows]
+    gold = [r for r in rows if r.gold is not None]  # unlabelled pairs (a labelling run) have nothing to score
+    metrics = classification_metrics([r.gold for r in gold], [r.final_label for r in gold], labels)
+    metrics["gold_pairs"] = len(gold)
+    metrics.update(cost_columns(rows))
+    metrics.update({
+        "pairs": len(rows),
+        "human_labels": sum(1 for r in rows if r.human_label),
+        "parse_recovered": sum(1 for r in rows if not r.error and r.fields.get("parse_recovered")),
+    })
+    metrics.update(degraded_counts(rows))
+    return metrics
+
+
+def degraded_counts(rows: list[Judgment | dict]) -> dict:
+    """`degraded`: judgments with a label that had a step default some of its outputs; `degraded_steps`: per step."""
+    done = [j for j in map(as_judgment, rows) if not j.error]
+    steps = Counter(step for j in done for step in j.fields.get("degraded") or [])
+    return {"degraded": sum(1 for j in done if j.fields.get("degraded")),
+            "degraded_steps": dict(sorted(steps.items()))}
 
 
 def classification_metrics(gold: list[str], pred: list[str | None], labels: list[str]) -> dict:
