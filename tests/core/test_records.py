@@ -1,5 +1,5 @@
 """The typed Judgment: one row for runner, store, metrics and predictions.jsonl; rows in the formats written before
-it (tests/core/fixtures/records-v0, captured from the code of ec833eb with the fake LM) still load and score the same."""
+it (tests/core/fixtures/records-v0, captured from the code of ec833eb with the fake LM) load and score the same."""
 
 from __future__ import annotations
 
@@ -100,7 +100,8 @@ def test_a_judgment_round_trips_through_the_store(tmp_path):
 def test_an_error_and_an_escalation():
     error = judgment_row(pair(1), 3, ledger.Ledger(), None, RuntimeError("server down"), 0.1)
     assert (error.label, error.fields, error.error) == (None, {}, "RuntimeError: server down")
-    escalated = judgment_row(pair(2), 4, ledger.Ledger(), dspy.Prediction(label=None, escalated=True, history=[1]), None, 0)
+    debate = dspy.Prediction(label=None, escalated=True, history=[1])
+    escalated = judgment_row(pair(2), 4, ledger.Ledger(), debate, None, 0)
     assert escalated.label is None and escalated.escalated and escalated.fields == {"escalated": True, "history": [1]}
 
 
