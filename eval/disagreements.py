@@ -69,6 +69,7 @@ def cause(row: dict) -> str | None:
 
 
 def short(text, width: int) -> str:
+    """Text (or JSON of a value) on one line, cut to `width` characters."""
     text = " ".join((text if isinstance(text, str) else json.dumps(text, default=str)).split())
     return text if len(text) <= width else text[:width - 3] + "..."
 

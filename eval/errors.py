@@ -31,6 +31,7 @@ from signatures.errors import FAILURE_PATTERNS, FailurePattern
 
 
 def parser() -> argparse.ArgumentParser:
+    """The command line of `python -m eval.errors`."""
     p = argparse.ArgumentParser(prog="python -m eval.errors", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--run", required=True, help="run id (printed by eval.run and eval.ablate)")
@@ -101,6 +102,7 @@ def analyse(rows: list[dict], texts: dict, show: int, width: int, lm: dspy.BaseL
 
 
 def main(argv: list[str] | None = None) -> str:
+    """Print a run's wrong labels grouped by gold and predicted label (tagged by failure pattern with --tag)."""
     args = parser().parse_args(argv)
     path = Path(args.store or runs_dir() / "store.sqlite")
     if not path.exists():

@@ -21,6 +21,7 @@ from hiera_dspy.runs.decisions import UnknownPair
 
 
 def parser() -> argparse.ArgumentParser:
+    """The command line of `python -m eval.escalations`."""
     p = argparse.ArgumentParser(prog="python -m eval.escalations", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--run", required=True, help="run id (printed by eval.run, eval.label, eval.holes)")
@@ -32,6 +33,7 @@ def parser() -> argparse.ArgumentParser:
 
 
 def show(review: Review, out=None) -> None:
+    """Print the review queue: each escalated or least-confident judgment with its transcript."""
     out = out or sys.stdout
     queue = review.queue()
     rows = review.store.rows(review.run_id)
@@ -49,6 +51,7 @@ def show(review: Review, out=None) -> None:
 
 
 def record(review: Review, path: Path, who: str | None) -> int:
+    """Record the human decisions of a JSONL file in the run; returns how many."""
     count = 0
     for lineno, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
         if not line.strip():
@@ -69,6 +72,7 @@ def record(review: Review, path: Path, who: str | None) -> int:
 
 
 def main(argv: list[str] | None = None) -> None:
+    """Show a run's escalations, or record human decisions from --labels."""
     args = parser().parse_args(argv)
     store = open_store(args)
     review = Review(store, args.run, args.budget, args.who)

@@ -31,6 +31,7 @@ from hiera_dspy.types import Pair
 
 
 def parser() -> argparse.ArgumentParser:
+    """The command line of `python -m eval.holes`."""
     p = argparse.ArgumentParser(prog="python -m eval.holes", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     g = p.add_argument_group("benchmark")
@@ -46,6 +47,7 @@ def parser() -> argparse.ArgumentParser:
 
 
 def scheme_of(args) -> LabelScheme:
+    """The qrels' label scheme from --scheme or --labels (exactly one of them)."""
     if bool(args.scheme) == bool(args.labels):
         raise SystemExit("error: give the qrels' label scheme: --scheme msrd|esci|wands|homedepot or --labels 'A,B,C'")
     try:
@@ -80,6 +82,7 @@ class Inputs:
         return False
 
     def pair(self, qid: str, docid: str, label: str | None = None) -> Pair:
+        """The pair of a topic and a corpus document (id `qid:docid`)."""
         doc = self.corpus[docid]
         return Pair(id=f"{qid}:{docid}", query=self.topics[qid], item_title=doc.title, item_text=doc.text,
                     label=label, query_id=qid, item_id=docid)
@@ -91,6 +94,7 @@ class Inputs:
 
 
 def read_inputs(labelling: dict, scheme: LabelScheme) -> Inputs:
+    """The benchmark files a labelling config names; a data error exits with its message."""
     try:
         return Inputs(labelling["topics"], labelling["corpus"], labelling["qrels"], labelling["runs"], scheme,
                       labelling.get("on_bad_row", "error"))
@@ -99,6 +103,8 @@ def read_inputs(labelling: dict, scheme: LabelScheme) -> Inputs:
 
 
 def main(argv: list[str] | None = None) -> dict:
+    """Judge the unjudged documents in each run's top DEPTH and compare the runs before and after; returns the
+    summary."""
     args = parser().parse_args(argv)
     output_folder(args.out)
     scheme = scheme_of(args)
@@ -153,6 +159,8 @@ def export_holes(store, run_id: str, config: dict, records: list[dict]) -> list[
 
 
 def summarize(inputs: Inputs, after: dict, records: list[dict], scheme: LabelScheme, depth: int) -> dict:
+    """Per-run hole rate, nDCG and P at depth before and after filling, Kendall's tau of the two rankings, and
+    hole counts."""
     runs = []
     for name, lines in inputs.runs.items():
         b, a = evaluate(lines, inputs.qrels, scheme, depth), evaluate(lines, after, scheme, depth)
@@ -178,6 +186,7 @@ def _f(x, spec=".3f") -> str:
 
 
 def report(s: dict) -> str:
+    """The summary as a Markdown report."""
     k = s["depth"]
     lines = [f"# Holes filled at depth {k} ({s['method']}, run {s['run_id']})", "",
              f"{s['holes']} holes judged: {s['filled']} filled ({s['human']} by a person), {s['escalated']} escalated "
@@ -197,6 +206,7 @@ def report(s: dict) -> str:
 
 
 def print_summary(s: dict) -> None:
+    """Print the Markdown report."""
     print(report(s))
 
 

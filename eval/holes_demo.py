@@ -31,6 +31,7 @@ RRF_K = 60
 
 
 def parser() -> argparse.ArgumentParser:
+    """The command line of `python -m eval.holes_demo`."""
     p = argparse.ArgumentParser(prog="python -m eval.holes_demo", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--out", required=True, help="output folder (inputs in OUT/inputs, results as eval.holes)")
@@ -81,6 +82,7 @@ def build_inputs(folder: Path, n_queries: int) -> list[str]:
 
 
 def bm25(queries: list[str], docs: list[str]) -> list[list[tuple[int, float]]]:
+    """Each query's BM25 top `RUN_DEPTH` documents as (index, score), positive scores only."""
     import bm25s
 
     retriever = bm25s.BM25()
@@ -106,6 +108,7 @@ def dense(queries: list[str], docs: list[str]) -> list[list[tuple[int, float]]] 
 
 
 def read_ranking(path: Path) -> dict[str, list[str]]:
+    """A TREC run file as each query's ranked document ids."""
     from hiera_dspy.data.trec import ranked, read_run
 
     return {q: [rl.docid for rl in ls] for q, ls in ranked(read_run(path)).items()}
@@ -124,6 +127,7 @@ def rrf(rankings: list[dict[str, list[str]]]) -> dict[str, list[tuple[str, float
 
 
 def main(argv: list[str] | None = None) -> dict:
+    """Build a small benchmark with holes and run eval.holes on it in its own process; returns its summary."""
     args, rest = parser().parse_known_args(argv)
     inputs = Path(args.out) / "inputs"
     runs = build_inputs(inputs, args.queries)

@@ -27,6 +27,7 @@ from hiera_dspy.files import write_atomic
 
 
 def parser() -> argparse.ArgumentParser:
+    """The command line of `python -m eval.label`."""
     p = argparse.ArgumentParser(prog="python -m eval.label", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     add_data_arguments(p)
@@ -37,6 +38,7 @@ def parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> dict:
+    """Label a dataset's pairs and export labels.jsonl, qrels.txt and pairs.jsonl; returns the summary."""
     args = parser().parse_args(argv)
     output_folder(args.out)
     dataset = load_data(args)
@@ -73,6 +75,7 @@ def main(argv: list[str] | None = None) -> dict:
 
 
 def summarize(records: list[dict]) -> dict:
+    """Counts of a labelling: pairs, labelled, escalated, errors, confidence sources and labels."""
     return {"pairs": len(records), "labelled": sum(1 for r in records if r["label"]),
             "escalated": sum(1 for r in records if r["escalated"] and not r["label"]),
             "errors": sum(1 for r in records if r["error"]),

@@ -41,6 +41,7 @@ def add_labelling_arguments(p: argparse.ArgumentParser) -> None:
 
 @dataclass
 class LabellingRun:
+    """A finished labelling run: its id, store, config and judgment rows."""
     run_id: str
     store: RunStore
     config: dict
@@ -85,11 +86,13 @@ def label_pairs(args, dataset: Dataset, pairs: list[Pair], split: str, labelling
 
 
 def pair_record(p: Pair) -> dict:
+    """A pair as a line of pairs.jsonl."""
     return {"id": p.id, "query_id": p.query_id, "item_id": p.item_id, "query": p.query, "item_title": p.item_title,
             "item_text": p.item_text, "gold": p.label}
 
 
 def read_pairs_file(out: Path) -> dict[str, dict]:
+    """The pairs.jsonl of a labelling run's output folder, by pair id."""
     path = out / "pairs.jsonl"
     if not path.is_file():
         raise SystemExit(f"error: {path} is missing: the labelling run's output folder was moved or deleted")
@@ -111,10 +114,12 @@ def record(row: dict, pair: dict, method: str, decision: dict | None) -> dict:
 
 
 def iso(t: float) -> str:
+    """A Unix time as an ISO 8601 UTC timestamp."""
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(t))
 
 
 def write_jsonl(path: Path, records: list[dict]) -> Path:
+    """Write records as JSON lines (atomically); returns the path."""
     return write_atomic(path, "".join(json.dumps(r, ensure_ascii=False, default=str) + "\n" for r in records))
 
 

@@ -23,6 +23,7 @@ def config_table(name: str) -> str:
 
 
 def main(argv: list[str] | None = None) -> None:
+    """List the registered methods, or print one method's config keys."""
     p = argparse.ArgumentParser(description=__doc__)
     p.add_argument("--config", metavar="NAME", help="print this method's config keys: type, default, allowed values")
     p.add_argument("--json", action="store_true", help="with --config: the keys and defaults as JSON (null: unset)")

@@ -27,6 +27,7 @@ CSP = ("default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline
 
 
 def parser() -> argparse.ArgumentParser:
+    """The command line of `python -m eval.review`."""
     p = argparse.ArgumentParser(prog="python -m eval.review", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--run", required=True, help="run id (printed by eval.label, eval.holes, eval.run)")
@@ -38,9 +39,11 @@ def parser() -> argparse.ArgumentParser:
 
 
 class Handler(BaseHTTPRequestHandler):
+    """The review page's HTTP handler: the page, the queue as JSON, and decisions posted back (local host only)."""
     review: Review  # set on the subclass made by make_server
 
     def do_GET(self):  # noqa: N802 - http.server's naming
+        """Serve the page or the review queue."""
         if not self._local_host():
             return
         if self.path in ("/", "/index.html"):
@@ -53,6 +56,7 @@ class Handler(BaseHTTPRequestHandler):
             self._json(404, {"error": f"no such page {self.path!r}"})
 
     def do_POST(self):  # noqa: N802
+        """Record one human decision posted as JSON."""
         if not self._local_host():
             return
         if self.path != "/api/decisions":
@@ -92,6 +96,7 @@ class Handler(BaseHTTPRequestHandler):
         self.wfile.write(body)
 
     def log_message(self, fmt, *args):  # one short line per request on stderr
+        """One short line per request on stderr."""
         sys.stderr.write(f"review: {self.command} {self.path} -> {args[1] if len(args) > 1 else ''}\n")
 
 
@@ -102,6 +107,7 @@ def make_server(review: Review, port: int = 8765) -> ThreadingHTTPServer:
 
 
 def main(argv: list[str] | None = None) -> None:
+    """Serve a run's review queue on 127.0.0.1 until Ctrl-C."""
     args = parser().parse_args(argv)
     store = open_store(args)
     review = Review(store, args.run, args.budget, args.who)

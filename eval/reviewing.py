@@ -29,9 +29,11 @@ class Review:
         self._lock = threading.Lock()
 
     def queue(self) -> list[QueueEntry]:
+        """The judgments a person should look at: escalations, then the least confident within the budget."""
         return review_queue(self.store.rows(self.run_id), self.budget)
 
     def payload(self) -> dict:
+        """The queue as the review page reads it, with the latest human decisions."""
         latest = self.decisions.latest(self.run_id)
         items = [self._item(entry, latest.get(entry.row["id"])) for entry in self.queue()]
         return {"run_id": self.run_id, "method": self.config.get("method"), "labels": list(self.scheme.labels),

@@ -49,6 +49,8 @@ def provisional_memos():
 
 
 def commit_memos(scratch: dict) -> None:
+    """Add the analyses a `provisional_memos()` block kept aside to their programs' memos (one already there
+    wins)."""
     for memo, key, value in scratch.values():
         with memo._guard:
             memo._values.setdefault(key, value)
@@ -67,6 +69,7 @@ class Memo:
         return Memo()
 
     def get_or_compute(self, key, compute: Callable[[], dict]) -> tuple[dict, bool]:
+        """The value under `key` and whether it was reused; computes it once (threads on one key wait for it)."""
         scratch = _provisional.get()
         if scratch is not None:  # the batch engine's replay: keep it aside until the pair finishes
             with self._guard:
@@ -362,6 +365,7 @@ class QueryAnalyzer(_Specialist):
 
     @staticmethod
     def describe(analysis: dspy.Prediction) -> str:
+        """One line of an analysis: the query's explicit requirements and implicit intent."""
         return f"explicit requirements: {analysis.explicit_requirements}; implicit intent: {analysis.implicit_intent}"
 
 
@@ -372,6 +376,7 @@ class ItemAnalyzer(_Specialist):
 
     @staticmethod
     def describe(analysis: dspy.Prediction) -> str:
+        """One line of an analysis: the item's stated and inferred properties."""
         return f"stated: {analysis.stated_properties}; inferred: {analysis.inferred_properties}"
 
 
@@ -395,10 +400,12 @@ def lookup(knowledge: Knowledge, queries: list[str], k: int | None, name: str = 
 
 
 def format_query_analysis(q: dspy.Prediction) -> str:
+    """A query analysis as a finding for the Judge's evidence."""
     return f"Query Analyzer: {QueryAnalyzer.describe(q)}"
 
 
 def format_item_analysis(i: dspy.Prediction) -> str:
+    """An item analysis as a finding for the Judge's evidence."""
     return f"Item Analyzer: {ItemAnalyzer.describe(i)}"
 
 
@@ -436,6 +443,7 @@ class RelationAnalyzer(dspy.Module):
         self.item_analyzer = ItemAnalyzer(lms, **own) if "item" in specialists else None
 
     def forward(self, query: str, item: str, guidance: str) -> dspy.Prediction:
+        """Returns the relation analysis (plan, consulted specialists, look-ups, synthesis) for the Judge's evidence."""
         plan = run_step("relation.plan", "relation", self.lms, self.plan, query=query, item=item, guidance=guidance)
         findings, questions = [], {}
         for role, title, analyzer in (("query", "Query Analyzer", self.query_analyzer),
@@ -455,6 +463,7 @@ class RelationAnalyzer(dspy.Module):
                                passages=len(passages))
 
     async def aforward(self, query: str, item: str, guidance: str) -> dspy.Prediction:
+        """Async `forward`: returns the same relation analysis."""
         plan = await arun_step("relation.plan", "relation", self.lms, self.plan, query=query, item=item,
                                guidance=guidance)
         findings, questions = [], {}
@@ -526,11 +535,13 @@ class RelevanceJudge(dspy.Module):
         profiles.tag(self.decide, fitted)
 
     def assess(self, query: str, item: str) -> dspy.Prediction:
+        """Triage: a clarity verdict per aspect and a provisional label (paper's first Judge step)."""
         out = run_step("judge.triage", "judge", self.lms, self.triage, self.scheme, query=query, item=item,
                        label_definitions=self.scheme.describe())
         return self._triaged(out)
 
     async def aassess(self, query: str, item: str) -> dspy.Prediction:
+        """Async `assess`."""
         out = await arun_step("judge.triage", "judge", self.lms, self.triage, self.scheme, query=query, item=item,
                               label_definitions=self.scheme.describe())
         return self._triaged(out)
@@ -544,6 +555,7 @@ class RelevanceJudge(dspy.Module):
                                dimensions=dims, parse_recovered=out.get("parse_recovered"))
 
     def decide_label(self, query: str, item: str, evidence: str, triage: str = "") -> dspy.Prediction:
+        """The final label from the pair, the triage and the collected evidence (alone: from the pair only)."""
         if self.alone:
             return run_step("judge.decide", "judge", self.lms, self.decide, self.scheme, query=query, item=item,
                             label_definitions=self.scheme.describe())
@@ -552,6 +564,7 @@ class RelevanceJudge(dspy.Module):
                         evidence=evidence or "(none)")
 
     async def adecide_label(self, query: str, item: str, evidence: str, triage: str = "") -> dspy.Prediction:
+        """Async `decide_label`."""
         if self.alone:
             return await arun_step("judge.decide", "judge", self.lms, self.decide, self.scheme, query=query,
                                    item=item, label_definitions=self.scheme.describe())

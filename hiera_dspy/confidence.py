@@ -21,6 +21,7 @@ from typing import Callable, NamedTuple
 
 
 class Confidence(NamedTuple):
+    """A judgment's confidence: the value (None when unknown), its source, and the label distribution if any."""
     value: float | None
     source: str
     distribution: dict[str, float] | None = None

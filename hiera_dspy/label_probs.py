@@ -149,9 +149,11 @@ class ProbPredict(dspy.Predict):
         self.labels = tuple(labels)
 
     def forward(self, **kwargs):
+        """Returns the prediction with `label_probs` added when the LM answered with log-probabilities."""
         kwargs["config"] = {**PROB_CONFIG, **(kwargs.get("config") or {})}
         return with_label_probs(super().forward(**kwargs), self.labels)
 
     async def aforward(self, **kwargs):
+        """Async `forward`: the same prediction."""
         kwargs["config"] = {**PROB_CONFIG, **(kwargs.get("config") or {})}
         return with_label_probs(await super().aforward(**kwargs), self.labels)

@@ -56,17 +56,21 @@ class LabelScheme:
 
     @property
     def threshold(self) -> str:
+        """The lowest label that counts as relevant (`relevant_from`, else the top label)."""
         return self.relevant_from or self.labels[-1]
 
     def is_relevant(self, label: str) -> bool:
+        """Whether `label` is at or above the scheme's relevance threshold."""
         return self.labels.index(label) >= self.labels.index(self.threshold)
 
     def to_dict(self) -> dict:
+        """The scheme as JSON-ready data (recorded in artifacts and run configs)."""
         return {"name": self.name, "labels": list(self.labels), "definitions": self.definitions,
                 "raw_map": self.raw_map, "source": self.source, "relevant_from": self.relevant_from}
 
     @classmethod
     def from_dict(cls, d: dict) -> "LabelScheme":
+        """The scheme `to_dict` wrote."""
         return cls(name=d["name"], labels=tuple(d["labels"]), definitions=dict(d.get("definitions", {})),
                    raw_map=dict(d.get("raw_map", {})), source=d.get("source", ""), relevant_from=d.get("relevant_from"))
 
@@ -75,6 +79,7 @@ SCHEMES: dict[str, LabelScheme] = {}
 
 
 def register(scheme: LabelScheme) -> LabelScheme:
+    """Add a scheme to the built-in registry under its name; returns it."""
     SCHEMES[scheme.name] = scheme
     return scheme
 
@@ -152,6 +157,7 @@ def custom_scheme(spec: str, name: str = "custom") -> LabelScheme:
 
 
 def get_scheme(name: str) -> LabelScheme:
+    """A registered scheme by name; KeyError naming the built-in ones otherwise."""
     if name in SCHEMES:
         return SCHEMES[name]
     raise KeyError(f"unknown label scheme {name!r}; built in: {sorted(SCHEMES)} (or pass --labels 'A,B,C')")

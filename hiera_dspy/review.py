@@ -14,6 +14,7 @@ from hiera_dspy.confidence import Confidence, confidence
 
 
 class QueueEntry(NamedTuple):
+    """A judgment waiting for a person: its row, its confidence, and why it is queued."""
     row: dict
     confidence: Confidence
     reason: str  # "escalated" | "low confidence"

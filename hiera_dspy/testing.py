@@ -32,6 +32,7 @@ class FakeEngine:
         self._lock = threading.Lock()
 
     def complete(self, request):
+        """A ChatAdapter answer filling every output field the request's system message lists."""
         system = request.system if isinstance(request.system, str) else "".join(p.text for p in request.system or [])
         user = "\n".join(m.text or "" for m in request.messages)
         outputs = system.split("Your output fields are:", 1)[-1].split("All interactions", 1)[0]
@@ -66,22 +67,27 @@ class FakeEngine:
         return f"fake {name.replace('_', ' ')}"
 
     def stream(self, request):
+        """The `complete` answer as stream events."""
         from dspy.lm15 import response_to_events
 
         return response_to_events(self.complete(request))
 
     def close(self):
+        """Nothing to release."""
         pass
 
 
 class AsyncFakeEngine:
+    """The async face of a FakeEngine (same answers, same call counter)."""
     def __init__(self, sync: FakeEngine):
         self.sync = sync
 
     async def complete(self, request):
+        """The wrapped FakeEngine's answer."""
         return self.sync.complete(request)
 
     async def aclose(self):
+        """Nothing to release."""
         pass
 
 

@@ -65,6 +65,8 @@ def neutralise(text: str) -> str:
 
 
 def as_data(text: str, limit: int = ITEM_TEXT_BUDGET) -> str:
+    """Untrusted text made safe to place in a prompt: instructions neutralised, field markers broken, cut at
+    `limit` characters."""
     text = neutralise(str(text or "")).replace("[[", "[ [").replace("]]", "] ]")
     if len(text) > limit:
         text = text[:limit].rstrip() + " …[truncated]"

@@ -19,6 +19,7 @@ def examples(pairs) -> list[dspy.Example]:
 
 @dataclass(frozen=True)
 class Budget:
+    """How much data and search a compile budget allows, and its default optimizer."""
     n_train: int
     n_dev: int
     max_demos: int

@@ -36,6 +36,7 @@ SPECIALISTS = {"none": [], "query": ["query"], "item": ["item"], "query+item": [
 
 
 def parser() -> argparse.ArgumentParser:
+    """The command line of `python -m optimize.search`."""
     p = argparse.ArgumentParser(prog="python -m optimize.search", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     add_data_arguments(p)
@@ -49,6 +50,7 @@ def parser() -> argparse.ArgumentParser:
 
 
 def knowledge_sources(choice: str, dataset) -> list[str]:
+    """The knowledge sources a search may try: none, plus the catalog and the web when available."""
     available = (["catalog"] if dataset.catalog else []) + (["web"] if os.environ.get("TAVILY_API_KEY") else [])
     return ["none"] + (available if choice == "auto" else [c for c in available if c == choice])
 
@@ -75,6 +77,7 @@ class Objective:
         self._knowledge: dict = {}
 
     def knowledge(self, source: str):
+        """The knowledge source named `source`, built once per search."""
         if source not in self._knowledge:
             self._knowledge[source] = make_knowledge(source, self.dataset)
         return self._knowledge[source]
@@ -109,12 +112,14 @@ class Objective:
 
 
 def trial_record(t: optuna.trial.FrozenTrial, front: set[int]) -> dict:
+    """A trial as a JSON-ready record (kappa, tokens, params, on the Pareto front or not)."""
     values = t.values or [None, None]
     return {"number": t.number, "state": t.state.name, "kappa": values[0], "tokens_per_judgment": values[1],
             "params": t.params, "pareto": t.number in front, **t.user_attrs}
 
 
 def write_pareto(path: Path, front: list[dict]) -> None:
+    """Write the Pareto-optimal trials as a Markdown table."""
     lines = ["# Pareto-optimal HIERA configurations (dev kappa vs tokens per judgment)", "",
              "| trial | kappa | accuracy | tokens/judgment | specialists | relation | knowledge (k) | demos | "
              "delegation |", "|" + "---|" * 9]
@@ -128,6 +133,7 @@ def write_pareto(path: Path, front: list[dict]) -> None:
 
 
 def main(argv: list[str] | None = None) -> dict:
+    """Search HIERA graph configurations with optuna (kappa up, tokens down); returns the Pareto front."""
     args = parser().parse_args(argv)
     dataset = load_data(args)
     for split in ("train", "dev"):

@@ -69,6 +69,7 @@ class CatalogEntry:
 
 @dataclass
 class Dataset:
+    """A loaded dataset: its label scheme, named splits of pairs, and the catalog to look things up in."""
     name: str
     scheme: LabelScheme
     splits: dict[str, list[Pair]]

@@ -91,6 +91,7 @@ def _parse_line(line: str, scheme: LabelScheme, require_label: bool, seen: dict,
 
 
 def load(arg: str | None, scheme: LabelScheme | None, *, on_bad_row: str = "error", **_) -> Dataset:
+    """A user's JSONL pairs under a given scheme: split `all`, plus train/dev when every pair has a label."""
     if not arg:
         raise DataError("jsonl: needs a path, e.g. --dataset jsonl:my_pairs.jsonl")
     if scheme is None:

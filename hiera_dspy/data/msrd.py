@@ -47,6 +47,7 @@ def _movie_text(row: dict) -> str:
 
 
 def load(arg: str | None, scheme: LabelScheme | None, *, on_bad_row: str = "error", **_) -> Dataset:
+    """MSRD from the bundled copy or a folder: train/dev pairs and the movie catalog when present."""
     folder = expect_folder(Path(arg), "a folder with train.jsonl and/or dev.jsonl") if arg else BUNDLED
     scheme = scheme or get_scheme("msrd")
     bad = BadRows(on_bad_row)

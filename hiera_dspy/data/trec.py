@@ -129,6 +129,7 @@ def format_run(ranking: dict[str, list[tuple[str, float]]], tag: str) -> str:
 
 
 def write_run(path: str | Path, ranking: dict[str, list[tuple[str, float]]], tag: str) -> Path:
+    """Write a ranking as a TREC run file (atomically); returns the path."""
     return write_atomic(path, format_run(ranking, tag))
 
 
@@ -171,6 +172,7 @@ def read_qrels(path: str | Path, scheme: LabelScheme, on_bad_row: str = "error",
 
 
 def format_qrels(qrels: dict[tuple[str, str], int]) -> str:
+    """Qrels as TREC text, one `qid 0 docid grade` line each."""
     return "".join(f"{qid} 0 {docid} {grade}\n" for (qid, docid), grade in qrels.items())
 
 

@@ -17,23 +17,28 @@ from hiera_dspy.errors import HieraError
 
 @dataclass(frozen=True)
 class Passage:
+    """One looked-up text: title, text, the source that found it, and its URL if any."""
     title: str
     text: str
     source: str
     url: str = ""
 
     def to_dict(self) -> dict:
+        """The passage as JSON-ready data."""
         return dict(self.__dict__)
 
 
 class Knowledge(Protocol):
+    """What agents look things up in: a named source with a default number of passages per search."""
     name: str
     default_k: int
 
-    def search(self, text: str, k: int | None = None) -> list[Passage]: ...
+    def search(self, text: str, k: int | None = None) -> list[Passage]:
+        """Up to `k` (default `default_k`) passages about `text`."""
 
 
 class NoKnowledge:
+    """The knowledge source of `--knowledge none`: every search finds nothing."""
     name = "none"
     default_k = 0
 
@@ -41,6 +46,7 @@ class NoKnowledge:
         return self
 
     def search(self, text: str, k: int | None = None) -> list[Passage]:
+        """Always an empty list."""
         return []
 
 

@@ -17,9 +17,11 @@ def cache_root() -> Path:
 
 
 class CachedKnowledge:
+    """A knowledge source whose look-ups are remembered on disk, so a rerun pays for no search twice."""
 
     def __deepcopy__(self, memo):  # shared by every copy an optimizer makes of a program
         return self
+
     def __init__(self, source, cache_dir: str | None = None):
         self.source = source
         self.name = source.name
@@ -34,6 +36,7 @@ class CachedKnowledge:
         self.hits = self.misses = 0
 
     def search(self, text: str, k: int | None = None) -> list[Passage]:
+        """The cached passages for (source, text, k), else the source's, stored for next time."""
         k = self.default_k if k is None else k
         key = (self.name, text.strip(), k)
         with self._lock:

@@ -10,10 +10,12 @@ from hiera_dspy.knowledge import Passage
 
 
 class CatalogKnowledge:
+    """BM25 search over a dataset's own catalog (e.g. MSRD's movie corpus)."""
     default_k = 3  # passages per look-up unless asked: the catalog's rows are long, small models' contexts are not
 
     def __deepcopy__(self, memo):  # shared by every copy an optimizer makes of a program
         return self
+
     def __init__(self, entries, name: str = "catalog"):
         self.name = name
         self.entries = list(entries)
@@ -22,6 +24,7 @@ class CatalogKnowledge:
 
     @property
     def retriever(self):
+        """The BM25 index of the catalog, built on first use."""
         if self._retriever is None:
             corpus = [f"{e.title}\n{e.text}" for e in self.entries]
             retriever = bm25s.BM25()
@@ -30,6 +33,7 @@ class CatalogKnowledge:
         return self._retriever
 
     def search(self, text: str, k: int | None = None) -> list[Passage]:
+        """Up to `k` catalog entries matching `text` (only those with a positive score)."""
         if not text.strip():
             return []
         k = min(self.default_k if k is None else k, len(self.entries))

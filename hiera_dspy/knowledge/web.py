@@ -10,6 +10,7 @@ from hiera_dspy.lm.secrets import remember_key
 
 
 class WebKnowledge:
+    """Web search through Tavily (needs TAVILY_API_KEY), as in the paper's setup."""
     name = "web:tavily"
     default_k = 5  # the paper's setting (App. A.1): web search returns 5 results per query
 
@@ -28,6 +29,7 @@ class WebKnowledge:
         self._client = client
 
     def search(self, text: str, k: int | None = None) -> list[Passage]:
+        """The top `k` web results as passages (title, content, URL)."""
         k = self.default_k if k is None else k
         response = self._client.search(query=text, max_results=k)
         return [Passage(title=r.get("title", ""), text=r.get("content", ""), source=self.name, url=r.get("url", ""))

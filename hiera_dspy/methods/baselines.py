@@ -38,6 +38,7 @@ class Baseline(dspy.Module):
         self.with_knowledge, self.k = with_knowledge, k
 
     def item(self, query: str, item_title: str, item_text: str) -> str:
+        """The item as the prompt shows it, with looked-up passages when the method uses knowledge."""
         block = item_block(item_title, item_text)
         if self.with_knowledge:
             passages = lookup(self.knowledge, [f"{query} {item_title}"], self.k)
@@ -62,6 +63,7 @@ def restrict(signature: type[dspy.Signature], labels: tuple[str, ...]) -> type[d
 
 
 def definitions(scheme: LabelScheme, labels: tuple[str, ...]) -> str:
+    """The definitions of the given labels, one `- label: definition` line each."""
     return "\n".join(f"- {label}: {scheme.definitions.get(label, '')}".rstrip(": ") for label in labels)
 
 
@@ -85,12 +87,14 @@ class SingleStep(Baseline):
         self.judge = dspy.Predict(with_labels(signature, ctx.scheme))
 
     def forward(self, query: str, item_title: str, item_text: str) -> dspy.Prediction:
+        """Returns the label of one judge call."""
         item = self.item(query, item_title, item_text)
         out = self.step(f"{self.step_name}.judge", self.judge, query=query, item=item,
                         label_definitions=self.scheme.describe())
         return self._labelled(out)
 
     async def aforward(self, query: str, item_title: str, item_text: str) -> dspy.Prediction:
+        """Async `forward`: the same label."""
         item = (await asyncio.to_thread(self.item, query, item_title, item_text) if self.with_knowledge  # a look-up
                 else self.item(query, item_title, item_text))                                   # blocks: off the loop
         out = await self.astep(f"{self.step_name}.judge", self.judge, query=query, item=item,
@@ -134,6 +138,8 @@ class BinaryGraded(Baseline):
             else None
 
     def forward(self, query: str, item_title: str, item_text: str) -> dspy.Prediction:
+        """Returns the label: not relevant -> the lowest label; relevant -> graded by a second call when the
+        scheme has several relevant grades."""
         item = self.item(query, item_title, item_text)
         relevance = self.step("binary_graded.binary", self.binary, query=query, item=item,
                               question=self.question).relevance
@@ -163,6 +169,7 @@ class MultiStage(Baseline):
         self.classify = dspy.Predict(with_labels(ZeroShotJudgment, ctx.scheme))
 
     def forward(self, query: str, item_title: str, item_text: str) -> dspy.Prediction:
+        """Returns the lowest label when the filter drops the pair, else the classifier's label."""
         item, defs = self.item(query, item_title, item_text), self.scheme.describe()
         keep = self.step("multi_stage.filter", self.filter, role="query", query=query, item=item,
                          label_definitions=defs).keep
@@ -191,6 +198,7 @@ class Raer(Baseline):
         self.memo = Memo()
 
     def criteria(self, query: str) -> list[str]:
+        """The query's relevance criteria, generated and refined once per query (reused across its items)."""
         def compute():
             criteria = self.step("raer.generate", self.generate, query=query,
                                  label_definitions=self.scheme.describe()).criteria
@@ -205,6 +213,7 @@ class Raer(Baseline):
         return value["criteria"]
 
     def forward(self, query: str, item_title: str, item_text: str) -> dspy.Prediction:
+        """Returns the label judged against the query's criteria, with criteria and assessment as evidence."""
         criteria = self.criteria(query)
         out = self.step("raer.judge", self.judge, query=query, item=self.item(query, item_title, item_text),
                         label_definitions=self.scheme.describe(), criteria=criteria)

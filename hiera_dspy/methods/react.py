@@ -55,6 +55,7 @@ class RelationAgent(dspy.Module):
         return render(lookup(self.knowledge, [lookup_text], self.k)) or "(nothing found)"
 
     def forward(self, query: str, item: str, guidance: str) -> dspy.Prediction:
+        """Returns the ReAct agent's relation analysis (its tools: the specialists and the knowledge source)."""
         from hiera_dspy.lm import ledger
 
         with ledger.step("relation.react", "relation", self.lms.for_role("relation")):
@@ -62,6 +63,7 @@ class RelationAgent(dspy.Module):
 
 
 class HieraReact(dspy.Module):
+    """HIERA with ReAct agents: the Judge decides when to consult the Relation Analyzer, which picks its own tools."""
     def __init__(self, ctx: BuildContext, k: int | None = None, max_iters: int = 4, specialist_lookups: int = 1,
                  profile: str = "auto"):
         super().__init__()
@@ -79,6 +81,7 @@ class HieraReact(dspy.Module):
         return self.relation(query=pair["query"], item=pair["item"], guidance=guidance).argument
 
     def forward(self, query: str, item_title: str, item_text: str) -> dspy.Prediction:
+        """Returns the Judge's label, whether it consulted the Relation Analyzer, and the ReAct trajectory."""
         from hiera_dspy.lm import ledger
 
         item = item_block(item_title, item_text)

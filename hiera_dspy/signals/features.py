@@ -89,9 +89,11 @@ class LexicalModel:
 
     @property
     def fitted(self) -> bool:
+        """Whether document frequencies have been learned."""
         return self.n_docs > 0
 
     def fit(self, items: Iterable[tuple[str, str]]) -> "LexicalModel":
+        """Learn BM25 document frequencies and average length from the distinct (title, text) items."""
         docs = [tokenize(item_document(title, text)) for title, text in dict.fromkeys(items)]
         if not docs:
             raise ValueError("LexicalModel.fit needs at least one item (title, text)")
@@ -126,11 +128,13 @@ class LexicalModel:
         return [title_overlap, text_overlap, bm25]
 
     def to_dict(self) -> dict:
+        """The parameters and learned statistics as JSON-ready data."""
         return {"k1": self.k1, "b": self.b, "stopwords": sorted(self.stopwords), "n_docs": self.n_docs,
                 "avgdl": self.avgdl, "idf_unseen": self.idf_unseen, "idf": dict(self.idf)}
 
     @classmethod
     def from_dict(cls, d: dict) -> "LexicalModel":
+        """The model `to_dict` wrote."""
         model = cls(k1=d["k1"], b=d["b"], stopwords=d["stopwords"])
         model.n_docs = int(d["n_docs"])
         model.avgdl = float(d["avgdl"])
@@ -152,7 +156,8 @@ class Embedder(Protocol):
 
     model_id: str
 
-    def encode(self, texts: list[str]) -> np.ndarray: ...
+    def encode(self, texts: list[str]) -> np.ndarray:
+        """One unit-length vector per text (rows of a float array)."""
 
 
 class EmbedderUnavailable(RuntimeError):
@@ -185,6 +190,7 @@ class SentenceTransformerEmbedder:
             raise EmbedderUnavailable(f"could not load embedding model {model_id!r} from {self.source}: {exc}")
 
     def encode(self, texts: list[str]) -> np.ndarray:
+        """Normalised sentence-transformer embeddings of the texts."""
         vectors = self._model.encode(list(texts), batch_size=self.batch_size, normalize_embeddings=True,
                                      convert_to_numpy=True, show_progress_bar=False)
         return np.asarray(vectors, dtype=np.float64)
@@ -247,10 +253,12 @@ class FeatureExtractor:
 
     @property
     def embedding_model(self) -> str | None:
+        """The embedder's model id, or None for lexical features only."""
         return self.embedder.model_id if self.embedder is not None else None
 
     @property
     def feature_names(self) -> tuple[str, ...]:
+        """The lexical feature names, then the embedding ones when there is an embedder."""
         return LEXICAL_FEATURES + (EMBEDDING_FEATURES if self.embedder is not None else ())
 
     def fit(self, items: Iterable[tuple[str, str, str]]) -> "FeatureExtractor":
@@ -283,6 +291,7 @@ class FeatureExtractor:
         return out
 
     def to_dict(self) -> dict:
+        """Feature names, embedding model and lexical statistics as JSON-ready data."""
         return {"feature_names": list(self.feature_names), "embedding_model": self.embedding_model,
                 "lexical": self.lexical.to_dict()}
 

@@ -85,10 +85,12 @@ class RelevanceScorer:
 
     @property
     def fitted(self) -> bool:
+        """Whether the scorer has learned its weights."""
         return self.coef is not None
 
     @property
     def feature_names(self) -> tuple[str, ...]:
+        """The names of the features, in the order of the weights."""
         return self.features.feature_names
 
     def predict_proba(self, pair: Pair) -> dict[str, float]:
@@ -105,6 +107,7 @@ class RelevanceScorer:
         return [{label: float(row[i]) for i, label in enumerate(self.scheme.labels)} for row in probs]
 
     def predict_many(self, pairs: Sequence[Pair]) -> list[str]:
+        """The most probable label of each pair."""
         probs = self._proba_matrix(self.features.transform([_triple(p) for p in pairs]))
         return [self.scheme.labels[int(np.argmax(row))] for row in probs]
 
@@ -129,6 +132,7 @@ class RelevanceScorer:
     # ------------------------------------------------------------------------------------------- JSON
 
     def to_dict(self) -> dict:
+        """The fitted scorer as versioned JSON-ready data (scheme, weights, scaler, lexical statistics)."""
         if not self.fitted:
             raise RuntimeError("RelevanceScorer is not fitted: nothing to save")
         features = self.features.to_dict()
@@ -172,10 +176,12 @@ class RelevanceScorer:
         return scorer
 
     def save(self, path: str | Path) -> None:
+        """Write `to_dict` as JSON to `path`."""
         Path(path).write_text(json.dumps(self.to_dict(), ensure_ascii=False), encoding="utf-8")
 
     @classmethod
     def load(cls, path: str | Path, embedder: "Embedder | str | None" = None) -> "RelevanceScorer":
+        """A scorer `save` wrote (the embedder is rebuilt, or the one given is used)."""
         return cls.from_dict(json.loads(Path(path).read_text(encoding="utf-8")), embedder=embedder)
 
 
