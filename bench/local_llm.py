@@ -14,13 +14,12 @@ import time
 from pathlib import Path
 
 from eval import run as eval_run
+from hiera_dspy.numbers import number
 from optimize import compile as compile_cli
 
 
 def row(name: str, m: dict, extra: str = "") -> str:
-    def f(x, spec=".3f"):
-        return "-" if x is None else format(x, spec)
-
+    f = number
     return (f"| {name} | {m['n']} | {f(m['accuracy'])} | {f(m['macro_f1'])} | {f(m['kappa'])} | "
             f"{f(m['seconds_per_judgment'], '.1f')} | {f(m['seconds_p50'], '.1f')} | {f(m['tokens_per_judgment'], '.0f')} | "
             f"{f(m['lm_calls_per_judgment'], '.1f')} | {f(m['delegation_rate'], '.2f')} | {m['errors']} | {extra} |")

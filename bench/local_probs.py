@@ -38,6 +38,7 @@ from eval.metrics import bootstrap_ci, classification_metrics  # noqa: E402
 from eval.stats import mcnemar  # noqa: E402
 from hiera_dspy.data import load_dataset  # noqa: E402
 from hiera_dspy.label_probs import expected_relevance, label_for, tune_cuts  # noqa: E402
+from hiera_dspy.numbers import number, with_ci  # noqa: E402
 from hiera_dspy.methods.signals import tau_for_share, top  # noqa: E402
 from hiera_dspy.signals.stacking import Stacker  # noqa: E402
 
@@ -120,13 +121,10 @@ def row(name, pairs, pred, ref, seconds, tokens, labels, note=""):
 
 
 def fmt(r) -> str:
-    k = "-" if r["kappa"] is None else f"{r['kappa']:.3f}"
-    ci = "" if r["ci"][0] is None else f" [{r['ci'][0]:.3f}, {r['ci'][1]:.3f}]"
     t = r["mcnemar"]
     mc = "(reference)" if t is None else f"b={t['b']} c={t['c']} p={t['p_value']:.3f}"
-    s = "-" if r["s_per_pair"] is None else f"{r['s_per_pair']:.2f}"
-    return (f"| {r['name']} | {r['n']} | {k}{ci} | {r['accuracy']:.3f} | {mc} | {s} | {r['tokens_per_pair']:.0f} | "
-            f"{r['note']} |")
+    return (f"| {r['name']} | {r['n']} | {with_ci(r['kappa'], r['ci'])} | {r['accuracy']:.3f} | {mc} | "
+            f"{number(r['s_per_pair'], '.2f')} | {r['tokens_per_pair']:.0f} | {r['note']} |")
 
 
 def table(rows, title) -> str:

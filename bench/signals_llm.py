@@ -48,6 +48,7 @@ from hiera_dspy.cli import metrics_from_rows, runs_dir  # noqa: E402
 from hiera_dspy.data import load_dataset  # noqa: E402
 from hiera_dspy.knowledge import make_knowledge  # noqa: E402
 from hiera_dspy.methods import BuildContext, available, build  # noqa: E402
+from hiera_dspy.numbers import number  # noqa: E402
 from hiera_dspy.methods.signals import ScorerState, tau_for_share, top  # noqa: E402
 from hiera_dspy.runs.spec import RunSpec  # noqa: E402
 from hiera_dspy.runs.runner import run_pairs  # noqa: E402
@@ -109,9 +110,7 @@ def cascade_rows(pairs, tau: float, top_prob: dict[str, float], scorer_rows: dic
 
 
 def table(title: str, results: list[dict]) -> str:
-    def f(x, spec=".3f"):
-        return "-" if x is None else format(x, spec)
-
+    f = number
     lines = [f"## {title}", "", "| configuration | n | kappa | accuracy | macro-F1 | s/pair | s p50 | LM calls/pair | "
              "tokens/pair | reached LLM | tau | errors | vs embed-lr: b/c, McNemar p |", "|" + "---|" * 13]
     for m in results:

@@ -33,6 +33,7 @@ from hiera_dspy.knowledge import make_knowledge
 from hiera_dspy.lm.roles import add_lm_arguments, lms_from_args
 from hiera_dspy.methods import BuildContext, available, build
 from hiera_dspy.methods.hiera import ABLATIONS
+from hiera_dspy.numbers import number
 from hiera_dspy.records import as_judgment
 from hiera_dspy.runs.runner import run_pairs
 from hiera_dspy.runs.spec import RunSpec
@@ -182,9 +183,7 @@ def main(argv: list[str] | None = None) -> list[dict]:
 
 
 def print_table(summaries: list[dict], reference: str | None) -> None:
-    def f(x, spec=".3f"):
-        return "-" if x is None else format(x, spec)
-
+    f = number
     width = max([len(s["method"]) for s in summaries] + [6])
     print(f"{'method':<{width}}  {'n':>4}  {'cover':>5}  {'acc':>5}  {'F1':>5}  {'kappa':>6}  {'p':>7}  {'tok/j':>7}  "
           "err/esc")

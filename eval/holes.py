@@ -26,6 +26,7 @@ from hiera_dspy.data import DataError, Dataset
 from hiera_dspy.data.trec import format_qrels, read_corpus, read_qrels, read_run, read_topics
 from hiera_dspy.files import write_atomic
 from hiera_dspy.labels import LabelScheme, custom_scheme, get_scheme
+from hiera_dspy.numbers import number
 from hiera_dspy.retrieval import evaluate, kendall_tau, pool_holes
 from hiera_dspy.types import Pair
 
@@ -181,10 +182,6 @@ def summarize(inputs: Inputs, after: dict, records: list[dict], scheme: LabelSch
             "skipped_rows": len(inputs.skipped)}
 
 
-def _f(x, spec=".3f") -> str:
-    return "-" if x is None else format(x, spec)
-
-
 def report(s: dict) -> str:
     """The summary as a Markdown report."""
     k = s["depth"]
@@ -195,13 +192,13 @@ def report(s: dict) -> str:
              f"| run | hole@{k} before | after | nDCG@{k} before | after | P@{k} before | after |",
              "|---|---|---|---|---|---|---|"]
     for r in s["runs"]:
-        lines.append(f"| {r['run']} | {_f(r['hole_rate_before'])} | {_f(r['hole_rate_after'])} | "
-                     f"{_f(r[f'ndcg@{k}_before'])} | {_f(r[f'ndcg@{k}_after'])} | {_f(r[f'p@{k}_before'])} | "
-                     f"{_f(r[f'p@{k}_after'])} |")
+        cells = [r[key] for key in ("hole_rate_before", "hole_rate_after", f"ndcg@{k}_before", f"ndcg@{k}_after",
+                                    f"p@{k}_before", f"p@{k}_after")]
+        lines.append(f"| {r['run']} | " + " | ".join(map(number, cells)) + " |")
     order = {when: [r["run"] for r in sorted(s["runs"], key=lambda r: -(r[f"ndcg@{k}_{when}"] or 0))]
              for when in ("before", "after")}
     lines += ["", f"System ranking by nDCG@{k}: before {' > '.join(order['before'])}; after "
-              f"{' > '.join(order['after'])}. Kendall's tau = {_f(s['kendall_tau'])}.", ""]
+              f"{' > '.join(order['after'])}. Kendall's tau = {number(s['kendall_tau'])}.", ""]
     return "\n".join(lines)
 
 

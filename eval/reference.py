@@ -14,6 +14,7 @@ import sys
 
 from eval.metrics import bootstrap_ci, classification_metrics, final_label
 from eval.stats import mcnemar
+from hiera_dspy.numbers import with_ci
 
 SMOKE_NOTE = ("--budget smoke judges {n} dev pairs: far too few to compare methods (a kappa CI spans about +-0.5 at "
               "this size). It checks that the pipeline runs; compare methods with bench/local_probs.py (all 300 MSRD "
@@ -26,12 +27,7 @@ def kappa_with_ci(gold: list[str], pred: list[str | None], labels: list[str]) ->
     return m["n"], m["kappa"], bootstrap_ci(gold, pred, labels, "kappa")
 
 
-def _fmt(kappa, ci) -> str:
-    if kappa is None:
-        return "undefined"
-    low, high = ci
-    return f"{kappa:.3f}" + (f" [95% CI {low:.3f}, {high:.3f}]" if low is not None else "")
-
+KAPPA_CI = {"missing": "undefined", "label": "95% CI "}  # how the summary line writes a kappa and its CI
 
 # one fitted scorer per dataset and embedder in a process; the dataset is kept with it, so its id is never reused
 _SCORERS: dict[tuple[int, str], tuple[object, object]] = {}
@@ -61,7 +57,7 @@ def summary_line(rows: list[dict], labels: list[str], dataset=None, pairs=None, 
     gold = [r["gold"] for r in rows]
     pred = [final_label(r) for r in rows]
     n, kappa, ci = kappa_with_ci(gold, pred, labels)
-    line = f"kappa {_fmt(kappa, ci)} on n={n}"
+    line = f"kappa {with_ci(kappa, ci, **KAPPA_CI)} on n={n}"
     if dataset is None or pairs is None or method == "embed-lr":
         return line
     by_id = {p.id: p for p in pairs}
@@ -76,5 +72,5 @@ def summary_line(rows: list[dict], labels: list[str], dataset=None, pairs=None, 
     g = [r["gold"] for r in judged]  # every pair, as the run's own line: a judgment without a label is wrong
     _, ref_kappa, ref_ci = kappa_with_ci(g, ref, labels)
     test = mcnemar(g, ref, [final_label(r) for r in judged])
-    return (f"{line}; embed-lr on the same pairs: {_fmt(ref_kappa, ref_ci)}; McNemar vs embed-lr "
-            f"b={test['b']} c={test['c']} p={test['p_value']:.3f}")
+    return (f"{line}; embed-lr on the same pairs: {with_ci(ref_kappa, ref_ci, **KAPPA_CI)}; "
+            f"McNemar vs embed-lr b={test['b']} c={test['c']} p={test['p_value']:.3f}")

@@ -11,6 +11,7 @@ from matplotlib.figure import Figure
 
 from eval.metrics import bootstrap_ci, classification_metrics, cost_columns
 from eval.stats import bonferroni, mcnemar
+from hiera_dspy.numbers import number, with_ci
 from hiera_dspy.records import as_judgment
 
 CI_METRICS = ("accuracy", "macro_f1", "kappa")
@@ -73,7 +74,7 @@ def sanitize(name: str) -> str:
 
 
 def _f(x, fmt=".3f"):
-    return "—" if x is None else format(x, fmt)
+    return number(x, fmt, missing="—")
 
 
 def _p(p):
@@ -81,8 +82,7 @@ def _p(p):
 
 
 def _ci(s, k):
-    lo, hi = (s.get(f"{k}_ci") or [None, None])
-    return f"{_f(s.get(k))} [{_f(lo)}, {_f(hi)}]"
+    return with_ci(s.get(k), s.get(f"{k}_ci"), missing="—")
 
 
 def _md_table(header, rows):

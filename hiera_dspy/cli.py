@@ -11,6 +11,7 @@ from hiera_dspy import settings
 from hiera_dspy.data import DataError, Dataset, load_dataset
 from hiera_dspy.errors import HieraError
 from hiera_dspy.labels import custom_scheme, get_scheme
+from hiera_dspy.numbers import number
 from hiera_dspy.runs.spec import run_id
 from hiera_dspy.lm.secrets import redact_output
 from hiera_dspy.runs.store import RunStore, StoreError, validate_run_id
@@ -162,9 +163,7 @@ def metrics_from_rows(rows: list[dict], labels: list[str]) -> dict:
 
 def print_metrics(title: str, m: dict, file=None) -> None:
     file = file or sys.stdout
-    def f(x, spec=".3f"):
-        return "-" if x is None else format(x, spec)
-
+    f = number
     print(f"{title}: n={m['n']} acc={f(m['accuracy'])} macro-F1={f(m['macro_f1'])} kappa={f(m['kappa'])} "
           f"coverage={f(m.get('coverage'), '.2f')} errors={m['errors']} "
           f"tokens/judgment={f(m['tokens_per_judgment'], '.0f')} "
