@@ -4,8 +4,12 @@ It reads the output fields from ChatAdapter's system message and fills each one:
 `answers`, else a default by type (first Literal option, True, one-element list, short text). Token usage is counted
 as words so accounting is exercised.
 
+The test kit around it (as dspy/utils/dummies.py is DSPy's): role LMs, a fake knowledge source, pair factories, a
+judgment under a fresh ledger, and readers of what the fake LMs were sent.
+
 Example:
     >>> lm = fake_lm({"label": lambda prompt: "Relevant" if "spy" in prompt else "Irrelevant"})
+    >>> prediction, ledger = judge_once(program, pair())
 """
 
 from __future__ import annotations
@@ -103,7 +107,7 @@ def fake_lm(answers: dict[str, Answer] | None = None, latency: float = 0.0, name
     return dspy.LM(name, engine=engine, async_engine=AsyncFakeEngine(engine), cache=False)
 
 
-# ── shared by the tests (and handy in demos): role LMs, a knowledge source, a pair ─────────────────────────────────
+# ── shared by the tests (and handy in demos): role LMs, a knowledge source, pairs, a judgment under a ledger ───────
 
 
 def role_lms(answers: dict[str, Answer] | None = None, per_role: bool = False, **kwargs):
@@ -158,3 +162,38 @@ def pair(i: int = 0, query: str = "tom cruise spy movie", title: str = "Mission:
 
     return Pair(id=f"p{i}", query=query, item_title=title, item_text=text, label=label, query_id=f"q-{query}",
                 item_id=f"i-{title}")
+
+
+def labelled_pairs(scheme, per_label: int = 2) -> list:
+    """`per_label` labelled pairs for each label of `scheme` (ids t{label}{i}): a tiny train split."""
+    from hiera_dspy.types import Pair
+
+    return [Pair(f"t{label}{i}", f"query {label} {i}", f"Title {label} {i}", f"text about {label}", label,
+                 f"q{label}{i}", f"i{label}{i}") for label in scheme.labels for i in range(per_label)]
+
+
+def judge_once(program, pair=None, **inputs):
+    """Judge one pair (a Pair, or its inputs query, item_title, item_text as keywords) under a fresh ledger;
+    returns (prediction, ledger)."""
+    from hiera_dspy.lm import ledger
+
+    book = ledger.Ledger()
+    with ledger.bind(book):
+        prediction = program(**(pair.inputs() if pair is not None else inputs))
+    return prediction, book
+
+
+def input_of(prompt: str, name: str = "query") -> str:
+    """The value of the input field `name` in a ChatAdapter user message (the last one given, when demos repeat it)."""
+    after = prompt.rsplit(f"[[ ## {name} ## ]]", 1)[-1] if f"[[ ## {name} ## ]]" in prompt else ""
+    return after.split("[[ ##", 1)[0].strip()
+
+
+def sent_texts(lm: dspy.LM, role: str | None = None) -> list[str]:
+    """Every message text an LM was sent, in order (`role`: only "system" or only "user" messages)."""
+    return [m["content"] for h in lm.history for m in h["messages"] if role is None or m["role"] == role]
+
+
+def engine_calls(lms) -> dict[str, int]:
+    """How many requests each role's fake engine answered."""
+    return {role: lm.engine.calls for role, lm in lms.items()}

@@ -44,12 +44,18 @@ def restore_dspy_settings():
     dspy.configure(**copy.deepcopy(DEFAULT_CONFIG), **dict.fromkeys(stale))
 
 
-role_lms = testing.role_lms  # every role answered by one fake LM (hiera_dspy/testing.py)
-
-
 @pytest.fixture
 def fake_lms():
-    return role_lms
+    """hiera_dspy.testing.role_lms: RoleLMs answered by fake LMs."""
+    return testing.role_lms
+
+
+@pytest.fixture(scope="session")
+def msrd():
+    """The bundled MSRD dataset, loaded once for the whole session (tests read it, never change it)."""
+    from hiera_dspy.data import load_dataset
+
+    return load_dataset("msrd")
 
 
 @pytest.fixture

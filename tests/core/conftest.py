@@ -1,4 +1,5 @@
-"""Helpers for the core tests: per-role fake LMs, prompt recorders, a fake knowledge source, ledgers."""
+"""The core tests' helpers as one fixture `h`: the shared test kit (hiera_dspy/testing.py) plus a prompt recorder and
+the mark of the Judge's decision prompt."""
 
 from __future__ import annotations
 
@@ -8,20 +9,12 @@ from types import SimpleNamespace
 import pytest
 
 from hiera_dspy import testing
-from hiera_dspy.lm import ledger
-from hiera_dspy.lm.roles import RoleLMs
 
 DECISION_MARK = "[[ ## evidence ## ]]"  # only the Judge's decision prompt has an `evidence` input
 
 
 def is_decision(prompt: str) -> bool:
     return DECISION_MARK in prompt
-
-
-def query_of(prompt: str) -> str:
-    """The value of the `query` input in a ChatAdapter user message."""
-    after = prompt.split("[[ ## query ## ]]", 1)[-1]
-    return after.split("[[ ##", 1)[0].strip()
 
 
 class Recorder:
@@ -43,26 +36,9 @@ class Recorder:
         return [p for t, p in self.prompts if t == tag]
 
 
-FakeKnowledge, make_role_lms = testing.FakeKnowledge, testing.role_lms  # shared helpers: hiera_dspy/testing.py
-
-
-def engine_calls(lms: RoleLMs) -> dict[str, int]:
-    return {role: lm.engine.calls for role, lm in lms.items()}
-
-
-def run_ledgered(program, **inputs):
-    book = ledger.Ledger()
-    with ledger.bind(book):
-        out = program(**inputs)
-    return out, book
-
-
-pair = testing.pair
-
-
 @pytest.fixture
 def h():
     """The helpers as one namespace (tests in this folder need no import path for them)."""
-    return SimpleNamespace(Recorder=Recorder, FakeKnowledge=FakeKnowledge, make_role_lms=make_role_lms,
-                           engine_calls=engine_calls, run_ledgered=run_ledgered, pair=pair,
-                           is_decision=is_decision, query_of=query_of)
+    return SimpleNamespace(Recorder=Recorder, FakeKnowledge=testing.FakeKnowledge, make_role_lms=testing.role_lms,
+                           engine_calls=testing.engine_calls, judge_once=testing.judge_once, pair=testing.pair,
+                           is_decision=is_decision, query_of=testing.input_of)

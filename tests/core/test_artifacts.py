@@ -9,7 +9,6 @@ import dspy
 import pytest
 
 from hiera_dspy.runs.artifacts import FORMAT, load_judge, read_artifact, refuse_secrets, save_judge
-from hiera_dspy.data import load_dataset
 from hiera_dspy.labels import get_scheme
 from hiera_dspy.lm.roles import ROLES, LMSpec, build_lms
 from hiera_dspy.methods import BuildContext, build
@@ -20,11 +19,6 @@ MSRD = get_scheme("msrd")
 JUDGE_PREDICTORS = ["judge.triage", "judge.decide.predict", "relation.plan", "relation.synthesize",
                     "relation.query_analyzer.analyze", "relation.query_analyzer.answer",
                     "relation.item_analyzer.analyze", "relation.item_analyzer.answer"]
-
-
-@pytest.fixture(scope="module")
-def msrd():
-    return load_dataset("msrd")
 
 
 def answers(h, pairs):

@@ -8,16 +8,10 @@ import dspy
 import pytest
 
 from hiera_dspy.runs.artifacts import load_judge, read_artifact
-from hiera_dspy.data import load_dataset
 from hiera_dspy.methods import BuildContext, build
 from optimize import compile as compile_cli
 from optimize.compile import examples
 from optimize.optimizers import BUDGETS, Budget, _bootstrap, _mipro, label_match
-
-
-@pytest.fixture(scope="module")
-def msrd():
-    return load_dataset("msrd")
 
 
 def gold_answer(pairs, query_of):

@@ -38,7 +38,7 @@ def program(lms, method="hiera", knowledge=None, **config):
 
 def judge(prog, h, **kw):
     p = h.pair(**kw)
-    return h.run_ledgered(prog, **p.inputs())
+    return h.judge_once(prog, p)
 
 
 # --- triage: direct vs delegated ---------------------------------------------------------------------------------

@@ -212,5 +212,5 @@ def test_hiera_asks_web_search_for_five_results(h, fake_tavily, monkeypatch, tmp
     kb = make_knowledge("web", dataset(), cache_dir=str(tmp_path))
     lms = h.make_role_lms({"relational_transparency": "unclear", "lookups": ["a look-up"]})
     program = build("hiera", BuildContext(get_scheme("msrd"), lms, kb))
-    h.run_ledgered(program, **h.pair().inputs())
+    h.judge_once(program, h.pair())
     assert {c["max_results"] for c in fake_tavily.instances[0].calls} == {5}

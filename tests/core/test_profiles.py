@@ -24,7 +24,7 @@ def prompts(h, method: str, profile: str, lm_profile: str | None = None) -> list
         lms["judge"].hiera_profile = lm_profile
     config = {"consultation": "directed"} if method in ("hiera", "judge+qi") else {}  # auto follows the profile
     program = build(method, BuildContext(MSRD, lms, NoKnowledge()), profile=profile, **config)
-    h.run_ledgered(program, **h.pair().inputs())
+    h.judge_once(program, h.pair())
     return [json.dumps(entry["messages"]) for entry in lms["judge"].history]
 
 

@@ -7,4 +7,4 @@ HERE = str(Path(__file__).resolve().parent)
 if HERE not in sys.path:
     sys.path.insert(0, HERE)
 
-from engine_helpers import msrd, pairs40  # noqa: E402,F401  (fixtures)
+from engine_helpers import pairs40  # noqa: E402,F401  (a fixture)

@@ -1,5 +1,5 @@
-"""Shared setup for the engine tests: 40 MSRD dev pairs, HIERA on a deterministic fake LM that delegates about half
-of the pairs, and the comparison of a run's rows with the thread engine's."""
+"""Shared setup for the engine tests: 40 MSRD dev pairs, answers of a deterministic fake LM under which HIERA delegates
+about half of the pairs, and the comparison of a run's rows with the thread engine's."""
 
 from __future__ import annotations
 
@@ -7,10 +7,7 @@ import zlib
 
 import pytest
 
-from hiera_dspy.data import load_dataset
-from hiera_dspy.lm.roles import ROLES, RoleLMs
 from hiera_dspy.methods import BuildContext, build
-from hiera_dspy.testing import fake_lm
 
 
 def _odd(prompt: str) -> bool:
@@ -23,18 +20,6 @@ ANSWERS = {
     "label": lambda prompt: "Relevant" if zlib.crc32(prompt.encode()) % 3 else "Irrelevant",
 }
 ROW_KEYS = ("id", "position", "gold", "label", "fields", "error", "escalated", "delegated", "attempts")
-
-
-def hiera_lms(answers=None, latency: float = 0.0) -> RoleLMs:
-    lm = fake_lm(answers if answers is not None else ANSWERS, latency=latency)
-    lms = RoleLMs({role: lm for role in ROLES})
-    lms.specs = {}
-    return lms
-
-
-@pytest.fixture(scope="session")
-def msrd():
-    return load_dataset("msrd")
 
 
 @pytest.fixture

@@ -5,16 +5,17 @@ from __future__ import annotations
 import asyncio
 import time
 
-from engine_helpers import assert_same_run, hiera_lms, make_program
+from engine_helpers import ANSWERS, assert_same_run, make_program
 
 from hiera_dspy.lm import pacing
 from hiera_dspy.engines import EngineOptions, Job, judge
 from hiera_dspy.engines.aio import has_async_path
 from hiera_dspy.runs.store import RunStore
+from hiera_dspy.testing import role_lms
 
 
 def _run(engine, msrd, pairs, tmp_path, name, **options):
-    lms = hiera_lms()
+    lms = role_lms(ANSWERS)
     program = make_program(msrd, lms)
     store = RunStore(tmp_path / f"{name}.sqlite")
     rows = judge(engine, Job(program, pairs, store, "r", lms, progress=False, options=EngineOptions(**options)))
@@ -32,7 +33,7 @@ def test_async_gives_the_thread_engines_rows(msrd, pairs40, tmp_path):
 
 
 def test_every_hiera_graph_and_single_call_baseline_has_an_async_path(msrd):
-    lms = hiera_lms()
+    lms = role_lms(ANSWERS)
     for method in ("hiera", "judge-only", "judge+qi+web", "judge+all-uncoordinated", "zero-shot", "dna"):
         assert has_async_path(make_program(msrd, lms, method)), method
     assert not has_async_path(make_program(msrd, lms, "raer"))  # judged on threads instead

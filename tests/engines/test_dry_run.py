@@ -12,8 +12,9 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from fault_server import FaultServer  # noqa: E402
 
-from engine_helpers import hiera_lms, make_program  # noqa: E402
+from engine_helpers import ANSWERS, make_program  # noqa: E402
 from hiera_dspy.runs.estimate import estimate, format_estimate, price  # noqa: E402
+from hiera_dspy.testing import role_lms  # noqa: E402
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
@@ -64,7 +65,7 @@ def test_prompt_tokens_are_the_real_requests_counted(msrd, tmp_path):
 
 def test_delegation_rate_changes_the_calls(msrd):
     pairs = msrd.split("dev")[:40]
-    lms = hiera_lms()
+    lms = role_lms(ANSWERS)
     program = make_program(msrd, lms)
     never = estimate(program, pairs, lms, sample=4, delegation=0.0)
     always = estimate(program, pairs, lms, sample=4, delegation=1.0)
@@ -80,7 +81,7 @@ def test_delegation_rate_changes_the_calls(msrd):
 
 def test_a_pilot_in_the_store_gives_the_delegation_rate(msrd, tmp_path):
     pairs = msrd.split("dev")[:40]
-    lms = hiera_lms()
+    lms = role_lms(ANSWERS)
     rows = [{"id": f"p{i}", "delegated": i < 3, "error": None,
              "steps": [{"name": "judge.triage", "calls": 1, "completion_tokens": 40}]} for i in range(10)]
     est = estimate(make_program(msrd, lms), pairs, lms, sample=4, pilot_rows=rows)

@@ -6,19 +6,15 @@ Debate by query word: "spy" -> both debaters say relevant in round 1 (confidence
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
+
+from hiera_dspy.testing import input_of
 
 ADVOCATE = "[[ ## initial_stance ## ]]\nrelevant"
 
 
-def query_of(prompt: str) -> str:
-    found = re.findall(r"\[\[ ## query ## \]\]\n(.*)", prompt)
-    return found[-1] if found else ""
-
-
 def stance(prompt: str) -> str:
-    q = query_of(prompt)
+    q = input_of(prompt)
     if "spy" in q:
         return "relevant"
     if "cat" in q:

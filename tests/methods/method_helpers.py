@@ -1,14 +1,13 @@
-"""Shared helpers for the method tests: label schemes, a few labelled train pairs, a fake knowledge source, and a
-BuildContext whose role LMs are fake LMs (no model, no network)."""
+"""Shared helpers for the method tests: label schemes, a fake knowledge source carrying a fact, a BuildContext whose
+role LMs are fake LMs (no model, no network), and one judgment of a default pair. The generic pieces live in the
+library's test kit, hiera_dspy/testing.py."""
 
-from hiera_dspy.lm import ledger
+from hiera_dspy import testing
 from hiera_dspy.knowledge import Passage
 from hiera_dspy.labels import get_scheme
 from hiera_dspy.lm.roles import RoleLMs
 from hiera_dspy.methods import BuildContext
-from hiera_dspy import testing
 from hiera_dspy.testing import fake_lm
-from hiera_dspy.types import Pair
 
 SCHEMES = ("msrd", "esci")
 FACT = "ZEBRA-FACT-42"
@@ -22,29 +21,16 @@ class FakeKnowledge(testing.FakeKnowledge):
                          name="fake")
 
 
-def train_pairs(scheme, per_label=2):
-    return [Pair(f"t{label}{i}", f"query {label} {i}", f"Title {label} {i}", f"text about {label}", label,
-                 f"q{label}{i}", f"i{label}{i}") for label in scheme.labels for i in range(per_label)]
-
-
 def make_ctx(scheme_name="msrd", answers=None, knowledge=None, train=None, extra_lms=None, **role_lms):
     """A BuildContext with a fake judge LM answering `answers` (plus any other role LMs given); returns (ctx, lm)."""
     scheme = get_scheme(scheme_name)
     lm = fake_lm(answers or {})
     lms = RoleLMs(judge=lm, **role_lms)
-    ctx = BuildContext(scheme=scheme, lms=lms, train=train_pairs(scheme) if train is None else train,
+    ctx = BuildContext(scheme=scheme, lms=lms, train=testing.labelled_pairs(scheme) if train is None else train,
                        extra_lms=extra_lms or {}, **({"knowledge": knowledge} if knowledge is not None else {}))
     return ctx, lm
 
 
 def judge(program, query="red running shoes", title="Trail Runner", text="A red running shoe."):
-    """Run one judgment under a fresh ledger; return (prediction, ledger)."""
-    book = ledger.Ledger()
-    with ledger.bind(book):
-        prediction = program(query=query, item_title=title, item_text=text)
-    return prediction, book
-
-
-def prompts(lm):
-    """Every message text sent to a fake LM (system and user)."""
-    return [m["content"] for h in lm.history for m in h["messages"]]
+    """One judgment of the method tests' default pair (or the parts given); returns (prediction, ledger)."""
+    return testing.judge_once(program, query=query, item_title=title, item_text=text)

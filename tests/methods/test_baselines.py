@@ -6,14 +6,14 @@ import json
 
 import numpy as np
 import pytest
-from method_helpers import FACT, SCHEMES, FakeKnowledge, judge, make_ctx, prompts
+from method_helpers import FACT, SCHEMES, FakeKnowledge, judge, make_ctx
 
 from hiera_dspy.labels import get_scheme
 from hiera_dspy.lm.roles import ROLES
 from hiera_dspy.methods import available, build
 from hiera_dspy.methods.baselines_ensembles import vote
 from hiera_dspy.methods.baselines_examples import ExamplePool, mmr, per_label, retrieve
-from hiera_dspy.testing import fake_lm
+from hiera_dspy.testing import fake_lm, sent_texts
 
 EXPECTED = {"zero-shot", "multi-criteria", "dna", "binary-graded", "multi-stage", "self-instruct", "rag-mmr", "raer",
             "prompt-blender", "llm-blender", "collabeval"}
@@ -64,11 +64,11 @@ def test_with_knowledge_is_concatenated_to_the_prompt(name):
     knowledge = FakeKnowledge()
     ctx, lm = make_ctx("esci", knowledge=knowledge)
     judge(build(name, ctx))
-    assert not knowledge.searches and not any(FACT in p for p in prompts(lm))
+    assert not knowledge.searches and not any(FACT in p for p in sent_texts(lm))
     ctx, lm = make_ctx("esci", knowledge=knowledge)
     _, ledger = judge(build(name, ctx, with_knowledge=True))
     assert knowledge.searches == ["red running shoes Trail Runner"]
-    assert any(FACT in p for p in prompts(lm))
+    assert any(FACT in p for p in sent_texts(lm))
     assert [s.name for s in ledger.steps].count("knowledge.search") == 1
 
 
@@ -120,7 +120,7 @@ def test_collabeval_discusses_then_the_final_judge_decides():
     assert prediction.label == "Exact" and prediction.votes == ["Irrelevant"] * 3
     assert [t["round"] for t in prediction.history] == [0] * 3 + [1] * 3 + [2] * 3
     assert lm.engine.calls == 3 * 3 + 1
-    round1 = [p for p in prompts(lm) if "[[ ## other_judgments ## ]]\nEvaluator 2 (round 0)" in p]
+    round1 = [p for p in sent_texts(lm) if "[[ ## other_judgments ## ]]\nEvaluator 2 (round 0)" in p]
     assert round1  # agent 1 sees the others' round-0 judgments
 
 
@@ -160,7 +160,7 @@ def test_raer_criteria_are_generated_refined_and_reused_per_query():
     _, ledger = judge(program, title="Other shoe")
     assert lm.engine.calls == 2 + 2  # generate + refine once, then one judgment per pair
     assert [s.name for s in ledger.steps] == ["raer.criteria", "raer.judge"]
-    assert any("is a red shoe (essential)" in p for p in prompts(lm)[-2:])
+    assert any("is a red shoe (essential)" in p for p in sent_texts(lm)[-2:])
 
 
 # Learning from train pairs ------------------------------------------------------------------------------------------
@@ -172,7 +172,7 @@ def test_self_instruct_derives_guidelines_once_and_keeps_them_as_state():
     _, second = judge(program)
     assert [s.name for s in first.steps] == ["self_instruct.guidelines", "self_instruct.judge"]
     assert [s.name for s in second.steps] == ["self_instruct.judge"]
-    examples = [p for p in prompts(lm) if "[[ ## examples ## ]]" in p and "Label: Complement" in p]
+    examples = [p for p in sent_texts(lm) if "[[ ## examples ## ]]" in p and "Label: Complement" in p]
     assert len(examples) == 1  # one derivation, from examples of every label
     state = program.dump_state()
     assert state["guidelines"] == "RULE-7: colour must match."
@@ -181,7 +181,7 @@ def test_self_instruct_derives_guidelines_once_and_keeps_them_as_state():
     loaded.load_state(state)
     _, ledger = judge(loaded)
     assert [s.name for s in ledger.steps] == ["self_instruct.judge"]
-    assert any("RULE-7" in p for p in prompts(lm))
+    assert any("RULE-7" in p for p in sent_texts(lm))
 
 
 def test_self_instruct_without_train_pairs_fails_clearly():

@@ -2,11 +2,12 @@
 escalates with the full history, and the runner turns an escalation into an unlabelled, escalated row."""
 
 import pytest
-from method_helpers import SCHEMES, judge, make_ctx, prompts
+from method_helpers import SCHEMES, judge, make_ctx
 
 from hiera_dspy.labels import get_scheme
 from hiera_dspy.methods import build
 from hiera_dspy.runs.runner import judge_one
+from hiera_dspy.testing import sent_texts
 from hiera_dspy.types import Pair
 
 ADVOCATE = "[[ ## initial_stance ## ]]\nrelevant"
@@ -75,7 +76,7 @@ def test_agreement_in_a_later_round_stops_the_debate():
     ctx, lm = make_ctx("msrd", {"stance": skeptic_concedes_in_round(2)})
     prediction, _ = judge(build("dream", ctx, rounds=3))
     assert prediction.label == "Relevant" and prediction.rounds == 2 and len(prediction.history) == 6
-    later = [p for p in prompts(lm) if "Round 1, skeptic (not relevant)" in p]
+    later = [p for p in sent_texts(lm) if "Round 1, skeptic (not relevant)" in p]
     assert later  # round-2 turns see round 1
 
 

@@ -5,14 +5,13 @@ from __future__ import annotations
 
 import pytest
 
-from hiera_dspy.lm import ledger
 from hiera_dspy.runs.artifacts import load_judge, save_judge
 from hiera_dspy.labels import get_scheme
 from hiera_dspy.lm.roles import RoleLMs
 from hiera_dspy.methods import BuildContext, available, build
 from hiera_dspy.methods.hiera import HieraProgram
 from hiera_dspy.methods.signals import HieraSignalsProgram, tau_for_kappa, tau_for_share
-from hiera_dspy.testing import fake_lm
+from hiera_dspy.testing import fake_lm, judge_once, sent_texts
 from hiera_dspy.types import Pair
 
 SCHEME = get_scheme("msrd")  # Irrelevant, Relevant
@@ -39,13 +38,6 @@ def setup(method, answers=None, train=TRAIN, **config):
     lm = fake_lm(answers or {})
     ctx = BuildContext(scheme=SCHEME, lms=RoleLMs(judge=lm), train=list(train))
     return build(method, ctx, **{"embedder": "lexical", **config}), lm
-
-
-def judge(program, p: Pair):
-    book = ledger.Ledger()
-    with ledger.bind(book):
-        prediction = program(**p.inputs())
-    return prediction, book
 
 
 def save_and_load(program, lm, tmp_path):
@@ -77,20 +69,20 @@ def test_embed_lr_fits_on_train_and_predicts_without_lm_calls():
     program, lm = setup("embed-lr")
     assert program.named_predictors() == []
     for p in (SURE, UNSURE, TRAIN[0], TRAIN[-1]):
-        prediction, book = judge(program, p)
+        prediction, book = judge_once(program, p)
         assert prediction.label in SCHEME.labels
         assert set(prediction.scores) == set(SCHEME.labels) and sum(prediction.scores.values()) == pytest.approx(1)
         assert prediction.label == max(prediction.scores, key=prediction.scores.get)
         assert prediction.reached_llm is False and book.calls == 0
         assert [s.name for s in book.steps] == ["scorer.predict"]
-    assert judge(program, SURE)[0].label == "Relevant" and judge(program, TRAIN[-1])[0].label == "Irrelevant"
+    assert judge_once(program, SURE)[0].label == "Relevant" and judge_once(program, TRAIN[-1])[0].label == "Irrelevant"
     assert lm.engine.calls == 0
 
 
 def test_embed_lr_without_train_pairs_says_what_it_needs():
     program, _ = setup("embed-lr", train=[])
     with pytest.raises(RuntimeError, match="train pairs"):
-        judge(program, SURE)
+        judge_once(program, SURE)
 
 
 def test_embed_lr_artifact_round_trip_gives_identical_scores(tmp_path):
@@ -116,13 +108,13 @@ def test_scorer_evidence_reaches_triage_relation_and_decision_prompts():
     answers = {"query_interpretability": spy("triage", "unclear"), "consult_query_analyzer": spy("plan", False),
                "argument": spy("synthesis", "Matches: alien."), "reasoning": spy("decision", "fits")}
     program, lm = setup("hiera+signals", answers)
-    prediction, _ = judge(program, SURE)
+    prediction, _ = judge_once(program, SURE)
     assert set(seen) == {"triage", "plan", "synthesis", "decision"}
     scores = program.signals.scorer.predict_proba(SURE)
     for step, prompt in seen.items():
         assert "[[ ## scorer_evidence ## ]]" in prompt, step
         assert f"learned scorer: Irrelevant {scores['Irrelevant']:.2f}, Relevant {scores['Relevant']:.2f}" in prompt
-    system = [m["content"] for h in lm.history for m in h["messages"] if m["role"] == "system"]
+    system = sent_texts(lm, "system")
     described = [s for s in system if "`scorer_evidence` (str): evidence from a learned scorer" in s]
     assert len(described) == 4 and all("it can be wrong" in s for s in described)
     assert prediction.scores == scores and prediction.delegated is True
@@ -137,12 +129,12 @@ def test_cascade_routes_sure_pairs_to_the_scorer_and_the_rest_to_hiera():
     assert p_sure > p_unsure
     program.signals.tau = (p_sure + p_unsure) / 2
 
-    prediction, book = judge(program, SURE)
+    prediction, book = judge_once(program, SURE)
     assert (prediction.routed, prediction.cascade, prediction.reached_llm, prediction.delegated) == \
         ("scorer", "scorer", False, False)
     assert prediction.label == "Relevant" and book.calls == 0 and lm.engine.calls == 0
 
-    prediction, book = judge(program, UNSURE)
+    prediction, book = judge_once(program, UNSURE)
     assert (prediction.routed, prediction.reached_llm) == ("llm", True)
     assert prediction.label in SCHEME.labels and book.calls == lm.engine.calls > 0
     assert "judge.decide" in [s.name for s in book.steps]
@@ -151,7 +143,7 @@ def test_cascade_routes_sure_pairs_to_the_scorer_and_the_rest_to_hiera():
 def test_tau_at_exactly_the_top_probability_goes_to_the_scorer():
     program, lm = setup("hiera-cascade")
     program.signals.tau = max(program.signals.scorer.predict_proba(UNSURE).values())
-    assert judge(program, UNSURE)[0].routed == "scorer" and lm.engine.calls == 0
+    assert judge_once(program, UNSURE)[0].routed == "scorer" and lm.engine.calls == 0
 
 
 def test_tau_for_share_sends_at_most_the_share_to_the_llm():
@@ -171,7 +163,7 @@ def test_prepare_picks_tau_on_dev_for_the_llm_share():
          ("music drama", TOPICS[7]), ("ship", TOPICS[2])])]
     program, lm = setup("hiera-cascade", llm_share=0.3)
     program.prepare(TRAIN, dev)
-    routed = [judge(program, p)[0] for p in dev]
+    routed = [judge_once(program, p)[0] for p in dev]
     assert sum(r.reached_llm for r in routed) == 3
     assert lm.engine.calls > 0
 
@@ -190,7 +182,7 @@ def test_fixed_tau_survives_prepare_and_unprepared_cascade_falls_back_to_train(c
     program.prepare(TRAIN, TRAIN)
     assert program.signals.tau == 0.8
     program, _ = setup("hiera-cascade")
-    judge(program, SURE)
+    judge_once(program, SURE)
     assert program.signals.tau is not None and "picking it on the train pairs" in capsys.readouterr().err
 
 
