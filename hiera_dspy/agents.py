@@ -443,7 +443,7 @@ class RelationAnalyzer(dspy.Module):
         self.item_analyzer = ItemAnalyzer(lms, **own) if "item" in specialists else None
 
     def forward(self, query: str, item: str, guidance: str) -> dspy.Prediction:
-        """Returns the relation analysis (plan, consulted specialists, look-ups, synthesis) for the Judge's evidence."""
+        """Returns the Relation Analyzer's argument for the Judge, with the specialists it consulted and what it asked."""
         plan = run_step("relation.plan", "relation", self.lms, self.plan, query=query, item=item, guidance=guidance)
         findings, questions = [], {}
         for role, title, analyzer in (("query", "Query Analyzer", self.query_analyzer),
@@ -535,7 +535,8 @@ class RelevanceJudge(dspy.Module):
         profiles.tag(self.decide, fitted)
 
     def assess(self, query: str, item: str) -> dspy.Prediction:
-        """Triage: a clarity verdict per aspect and a provisional label (paper's first Judge step)."""
+        """The Judge's triage: clear or unclear on each of the three dimensions, guidance on what is unclear, and a
+        (provisional) label."""
         out = run_step("judge.triage", "judge", self.lms, self.triage, self.scheme, query=query, item=item,
                        label_definitions=self.scheme.describe())
         return self._triaged(out)
