@@ -36,6 +36,16 @@ from signatures.probs import ReasonedJudgment
 JUDGES = {"zero-shot": (ZeroShotJudgment, "zero_shot_probs"), "reasoning": (ReasonedJudgment, "reasoning_probs")}
 
 
+def out_of_fold_scores(scheme, train: Sequence[Pair], embedder="auto", C: float = 1.0) -> list[dict[str, float]]:
+    """The scorer's distribution for every train pair from a scorer fitted on the other folds (the stacker's scorer
+    features: `stacked` fits on these, and so does bench/local_probs.py)."""
+
+    def fit_predict(fold_train, fold_test):
+        return ScorerState(scheme, fold_train, embedder, C).scorer.predict_proba_many(list(fold_test))
+
+    return out_of_fold(fit_predict, list(train))
+
+
 class ProbJudge(dspy.Module):
     """One call; the label, its distribution over the scheme's labels and the expected relevance."""
 
@@ -79,13 +89,7 @@ class StackedProgram(dspy.Module):
         (cascade only) tau on dev by the share rule."""
         train = [p for p in (train or self.signals.train) if p.label in self.scheme.labels]
         self.signals.fit(train)
-        state = self.signals
-
-        def fit_predict(fold_train, fold_test):
-            fold = ScorerState(self.scheme, fold_train, state.embedder, state.C)
-            return fold.scorer.predict_proba_many(list(fold_test))
-
-        scorer_dists = out_of_fold(fit_predict, train)
+        scorer_dists = out_of_fold_scores(self.scheme, train, self.signals.embedder, self.signals.C)
         llm_dists = [self.llm_distribution(p, i, len(train)) for i, p in enumerate(train)]
         self.stacker = Stacker(self.scheme.labels, self.stack_C).fit(scorer_dists, llm_dists,
                                                                       [p.label for p in train])

@@ -162,9 +162,10 @@ def test_local_probs_bench_table_and_best_record(tmp_path, monkeypatch):
 
     monkeypatch.chdir(tmp_path)
     with LogprobServer(relevance_answer) as server:
-        text = bench.main(["--limit", "16", "--reasoning-limit", "4", "--lm", "openai/fake-logprobs", "--api-base",
-                           server.url, "--out-dir", str(tmp_path / "results")])
-    for name in ("embed-lr", "zero-shot", "zero-shot+probs (argmax)", "stacked", "cascade@0.3", "reasoning+probs"):
+        text = bench.main(["--limit", "16", "--train-limit", "30", "--reasoning-limit", "4", "--lm",
+                           "openai/fake-logprobs", "--api-base", server.url, "--out-dir", str(tmp_path / "results")])
+    for name in ("embed-lr", "zero-shot", "zero-shot+probs (argmax)", "zero-shot+probs (thresholds tuned on train)",
+                 "stacked (fitted on train)", "cascade@0.3", "reasoning+probs"):
         assert f"| {name}" in text
     best = json.loads((tmp_path / "results" / "best_local.json").read_text())
     assert best["method"] in {"stacked", "zero-shot+probs", "zero-shot", "reasoning+probs"}
