@@ -1,0 +1,92 @@
+"""bench/local_probs.py's train distributions, its 3-level table, and bench/make_three_level.py."""
+
+from __future__ import annotations
+
+import collections
+import json
+
+from hiera_dspy.data import load_dataset
+from tests.signals.logprob_server import LogprobServer
+from tests.signals.test_label_probs import relevance_answer
+
+LEVELS = ("Irrelevant", "Partially relevant", "Highly relevant")
+
+
+def test_eval_run_on_train_sends_the_stacked_methods_train_prompts_byte_for_byte(tmp_path, monkeypatch):
+    """The bench reads the LLM's train distributions with eval.run --split train --method zero-shot+probs: every
+    request it sends must be one `optimize.compile --method stacked` already sent (so DSPy's cache answers it)."""
+    import eval.run as run_cli
+    import optimize.compile as compile_cli
+
+    monkeypatch.setenv("HIERA_REFERENCE", "none")
+    data, msrd = tmp_path / "pairs.jsonl", load_dataset("msrd")
+    with open(data, "w") as fh:
+        for p in msrd.split("train")[:40] + msrd.split("dev")[:40]:
+            fh.write(json.dumps({**p._asdict(), "label": p.label}) + "\n")
+    with LogprobServer(relevance_answer) as server:
+        lm = ["--lm", "openai/fake-logprobs", "--api-base", server.url]
+        compile_cli.main(["--dataset", f"jsonl:{data}", "--scheme", "msrd", "--method", "stacked", "--set",
+                          "judge=zero-shot", "--set", "embedder=lexical", "--optimizer", "none", "--budget", "smoke",
+                          "--skip-before", "--out", str(tmp_path / "stacked.json"), *lm])
+        compiled = [json.dumps(b, sort_keys=True) for b in server.requests]
+        run_cli.main(["--dataset", f"jsonl:{data}", "--scheme", "msrd", "--split", "train", "--method",
+                      "zero-shot+probs", "--out", str(tmp_path / "train"), *lm])
+        bench = [json.dumps(b, sort_keys=True) for b in server.requests[len(compiled):]]
+    assert len(bench) == len(load_dataset(f"jsonl:{data}", msrd.scheme).splits["train"]) > 10
+    assert set(bench) <= set(compiled)
+
+
+def test_make_three_level_writes_balanced_query_disjoint_home_depot_folders(tmp_path):
+    import bench.make_three_level as make
+
+    sizes = make.main(["--out", str(tmp_path / "tl"), "--per-level", "8"])
+    assert sizes == {"train": 24, "eval": 24}
+    halves = {h: load_dataset(f"homedepot:{tmp_path / 'tl' / h}").split("all") for h in ("train", "eval")}
+    for pairs in halves.values():
+        assert collections.Counter(p.label for p in pairs) == dict.fromkeys(LEVELS, 8)
+        assert all(p.item_text.startswith("Description: Overview") or "Director" in p.item_text for p in pairs)
+    assert not {p.query_id for p in halves["train"]} & {p.query_id for p in halves["eval"]}
+    for p in halves["eval"]:  # the middle level: same director as the query's relevant movie, no query word in title
+        if p.label == "Partially relevant":
+            top = next(q for q in halves["eval"] if q.query == p.query and q.label == "Highly relevant")
+            director = [line for line in top.item_text.split(" | ") if line.startswith("Director:")]
+            assert director and director[0] in p.item_text and not make.words(p.query) & make.words(p.item_title)
+    raw = (tmp_path / "tl" / "eval" / "train.csv").read_bytes()
+    raw.decode("latin-1")  # the competition's encoding
+    assert "CC BY-SA 4.0" in (tmp_path / "tl" / "NOTICE.txt").read_text()
+    again = make.main(["--out", str(tmp_path / "tl2"), "--per-level", "8"])
+    assert again == sizes and (tmp_path / "tl2" / "eval" / "train.csv").read_bytes() == raw  # seeded
+
+
+def three_level_answer(prompt: str):
+    p = prompt.lower()
+    if "drama" in p:
+        return "Highly relevant", {"Irrelevant": .1, "Partially relevant": .3, "Highly relevant": .6}
+    return "Irrelevant", {"Irrelevant": .6, "Partially relevant": .3, "Highly relevant": .1}
+
+
+def test_three_level_table_fits_on_train_and_records_its_summary(tmp_path, monkeypatch):
+    import bench.local_probs as bench
+
+    monkeypatch.chdir(tmp_path)
+    results = tmp_path / "results"
+    results.mkdir()
+    (results / "best_local.json").write_text(json.dumps({"method": "stacked", "set": {}, "compile": [],
+                                                         "measured": {"kappa": 0.5}}))
+    folder = tmp_path / "tl"
+    import bench.make_three_level as make
+
+    make.main(["--out", str(folder), "--per-level", "10"])
+    with LogprobServer(three_level_answer) as server:
+        text = bench.main(["--three-level", str(folder), "--lm", "openai/fake-logprobs", "--api-base", server.url,
+                           "--out-dir", str(results)])
+        asked = len(server.requests)
+    assert asked == 60  # every train and eval pair once
+    for name in ("embed-lr", "zero-shot+probs (argmax)", "zero-shot+probs (thresholds tuned on train)",
+                 "stacked (fitted on train)"):
+        assert f"| {name} | 30 |" in text
+    assert "constructed, not human-judged" in text and (results / "local_probs_three_level.md").is_file()
+    best = json.loads((results / "best_local.json").read_text())
+    assert best["measured"]["kappa"] == 0.5  # the MSRD record is kept; the 3-level summary is added beside it
+    assert best["measured"]["three_level"]["n_eval_pairs"] == 30
+    assert "stacked (fitted on train)" in best["measured"]["three_level"]["rows"]
