@@ -2,7 +2,7 @@
 
     python bench/local_probs.py --limit 300 --reasoning-limit 300      # the full dev split (hours on 2 busy cores)
     python bench/local_probs.py --compiled artifacts/msrd/stacked.json # + a "compiled best" row: eval.run --judge ART
-    python bench/local_probs.py --three-level bench/data/three_level  # the 3-level set instead (bench/make_three_level.py)
+    python bench/local_probs.py --three-level bench/data/three_level  # the 3-level set (bench/make_three_level.py)
     python bench/local_probs.py --limit 40 --lm openai/my-model --api-base http://127.0.0.1:8000/v1   # any server
 
 Rows, all on the first --limit dev pairs (reasoning+probs on its first --reasoning-limit), each with Cohen's kappa and
@@ -52,8 +52,8 @@ MODEL = "embedded Qwen2.5-Coder-1.5B-Instruct Q4_K_M"
 GOAL = "beat embed-lr by >= 0.05 kappa with McNemar p < 0.05 at <= 10 s/pair"
 
 
-THREE_LEVEL_NOTE = ("3-level set: query-disjoint train/ and eval/ Home Depot-format folders built from the bundled MSRD "
-                    "sample by bench/make_three_level.py; its middle level is constructed, not human-judged")
+THREE_LEVEL_NOTE = ("3-level set: query-disjoint train/ and eval/ Home Depot-format folders built from the bundled "
+                    "MSRD sample by bench/make_three_level.py; its middle level is constructed, not human-judged")
 
 
 def judged(method: str | None, dataset: str, split: str, n: int, lm_args: list[str],
@@ -117,7 +117,8 @@ def main(argv: list[str] | None = None) -> str:
     p.add_argument("--train-limit", type=int, default=300, help="first N train pairs the stacker is fitted on")
     p.add_argument("--reasoning-limit", type=int, default=30, help="first N dev pairs for reasoning+probs (0: skip)")
     p.add_argument("--shares", default="0.3,0.5", help="cascade LLM shares")
-    p.add_argument("--compiled", metavar="ART", help="a compiled artifact judged on the same dev pairs (eval.run --judge)")
+    p.add_argument("--compiled", metavar="ART", help="a compiled artifact judged on the same dev pairs "
+                   "(eval.run --judge)")
     p.add_argument("--three-level", metavar="FOLDER", help="the 3-level set (FOLDER/train and FOLDER/eval, "
                    "bench/make_three_level.py) instead of MSRD")
     p.add_argument("--cv", action="store_true", help="add secondary rows cross-validated over the judged pairs")

@@ -18,7 +18,8 @@ from hiera_dspy.label_probs import expected_relevance, label_for, tune_cuts
 from hiera_dspy.methods.signals import tau_for_share, top
 from hiera_dspy.signals.stacking import Stacker
 
-HEAD = ("| configuration | n | kappa [95% CI] | accuracy | McNemar vs embed-lr | s/pair (median) | tokens/pair | note |",
+HEAD = ("| configuration | n | kappa [95% CI] | accuracy | McNemar vs embed-lr | s/pair (median) | tokens/pair "
+        "| note |",
         "|---|---|---|---|---|---|---|---|")
 
 

@@ -6,6 +6,7 @@ as one JSON line)."""
 from __future__ import annotations
 
 import json
+import math
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import SimpleNamespace
@@ -13,9 +14,28 @@ from types import SimpleNamespace
 from hiera_dspy.testing import FakeEngine
 
 
+MARK = "[[ ## label ## ]]\n"
+
+
+def with_logprobs(text: str, dist: dict[str, float]) -> tuple[str, dict]:
+    """The reply with its label replaced by `dist`'s most probable one, and OpenAI-style logprobs: the label's first
+    two characters are one token whose alternatives are every label's first two characters."""
+    head, tail = text.rsplit(MARK, 1)
+    label = max(dist, key=dist.get)
+    rest = tail.split("\n", 1)[1] if "\n" in tail else ""
+    tokens = [head + MARK, label[:2], label[2:], "\n" + rest]
+    content = [{"token": t, "logprob": 0.0, "bytes": None, "top_logprobs": []} for t in tokens]
+    content[1]["logprob"] = math.log(dist[label])
+    content[1]["top_logprobs"] = [{"token": other[:2], "logprob": math.log(p), "bytes": None}
+                                  for other, p in dist.items() if p > 0]
+    return "".join(tokens), {"content": content}
+
+
 class AnySignatureServer:
-    def __init__(self, answers: dict | None = None, log: str | None = None):
-        self.engine, self.requests, self.log = FakeEngine(answers), [], log
+    def __init__(self, answers: dict | None = None, log: str | None = None, label_probs=None):
+        """`label_probs(prompt) -> {label: probability}`: answer requests asking for logprobs with them at the label's
+        first token (the reply's label is then that distribution's most probable label)."""
+        self.engine, self.requests, self.log, self.label_probs = FakeEngine(answers), [], log, label_probs
         server = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -33,9 +53,13 @@ class AnySignatureServer:
                 turns = [SimpleNamespace(text=str(m.get("content"))) for m in messages if m.get("role") != "system"]
                 reply = server.engine.complete(SimpleNamespace(system=system, messages=turns))
                 text = "".join(part.text for part in reply.message.parts)
+                choice = {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": text}}
+                if body.get("logprobs") and server.label_probs and MARK in text:
+                    dist = server.label_probs("\n".join(str(m.get("content")) for m in messages))
+                    text, choice["logprobs"] = with_logprobs(text, dist)
+                    choice["message"]["content"] = text
                 payload = json.dumps({"id": "x", "object": "chat.completion", "created": 0, "model": body.get("model"),
-                                      "choices": [{"index": 0, "finish_reason": "stop",
-                                                   "message": {"role": "assistant", "content": text}}],
+                                      "choices": [choice],
                                       "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}})
                 self.send_response(200)
                 self.send_header("Content-Type", "application/json")

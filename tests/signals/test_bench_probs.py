@@ -5,6 +5,8 @@ from __future__ import annotations
 import collections
 import json
 
+import pytest
+
 from hiera_dspy.data import load_dataset
 from tests.signals.logprob_server import LogprobServer
 from tests.signals.test_label_probs import relevance_answer
@@ -90,3 +92,39 @@ def test_three_level_table_fits_on_train_and_records_its_summary(tmp_path, monke
     assert best["measured"]["kappa"] == 0.5  # the MSRD record is kept; the 3-level summary is added beside it
     assert best["measured"]["three_level"]["n_eval_pairs"] == 30
     assert "stacked (fitted on train)" in best["measured"]["three_level"]["rows"]
+
+
+def test_stacked_reads_hieras_final_judge_step_with_label_probabilities():
+    """judge=hiera: the LLM feature is the distribution of HIERA's last Judge step (the decision after delegation, or
+    the triage when it labels directly), never an earlier step's."""
+    from hiera_dspy.knowledge import make_knowledge
+    from hiera_dspy.lm.roles import ROLES, LMSpec, RoleLMs, make_lm
+    from hiera_dspy.methods import BuildContext, build
+    from hiera_dspy.runs.runner import judge_one
+    from tests.optimize.any_signature_server import AnySignatureServer
+
+    decision = {"Irrelevant": 0.3, "Relevant": 0.7}
+    triage = {"Irrelevant": 0.6, "Relevant": 0.4}
+
+    def probs(prompt):
+        return decision if "[[ ## evidence ## ]]" in prompt else triage
+
+    def clarity(prompt):  # pairs about spies are clear at triage (a direct label); the others are delegated
+        return "clear" if "spy" in prompt.lower() else "unclear"
+
+    answers = {f: clarity for f in ("query_interpretability", "information_completeness", "relational_transparency")}
+    dataset = load_dataset("msrd")
+    train = dataset.split("train")[:8]
+    with AnySignatureServer(answers, label_probs=probs) as server:
+        lm = make_lm(LMSpec("openai/any-signature", api_base=server.url), "judge")
+        ctx = BuildContext(dataset.scheme, RoleLMs({r: lm for r in ROLES}), make_knowledge("none", dataset), train)
+        program = build("stacked", ctx, judge="hiera", embedder="lexical")
+        program.prepare(train, None)
+        delegated = judge_one(program, dataset.split("dev")[0]._replace(query="a film about a dog"))
+        direct = judge_one(program, dataset.split("dev")[1]._replace(query="tom cruise spy movie"))
+    assert delegated["error"] is None and direct["error"] is None
+    assert delegated["fields"]["llm_probs"] == decision and delegated["lm_calls"] >= 3
+    assert direct["fields"]["llm_probs"] == triage and direct["lm_calls"] == 1
+    assert sum(delegated["fields"]["label_probs"].values()) == pytest.approx(1.0)  # the stacked combination
+    with pytest.raises(ValueError, match="hiera"):
+        build("stacked", ctx, judge="dream")
