@@ -128,3 +128,61 @@ def test_stacked_reads_hieras_final_judge_step_with_label_probabilities():
     assert sum(delegated["fields"]["label_probs"].values()) == pytest.approx(1.0)  # the stacked combination
     with pytest.raises(ValueError, match="hiera"):
         build("stacked", ctx, judge="dream")
+
+
+def test_bench_stacked_row_is_the_stacked_method_fitted_on_train(tmp_path, monkeypatch):
+    """The bench's "stacked (fitted on train)" row gives the labels `optimize.compile --method stacked` then
+    `eval.run --judge ART` give (its --compiled row) on the same dev pairs; after the compile, DSPy's cache answers
+    every train judgment the bench asks for; best_local.json records a recipe."""
+    import dspy
+
+    import bench.local_probs as bench
+    import optimize.compile as compile_cli
+
+    monkeypatch.setenv("HIERA_REFERENCE", "none")
+    dspy.configure_cache(enable_disk_cache=False, enable_memory_cache=True)  # as a user's DSPy cache
+    monkeypatch.chdir(tmp_path)
+    art = tmp_path / "stacked.json"
+    with LogprobServer(relevance_answer) as server:
+        lm = ["--lm", "openai/fake-logprobs", "--api-base", server.url]
+        compile_cli.main(["--dataset", "msrd", "--method", "stacked", "--set", "judge=zero-shot", "--set",
+                          "embedder=lexical", "--optimizer", "none", "--budget", "smoke", "--skip-before",
+                          "--out", str(art), *lm])
+        compiled_calls = len(server.requests)
+        text = bench.main(["--limit", "16", "--reasoning-limit", "0", "--compiled", str(art), *lm,
+                           "--out-dir", str(tmp_path / "results")])
+        bench_calls = [r for r in server.requests[compiled_calls:]  # zero-shot+probs's (not reasoning+probs's)
+                       if "`reasoning`" not in r["messages"][0]["content"]]
+    assert compiled_calls >= 300  # the stacked method judged every train pair
+    assert len(bench_calls) <= 16  # its 300 train distributions came from the cache; at most the dev pairs are new
+    lines = {line.split(" | ")[0].strip("| "): line.split(" | ") for line in text.splitlines() if line.startswith("|")}
+    stacked, compiled = lines["stacked (fitted on train)"], lines["compiled best (stacked.json)"]
+    assert stacked[1:5] == compiled[1:5]  # n, kappa with CI, accuracy, McNemar vs embed-lr
+    for name in ("embed-lr", "zero-shot", "zero-shot+probs (argmax)", "zero-shot+probs (thresholds tuned on train)",
+                 "cascade@0.3 (stacked on routed pairs)"):
+        assert name in lines
+    best = json.loads((tmp_path / "results" / "best_local.json").read_text())
+    assert best["method"] in {"stacked", "zero-shot+probs", "zero-shot"} and "compile" in best
+    assert best["measured"]["goal_met"] is False  # 16 pairs never meet a goal set on all 300
+
+
+def test_reasoning_table_counts_a_failed_judgment_as_wrong(monkeypatch):
+    import argparse
+
+    import bench.local_probs as bench
+
+    dev = load_dataset("msrd").split("dev")[:4]
+    ok = {"Relevant": 0.8, "Irrelevant": 0.2}
+
+    def stored(p, label, error=None):
+        fields = {} if error else {"label": label, "sampled_label": label, "label_probs": ok}
+        return {"id": p.id, "fields": fields, "error": error, "seconds": 2.0, "tokens": 100}
+
+    rp = {p.id: stored(p, p.label) for p in dev[:3]} | {dev[3].id: stored(dev[3], None, "AdapterParseError: x")}
+    zs = {p.id: stored(p, p.label) for p in dev}
+    monkeypatch.setattr(bench, "judged", lambda *a, **k: rp)
+    args = argparse.Namespace(reasoning_limit=4)
+    scores = {p.id: {"Irrelevant": 0.5, "Relevant": 0.5} for p in dev}
+    text = bench.reasoning_table(args, [], dev, scores, zs, ["Irrelevant", "Relevant"], 0.01)
+    sampled = next(line for line in text.splitlines() if line.startswith("| reasoning+probs (sampled)"))
+    assert "| 4 |" in sampled and "| 0.750 |" in sampled  # 3 right of 4: the failure is wrong, not dropped
