@@ -63,7 +63,8 @@ def llm_label(judgment: dict | None, field: str = "label") -> str | None:
     """A stored judgment's label (None when it failed: a failure is wrong, never a label)."""
     if not judgment or judgment.get("error"):
         return None
-    return judgment["fields"].get(field) or judgment["fields"].get("label")
+    fields = judgment.get("fields") or {}
+    return fields.get(field) or judgment.get("label") or fields.get("label")  # label: top level since the Judgment
 
 
 def relevance(judgment: dict | None, labels: Sequence[str]) -> float | None:
