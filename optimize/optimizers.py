@@ -33,6 +33,9 @@ BUDGETS = {
     # smoke: a few minutes with the local 1.5B model on 2 cores; bootstrapped demos only
     "smoke": Budget(n_train=2, n_dev=4, max_demos=1, optimizer="bootstrap"),
     "light": Budget(n_train=40, n_dev=40, max_demos=2, optimizer="mipro", candidates=4, trials=8, minibatch=20),
+    # light-full: light's search on every train pair, valset and before/after on every dev pair (bench/compile_local.py)
+    "light-full": Budget(n_train=10**9, n_dev=10**9, max_demos=2, optimizer="mipro", candidates=4, trials=8,
+                         minibatch=20),
     "medium": Budget(n_train=150, n_dev=100, max_demos=3, optimizer="mipro", candidates=8, trials=20, minibatch=35),
     "heavy": Budget(n_train=10**9, n_dev=10**9, max_demos=4, optimizer="mipro", candidates=12, trials=40,
                     minibatch=35),

@@ -101,7 +101,8 @@ PARAMS: dict[str, Param] = {
     "lambda_mmr": Param(float, "RAG-MMR: relevance vs diversity trade-off", low=0.0, high=1.0),
     "cuts": Param(list, "expected-relevance thresholds, one per label boundary, that pick the label (null: the sampled "
                   "label)", nullable=True),
-    "judge": Param(str, "the single-call LLM judge whose label distribution is stacked", ("zero-shot", "reasoning")),
+    "judge": Param(str, "the LLM judge whose label distribution is stacked (hiera: read at its final Judge step)",
+                   ("zero-shot", "reasoning", "hiera")),
     "stack_C": Param(float, "inverse regularisation strength of the stacking logistic regression", low=1e-6),
 }
 

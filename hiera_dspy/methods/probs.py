@@ -5,11 +5,13 @@
   thresholds, one per label boundary, e.g. tuned on dev with `label_probs.tune_cuts`) pick the label instead of the
   sampled one.
 - reasoning+probs: the same, with one or two sentences of reasoning before the label (`signatures.probs`).
-- stacked: the learned scorer's distribution and the LLM's (`judge`: zero-shot | reasoning) as features of a logistic
-  regression (`hiera_dspy.signals.stacking`), fitted on train by `prepare(train, dev)` (the LLM judges every train
-  pair once; its calls are cached, so a killed prepare resumes). With `llm_share` < 1 it is a cascade: a pair whose top
-  scorer probability is >= tau (picked on dev by the share rule, no labels) keeps the scorer's label with no LM call;
-  the others get the stacked combination of both distributions instead of the LLM's label alone.
+- stacked: the learned scorer's distribution and the LLM's (`judge`: zero-shot | reasoning | hiera) as features of a
+  logistic regression (`hiera_dspy.signals.stacking`), fitted on train by `prepare(train, dev)` (the LLM judges every
+  train pair once; its calls are cached, so a killed prepare resumes). With `llm_share` < 1 it is a cascade: a pair
+  whose top scorer probability is >= tau (picked on dev by the share rule, no labels) keeps the scorer's label with no
+  LM call; the others get the stacked combination of both distributions instead of the LLM's label alone.
+  judge=hiera reads the distribution at HIERA's final Judge step (`HieraProbJudge`): several calls a pair, for hosted
+  models; on the embedded 1.5B model fitting it takes hours, so it is tested with loopback servers, not benchmarked.
 
 Endpoints without log-probabilities give no `label_probs`: the single-call judges then keep the sampled label, and the
 stacker reads "LLM distribution missing" (a one-hot of the sampled label is not a probability and is not used).
@@ -19,6 +21,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
+from contextvars import ContextVar
 
 import dspy
 
@@ -34,6 +37,16 @@ from signatures.baselines import ZeroShotJudgment
 from signatures.probs import ReasonedJudgment
 
 JUDGES = {"zero-shot": (ZeroShotJudgment, "zero_shot_probs"), "reasoning": (ReasonedJudgment, "reasoning_probs")}
+
+
+def out_of_fold_scores(scheme, train: Sequence[Pair], embedder="auto", C: float = 1.0) -> list[dict[str, float]]:
+    """The scorer's distribution for every train pair from a scorer fitted on the other folds (the stacker's scorer
+    features: `stacked` fits on these, and so does bench/local_probs.py)."""
+
+    def fit_predict(fold_train, fold_test):
+        return ScorerState(scheme, fold_train, embedder, C).scorer.predict_proba_many(list(fold_test))
+
+    return out_of_fold(fit_predict, list(train))
 
 
 class ProbJudge(dspy.Module):
@@ -62,6 +75,63 @@ class ProbJudge(dspy.Module):
                                parse_recovered=out.get("parse_recovered"))
 
 
+_final_dist: ContextVar[list | None] = ContextVar("hiera_final_label_probs", default=None)
+
+
+class _RecordingProbPredict(ProbPredict):
+    """A ProbPredict that leaves its latest call's distribution in `_final_dist` (None when the call failed)."""
+
+    def forward(self, **kwargs):
+        box = _final_dist.get()
+        if box is not None:
+            box[0] = None
+        out = super().forward(**kwargs)
+        if box is not None:
+            box[0] = out.get("label_probs")
+        return out
+
+    async def aforward(self, **kwargs):
+        box = _final_dist.get()
+        if box is not None:
+            box[0] = None
+        out = await super().aforward(**kwargs)
+        if box is not None:
+            box[0] = out.get("label_probs")
+        return out
+
+
+def _read_probs(predictor: dspy.Module, labels: Sequence[str]) -> None:
+    """Make a Predict (or a ChainOfThought's inner Predict) read label probabilities, keeping its state."""
+    inner = predictor.predict if isinstance(predictor, dspy.ChainOfThought) else predictor
+    inner.__class__ = _RecordingProbPredict
+    inner.labels = tuple(labels)
+
+
+class HieraProbJudge(dspy.Module):
+    """HIERA (the `hiera` method's graph and defaults) whose Judge reads label probabilities at its final step: the
+    decision, or the triage when it labels directly. Several LM calls a pair: on the embedded 1.5B model that is
+    4-6 calls and minutes per train pair, so `stacked --set judge=hiera` is for hosted models (not benchmarked
+    locally)."""
+
+    def __init__(self, ctx: BuildContext):
+        super().__init__()
+        from hiera_dspy.methods import build
+
+        self.hiera = build("hiera", ctx)
+        _read_probs(self.hiera.judge.triage, ctx.scheme.labels)
+        _read_probs(self.hiera.judge.decide, ctx.scheme.labels)
+
+    def forward(self, query: str, item_title: str, item_text: str) -> dspy.Prediction:
+        box: list = [None]
+        token = _final_dist.set(box)
+        try:
+            out = self.hiera(query=query, item_title=item_title, item_text=item_text)
+        finally:
+            _final_dist.reset(token)
+        return dspy.Prediction(label=out.label, label_probs=box[0], reasoning=out.get("reasoning"),
+                               delegated=out.get("delegated"), parse_recovered=out.get("parse_recovered"))
+
+
 class StackedProgram(dspy.Module):
     """The scorer and a ProbJudge, combined by a Stacker; optionally a cascade (`llm_share` < 1)."""
 
@@ -70,7 +140,7 @@ class StackedProgram(dspy.Module):
         super().__init__()
         self.scheme, self.llm_share, self.stack_C = ctx.scheme, float(llm_share), float(stack_C)
         self.signals = ScorerState(ctx.scheme, ctx.train, embedder, C)
-        self.llm = ProbJudge(ctx, judge)
+        self.llm = HieraProbJudge(ctx) if judge == "hiera" else ProbJudge(ctx, judge)
         self.stacker: Stacker | None = None
 
     # ── fitting ──
@@ -79,13 +149,7 @@ class StackedProgram(dspy.Module):
         (cascade only) tau on dev by the share rule."""
         train = [p for p in (train or self.signals.train) if p.label in self.scheme.labels]
         self.signals.fit(train)
-        state = self.signals
-
-        def fit_predict(fold_train, fold_test):
-            fold = ScorerState(self.scheme, fold_train, state.embedder, state.C)
-            return fold.scorer.predict_proba_many(list(fold_test))
-
-        scorer_dists = out_of_fold(fit_predict, train)
+        scorer_dists = out_of_fold_scores(self.scheme, train, self.signals.embedder, self.signals.C)
         llm_dists = [self.llm_distribution(p, i, len(train)) for i, p in enumerate(train)]
         self.stacker = Stacker(self.scheme.labels, self.stack_C).fit(scorer_dists, llm_dists,
                                                                       [p.label for p in train])

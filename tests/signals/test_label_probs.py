@@ -155,22 +155,6 @@ def test_stacked_fits_on_train_and_cascades_with_combined_probabilities():
     assert clone.stacker.to_dict() == program.stacker.to_dict() and clone.signals.tau == program.signals.tau
 
 
-def test_local_probs_bench_table_and_best_record(tmp_path, monkeypatch):
-    import json
-
-    import bench.local_probs as bench
-
-    monkeypatch.chdir(tmp_path)
-    with LogprobServer(relevance_answer) as server:
-        text = bench.main(["--limit", "16", "--reasoning-limit", "4", "--lm", "openai/fake-logprobs", "--api-base",
-                           server.url, "--out-dir", str(tmp_path / "results")])
-    for name in ("embed-lr", "zero-shot", "zero-shot+probs (argmax)", "stacked", "cascade@0.3", "reasoning+probs"):
-        assert f"| {name}" in text
-    best = json.loads((tmp_path / "results" / "best_local.json").read_text())
-    assert best["method"] in {"stacked", "zero-shot+probs", "zero-shot", "reasoning+probs"}
-    assert best["measured"]["goal_met"] is False  # 16 pairs never meet a goal set on all 300
-
-
 def test_best_local_recipe_rebuilds_with_optimize_compile_and_judges_with_eval_run(tmp_path, monkeypatch):
     import optimize.compile as compile_cli
     import eval.run as run_cli

@@ -1,0 +1,80 @@
+"""A loopback OpenAI-compatible chat server that answers any DSPy signature the way hiera_dspy.testing's fake LM does
+(ChatAdapter fields, scripted or default values), so CLIs run against a real HTTP endpoint with DSPy's cache on (tests
+only). Every request body is kept in `server.requests` (and, with `log`, appended to that file
+as one JSON line)."""
+
+from __future__ import annotations
+
+import json
+import math
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from types import SimpleNamespace
+
+from hiera_dspy.testing import FakeEngine
+
+
+MARK = "[[ ## label ## ]]\n"
+
+
+def with_logprobs(text: str, dist: dict[str, float]) -> tuple[str, dict]:
+    """The reply with its label replaced by `dist`'s most probable one, and OpenAI-style logprobs: the label's first
+    two characters are one token whose alternatives are every label's first two characters."""
+    head, tail = text.rsplit(MARK, 1)
+    label = max(dist, key=dist.get)
+    rest = tail.split("\n", 1)[1] if "\n" in tail else ""
+    tokens = [head + MARK, label[:2], label[2:], "\n" + rest]
+    content = [{"token": t, "logprob": 0.0, "bytes": None, "top_logprobs": []} for t in tokens]
+    content[1]["logprob"] = math.log(dist[label])
+    content[1]["top_logprobs"] = [{"token": other[:2], "logprob": math.log(p), "bytes": None}
+                                  for other, p in dist.items() if p > 0]
+    return "".join(tokens), {"content": content}
+
+
+class AnySignatureServer:
+    def __init__(self, answers: dict | None = None, log: str | None = None, label_probs=None):
+        """`label_probs(prompt) -> {label: probability}`: answer requests asking for logprobs with them at the label's
+        first token (the reply's label is then that distribution's most probable label)."""
+        self.engine, self.requests, self.log, self.label_probs = FakeEngine(answers), [], log, label_probs
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args):
+                pass
+
+            def do_POST(self):
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                server.requests.append(body)
+                if server.log:
+                    with open(server.log, "a") as fh:
+                        fh.write(json.dumps(body, sort_keys=True) + "\n")
+                messages = body.get("messages", [])
+                system = "".join(str(m.get("content")) for m in messages if m.get("role") == "system")
+                turns = [SimpleNamespace(text=str(m.get("content"))) for m in messages if m.get("role") != "system"]
+                reply = server.engine.complete(SimpleNamespace(system=system, messages=turns))
+                text = "".join(part.text for part in reply.message.parts)
+                choice = {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": text}}
+                if body.get("logprobs") and server.label_probs and MARK in text:
+                    dist = server.label_probs("\n".join(str(m.get("content")) for m in messages))
+                    text, choice["logprobs"] = with_logprobs(text, dist)
+                    choice["message"]["content"] = text
+                payload = json.dumps({"id": "x", "object": "chat.completion", "created": 0, "model": body.get("model"),
+                                      "choices": [choice],
+                                      "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}})
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(payload)))
+                self.end_headers()
+                self.wfile.write(payload.encode())
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+
+    def __enter__(self):
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+        return self
+
+    def __exit__(self, *exc):
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
