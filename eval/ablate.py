@@ -130,9 +130,9 @@ def main(argv: list[str] | None = None) -> list[dict]:
     estimates: list[dict] = []
     for display, method, config in rows_spec:
         program = build(method, ctx, **config)
-        tau = prepare_fresh(program, dataset, split)
+        prepare_fresh(program, dataset, split)
         # the same identity as eval.run (minus --limit): a run started there is resumed here, and vice versa
-        spec = RunSpec.judging(program, dataset=args.dataset, split=split, lms=lms, knowledge=knowledge.name, tau=tau)
+        spec = RunSpec.judging(program, dataset=args.dataset, split=split, lms=lms, knowledge=knowledge.name)
         identity, run_id = spec.identity(), spec.run_id
         if args.dry_run:  # nothing is sent: an estimate per method, then the grid's total
             estimates.append(dry_run(program, pairs, lms, args, knowledge.name, store.rows(run_id)))

@@ -11,7 +11,7 @@ from hiera_dspy import settings
 from hiera_dspy.data import DataError, Dataset, load_dataset
 from hiera_dspy.errors import HieraError
 from hiera_dspy.labels import custom_scheme, get_scheme
-from hiera_dspy.runs.spec import run_id
+from hiera_dspy.methods import learning
 from hiera_dspy.lm.secrets import redact_output
 from hiera_dspy.runs.store import RunStore, StoreError, validate_run_id
 
@@ -129,23 +129,16 @@ def config_from_args(args: argparse.Namespace, method: str, base: dict | None = 
     return config
 
 
-def prepare_fresh(program, dataset: Dataset, split: str) -> float | None:
-    """An uncompiled learned-signals method (embed-lr, hiera+signals, hiera-cascade): fit its scorer on the train
-    split; a cascade also picks tau on the dev split. Returns the cascade's tau (None for other methods): part of a
-    run's identity. The share rule reads no label; tau_rule=kappa reads dev labels, so a dev score is then optimistic
-    (said on stderr)."""
-    if not hasattr(program, "prepare"):
-        return None
-    program.prepare(dataset.splits.get("train"), dataset.splits.get("dev"))
-    picked_with_labels = getattr(program, "tau_rule", None) == "kappa" and program.fixed_tau is None  # cascades only
-    if picked_with_labels and split == "dev":
+def prepare_fresh(program, dataset: Dataset, split: str) -> dict:
+    """Prepare an uncompiled program that learns from data (a `Learner`, hiera_dspy.methods.learning: embed-lr,
+    hiera+signals, hiera-cascade, stacked) on the train split, and the dev split where it picks something there (a
+    cascade's tau). Returns its learned state ({} for every other program), which `RunSpec` takes. A program that read
+    the dev labels (tau_rule=kappa) makes a dev score optimistic: said on stderr."""
+    state = learning.prepare(program, dataset.splits.get("train"), dataset.splits.get("dev"))
+    if learning.reads_dev_labels(program) and split == "dev":
         print(f"{program.method}: tau was picked with the dev labels (tau_rule=kappa), so this dev score is "
               "optimistic; compile it (optimize.compile) and judge another split for an unbiased one", file=sys.stderr)
-    signals = getattr(program, "signals", None)
-    return signals.tau if signals is not None else None
-
-
-run_id_for = run_id  # the one run-id function lives in hiera_dspy/runs/spec.py (RunSpec); this name is kept
+    return state
 
 
 def runs_dir() -> Path:

@@ -28,7 +28,7 @@ from hiera_dspy.knowledge import make_knowledge
 from hiera_dspy.lm.roles import add_lm_arguments, lms_from_args
 from hiera_dspy.methods import BuildContext, build
 from hiera_dspy.runs.runner import run_pairs
-from hiera_dspy.runs.spec import RunSpec, describe_lms
+from hiera_dspy.runs.spec import RunSpec
 from hiera_dspy.runs.store import RunStore
 from optimize.optimizers import BUDGETS, examples, label_match
 
@@ -84,9 +84,8 @@ class Objective:
         knowledge = self.knowledge(source)
         ctx = BuildContext(self.dataset.scheme, self.lms, knowledge, self.dataset.splits.get("train", []))
         program = build("hiera", ctx, **config)
-        spec = RunSpec("hiera", program.config, dataset=self.args.dataset, split="dev",
-                       lms=describe_lms(self.lms, program), knowledge=knowledge.name,
-                       extra={"demos": demos, "n_train": len(self.train), "seed": self.args.seed, "phase": "search"})
+        spec = RunSpec.of(program, dataset=self.args.dataset, split="dev", lms=self.lms, knowledge=knowledge.name,
+                          extra={"demos": demos, "n_train": len(self.train), "seed": self.args.seed, "phase": "search"})
         identity, run_id = spec.identity(), spec.run_id
         begin_run(self.store, run_id, identity, self.args)
         finished = self.store.finished_ids(run_id)

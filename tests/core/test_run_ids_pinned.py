@@ -27,8 +27,8 @@ def test_eval_run_ids_are_pinned(argv, pinned, patch_make_lm):
                                         "--lm", "openai/x", "--limit", "2", *argv])
     dataset = load_data(args)
     program, lms, knowledge = run_cli.build_program(args, dataset)
-    tau = prepare_fresh(program, dataset, "dev")
-    spec = RunSpec.judging(program, dataset="msrd", split="dev", lms=lms, knowledge=knowledge.name, tau=tau)
+    prepare_fresh(program, dataset, "dev")
+    spec = RunSpec.judging(program, dataset="msrd", split="dev", lms=lms, knowledge=knowledge.name)
     assert spec.run_id == pinned
 
 
@@ -39,7 +39,6 @@ def test_optimize_compile_ids_are_pinned(patch_make_lm):
 
     from hiera_dspy.lm.roles import lms_from_args
     from hiera_dspy.methods import BuildContext, build
-    from hiera_dspy.runs.spec import describe_lms
     from optimize import compile as compile_cli
 
     args = compile_cli.parser().parse_args(["--dataset", "msrd", "--knowledge", "none", "--method", "embed-lr",
@@ -47,9 +46,8 @@ def test_optimize_compile_ids_are_pinned(patch_make_lm):
     dataset = load_data(args)
     lms = lms_from_args(args)
     program = build("embed-lr", BuildContext(dataset.scheme, lms, None, dataset.splits["train"]), embedder="lexical")
-    tau = prepare_fresh(program, dataset, "dev")
-    run = RunSpec("embed-lr", program.config, dataset="msrd", lms=describe_lms(lms, program), knowledge="none",
-                  learned={"tau": tau})
+    prepare_fresh(program, dataset, "dev")
+    run = RunSpec.compiling(program, dataset="msrd", lms=lms, knowledge="none")
     assert replace(run, qualifiers=("dev", "uncompiled")).run_id == "73029840701b"
     assert replace(run, qualifiers=("dev", "compiled", "bootstrap", "smoke", 42, program.dump_state())).run_id \
         == "f45837e5814f"
