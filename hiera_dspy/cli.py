@@ -199,11 +199,14 @@ def run_id_arg(text: str) -> str:
 
 
 def add_run_arguments(parser: argparse.ArgumentParser, *, run_id: bool = True) -> None:
-    """The run options: which run and store, what to do when another process writes the run, when to fail."""
+    """The run options of every CLI that judges into the run store (eval.run, eval.label, eval.holes, eval.ablate,
+    optimize.compile): which run and store, what to do when another process writes the run, when to fail.
+    `run_id=False` for a CLI whose run ids must name what it computed (optimize.compile: the compiled prompts)."""
     g = parser.add_argument_group("run")
     if run_id:
         g.add_argument("--run-id", type=run_id_arg,
-                       help="resume or name a run (default: derived from method, data and LMs); letters, digits, "
+                       help="resume or name a run (default: derived from method, data and LMs); with several "
+                            "methods (eval.ablate) a prefix: each method's run is PREFIX.METHOD; letters, digits, "
                             ". _ - + = @")
     g.add_argument("--store", help="run store SQLite file (default: runs/store.sqlite)")
     g.add_argument("--wait", action="store_true",
