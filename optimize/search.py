@@ -23,7 +23,8 @@ import dspy
 import optuna
 
 from hiera_dspy.cli import cli_main
-from hiera_dspy.cli import add_data_arguments, begin_run, load_data, metrics_from_rows, open_store, runs_dir
+from hiera_dspy.cli import (add_data_arguments, add_run_arguments, begin_run, exit_on_error_rate, load_data,
+                            metrics_from_rows, open_store, runs_dir)
 from hiera_dspy.knowledge import make_knowledge
 from hiera_dspy.lm.roles import add_lm_arguments, lms_from_args
 from hiera_dspy.methods import BuildContext, build
@@ -43,7 +44,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--budget", default="smoke", choices=["smoke", "light"], help="train/dev slice sizes")
     p.add_argument("--seed", type=int, default=42)
     p.add_argument("--out", help="output folder (default: runs/search-<dataset>)")
-    p.add_argument("--store", help="run store SQLite file (default: runs/store.sqlite)")
+    add_run_arguments(p, run_id=False)  # --store, --wait, --max-error-rate: each trial is its own run
     add_lm_arguments(p)
     return p
 
@@ -161,6 +162,8 @@ def main(argv: list[str] | None = None) -> dict:
               f"demos {t['params']['demos']}, knowledge {t['knowledge_source']}, {t['config']}")
     print(f"wrote {out}/search.json, pareto.md, best.json (compile it: python -m optimize.compile --dataset "
           f"{args.dataset} --config {out}/best.json)")
+    exit_on_error_rate({f"trial {t['number']} (run {t['run_id']})": {"errors": t["errors"], "pairs": len(objective.dev)}
+                        for t in trials if t.get("errors") is not None}, args.max_error_rate)
     return {"trials": trials, "front": front, "best": spec}
 
 
