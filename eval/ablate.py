@@ -8,10 +8,10 @@ Each method is its own resumable run in the run store (the same run id `eval.run
 --limit, so a larger limit resumes and a rerun judges nothing new; `--run-id PREFIX` names them PREFIX.NAME instead,
 e.g. PREFIX.hiera, PREFIX.zero-shot+k, and eval.run --run-id PREFIX.hiera resumes one); identical LM sub-calls across
 methods are served by DSPy's LM cache. The run options (--run-id, --store, --wait, --max-error-rate) are those of
-every judging CLI (hiera_dspy.cli.add_run_arguments). Writes OUT/report.md, OUT/summary.json (every pair scored, a pair without a label as wrong, coverage
-beside; bootstrap 95% CIs; McNemar vs the reference, Bonferroni within each family of comparisons: the paper grid's
-11 baselines m=11, its 7 ablations m=7; cost per role, latency, delegation, errors, escalations), OUT/predictions.jsonl
-and the figures.
+every judging CLI (hiera_dspy.cli.add_run_arguments).
+Writes OUT/report.md, OUT/summary.json (every pair scored, a pair without a label as wrong, coverage beside; bootstrap
+95% CIs; McNemar vs the reference, Bonferroni within each family of comparisons: the paper grid's 11 baselines m=11,
+its 7 ablations m=7; cost per role, latency, delegation, errors, escalations), OUT/predictions.jsonl and the figures.
 `--with-knowledge` adds, for each baseline, NAME+k with config with_knowledge=True (Table 4): a grid option, not a
 run option (one method's run: eval.run --method NAME --set with_knowledge=true).
 """

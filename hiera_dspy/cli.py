@@ -31,6 +31,7 @@ def cli_main(main) -> None:
 
 
 def add_data_arguments(parser: argparse.ArgumentParser) -> None:
+    """The data options: --dataset and the input options (scheme, labels, knowledge, bad rows, threads)."""
     g = parser.add_argument_group("data")
     g.add_argument("--dataset", required=True,
                    help="msrd (bundled) | esci:PATH | esci:hf:ID | wands:PATH | homedepot:PATH | jsonl:PATH; "
@@ -93,6 +94,7 @@ def add_judging_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def add_config_argument(parser: argparse.ArgumentParser) -> None:
+    """--set KEY=VALUE (repeatable): one config value of the method, checked by `config_from_args`."""
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", dest="settings",
                         help="override one config value of the method (repeatable; VALUE is JSON when it parses, "
                              "else text), e.g. --set delegation=never --set llm_share=0.5; "
@@ -154,6 +156,7 @@ def metrics_from_rows(rows: list[dict], labels: list[str]) -> dict:
 
 
 def print_metrics(title: str, m: dict, file=None) -> None:
+    """One line of a run's metrics (agreement, coverage, errors, cost, delegation) to `file` (stdout)."""
     file = file or sys.stdout
     def f(x, spec=".3f"):
         return "-" if x is None else format(x, spec)

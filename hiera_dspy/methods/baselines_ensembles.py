@@ -48,6 +48,7 @@ class PromptBlender(Baseline):
         self.judges = [dspy.Predict(signature.with_instructions(persona)) for persona in PERSONAS[:n_prompts]]
 
     def forward(self, query: str, item_title: str, item_text: str) -> dspy.Prediction:
+        """Every prompt formulation judges the pair; the majority label wins (`vote`)."""
         item = self.item(query, item_title, item_text)
         votes = [self.step(f"prompt_blender.prompt{i}", judge, query=query, item=item,
                            label_definitions=self.scheme.describe()).label for i, judge in enumerate(self.judges, 1)]
@@ -70,6 +71,7 @@ class LLMBlender(Baseline):
         self.judges = {name: dspy.Predict(with_labels(ZeroShotJudgment, ctx.scheme)) for name in self.pool}
 
     def forward(self, query: str, item_title: str, item_text: str) -> dspy.Prediction:
+        """Every LM of the pool judges the pair; the majority label wins (`vote`)."""
         item = self.item(query, item_title, item_text)
         votes = {name: self.step(f"llm_blender.{name}", judge, lms=self.pool[name], query=query, item=item,
                                  label_definitions=self.scheme.describe()).label
@@ -105,6 +107,7 @@ class CollabEval(Baseline):
         self.final = dspy.Predict(with_labels(FinalJudgment, ctx.scheme))
 
     def forward(self, query: str, item_title: str, item_text: str) -> dspy.Prediction:
+        """Initial judgments, discussion rounds among the agents, then a final judgment."""
         item = self.item(query, item_title, item_text)
         common = dict(query=query, item=item, label_definitions=self.scheme.describe())
         latest = [self._turn(f"collabeval.agent{i}.judge", self.initial[i - 1], i, 0, common)

@@ -34,10 +34,12 @@ class Debater(dspy.Module):
 
 
 def transcript(history: list[dict]) -> str:
+    """The debate so far, one line per turn, as the next debater reads it."""
     return "\n".join(f"Round {t['round']}, {t['agent']} ({t['stance']}): {t['argument']}" for t in history)
 
 
 class Dream(Baseline):
+    """DREAM: an advocate and a skeptic debate the binary question; agreement gives the label, else escalation."""
     def __init__(self, ctx: BuildContext, rounds: int = 2, threshold: str | None = None, **config):
         super().__init__(ctx, **config)
         if rounds < 1:
@@ -49,6 +51,7 @@ class Dream(Baseline):
             else None
 
     def forward(self, query: str, item_title: str, item_text: str) -> dspy.Prediction:
+        """Debate the pair for `rounds` rounds; grade a relevant verdict; escalate a disagreement."""
         common = dict(query=query, item=self.item(query, item_title, item_text), question=self.question)
         debaters = {"advocate": self.advocate, "skeptic": self.skeptic}
         history = []

@@ -55,6 +55,7 @@ class RelationAgent(dspy.Module):
         return render(lookup(self.knowledge, [lookup_text], self.k)) or "(nothing found)"
 
     def forward(self, query: str, item: str, guidance: str) -> dspy.Prediction:
+        """The ReAct Relation Analyzer's argument for the pair, as one accounted step."""
         from hiera_dspy.lm import ledger
 
         with ledger.step("relation.react", "relation", self.lms.for_role("relation")):
@@ -62,6 +63,7 @@ class RelationAgent(dspy.Module):
 
 
 class HieraReact(dspy.Module):
+    """HIERA with ReAct agents: the Judge consults the Relation Analyzer as a tool, which calls its own tools."""
     def __init__(self, ctx: BuildContext, k: int | None = None, max_iters: int = 4, specialist_lookups: int = 1,
                  profile: str = "auto"):
         super().__init__()
@@ -79,6 +81,7 @@ class HieraReact(dspy.Module):
         return self.relation(query=pair["query"], item=pair["item"], guidance=guidance).argument
 
     def forward(self, query: str, item_title: str, item_text: str) -> dspy.Prediction:
+        """Judge one pair: the ReAct Judge decides, consulting the Relation Analyzer when it needs to."""
         from hiera_dspy.lm import ledger
 
         item = item_block(item_title, item_text)
