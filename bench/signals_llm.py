@@ -49,7 +49,7 @@ from hiera_dspy.data import load_dataset  # noqa: E402
 from hiera_dspy.knowledge import make_knowledge  # noqa: E402
 from hiera_dspy.methods import BuildContext, available, build  # noqa: E402
 from hiera_dspy.numbers import number  # noqa: E402
-from hiera_dspy.methods.signals import ScorerState, tau_for_share, top  # noqa: E402
+from hiera_dspy.methods.signals import ScorerLearner, ScorerState, tau_for_share, top  # noqa: E402
 from hiera_dspy.runs.spec import RunSpec  # noqa: E402
 from hiera_dspy.runs.runner import run_pairs  # noqa: E402
 from hiera_dspy.runs.store import RunStore  # noqa: E402
@@ -77,13 +77,14 @@ class Bench:
 
     def program(self, method: str, config: dict):
         program = build(method, self.ctx, **config)
-        if hasattr(program, "signals"):
-            program.signals = self.scorer  # fitted once, shared: every row sees the same distributions
+        if isinstance(program, ScorerLearner):
+            program.scorer_state = self.scorer  # fitted once, shared: every row sees the same distributions
         return program
 
     def rows(self, method: str, config: dict, pairs) -> dict[str, dict]:
         program = self.program(method, config)
-        spec = RunSpec(method, program.config, extra=self.identity, qualifiers=("signals-llm",))
+        # its identity names the bench and the shared scorer (`self.identity`); a cascade's tau is in its config
+        spec = RunSpec.of(program, learned={}, extra=self.identity, qualifiers=("signals-llm",))
         key, run_id = spec.identity(), spec.run_id
         self.store.start_run(run_id, key)
         started = time.perf_counter()
@@ -126,7 +127,7 @@ def table(title: str, results: list[dict]) -> str:
 def verify(bench: Bench, pairs, tau: float, share: float, composed: list[dict]) -> str:
     """Run the real hiera-cascade (delegation never) at `tau` and count labels equal to the composed rows."""
     program = bench.program("hiera-cascade", {**NEVER, "llm_share": share, "tau": tau})
-    program.signals.tau = tau  # the shared scorer carries the cascade's threshold
+    program.scorer_state.tau = tau  # the shared scorer carries the cascade's threshold
     agree = 0
     for pair, row in zip(pairs, composed):
         agree += program(**pair.inputs()).label == row["label"]

@@ -5,12 +5,15 @@
     python -m eval.ablate --dataset msrd --methods hiera,judge-only --reference judge-only
 
 Each method is its own resumable run in the run store (the same run id `eval.run --method NAME` uses, without
---limit, so a larger limit resumes and a rerun judges nothing new); identical LM sub-calls across methods are served by
-DSPy's LM cache. Writes OUT/report.md, OUT/summary.json (every pair scored, a pair without a label as wrong, coverage
-beside; bootstrap 95% CIs; McNemar vs the reference, Bonferroni within each family of comparisons: the paper grid's
-11 baselines m=11, its 7 ablations m=7; cost per role, latency, delegation, errors, escalations), OUT/predictions.jsonl
-and the figures.
-`--with-knowledge` adds, for each baseline, NAME+k with config with_knowledge=True (Table 4).
+--limit, so a larger limit resumes and a rerun judges nothing new; `--run-id PREFIX` names them PREFIX.NAME instead,
+e.g. PREFIX.hiera, PREFIX.zero-shot+k, and eval.run --run-id PREFIX.hiera resumes one); identical LM sub-calls across
+methods are served by DSPy's LM cache. The run options (--run-id, --store, --wait, --max-error-rate) are those of
+every judging CLI (hiera_dspy.cli.add_run_arguments).
+Writes OUT/report.md, OUT/summary.json (every pair scored, a pair without a label as wrong, coverage beside; bootstrap
+95% CIs; McNemar vs the reference, Bonferroni within each family of comparisons: the paper grid's 11 baselines m=11,
+its 7 ablations m=7; cost per role, latency, delegation, errors, escalations), OUT/predictions.jsonl and the figures.
+`--with-knowledge` adds, for each baseline, NAME+k with config with_knowledge=True (Table 4): a grid option, not a
+run option (one method's run: eval.run --method NAME --set with_knowledge=true).
 """
 
 from __future__ import annotations
@@ -37,6 +40,7 @@ from hiera_dspy.numbers import number
 from hiera_dspy.records import as_judgment
 from hiera_dspy.runs.runner import run_pairs
 from hiera_dspy.runs.spec import RunSpec
+from hiera_dspy.runs.store import StoreError, validate_run_id
 
 
 def _families(*families: str) -> list[str]:
@@ -63,11 +67,12 @@ def parser() -> argparse.ArgumentParser:
     which.add_argument("--methods", help="comma-separated registered methods")
     which.add_argument("--grid", choices=sorted(GRIDS), help="a named set of methods")
     p.add_argument("--with-knowledge", action="store_true",
-                   help="also run every baseline with knowledge passages concatenated (NAME+k)")
+                   help="also run every baseline with knowledge passages concatenated (NAME+k; for one method: "
+                        "eval.run --set with_knowledge=true)")
     p.add_argument("--limit", type=positive_int, help="judge only the first N pairs of the split")
     p.add_argument("--reference", default="hiera", help="method the others are tested against (McNemar)")
     p.add_argument("--out", help="report folder (default: runs/ablate-<dataset>-<split>)")
-    add_run_arguments(p, run_id=False)
+    add_run_arguments(p)
     add_lm_arguments(p)
     add_dry_run_arguments(p)
     return p
@@ -85,6 +90,16 @@ def variants(names: list[str], with_knowledge: bool) -> list[tuple[str, str, dic
         if with_knowledge and methods[name].family == "baseline":
             out.append((f"{name}+k", name, {"with_knowledge": True}))
     return out
+
+
+def cell_run_id(prefix: str | None, display: str) -> str | None:
+    """The run id of one report row under `--run-id PREFIX`: PREFIX.NAME (None without a prefix: the derived id)."""
+    if prefix is None:
+        return None
+    try:
+        return validate_run_id(f"{prefix}.{display}")
+    except StoreError as exc:
+        raise SystemExit(f"error: --run-id {prefix}: {exc}") from None
 
 
 def family_of(method: str, config: dict) -> str:
@@ -131,10 +146,10 @@ def main(argv: list[str] | None = None) -> list[dict]:
     estimates: list[dict] = []
     for display, method, config in rows_spec:
         program = build(method, ctx, **config)
-        tau = prepare_fresh(program, dataset, split)
+        prepare_fresh(program, dataset, split)
         # the same identity as eval.run (minus --limit): a run started there is resumed here, and vice versa
-        spec = RunSpec.judging(program, dataset=args.dataset, split=split, lms=lms, knowledge=knowledge.name, tau=tau)
-        identity, run_id = spec.identity(), spec.run_id
+        spec = RunSpec.judging(program, dataset=args.dataset, split=split, lms=lms, knowledge=knowledge.name)
+        identity, run_id = spec.identity(), cell_run_id(args.run_id, display) or spec.run_id
         if args.dry_run:  # nothing is sent: an estimate per method, then the grid's total
             estimates.append(dry_run(program, pairs, lms, args, knowledge.name, store.rows(run_id)))
             continue

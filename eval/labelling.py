@@ -57,11 +57,12 @@ def label_pairs(args, dataset: Dataset, pairs: list[Pair], split: str, labelling
 
     program, lms, knowledge = build_program(args, dataset)
     try:
-        tau = None if args.judge else prepare_fresh(program, dataset, split)
+        if not args.judge:
+            prepare_fresh(program, dataset, split)
     except RuntimeError as exc:  # a learned method with no labelled pairs to learn from
         raise SystemExit(f"error: {program.method}: {exc}") from None
     spec = RunSpec.judging(program, dataset=dataset.name, split=split, lms=lms, knowledge=knowledge.name,
-                           judge=args.judge, tau=tau, extra=identity_extra)
+                           judge=args.judge, extra=identity_extra)
     identity = spec.identity()
     run_id = args.run_id or spec.run_id
     store = open_store(args)

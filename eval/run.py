@@ -64,9 +64,10 @@ def main(argv: list[str] | None = None) -> dict:
     pairs = dataset.split(args.split, args.limit)
     program, lms, knowledge = build_program(args, dataset)
     split = args.split or dataset.default_split
-    tau = None if args.judge else prepare_fresh(program, dataset, split)
+    if not args.judge:  # a fresh program that learns from data (a cascade's tau: part of the run's identity)
+        prepare_fresh(program, dataset, split)
     spec = RunSpec.judging(program, dataset=args.dataset, split=split, lms=lms, knowledge=knowledge.name,
-                           judge=args.judge, tau=tau)
+                           judge=args.judge)
     # --limit is not part of the id: a larger limit later resumes the same run and judges only the new pairs
     identity = {**spec.identity(), "limit": args.limit}
     run_id = args.run_id or spec.run_id

@@ -442,9 +442,11 @@ class RelationAnalyzer(dspy.Module):
         self.query_analyzer = QueryAnalyzer(lms, **own) if "query" in specialists else None
         self.item_analyzer = ItemAnalyzer(lms, **own) if "item" in specialists else None
 
-    def forward(self, query: str, item: str, guidance: str) -> dspy.Prediction:
-        """Returns the Relation Analyzer's argument for the Judge, with the specialists it consulted and what it asked."""
-        plan = run_step("relation.plan", "relation", self.lms, self.plan, query=query, item=item, guidance=guidance)
+    def forward(self, query: str, item: str, guidance: str, **extra: str) -> dspy.Prediction:
+        """Plan, consult, synthesise one argument; `extra`: further inputs of the plan and synthesis steps (a
+        variant's, e.g. hiera+signals' `scorer_evidence`)."""
+        plan = run_step("relation.plan", "relation", self.lms, self.plan, query=query, item=item, guidance=guidance,
+                        **extra)
         findings, questions = [], {}
         for role, title, analyzer in (("query", "Query Analyzer", self.query_analyzer),
                                       ("item", "Item Analyzer", self.item_analyzer)):
@@ -458,14 +460,14 @@ class RelationAnalyzer(dspy.Module):
                 findings.append(f"{title}: {analyzer.describe(analysis)}")
         passages = self._lookups(plan, findings)
         out = run_step("relation.synthesize", "relation", self.lms, self.synthesize, query=query, item=item,
-                       guidance=guidance, findings="\n".join(findings) or "(no specialist consulted)")
+                       guidance=guidance, findings="\n".join(findings) or "(no specialist consulted)", **extra)
         return dspy.Prediction(argument=out.argument, consulted=_consulted(plan, self), questions=questions,
                                passages=len(passages))
 
-    async def aforward(self, query: str, item: str, guidance: str) -> dspy.Prediction:
-        """Async `forward`: returns the same relation analysis."""
+    async def aforward(self, query: str, item: str, guidance: str, **extra: str) -> dspy.Prediction:
+        """`forward` through DSPy's async path."""
         plan = await arun_step("relation.plan", "relation", self.lms, self.plan, query=query, item=item,
-                               guidance=guidance)
+                               guidance=guidance, **extra)
         findings, questions = [], {}
         for role, title, analyzer in (("query", "Query Analyzer", self.query_analyzer),
                                       ("item", "Item Analyzer", self.item_analyzer)):
@@ -479,7 +481,8 @@ class RelationAnalyzer(dspy.Module):
                 findings.append(f"{title}: {analyzer.describe(analysis)}")
         passages = await asyncio.to_thread(self._lookups, plan, findings)  # a web search blocks: off the loop
         out = await arun_step("relation.synthesize", "relation", self.lms, self.synthesize, query=query, item=item,
-                              guidance=guidance, findings="\n".join(findings) or "(no specialist consulted)")
+                              guidance=guidance, findings="\n".join(findings) or "(no specialist consulted)",
+                              **extra)
         return dspy.Prediction(argument=out.argument, consulted=_consulted(plan, self), questions=questions,
                                passages=len(passages))
 
@@ -534,17 +537,16 @@ class RelevanceJudge(dspy.Module):
         self.alone = alone
         profiles.tag(self.decide, fitted)
 
-    def assess(self, query: str, item: str) -> dspy.Prediction:
-        """The Judge's triage: clear or unclear on each of the three dimensions, guidance on what is unclear, and a
-        (provisional) label."""
+    def assess(self, query: str, item: str, **extra: str) -> dspy.Prediction:
+        """The triage: a label, the three dimensions, and guidance naming the gaps (`extra`: a variant's inputs)."""
         out = run_step("judge.triage", "judge", self.lms, self.triage, self.scheme, query=query, item=item,
-                       label_definitions=self.scheme.describe())
+                       label_definitions=self.scheme.describe(), **extra)
         return self._triaged(out)
 
-    async def aassess(self, query: str, item: str) -> dspy.Prediction:
-        """Async `assess`."""
+    async def aassess(self, query: str, item: str, **extra: str) -> dspy.Prediction:
+        """`assess` through DSPy's async path."""
         out = await arun_step("judge.triage", "judge", self.lms, self.triage, self.scheme, query=query, item=item,
-                              label_definitions=self.scheme.describe())
+                              label_definitions=self.scheme.describe(), **extra)
         return self._triaged(out)
 
     @staticmethod
@@ -555,23 +557,25 @@ class RelevanceJudge(dspy.Module):
                                reasoning=out.get("reasoning"), all_clear=all(d == "clear" for d in dims),
                                dimensions=dims, parse_recovered=out.get("parse_recovered"))
 
-    def decide_label(self, query: str, item: str, evidence: str, triage: str = "") -> dspy.Prediction:
-        """The final label from the pair, the triage and the collected evidence (alone: from the pair only)."""
+    def decide_label(self, query: str, item: str, evidence: str, triage: str = "", **extra: str) -> dspy.Prediction:
+        """The final label from the triage and the evidence (alone: with its own assessment); `extra`: a variant's
+        inputs."""
         if self.alone:
             return run_step("judge.decide", "judge", self.lms, self.decide, self.scheme, query=query, item=item,
-                            label_definitions=self.scheme.describe())
+                            label_definitions=self.scheme.describe(), **extra)
         return run_step("judge.decide", "judge", self.lms, self.decide, self.scheme, query=query, item=item,
                         label_definitions=self.scheme.describe(), triage=triage or NO_TRIAGE,
-                        evidence=evidence or "(none)")
+                        evidence=evidence or "(none)", **extra)
 
-    async def adecide_label(self, query: str, item: str, evidence: str, triage: str = "") -> dspy.Prediction:
-        """Async `decide_label`."""
+    async def adecide_label(self, query: str, item: str, evidence: str, triage: str = "",
+                            **extra: str) -> dspy.Prediction:
+        """`decide_label` through DSPy's async path."""
         if self.alone:
             return await arun_step("judge.decide", "judge", self.lms, self.decide, self.scheme, query=query,
-                                   item=item, label_definitions=self.scheme.describe())
+                                   item=item, label_definitions=self.scheme.describe(), **extra)
         return await arun_step("judge.decide", "judge", self.lms, self.decide, self.scheme, query=query, item=item,
                                label_definitions=self.scheme.describe(), triage=triage or NO_TRIAGE,
-                               evidence=evidence or "(none)")
+                               evidence=evidence or "(none)", **extra)
 
 
 NO_TRIAGE = "(not assessed: every pair is delegated)"

@@ -12,7 +12,7 @@ from hiera_dspy.data import DataError, Dataset, load_dataset
 from hiera_dspy.errors import HieraError
 from hiera_dspy.labels import custom_scheme, get_scheme
 from hiera_dspy.numbers import number
-from hiera_dspy.runs.spec import run_id
+from hiera_dspy.methods import learning
 from hiera_dspy.lm.secrets import redact_output
 from hiera_dspy.runs.store import RunStore, StoreError, validate_run_id
 
@@ -32,6 +32,7 @@ def cli_main(main) -> None:
 
 
 def add_data_arguments(parser: argparse.ArgumentParser) -> None:
+    """The data options: --dataset and the input options (scheme, labels, knowledge, bad rows, threads)."""
     g = parser.add_argument_group("data")
     g.add_argument("--dataset", required=True,
                    help="msrd (bundled) | esci:PATH | esci:hf:ID | wands:PATH | homedepot:PATH | jsonl:PATH; "
@@ -94,6 +95,7 @@ def add_judging_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def add_config_argument(parser: argparse.ArgumentParser) -> None:
+    """--set KEY=VALUE (repeatable): one config value of the method, checked by `config_from_args`."""
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", dest="settings",
                         help="override one config value of the method (repeatable; VALUE is JSON when it parses, "
                              "else text), e.g. --set delegation=never --set llm_share=0.5; "
@@ -130,23 +132,16 @@ def config_from_args(args: argparse.Namespace, method: str, base: dict | None = 
     return config
 
 
-def prepare_fresh(program, dataset: Dataset, split: str) -> float | None:
-    """An uncompiled learned-signals method (embed-lr, hiera+signals, hiera-cascade): fit its scorer on the train
-    split; a cascade also picks tau on the dev split. Returns the cascade's tau (None for other methods): part of a
-    run's identity. The share rule reads no label; tau_rule=kappa reads dev labels, so a dev score is then optimistic
-    (said on stderr)."""
-    if not hasattr(program, "prepare"):
-        return None
-    program.prepare(dataset.splits.get("train"), dataset.splits.get("dev"))
-    picked_with_labels = getattr(program, "tau_rule", None) == "kappa" and program.fixed_tau is None  # cascades only
-    if picked_with_labels and split == "dev":
+def prepare_fresh(program, dataset: Dataset, split: str) -> dict:
+    """Prepare an uncompiled program that learns from data (a `Learner`, hiera_dspy.methods.learning: embed-lr,
+    hiera+signals, hiera-cascade, stacked) on the train split, and the dev split where it picks something there (a
+    cascade's tau). Returns its learned state ({} for every other program), which `RunSpec` takes. A program that read
+    the dev labels (tau_rule=kappa) makes a dev score optimistic: said on stderr."""
+    state = learning.prepare(program, dataset.splits.get("train"), dataset.splits.get("dev"))
+    if learning.reads_dev_labels(program) and split == "dev":
         print(f"{program.method}: tau was picked with the dev labels (tau_rule=kappa), so this dev score is "
               "optimistic; compile it (optimize.compile) and judge another split for an unbiased one", file=sys.stderr)
-    signals = getattr(program, "signals", None)
-    return signals.tau if signals is not None else None
-
-
-run_id_for = run_id  # the one run-id function lives in hiera_dspy/runs/spec.py (RunSpec); this name is kept
+    return state
 
 
 def runs_dir() -> Path:
@@ -162,6 +157,7 @@ def metrics_from_rows(rows: list[dict], labels: list[str]) -> dict:
 
 
 def print_metrics(title: str, m: dict, file=None) -> None:
+    """One line of a run's metrics (agreement, coverage, errors, cost, delegation) to `file` (stdout)."""
     file = file or sys.stdout
     f = number
     print(f"{title}: n={m['n']} acc={f(m['accuracy'])} macro-F1={f(m['macro_f1'])} kappa={f(m['kappa'])} "
@@ -205,11 +201,14 @@ def run_id_arg(text: str) -> str:
 
 
 def add_run_arguments(parser: argparse.ArgumentParser, *, run_id: bool = True) -> None:
-    """The run options: which run and store, what to do when another process writes the run, when to fail."""
+    """The run options of every CLI that judges into the run store (eval.run, eval.label, eval.holes, eval.ablate,
+    optimize.compile): which run and store, what to do when another process writes the run, when to fail.
+    `run_id=False` for a CLI whose run ids must name what it computed (optimize.compile: the compiled prompts)."""
     g = parser.add_argument_group("run")
     if run_id:
         g.add_argument("--run-id", type=run_id_arg,
-                       help="resume or name a run (default: derived from method, data and LMs); letters, digits, "
+                       help="resume or name a run (default: derived from method, data and LMs); with several "
+                            "methods (eval.ablate) a prefix: each method's run is PREFIX.METHOD; letters, digits, "
                             ". _ - + = @")
     g.add_argument("--store", help="run store SQLite file (default: runs/store.sqlite)")
     g.add_argument("--wait", action="store_true",

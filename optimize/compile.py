@@ -29,7 +29,7 @@ from hiera_dspy.lm.roles import add_lm_arguments, lms_from_args
 from hiera_dspy.methods import BuildContext, build
 from hiera_dspy.runs.outputs import write_outputs
 from hiera_dspy.runs.runner import run_pairs
-from hiera_dspy.runs.spec import RunSpec, describe_lms
+from hiera_dspy.runs.spec import RunSpec
 from optimize.optimizers import BUDGETS, OPTIMIZERS, examples  # noqa: F401  (examples: an old import path)
 
 
@@ -86,11 +86,10 @@ def main(argv: list[str] | None = None) -> dict:
     program = build(method, BuildContext(dataset.scheme, lms, knowledge, dataset.splits["train"]), **config)
     if program.lm_roles:  # the optimizers' own calls (instruction proposals) go to the judge LM
         dspy.configure(lm=lms.for_role("judge"))
-    tau = prepare_fresh(program, dataset, "dev")  # learned signals: scorer fitted on train, a cascade's tau on dev
+    prepare_fresh(program, dataset, "dev")  # learned signals: scorer fitted on train, a cascade's tau on dev
     optimizer = args.optimizer or budget.optimizer
     labels = list(dataset.scheme.labels)
-    run = RunSpec(method, program.config, dataset=args.dataset, lms=describe_lms(lms, program),
-                  knowledge=knowledge.name, learned={"tau": tau})  # phases and split: its runs' qualifiers
+    run = RunSpec.compiling(program, dataset=args.dataset, lms=lms, knowledge=knowledge.name)  # phases: qualifiers
     identity = run.identity()
     print(f"compiling {method} on {args.dataset}: {len(train)} train / {len(dev)} dev pairs, optimizer {optimizer}, "
           f"budget {args.budget}; LMs {run.lms}; knowledge {knowledge.name}", file=sys.stderr)

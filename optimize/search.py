@@ -23,12 +23,13 @@ import dspy
 import optuna
 
 from hiera_dspy.cli import cli_main
-from hiera_dspy.cli import add_data_arguments, begin_run, load_data, metrics_from_rows, open_store, runs_dir
+from hiera_dspy.cli import (add_data_arguments, add_run_arguments, begin_run, exit_on_error_rate, load_data,
+                            metrics_from_rows, open_store, runs_dir)
 from hiera_dspy.knowledge import make_knowledge
 from hiera_dspy.lm.roles import add_lm_arguments, lms_from_args
 from hiera_dspy.methods import BuildContext, build
 from hiera_dspy.runs.runner import run_pairs
-from hiera_dspy.runs.spec import RunSpec, describe_lms
+from hiera_dspy.runs.spec import RunSpec
 from hiera_dspy.runs.store import RunStore
 from optimize.optimizers import BUDGETS, examples, label_match
 
@@ -44,7 +45,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--budget", default="smoke", choices=["smoke", "light"], help="train/dev slice sizes")
     p.add_argument("--seed", type=int, default=42)
     p.add_argument("--out", help="output folder (default: runs/search-<dataset>)")
-    p.add_argument("--store", help="run store SQLite file (default: runs/store.sqlite)")
+    add_run_arguments(p, run_id=False)  # --store, --wait, --max-error-rate: each trial is its own run
     add_lm_arguments(p)
     return p
 
@@ -87,9 +88,8 @@ class Objective:
         knowledge = self.knowledge(source)
         ctx = BuildContext(self.dataset.scheme, self.lms, knowledge, self.dataset.splits.get("train", []))
         program = build("hiera", ctx, **config)
-        spec = RunSpec("hiera", program.config, dataset=self.args.dataset, split="dev",
-                       lms=describe_lms(self.lms, program), knowledge=knowledge.name,
-                       extra={"demos": demos, "n_train": len(self.train), "seed": self.args.seed, "phase": "search"})
+        spec = RunSpec.of(program, dataset=self.args.dataset, split="dev", lms=self.lms, knowledge=knowledge.name,
+                          extra={"demos": demos, "n_train": len(self.train), "seed": self.args.seed, "phase": "search"})
         identity, run_id = spec.identity(), spec.run_id
         begin_run(self.store, run_id, identity, self.args)
         finished = self.store.finished_ids(run_id)
@@ -168,6 +168,8 @@ def main(argv: list[str] | None = None) -> dict:
               f"demos {t['params']['demos']}, knowledge {t['knowledge_source']}, {t['config']}")
     print(f"wrote {out}/search.json, pareto.md, best.json (compile it: python -m optimize.compile --dataset "
           f"{args.dataset} --config {out}/best.json)")
+    exit_on_error_rate({f"trial {t['number']} (run {t['run_id']})": {"errors": t["errors"], "pairs": len(objective.dev)}
+                        for t in trials if t.get("errors") is not None}, args.max_error_rate)
     return {"trials": trials, "front": front, "best": spec}
 
 

@@ -38,7 +38,7 @@ class Baseline(dspy.Module):
         self.with_knowledge, self.k = with_knowledge, k
 
     def item(self, query: str, item_title: str, item_text: str) -> str:
-        """The item as the prompt shows it, with looked-up passages when the method uses knowledge."""
+        """The item as the judge reads it: title and text, plus knowledge passages when `with_knowledge`."""
         block = item_block(item_title, item_text)
         if self.with_knowledge:
             passages = lookup(self.knowledge, [f"{query} {item_title}"], self.k)
@@ -63,7 +63,7 @@ def restrict(signature: type[dspy.Signature], labels: tuple[str, ...]) -> type[d
 
 
 def definitions(scheme: LabelScheme, labels: tuple[str, ...]) -> str:
-    """The definitions of the given labels, one `- label: definition` line each."""
+    """The definitions of `labels` only, one `- label: definition` line each."""
     return "\n".join(f"- {label}: {scheme.definitions.get(label, '')}".rstrip(": ") for label in labels)
 
 
@@ -87,14 +87,14 @@ class SingleStep(Baseline):
         self.judge = dspy.Predict(with_labels(signature, ctx.scheme))
 
     def forward(self, query: str, item_title: str, item_text: str) -> dspy.Prediction:
-        """Returns the label of one judge call."""
+        """One judgment call."""
         item = self.item(query, item_title, item_text)
         out = self.step(f"{self.step_name}.judge", self.judge, query=query, item=item,
                         label_definitions=self.scheme.describe())
         return self._labelled(out)
 
     async def aforward(self, query: str, item_title: str, item_text: str) -> dspy.Prediction:
-        """Async `forward`: the same label."""
+        """`forward` through DSPy's async path (a knowledge look-up runs off the event loop)."""
         item = (await asyncio.to_thread(self.item, query, item_title, item_text) if self.with_knowledge  # a look-up
                 else self.item(query, item_title, item_text))                                   # blocks: off the loop
         out = await self.astep(f"{self.step_name}.judge", self.judge, query=query, item=item,
@@ -138,8 +138,7 @@ class BinaryGraded(Baseline):
             else None
 
     def forward(self, query: str, item_title: str, item_text: str) -> dspy.Prediction:
-        """Returns the label: not relevant -> the lowest label; relevant -> graded by a second call when the
-        scheme has several relevant grades."""
+        """The binary question first; a relevant item is then graded among the relevant labels."""
         item = self.item(query, item_title, item_text)
         relevance = self.step("binary_graded.binary", self.binary, query=query, item=item,
                               question=self.question).relevance
@@ -169,7 +168,7 @@ class MultiStage(Baseline):
         self.classify = dspy.Predict(with_labels(ZeroShotJudgment, ctx.scheme))
 
     def forward(self, query: str, item_title: str, item_text: str) -> dspy.Prediction:
-        """Returns the lowest label when the filter drops the pair, else the classifier's label."""
+        """A cheap filter (query role) first; an item it keeps is classified by the judge."""
         item, defs = self.item(query, item_title, item_text), self.scheme.describe()
         keep = self.step("multi_stage.filter", self.filter, role="query", query=query, item=item,
                          label_definitions=defs).keep
@@ -198,7 +197,7 @@ class Raer(Baseline):
         self.memo = Memo()
 
     def criteria(self, query: str) -> list[str]:
-        """The query's relevance criteria, generated and refined once per query (reused across its items)."""
+        """The query's relevance criteria, generated and refined once per query (memoised)."""
         def compute():
             criteria = self.step("raer.generate", self.generate, query=query,
                                  label_definitions=self.scheme.describe()).criteria
@@ -213,7 +212,7 @@ class Raer(Baseline):
         return value["criteria"]
 
     def forward(self, query: str, item_title: str, item_text: str) -> dspy.Prediction:
-        """Returns the label judged against the query's criteria, with criteria and assessment as evidence."""
+        """Judge the pair against its query's criteria."""
         criteria = self.criteria(query)
         out = self.step("raer.judge", self.judge, query=query, item=self.item(query, item_title, item_text),
                         label_definitions=self.scheme.describe(), criteria=criteria)

@@ -25,7 +25,7 @@ EXAMPLE_TEXT_BUDGET = 300  # characters of item text per in-context example
 
 
 def format_examples(pairs: list[Pair]) -> str:
-    """Labelled pairs as numbered examples for a prompt."""
+    """Labelled pairs as numbered examples (item text within the example budget)."""
     return "\n\n".join(f"Example {i}\nQuery: {p.query}\n{item_block(p.item_title, p.item_text, EXAMPLE_TEXT_BUDGET)}"
                        f"\nLabel: {p.label}" for i, p in enumerate(pairs, 1))
 
@@ -53,7 +53,7 @@ class SelfInstruct(Baseline):
         self.memo = Memo()  # one derivation even when threads start together
 
     def ensure_guidelines(self) -> str:
-        """The judging guidelines, derived once from the train examples (and kept in the program's state)."""
+        """The guidelines, derived on first use from the train examples (once, across threads)."""
         if not self.guidelines:
             if not self.examples:
                 raise ValueError("self-instruct needs labelled train pairs (ctx.train) to derive its guidelines")
@@ -63,18 +63,18 @@ class SelfInstruct(Baseline):
         return self.guidelines
 
     def forward(self, query: str, item_title: str, item_text: str) -> dspy.Prediction:
-        """Returns the label the judge gives by the derived guidelines."""
+        """Judge the pair by the derived guidelines."""
         guidelines = self.ensure_guidelines()
         out = self.step("self_instruct.judge", self.apply, query=query, item=self.item(query, item_title, item_text),
                         label_definitions=self.scheme.describe(), guidelines=guidelines)
         return dspy.Prediction(label=out.label, parse_recovered=out.get("parse_recovered"))
 
     def dump_state(self, json_mode=True):
-        """The predictors' state plus the derived guidelines."""
+        """The DSPy state plus the derived `guidelines`."""
         return {**super().dump_state(json_mode=json_mode), "guidelines": self.guidelines}
 
     def load_state(self, state, **kwargs):
-        """Restore `dump_state`'s predictors and guidelines; returns self."""
+        """Restore the DSPy state and the `guidelines` that `dump_state` saved."""
         super().load_state({k: v for k, v in state.items() if k != "guidelines"}, **kwargs)
         self.guidelines = state.get("guidelines") or ""
         return self
@@ -140,7 +140,7 @@ class RagMMR(Baseline):
         self.judge = dspy.Predict(with_labels(FewShotJudgment, ctx.scheme))
 
     def forward(self, query: str, item_title: str, item_text: str) -> dspy.Prediction:
-        """Returns the label given with MMR-picked train examples in the prompt (their ids as evidence)."""
+        """Judge the pair with train examples retrieved by MMR (the pair itself excluded)."""
         if not self.pool_pairs:
             raise ValueError("rag-mmr needs labelled train pairs (ctx.train) to retrieve examples from")
         same = {i for i, p in enumerate(self.pool_pairs) if p.query == query and p.item_title == item_title}

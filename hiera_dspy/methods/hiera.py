@@ -29,12 +29,12 @@ from hiera_dspy.untrusted import item_block
 
 class HieraProgram(dspy.Module):
     """A HIERA graph. `coordination="hierarchical"` routes specialists through the Relation Analyzer;
-    `"concatenate"` runs them independently and concatenates their outputs for the Judge."""
+    `"concatenate"` runs them independently and concatenates their outputs for the Judge. The config's defaults are
+    the registry's (`methods/graphs.py`: GRAPH_DEFAULTS, GRAPHS), not this constructor's."""
 
-    def __init__(self, ctx: BuildContext, relation: bool = True, specialists: tuple[str, ...] = ("query", "item"),
-                 knowledge: bool = True, coordination: str = "hierarchical", delegation: str = "triage",
-                 k: int | None = None, reasoning: bool = True, consultation: str = "auto",
-                 specialist_lookups: int = 1, profile: str = "auto"):
+    def __init__(self, ctx: BuildContext, *, relation: bool, specialists: tuple[str, ...], knowledge: bool,
+                 coordination: str, delegation: str, k: int | None, consultation: str, specialist_lookups: int,
+                 profile: str, reasoning: bool = True):
         super().__init__()
         self.knowledge = ctx.knowledge
         self.k, self.coordination, self.delegation, self.use_knowledge = k, coordination, delegation, knowledge
@@ -49,34 +49,37 @@ class HieraProgram(dspy.Module):
                                else None)
         self.item_analyzer = ItemAnalyzer(ctx.lms, profile) if "item" in specialists and not hierarchical else None
 
-    def forward(self, query: str, item_title: str, item_text: str) -> dspy.Prediction:
+    def forward(self, query: str, item_title: str, item_text: str, **extra: str) -> dspy.Prediction:
+        """Judge one pair. `extra`: further inputs of the Judge's and the Relation Analyzer's steps, for a variant
+        whose prompts have them (hiera+signals passes `scorer_evidence`)."""
         item = item_block(item_title, item_text)
-        if self.solo or self.delegation == "never":
-            return self._decide(query, item, "", delegated=False)
+        if self.judge.alone:  # judge-only, or delegation "never": one decision with its own assessment
+            return self._decide(query, item, "", delegated=False, extra=extra)
         triage, triage_text = None, ""
         if self.delegation == "triage":
-            triage = self.judge.assess(query, item)
+            triage = self.judge.assess(query, item, **extra)
             if triage.all_clear:  # a direct label, with the Judge's reasoning
                 return self._direct(triage)
             triage_text = format_triage(triage.dimensions, triage.guidance)
         guidance = triage.guidance if triage else "Assess every dimension."
-        evidence = self._gather(query, item_title, item, guidance)
-        return self._decide(query, item, evidence, delegated=True, guidance=guidance, triage=triage_text)
+        evidence = self._gather(query, item_title, item, guidance, extra)
+        return self._decide(query, item, evidence, delegated=True, guidance=guidance, triage=triage_text, extra=extra)
 
-    async def aforward(self, query: str, item_title: str, item_text: str) -> dspy.Prediction:
+    async def aforward(self, query: str, item_title: str, item_text: str, **extra: str) -> dspy.Prediction:
         """`forward` through DSPy's async path: the same steps, each awaited (`--engine async`)."""
         item = item_block(item_title, item_text)
-        if self.solo or self.delegation == "never":
-            return await self._adecide(query, item, "", delegated=False)
+        if self.judge.alone:
+            return await self._adecide(query, item, "", delegated=False, extra=extra)
         triage, triage_text = None, ""
         if self.delegation == "triage":
-            triage = await self.judge.aassess(query, item)
+            triage = await self.judge.aassess(query, item, **extra)
             if triage.all_clear:
                 return self._direct(triage)
             triage_text = format_triage(triage.dimensions, triage.guidance)
         guidance = triage.guidance if triage else "Assess every dimension."
-        evidence = await self._agather(query, item_title, item, guidance)
-        return await self._adecide(query, item, evidence, delegated=True, guidance=guidance, triage=triage_text)
+        evidence = await self._agather(query, item_title, item, guidance, extra)
+        return await self._adecide(query, item, evidence, delegated=True, guidance=guidance, triage=triage_text,
+                                   extra=extra)
 
     @staticmethod
     def _direct(triage: dspy.Prediction) -> dspy.Prediction:
@@ -84,12 +87,13 @@ class HieraProgram(dspy.Module):
                                dimensions=triage.dimensions, reasoning=triage.reasoning,
                                parse_recovered=triage.parse_recovered)
 
-    def _gather(self, query: str, item_title: str, item: str, guidance: str) -> str:
+    def _gather(self, query: str, item_title: str, item: str, guidance: str, extra: dict) -> str:
         parts = []
         if self.relation is not None and self.coordination == "hierarchical":
-            return self.relation(query=query, item=item, guidance=guidance).argument
+            return self.relation(query=query, item=item, guidance=guidance, **extra).argument
         if self.relation is not None:  # uncoordinated: R analyses alone, its output is one more concatenated part
-            parts.append("Relation Analyzer: " + self.relation(query=query, item=item, guidance=guidance).argument)
+            argument = self.relation(query=query, item=item, guidance=guidance, **extra).argument
+            parts.append("Relation Analyzer: " + argument)
         if self.query_analyzer is not None:
             parts.append(format_query_analysis(self.query_analyzer(query=query)))
         if self.item_analyzer is not None:
@@ -100,12 +104,12 @@ class HieraProgram(dspy.Module):
                 parts.append("Knowledge:\n" + render(passages))
         return "\n".join(parts)
 
-    async def _agather(self, query: str, item_title: str, item: str, guidance: str) -> str:
+    async def _agather(self, query: str, item_title: str, item: str, guidance: str, extra: dict) -> str:
         if self.relation is not None and self.coordination == "hierarchical":
-            return (await self.relation.acall(query=query, item=item, guidance=guidance)).argument
+            return (await self.relation.acall(query=query, item=item, guidance=guidance, **extra)).argument
         parts = []
         if self.relation is not None:
-            argument = (await self.relation.acall(query=query, item=item, guidance=guidance)).argument
+            argument = (await self.relation.acall(query=query, item=item, guidance=guidance, **extra)).argument
             parts.append("Relation Analyzer: " + argument)
         if self.query_analyzer is not None:
             parts.append(format_query_analysis(await self.query_analyzer.acall(query=query)))
@@ -117,12 +121,13 @@ class HieraProgram(dspy.Module):
                 parts.append("Knowledge:\n" + render(passages))
         return "\n".join(parts)
 
-    async def _adecide(self, query, item, evidence, delegated, guidance="", triage="") -> dspy.Prediction:
-        out = await self.judge.adecide_label(query, item, evidence, triage)
+    async def _adecide(self, query, item, evidence, delegated, guidance="", triage="", extra=None) -> dspy.Prediction:
+        out = await self.judge.adecide_label(query, item, evidence, triage, **(extra or {}))
         return self._decided(out, evidence, delegated, guidance)
 
-    def _decide(self, query, item, evidence, delegated, guidance="", triage="") -> dspy.Prediction:
-        return self._decided(self.judge.decide_label(query, item, evidence, triage), evidence, delegated, guidance)
+    def _decide(self, query, item, evidence, delegated, guidance="", triage="", extra=None) -> dspy.Prediction:
+        out = self.judge.decide_label(query, item, evidence, triage, **(extra or {}))
+        return self._decided(out, evidence, delegated, guidance)
 
     @staticmethod
     def _decided(out, evidence, delegated, guidance) -> dspy.Prediction:
@@ -133,7 +138,8 @@ class HieraProgram(dspy.Module):
 def _builder(ctx: BuildContext, **config) -> HieraProgram:
     config["specialists"] = tuple(config.get("specialists", ()))
     if config.pop("signals", False):  # config signals=True: hiera+signals (methods/signals.py), found by name
-        return available()["hiera+signals"].builder(ctx, **config)
+        signals = available()["hiera+signals"]  # its scorer defaults under this graph's config
+        return signals.builder(ctx, **{**signals.defaults, **config})
     scorer_keys = sorted({"embedder", "C"} & set(config))
     if scorer_keys:
         raise ValueError(f"{', '.join(scorer_keys)}: learned-scorer settings, used only with signals=true "

@@ -28,6 +28,7 @@ import dspy
 from hiera_dspy.agents import run_step
 from hiera_dspy.label_probs import ProbPredict, expected_relevance, label_for
 from hiera_dspy.methods import BuildContext, register
+from hiera_dspy.methods.learning import Learner
 from hiera_dspy.methods.signals import SCORER, ScorerState, tau_for_share, top
 from hiera_dspy.signals.stacking import Stacker, out_of_fold
 from hiera_dspy.types import Pair
@@ -132,14 +133,14 @@ class HieraProbJudge(dspy.Module):
                                delegated=out.get("delegated"), parse_recovered=out.get("parse_recovered"))
 
 
-class StackedProgram(dspy.Module):
+class StackedProgram(Learner, dspy.Module):
     """The scorer and a ProbJudge, combined by a Stacker; optionally a cascade (`llm_share` < 1)."""
 
     def __init__(self, ctx: BuildContext, judge: str = "zero-shot", llm_share: float = 1.0, stack_C: float = 1.0,
                  embedder="auto", C: float = 1.0):
         super().__init__()
         self.scheme, self.llm_share, self.stack_C = ctx.scheme, float(llm_share), float(stack_C)
-        self.signals = ScorerState(ctx.scheme, ctx.train, embedder, C)
+        self.scorer_state = ScorerState(ctx.scheme, ctx.train, embedder, C)
         self.llm = HieraProbJudge(ctx) if judge == "hiera" else ProbJudge(ctx, judge)
         self.stacker: Stacker | None = None
 
@@ -147,16 +148,20 @@ class StackedProgram(dspy.Module):
     def prepare(self, train: Sequence[Pair] | None = None, dev: Sequence[Pair] | None = None) -> "StackedProgram":
         """Fit the scorer on train, the stacker on (out-of-fold scorer, LLM) distributions of the train pairs, and
         (cascade only) tau on dev by the share rule."""
-        train = [p for p in (train or self.signals.train) if p.label in self.scheme.labels]
-        self.signals.fit(train)
-        scorer_dists = out_of_fold_scores(self.scheme, train, self.signals.embedder, self.signals.C)
+        train = [p for p in (train or self.scorer_state.train) if p.label in self.scheme.labels]
+        self.scorer_state.fit(train)
+        scorer_dists = out_of_fold_scores(self.scheme, train, self.scorer_state.embedder, self.scorer_state.C)
         llm_dists = [self.llm_distribution(p, i, len(train)) for i, p in enumerate(train)]
         self.stacker = Stacker(self.scheme.labels, self.stack_C).fit(scorer_dists, llm_dists,
                                                                       [p.label for p in train])
         if self.llm_share < 1.0 and dev:
-            probs = [top(d)[1] for d in self.signals.scorer.predict_proba_many(list(dev))]
-            self.signals.tau = tau_for_share(probs, self.llm_share)
+            probs = [top(d)[1] for d in self.scorer_state.scorer.predict_proba_many(list(dev))]
+            self.scorer_state.tau = tau_for_share(probs, self.llm_share)
         return self
+
+    def learned_state(self) -> dict:
+        """The cascade's {"tau": ...} (part of its run's identity); {} without one (llm_share 1)."""
+        return {"tau": self.scorer_state.tau} if self.scorer_state.tau is not None else {}
 
     def llm_distribution(self, pair: Pair, i: int = 0, n: int = 0) -> dict | None:
         """The LLM's label distribution for one pair (None when the call failed or gave none)."""
@@ -171,21 +176,21 @@ class StackedProgram(dspy.Module):
         return out.get("label_probs")
 
     def dump_extra(self) -> dict | None:
-        scorer = self.signals.dump()
+        scorer = self.scorer_state.dump()
         if scorer is None or self.stacker is None:
             return None
         return {**scorer, "stacker": self.stacker.to_dict()}
 
     def load_extra(self, extra: dict) -> None:
-        self.signals.load(extra)
+        self.scorer_state.load(extra)
         self.stacker = Stacker.from_dict(extra["stacker"])
 
     # ── judging ──
     def forward(self, query: str, item_title: str, item_text: str) -> dspy.Prediction:
         if self.stacker is None:
             raise RuntimeError("stacked: not fitted; call prepare(train, dev) or load a compiled artifact")
-        scores = self.signals.score(query, item_title, item_text)
-        if self.llm_share < 1.0 and top(scores)[1] >= (self.signals.tau if self.signals.tau is not None else 2.0):
+        scores = self.scorer_state.score(query, item_title, item_text)
+        if self.llm_share < 1.0 and top(scores)[1] >= (self.scorer_state.tau if self.scorer_state.tau is not None else 2.0):
             return dspy.Prediction(label=top(scores)[0], scores=scores, routed="scorer", reached_llm=False)
         out = self.llm(query=query, item_title=item_title, item_text=item_text)
         probs = self.stacker.predict_proba(scores, out.get("label_probs"))

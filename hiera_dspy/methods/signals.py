@@ -1,15 +1,24 @@
-"""Learned relevance signals (`hiera_dspy.signals.RelevanceScorer`) as methods.
+"""Methods of the "signals" family: HIERA with the learned relevance scorer (`hiera_dspy.signals.RelevanceScorer`).
+
+Names: "signals" is the name of this method family (`python -m eval.methods`), of the package `hiera_dspy.signals`
+(the scorer and its lexical and embedding features) and of the config key `signals=true` (hiera with the scorer's
+evidence, i.e. hiera+signals). A program's fitted scorer is its `scorer_state` (a `ScorerState`); what the scorer
+tells an LLM agent is its `scorer_evidence` input.
 
 - embed-lr: the scorer alone, no LM call: `label` is its most probable label, `scores` its label distribution.
 - hiera+signals (= hiera with config signals=True): the Judge (triage, decision) and the Relation Analyzer (plan,
-  synthesis) also read the scorer's distribution as `scorer_evidence`, described as evidence that can be wrong.
+  synthesis) also read the scorer's distribution as their `scorer_evidence` input, described as evidence that can be
+  wrong.
 - hiera-cascade: a pair whose top scorer probability is >= tau gets the scorer's label with no LM call; the rest go
   through hiera+signals. `routed` ("scorer" | "llm") and `reached_llm` say which.
 
-The scorer is fitted on the build context's train pairs on first use, or by `prepare(train, dev)`, which also picks
-the cascade's tau on dev. It is saved in the artifact through `dump_extra()` / `load_extra()`; a loaded judge never
-refits. Config: embedder "auto" (all-MiniLM-L6-v2 if installed, else lexical) | "lexical" | a model id; C (inverse
-regularisation); cascade only: llm_share (max share of dev pairs sent to the LLM), tau_rule, tau (fixed threshold).
+Each is a `Learner` (hiera_dspy.methods.learning): `prepare(train, dev)` fits the scorer on train and picks the
+cascade's tau on dev; `learned_state()` is the cascade's {"tau": ...} (part of its run id), {} for the others. A
+cascade whose tau was neither given, picked by prepare nor loaded refuses to judge. The scorer is saved in the
+artifact through `dump_extra()` / `load_extra()`; a loaded judge never refits. Config (defaults once, in the
+registrations below: `SCORER`, `CASCADE`; the graph's in `methods/graphs.py`): embedder "auto" (all-MiniLM-L6-v2 if
+installed, else lexical) | "lexical" | a model id; C (inverse regularisation); cascade only: llm_share (max share of
+dev pairs sent to the LLM), tau_rule, tau (fixed threshold).
 
 tau rules (no LM call: the LLM's dev labels would cost a full HIERA run on dev):
 - "share": the largest tau that sends at most `llm_share` of the dev pairs to the LLM (a quantile of the dev top
@@ -20,7 +29,6 @@ tau rules (no LM call: the LLM's dev labels would cost a full HIERA run on dev):
 
 from __future__ import annotations
 
-import contextvars
 import math
 import sys
 import threading
@@ -33,17 +41,21 @@ from hiera_dspy.labels import LabelScheme
 from hiera_dspy.methods import BuildContext, register
 from hiera_dspy.methods.graphs import HIERA
 from hiera_dspy.methods.hiera import HieraProgram
+from hiera_dspy.methods.learning import Learner
 from hiera_dspy.signals import RelevanceScorer
 from hiera_dspy.types import Pair
 from signatures.signals import SCORER_EVIDENCE_FIELD, with_scorer_evidence
 
-_EVIDENCE: contextvars.ContextVar[str] = contextvars.ContextVar("scorer_evidence", default="(none)")
+SCORER = {"embedder": "auto", "C": 1.0}  # the scorer's config, every method that fits one
+CASCADE = {"llm_share": 0.3, "tau_rule": "share"}  # hiera-cascade's own config (besides HIERA's and SCORER's)
 
 
 class ScorerState:
-    """The fitted scorer and the cascade's tau; shared, never copied: an optimizer's candidates use one scorer."""
+    """The fitted scorer and the threshold tau of a cascade using it; shared, never copied: an optimizer's candidates
+    use one scorer."""
 
-    def __init__(self, scheme: LabelScheme, train: Sequence[Pair], embedder="auto", C: float = 1.0):
+    def __init__(self, scheme: LabelScheme, train: Sequence[Pair], embedder: str = SCORER["embedder"],
+                 C: float = SCORER["C"]):
         self.scheme, self.embedder, self.C = scheme, embedder, C
         self.train = [p for p in train if p.label in scheme.labels]
         self.tau: float | None = None
@@ -55,12 +67,14 @@ class ScorerState:
 
     @property
     def scorer(self) -> RelevanceScorer:
+        """The fitted scorer (fitted on the build context's train pairs on first use when `fit` was not called)."""
         with self._lock:
             if self._scorer is None:
                 self._scorer = self._fit(self.train)
         return self._scorer
 
     def fit(self, pairs: Sequence[Pair]) -> None:
+        """Fit the scorer on the labelled `pairs` (pairs without a label of the scheme are left out)."""
         scorer = self._fit([p for p in pairs if p.label in self.scheme.labels])
         with self._lock:
             self._scorer = scorer
@@ -80,12 +94,14 @@ class ScorerState:
         return scores
 
     def dump(self) -> dict | None:
+        """The artifact's `extra`: the scorer and tau (None when there is nothing to fit on)."""
         try:
             return {"scorer": self.scorer.to_dict(), "tau": self.tau}
         except RuntimeError:  # nothing to fit on: an artifact without a scorer
             return None
 
     def load(self, extra: dict) -> None:
+        """Restore the scorer and tau from an artifact's `extra`."""
         with self._lock:
             self._scorer = RelevanceScorer.from_dict(extra["scorer"])
         self.tau = extra.get("tau", self.tau)
@@ -98,87 +114,89 @@ def top(scores: dict[str, float]) -> tuple[str, float]:
 
 
 def format_evidence(scores: dict[str, float]) -> str:
+    """The scorer's distribution as the `scorer_evidence` text an LLM agent reads."""
     dist = ", ".join(f"{label} {p:.2f}" for label, p in scores.items())
     return f"learned scorer: {dist} (most probable: {top(scores)[0]})"
 
 
-class EvidencePredict(dspy.Predict):
-    """A Predict whose signature has `scorer_evidence`, filled from the judging program's current pair."""
-
-    def forward(self, **kwargs):
-        kwargs.setdefault(SCORER_EVIDENCE_FIELD, _EVIDENCE.get())
-        return super().forward(**kwargs)
-
-    async def aforward(self, **kwargs):
-        kwargs.setdefault(SCORER_EVIDENCE_FIELD, _EVIDENCE.get())
-        return await super().aforward(**kwargs)
-
-
-def _with_evidence(owner: dspy.Module, attr: str) -> None:
-    """Replace owner.attr (a Predict, or a ChainOfThought's inner Predict) by an EvidencePredict of the same prompt."""
+def read_evidence(owner: dspy.Module, attr: str) -> None:
+    """Give owner.attr (a Predict, or a ChainOfThought's inner Predict) the `scorer_evidence` input field: the same
+    prompt plus that field, filled by the caller like every other input."""
     module = getattr(owner, attr)
     if isinstance(module, dspy.ChainOfThought):
         owner, attr, module = module, "predict", module.predict
-    replacement = EvidencePredict(with_scorer_evidence(module.signature), **module.config)
+    replacement = dspy.Predict(with_scorer_evidence(module.signature), **module.config)
     replacement.profile = getattr(module, "profile", None)  # the model profile its prompt was fitted to
     setattr(owner, attr, replacement)
 
 
-class ScorerHooks:
-    """prepare / dump_extra / load_extra for a program holding `self.signals` (a ScorerState)."""
+class ScorerLearner(Learner):
+    """prepare / dump_extra / load_extra of a program holding `self.scorer_state` (a ScorerState)."""
 
-    signals: ScorerState
+    scorer_state: ScorerState
 
     def prepare(self, train: Sequence[Pair] | None = None, dev: Sequence[Pair] | None = None):
         """Fit the scorer on `train` (default: the build context's train pairs); dev is unused."""
         if train:
-            self.signals.fit(train)
+            self.scorer_state.fit(train)
         else:
-            self.signals.scorer  # noqa: B018 - fits on the build context's train pairs
+            self.scorer_state.scorer  # noqa: B018 - fits on the build context's train pairs
         return self
 
     def dump_extra(self) -> dict | None:
-        return self.signals.dump()
+        """What the artifact keeps beside the DSPy state: the scorer (and tau)."""
+        return self.scorer_state.dump()
 
     def load_extra(self, extra: dict) -> None:
-        self.signals.load(extra)
+        """Restore what `dump_extra` saved."""
+        self.scorer_state.load(extra)
 
 
-class ScorerProgram(ScorerHooks, dspy.Module):
+class ScorerProgram(ScorerLearner, dspy.Module):
     """embed-lr: the learned scorer alone (no predictors, no LM call)."""
 
-    def __init__(self, ctx: BuildContext, embedder="auto", C: float = 1.0):
+    def __init__(self, ctx: BuildContext, *, embedder: str, C: float):
         super().__init__()
-        self.signals = ScorerState(ctx.scheme, ctx.train, embedder, C)
+        self.scorer_state = ScorerState(ctx.scheme, ctx.train, embedder, C)
 
     def forward(self, query: str, item_title: str, item_text: str) -> dspy.Prediction:
-        scores = self.signals.score(query, item_title, item_text)
+        """The scorer's most probable label and its distribution."""
+        scores = self.scorer_state.score(query, item_title, item_text)
         return dspy.Prediction(label=top(scores)[0], scores=scores, routed="scorer", reached_llm=False,
                                delegated=False)
 
 
-class HieraSignalsProgram(ScorerHooks, HieraProgram):
+class HieraSignalsProgram(ScorerLearner, HieraProgram):
     """HIERA whose Judge and Relation Analyzer also read the scorer's label distribution (`scorer_evidence`)."""
 
-    def __init__(self, ctx: BuildContext, embedder="auto", C: float = 1.0, **graph):
+    def __init__(self, ctx: BuildContext, *, embedder: str, C: float, **graph):
         super().__init__(ctx, **graph)
-        self.signals = ScorerState(ctx.scheme, ctx.train, embedder, C)
-        _with_evidence(self.judge, "triage")
-        _with_evidence(self.judge, "decide")
+        self.scorer_state = ScorerState(ctx.scheme, ctx.train, embedder, C)
+        read_evidence(self.judge, "triage")
+        read_evidence(self.judge, "decide")
         if self.relation is not None:
-            _with_evidence(self.relation, "plan")
-            _with_evidence(self.relation, "synthesize")
+            read_evidence(self.relation, "plan")
+            read_evidence(self.relation, "synthesize")
 
     def forward(self, query: str, item_title: str, item_text: str) -> dspy.Prediction:
-        scores = self.signals.score(query, item_title, item_text)
+        """HIERA with the scorer's distribution as evidence; `scores` is that distribution."""
+        scores = self.scorer_state.score(query, item_title, item_text)
         return self._hiera(query, item_title, item_text, scores)
 
+    async def aforward(self, query: str, item_title: str, item_text: str) -> dspy.Prediction:
+        """`forward` through DSPy's async path (the scorer runs inline: no LM call)."""
+        scores = self.scorer_state.score(query, item_title, item_text)
+        return await self._ahiera(query, item_title, item_text, scores)
+
     def _hiera(self, query, item_title, item_text, scores) -> dspy.Prediction:
-        token = _EVIDENCE.set(format_evidence(scores))
-        try:
-            prediction = super().forward(query, item_title, item_text)
-        finally:
-            _EVIDENCE.reset(token)
+        evidence = {SCORER_EVIDENCE_FIELD: format_evidence(scores)}
+        prediction = HieraProgram.forward(self, query, item_title, item_text, **evidence)
+        prediction["scores"] = scores
+        return prediction
+
+    async def _ahiera(self, query, item_title, item_text, scores) -> dspy.Prediction:
+        evidence = {SCORER_EVIDENCE_FIELD: format_evidence(scores)}
+        prediction = await HieraProgram.aforward(self, query, item_title, item_text, **evidence)
         prediction["scores"] = scores
         return prediction
 
@@ -186,41 +204,71 @@ class HieraSignalsProgram(ScorerHooks, HieraProgram):
 class HieraCascadeProgram(HieraSignalsProgram):
     """Scorer first: top probability >= tau -> its label, no LM call; else hiera+signals."""
 
-    def __init__(self, ctx: BuildContext, llm_share: float = 0.3, tau_rule: str = "share", tau: float | None = None,
-                 **config):
+    def __init__(self, ctx: BuildContext, *, llm_share: float, tau_rule: str, tau: float | None = None, **config):
         super().__init__(ctx, **config)
         if tau_rule not in TAU_RULES:
             raise ValueError(f"tau_rule must be one of {sorted(TAU_RULES)}; got {tau_rule!r}")
         self.llm_share, self.tau_rule, self.fixed_tau = float(llm_share), tau_rule, tau
-        self.signals.tau = tau  # a fixed tau; else prepare() picks one on dev
+        self.scorer_state.tau = tau  # a fixed tau; else prepare() picks one on dev
 
     def prepare(self, train: Sequence[Pair] | None = None, dev: Sequence[Pair] | None = None) -> "HieraCascadeProgram":
-        """Fit the scorer on train, then pick tau on dev (labels needed only by tau_rule="kappa")."""
+        """Fit the scorer on train, then pick tau on dev (labels read only by tau_rule="kappa"); with no dev pairs,
+        on the train pairs (said on stderr). A fixed `tau` is kept."""
         super().prepare(train)
-        if dev and self.fixed_tau is None:
-            self.signals.tau = self.pick_tau(dev)
+        if self.fixed_tau is not None:
+            self.scorer_state.tau = self.fixed_tau
+        elif dev:
+            self.scorer_state.tau = self.pick_tau(dev)
+        else:
+            print(f"hiera-cascade: no dev pairs to pick tau on; picking it on the {len(self.scorer_state.train)} "
+                  "train pairs", file=sys.stderr)
+            self.scorer_state.tau = self.pick_tau(self.scorer_state.train)
         return self
 
+    def learned_state(self) -> dict:
+        """{"tau": tau}: the threshold is part of the run's identity."""
+        return {"tau": self.tau}
+
+    def reads_dev_labels(self) -> bool:
+        """tau_rule="kappa" picks tau with the dev labels (a fixed tau reads none)."""
+        return self.tau_rule == "kappa" and self.fixed_tau is None
+
     def pick_tau(self, pairs: Sequence[Pair]) -> float:
-        dists = self.signals.scorer.predict_proba_many(list(pairs))
+        """tau by this cascade's rule on `pairs` (no LM call)."""
+        dists = self.scorer_state.scorer.predict_proba_many(list(pairs))
         labels, probs = zip(*(top(d) for d in dists))
         return TAU_RULES[self.tau_rule](list(probs), self.llm_share, list(labels), [p.label for p in pairs])
 
     @property
     def tau(self) -> float:
-        if self.signals.tau is None:  # built, never prepared nor loaded: fall back to the train pairs
-            print("hiera-cascade: tau not picked on dev (call prepare(train, dev)); picking it on the train pairs",
-                  file=sys.stderr)
-            self.signals.tau = self.pick_tau(self.signals.train)
-        return self.signals.tau
+        """The threshold: given (config tau), picked by `prepare`, or loaded from an artifact. Reading it changes
+        nothing; a cascade with none raises."""
+        if self.scorer_state.tau is None:
+            raise RuntimeError("hiera-cascade has no tau yet: call prepare(train, dev) (eval.run does), load a "
+                               "compiled judge (optimize.compile), or set tau")
+        return self.scorer_state.tau
 
     def forward(self, query: str, item_title: str, item_text: str) -> dspy.Prediction:
-        scores = self.signals.score(query, item_title, item_text)
-        label, p = top(scores)
-        if p >= self.tau:
-            return dspy.Prediction(label=label, scores=scores, cascade="scorer", routed="scorer", reached_llm=False,
-                                   delegated=False)
-        prediction = self._hiera(query, item_title, item_text, scores)
+        """The scorer's label when it is sure (top probability >= tau), else hiera+signals."""
+        scores = self.scorer_state.score(query, item_title, item_text)
+        if top(scores)[1] >= self.tau:
+            return self._scorer_label(scores)
+        return self._escalated(self._hiera(query, item_title, item_text, scores))
+
+    async def aforward(self, query: str, item_title: str, item_text: str) -> dspy.Prediction:
+        """`forward` through DSPy's async path."""
+        scores = self.scorer_state.score(query, item_title, item_text)
+        if top(scores)[1] >= self.tau:
+            return self._scorer_label(scores)
+        return self._escalated(await self._ahiera(query, item_title, item_text, scores))
+
+    @staticmethod
+    def _scorer_label(scores: dict[str, float]) -> dspy.Prediction:
+        return dspy.Prediction(label=top(scores)[0], scores=scores, cascade="scorer", routed="scorer",
+                               reached_llm=False, delegated=False)
+
+    @staticmethod
+    def _escalated(prediction: dspy.Prediction) -> dspy.Prediction:
         prediction["cascade"] = prediction["routed"] = "llm"
         prediction["reached_llm"] = True
         return prediction
@@ -258,8 +306,6 @@ def _kappa(gold: list[str], pred: list[str]) -> float:
 
 TAU_RULES = {"share": tau_for_share, "kappa": tau_for_kappa}
 
-SCORER = {"embedder": "auto", "C": 1.0}
-
 
 def _graph(config: dict) -> dict:
     config.pop("signals", None)
@@ -281,6 +327,6 @@ def _hiera_signals(ctx: BuildContext, **config) -> HieraSignalsProgram:
 
 @register("hiera-cascade", "Cascade: the learned scorer labels the pairs it is sure of (top probability >= tau, picked "
           "on dev for an LLM share); hiera+signals the rest", family="signals", options=("tau",), **HIERA, **SCORER,
-          llm_share=0.3, tau_rule="share")
+          **CASCADE)
 def _hiera_cascade(ctx: BuildContext, **config) -> HieraCascadeProgram:
     return HieraCascadeProgram(ctx, **_graph(config))

@@ -31,6 +31,7 @@ SECRET_NAME = re.compile(r"(api[_-]?key|secret|password|token|authorization)$", 
 
 
 def _versions() -> dict[str, str]:
+    """Versions of Python and the packages an artifact depends on."""
     out = {"python": sys.version.split()[0]}
     for dist in ("hiera-dspy", "dspy", "litellm", "optuna"):
         try:
@@ -54,7 +55,9 @@ def refuse_secrets(obj, path: str = "") -> None:
 
 def save_judge(program: dspy.Module, path: str | Path, *, scheme: LabelScheme, lms: RoleLMs, knowledge: str,
                dataset: str, metrics: dict | None = None) -> Path:
-    program._compiled = False  # keep predictors visible to a parent module (BootstrapFewShot hides them)
+    """Write `program` (a built method, compiled or not) as an artifact at `path`, atomically; the program is left as
+    it is (a compiled program's own `_compiled` flag does not hide its predictors from its own state). Raises
+    ValueError for a secret-like field. Returns the path."""
     specs = getattr(lms, "specs", {})
     roles = getattr(program, "lm_roles", tuple(specs))  # its method's roles (build); else every role it was given
     doc = {
@@ -126,8 +129,7 @@ def load_judge(path: str | Path, *, lms: RoleLMs | None = None, api_base: str | 
                         **config)
     except (TypeError, ValueError) as exc:
         raise ArtifactError(path, f"'config' does not build method {method}: {exc}") from None
-    _load_state(path, program, doc)
-    program._compiled = False
+    _load_state(path, program, doc)  # a freshly built program: not `_compiled`, so a parent module can tune it
     program.scheme = scheme
     return program
 

@@ -3,8 +3,11 @@
 A run is judged once and resumed by id: the same method config, learned state (a cascade's tau), data, LMs and
 knowledge give the same id, so an interrupted or repeated run re-judges nothing. Every tool that starts runs (eval.run,
 eval.ablate, eval.label, eval.holes, optimize.compile, optimize.search, bench/signals_llm.py) names them through
-`RunSpec` and `run_id`; the ids are those the tools computed before this module existed, so existing run stores
-resume.
+`RunSpec` (`RunSpec.of(program, ...)` and the per-tool constructors below) and `run_id`; the ids are those the tools
+computed before this module existed, so existing run stores resume (tests/core/test_run_ids_pinned.py pins them).
+
+The learned state is the program's own (`hiera_dspy.methods.learning`: a `Learner` is prepared explicitly, then
+`learned_state()` says what it fitted); a RunSpec never prepares nor probes a program.
 """
 
 from __future__ import annotations
@@ -12,6 +15,8 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass, field
+
+from hiera_dspy.methods.learning import learned_state
 
 
 def run_id(*parts) -> str:
@@ -47,13 +52,29 @@ class RunSpec:
     qualifiers: tuple = ()
 
     @classmethod
+    def of(cls, program, *, lms=None, **fields) -> "RunSpec":
+        """A run of `program` (prepared already, when it learns from data): its method, config, the LMs of the roles
+        it uses and its learned state; `fields` as in the dataclass."""
+        if "learned" not in fields:
+            fields["learned"] = learned_state(program)
+        described = describe_lms(lms, program) if lms is not None else None
+        return cls(program.method, program.config, lms=described, **fields)
+
+    @classmethod
     def judging(cls, program, *, dataset: str, split: str, lms, knowledge: str, judge: str | None = None,
-                tau: float | None = None, extra: dict | None = None) -> "RunSpec":
+                extra: dict | None = None) -> "RunSpec":
         """A run of eval.run or eval.ablate (one identity: a run started by either is resumed by the other), or of
-        a labelling command (eval.label, eval.holes: `extra` names what it labels)."""
-        return cls(program.method, program.config, dataset=dataset, split=split, lms=describe_lms(lms, program),
-                   knowledge=knowledge, learned={"tau": tau} if tau is not None else {},
-                   extra={"judge": judge, **(extra or {})})
+        a labelling command (eval.label, eval.holes: `extra` names what it labels). A compiled `judge` is named by its
+        artifact path: what it learned is in that file, not in the id."""
+        return cls.of(program, dataset=dataset, split=split, lms=lms, knowledge=knowledge,
+                      learned={} if judge else learned_state(program), extra={"judge": judge, **(extra or {})})
+
+    @classmethod
+    def compiling(cls, program, *, dataset: str, lms, knowledge: str) -> "RunSpec":
+        """optimize.compile's runs (no split: its phases are `qualifiers`); its identity always names tau (None for
+        a method without one), as it did before RunSpec."""
+        return cls.of(program, dataset=dataset, lms=lms, knowledge=knowledge,
+                      learned={"tau": None, **learned_state(program)})
 
     def identity(self) -> dict:
         """The run's identity as the run store and config.json record it."""

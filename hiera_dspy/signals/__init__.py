@@ -5,6 +5,8 @@
     scorer.predict_proba(pair)   # {'Irrelevant': 0.2, 'Relevant': 0.8}
 
 Embedding features need the optional extra `hiera-dspy[signals]`; without it the scorer uses lexical features only.
+The methods that use the scorer (the "signals" family: embed-lr, hiera+signals, hiera-cascade) are in
+`hiera_dspy/methods/signals.py`; a program's fitted scorer is its `scorer_state`.
 """
 
 from hiera_dspy.signals.features import (

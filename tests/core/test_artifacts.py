@@ -177,6 +177,16 @@ def test_parent_save_and_load(h, artifact, tmp_path):
     assert fresh(query="q", candidates=CANDIDATES).ranking[0] == "Mission: Impossible"
 
 
+def test_saving_leaves_a_compiled_program_as_it_is(h, msrd, tmp_path):
+    """A compiled program keeps its `_compiled` flag through save_judge, and its state is saved in full."""
+    lms = h.make_role_lms(answers(h, msrd.split("train", 3)))
+    program = compiled_judge(h, msrd, lms)
+    assert program._compiled is True
+    path = save_judge(program, tmp_path / "judge.json", scheme=MSRD, lms=lms, knowledge="none", dataset="msrd")
+    assert program._compiled is True
+    assert sorted(read_artifact(path)["state"]) == sorted(JUDGE_PREDICTORS)
+
+
 def test_parent_can_be_compiled_further(h, artifact):
     lms = h.make_role_lms(reranker_answers(h))
     parent = Reranker(load_judge(artifact, lms=lms))

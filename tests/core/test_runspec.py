@@ -9,6 +9,7 @@ from dataclasses import replace
 from types import SimpleNamespace
 
 from eval import run as run_cli
+from hiera_dspy.methods.learning import Learner
 from hiera_dspy.runs.spec import RunSpec, run_id
 
 LMS = {role: "openai/gpt-4o-mini" for role in ("judge", "relation", "query", "item")}
@@ -23,13 +24,21 @@ def program(method, config, lm_roles=None):
     return SimpleNamespace(method=method, config=config, **({"lm_roles": lm_roles} if lm_roles is not None else {}))
 
 
+class Cascade(Learner):
+    """A prepared program whose learned state is a tau."""
+
+    method, config = "hiera-cascade", {"llm_share": 0.3}
+
+    def learned_state(self):
+        return {"tau": 0.8125}
+
+
 def test_eval_run_and_ablate_ids_are_unchanged():
     zero_shot = program("zero-shot", {"with_knowledge": False, "k": None})
     spec = RunSpec.judging(zero_shot, dataset="msrd", split="dev", lms=FakeLMs(), knowledge="catalog:msrd")
     assert spec.run_id == "a63d8e64ce3a"
-    cascade = program("hiera-cascade", {"llm_share": 0.3})
-    assert RunSpec.judging(cascade, dataset="msrd", split="dev", lms=FakeLMs(), knowledge="catalog:msrd",
-                           tau=0.8125).run_id == "c11236b6ef7c"
+    assert RunSpec.judging(Cascade(), dataset="msrd", split="dev", lms=FakeLMs(),
+                           knowledge="catalog:msrd").run_id == "c11236b6ef7c"
     assert RunSpec.judging(zero_shot, dataset="msrd", split="dev", lms=FakeLMs(), knowledge="catalog:msrd",
                            judge="artifacts/msrd/hiera.json").run_id == "40a79a47f609"
 

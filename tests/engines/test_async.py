@@ -37,7 +37,8 @@ def test_every_hiera_graph_and_single_call_baseline_has_an_async_path(msrd):
     for method in ("hiera", "judge-only", "judge+qi+web", "judge+all-uncoordinated", "zero-shot", "dna"):
         assert has_async_path(make_program(msrd, lms, method)), method
     assert not has_async_path(make_program(msrd, lms, "raer"))  # judged on threads instead
-    assert not has_async_path(make_program(msrd, lms, "hiera+signals"))  # overrides forward only
+    for method in ("hiera+signals", "hiera-cascade"):  # the scorer's evidence is an input: no context to carry
+        assert has_async_path(make_program(msrd, lms, method)), method
 
 
 def test_pacer_spaces_requests_evenly_and_cools_down_after_429():

@@ -146,3 +146,27 @@ def test_grid_without_a_train_split_skips_the_learned_scorer(monkeypatch, capsys
                              "--knowledge", "none", "--out", str(tmp_path / "o"), "--max-error-rate", "1"])
     assert [s["method"] for s in summaries] == ["judge-only"]
     assert "no labelled train split: skipping embed-lr" in capsys.readouterr().err
+
+
+def test_run_id_is_a_prefix_of_each_method_run_and_eval_run_resumes_one(tmp_path, engine_calls, monkeypatch):
+    """--run-id PREFIX (the shared run option) names each method's run PREFIX.NAME; eval.run --run-id PREFIX.NAME
+    resumes that run and judges nothing new."""
+    from eval import run as run_cli
+
+    lexical_only(monkeypatch)
+    store = str(tmp_path / "s.sqlite")
+    argv = ["--dataset", "msrd", "--split", "dev", "--limit", "2", "--knowledge", "none", "--store", store]
+    summaries = ablate.main([*argv, "--methods", "judge-only,embed-lr", "--run-id", "exp1",
+                             "--out", str(tmp_path / "o")])
+    assert [s["run_id"] for s in summaries] == ["exp1.judge-only", "exp1.embed-lr"]
+    assert {run for run, _ in finished(store)} == {"exp1.judge-only", "exp1.embed-lr"}
+    calls = engine_calls()
+    metrics = run_cli.main([*argv, "--method", "judge-only", "--run-id", "exp1.judge-only", "--out",
+                            str(tmp_path / "r")])
+    assert metrics["run_id"] == "exp1.judge-only" and engine_calls() == calls and metrics["pairs"] == 2
+
+
+def test_a_bad_run_id_prefix_is_one_line():
+    with pytest.raises(SystemExit) as exc:
+        ablate.cell_run_id("exp", "a/b")
+    assert "invalid run id 'exp.a/b'" in str(exc.value)

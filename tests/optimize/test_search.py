@@ -46,3 +46,9 @@ def test_knowledge_sources(monkeypatch):
     monkeypatch.setenv("TAVILY_API_KEY", "x")
     assert search.knowledge_sources("auto", Data()) == ["none", "catalog", "web"]
     assert search.knowledge_sources("web", Data()) == ["none", "web"]
+
+
+def test_search_takes_the_shared_run_options():
+    args = search.parser().parse_args(["--dataset", "msrd", "--trials", "1", "--store", "s.sqlite", "--wait",
+                                       "--max-error-rate", "0.2"])
+    assert (args.store, args.wait, args.max_error_rate) == ("s.sqlite", True, 0.2)

@@ -152,7 +152,7 @@ def test_stacked_fits_on_train_and_cascades_with_combined_probabilities():
     clone = build("stacked", BuildContext(dataset.scheme, served_lms("http://127.0.0.1:9/v1")), embedder="lexical",
                   llm_share=0.5)
     clone.load_extra(extra)
-    assert clone.stacker.to_dict() == program.stacker.to_dict() and clone.signals.tau == program.signals.tau
+    assert clone.stacker.to_dict() == program.stacker.to_dict() and clone.scorer_state.tau == program.scorer_state.tau
 
 
 def test_best_local_recipe_rebuilds_with_optimize_compile_and_judges_with_eval_run(tmp_path, monkeypatch):

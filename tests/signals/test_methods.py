@@ -7,6 +7,7 @@ import pytest
 
 from hiera_dspy.runs.artifacts import load_judge, save_judge
 from hiera_dspy.labels import get_scheme
+from hiera_dspy.lm import ledger
 from hiera_dspy.lm.roles import RoleLMs
 from hiera_dspy.methods import BuildContext, available, build
 from hiera_dspy.methods.hiera import HieraProgram
@@ -110,7 +111,7 @@ def test_scorer_evidence_reaches_triage_relation_and_decision_prompts():
     program, lm = setup("hiera+signals", answers)
     prediction, _ = judge_once(program, SURE)
     assert set(seen) == {"triage", "plan", "synthesis", "decision"}
-    scores = program.signals.scorer.predict_proba(SURE)
+    scores = program.scorer_state.scorer.predict_proba(SURE)
     for step, prompt in seen.items():
         assert "[[ ## scorer_evidence ## ]]" in prompt, step
         assert f"learned scorer: Irrelevant {scores['Irrelevant']:.2f}, Relevant {scores['Relevant']:.2f}" in prompt
@@ -120,14 +121,37 @@ def test_scorer_evidence_reaches_triage_relation_and_decision_prompts():
     assert prediction.scores == scores and prediction.delegated is True
 
 
+def test_scorer_evidence_is_an_input_of_each_step_it_reaches():
+    """The evidence is handed to each step as an input (so the step's trace records it), not read from a context."""
+    program, _ = setup("hiera+signals", {"query_interpretability": "unclear", "consult_query_analyzer": False})
+    _, book = judge_once(program, SURE)
+    evidence = {s.name: s.inputs["scorer_evidence"] for s in book.steps if "scorer_evidence" in (s.inputs or {})}
+    assert set(evidence) == {"judge.triage", "relation.plan", "relation.synthesize", "judge.decide"}
+    assert all(text.startswith("learned scorer: Irrelevant") for text in evidence.values())
+    assert "item.analyze" in [s.name for s in book.steps]  # a specialist reads no scorer evidence
+
+
+def test_async_path_of_hiera_signals_reads_the_scorer_too():
+    import asyncio
+
+    program, lm = setup("hiera+signals", {"query_interpretability": "unclear", "consult_query_analyzer": False})
+    book = ledger.Ledger()
+    with ledger.bind(book):
+        prediction = asyncio.run(program.acall(**SURE.inputs()))
+    assert prediction.scores == program.scorer_state.scorer.predict_proba(SURE)
+    prompts = [m["content"] for h in lm.history for m in h["messages"] if m["role"] == "user"]
+    with_evidence = [p for p in prompts if "[[ ## scorer_evidence ## ]]" in p]
+    assert len(with_evidence) == 4 and all("learned scorer: Irrelevant" in p for p in with_evidence)
+
+
 # ------------------------------------------------------------------------------------------------ cascade
 
 
 def test_cascade_routes_sure_pairs_to_the_scorer_and_the_rest_to_hiera():
     program, lm = setup("hiera-cascade", {"query_interpretability": "unclear"})
-    p_sure, p_unsure = (max(program.signals.scorer.predict_proba(p).values()) for p in (SURE, UNSURE))
+    p_sure, p_unsure = (max(program.scorer_state.scorer.predict_proba(p).values()) for p in (SURE, UNSURE))
     assert p_sure > p_unsure
-    program.signals.tau = (p_sure + p_unsure) / 2
+    program.scorer_state.tau = (p_sure + p_unsure) / 2
 
     prediction, book = judge_once(program, SURE)
     assert (prediction.routed, prediction.cascade, prediction.reached_llm, prediction.delegated) == \
@@ -142,7 +166,7 @@ def test_cascade_routes_sure_pairs_to_the_scorer_and_the_rest_to_hiera():
 
 def test_tau_at_exactly_the_top_probability_goes_to_the_scorer():
     program, lm = setup("hiera-cascade")
-    program.signals.tau = max(program.signals.scorer.predict_proba(UNSURE).values())
+    program.scorer_state.tau = max(program.scorer_state.scorer.predict_proba(UNSURE).values())
     assert judge_once(program, UNSURE)[0].routed == "scorer" and lm.engine.calls == 0
 
 
@@ -177,20 +201,38 @@ def test_tau_for_kappa_respects_the_share_and_may_keep_more_pairs():
     assert limit == 0.6 and tau == 0.55  # keeping the 0.55 pair (correct) beats the share-limit tau on kappa
 
 
-def test_fixed_tau_survives_prepare_and_unprepared_cascade_falls_back_to_train(capsys):
+def test_fixed_tau_survives_prepare_and_an_unprepared_cascade_refuses_to_judge(capsys):
     program, _ = setup("hiera-cascade", tau=0.8)
     program.prepare(TRAIN, TRAIN)
-    assert program.signals.tau == 0.8
-    program, _ = setup("hiera-cascade")
-    judge_once(program, SURE)
-    assert program.signals.tau is not None and "picking it on the train pairs" in capsys.readouterr().err
+    assert program.scorer_state.tau == 0.8 and program.learned_state() == {"tau": 0.8}
+    program, lm = setup("hiera-cascade")
+    for read in (lambda: program.tau, program.learned_state, lambda: judge_once(program, SURE)):
+        with pytest.raises(RuntimeError, match=r"prepare\(train, dev\).*compiled judge"):
+            read()
+    assert program.scorer_state.tau is None and capsys.readouterr().err == "" and lm.engine.calls == 0
+
+
+def test_prepare_without_dev_picks_tau_on_train_and_says_so(capsys):
+    program, _ = setup("hiera-cascade", llm_share=0.5)
+    program.prepare(TRAIN, None)
+    assert program.tau == program.pick_tau(TRAIN) and "picking it on the 16 train pairs" in capsys.readouterr().err
+
+
+def test_learned_state_is_the_cascade_tau_and_empty_for_the_others():
+    from hiera_dspy.methods.learning import learned_state, prepare
+
+    assert prepare(setup("hiera-cascade", tau=0.7)[0], TRAIN, TRAIN) == {"tau": 0.7}
+    assert prepare(setup("hiera+signals")[0], TRAIN, TRAIN) == {}
+    assert prepare(setup("embed-lr")[0], TRAIN, None) == {}
+    hiera = build("hiera", BuildContext(scheme=SCHEME, lms=RoleLMs(judge=fake_lm())))
+    assert prepare(hiera, TRAIN, TRAIN) == {} and learned_state(hiera) == {}
 
 
 def test_cascade_artifact_holds_scorer_and_tau(tmp_path):
     program, lm = setup("hiera-cascade", {"query_interpretability": "unclear"}, llm_share=0.5)
     program.prepare(TRAIN, TRAIN)
     loaded = save_and_load(program, lm, tmp_path)
-    assert loaded.signals.tau == program.signals.tau and loaded.config["llm_share"] == 0.5
+    assert loaded.scorer_state.tau == program.scorer_state.tau and loaded.config["llm_share"] == 0.5
     assert [n for n, _ in loaded.named_predictors()] == [n for n, _ in program.named_predictors()]
     for p in (SURE, UNSURE):
         a, b = loaded(**p.inputs()), program(**p.inputs())

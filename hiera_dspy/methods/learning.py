@@ -1,0 +1,47 @@
+"""The protocol of a program that learns from data before it judges, and the two calls every tool makes on any program.
+
+A method whose program fits something on labelled pairs (the learned scorer of embed-lr, hiera+signals, stacked; a
+cascade's threshold tau) subclasses `Learner`: `prepare(train, dev)` fits it, explicitly, before the first judgment,
+and `learned_state()` returns what it fitted that names a run (a cascade's tau; empty for most). Every other program
+learns nothing: `prepare(program, ...)` below leaves it as it is and `learned_state(program)` is {}. The run
+identity (`hiera_dspy.runs.spec.RunSpec`) takes that state; nothing probes a program's attributes to find it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from hiera_dspy.types import Pair
+
+
+class Learner:
+    """Mixin of a program that learns from data: `prepare` fits it, `learned_state` names what was fitted."""
+
+    def prepare(self, train: Sequence[Pair] | None = None, dev: Sequence[Pair] | None = None):
+        """Fit on the labelled `train` pairs (and pick what needs `dev`); returns the program."""
+        raise NotImplementedError
+
+    def learned_state(self) -> dict:
+        """The fitted values that are part of a run's identity (JSON-able): {} unless a run depends on them."""
+        return {}
+
+    def reads_dev_labels(self) -> bool:
+        """True when `prepare` read the dev labels (a score on dev is then optimistic)."""
+        return False
+
+
+def prepare(program, train: Sequence[Pair] | None, dev: Sequence[Pair] | None) -> dict:
+    """Fit `program` if it learns from data (a `Learner`); its learned state ({} for every other program)."""
+    if isinstance(program, Learner):
+        program.prepare(train, dev)
+    return learned_state(program)
+
+
+def learned_state(program) -> dict:
+    """What `program` learned that names a run: `Learner.learned_state()`, else {}."""
+    return program.learned_state() if isinstance(program, Learner) else {}
+
+
+def reads_dev_labels(program) -> bool:
+    """True when preparing `program` read the dev labels (`Learner.reads_dev_labels`)."""
+    return isinstance(program, Learner) and program.reads_dev_labels()
