@@ -29,8 +29,9 @@ def remember_key(value) -> None:
 
 
 def remember_lm_keys(lms) -> None:
-    """Remember the keys of LMs built by a caller (a mapping of LMs, with an optional `extra` pool)."""
-    for lm in [*(lms or {}).values(), *(getattr(lms, "extra", None) or {}).values()]:
+    """Remember the keys of LMs a caller built: a RoleLMs (the LMs built so far, ensemble pool included; an LM built
+    later from a spec is remembered by make_lm) or a mapping of LMs."""
+    for lm in lms.built() if hasattr(lms, "built") else (lms or {}).values():
         remember_key((getattr(lm, "kwargs", None) or {}).get("api_key"))
 
 

@@ -27,9 +27,7 @@ ROW_KEYS = ("id", "position", "gold", "label", "fields", "error", "escalated", "
 
 def hiera_lms(answers=None, latency: float = 0.0) -> RoleLMs:
     lm = fake_lm(answers if answers is not None else ANSWERS, latency=latency)
-    lms = RoleLMs({role: lm for role in ROLES})
-    lms.specs = {}
-    return lms
+    return RoleLMs.of({role: lm for role in ROLES})
 
 
 @pytest.fixture(scope="session")
