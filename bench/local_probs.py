@@ -36,6 +36,7 @@ import numpy as np  # noqa: E402
 
 from eval.metrics import bootstrap_ci, classification_metrics  # noqa: E402
 from eval.stats import mcnemar  # noqa: E402
+from hiera_dspy import settings  # noqa: E402
 from hiera_dspy.data import load_dataset  # noqa: E402
 from hiera_dspy.label_probs import expected_relevance, label_for, tune_cuts  # noqa: E402
 from hiera_dspy.methods.signals import tau_for_share, top  # noqa: E402
@@ -80,7 +81,7 @@ def scorer_dists(dataset) -> dict[str, dict]:
         return json.loads(cache.read_text())
     from hiera_dspy.signals import RelevanceScorer
 
-    embedder = os.environ.get("HIERA_REFERENCE_EMBEDDER", "auto")
+    embedder = settings.reference_embedder()
     scorer = RelevanceScorer(dataset.scheme, embedder=None if embedder == "lexical" else embedder)
     scorer.fit(dataset.splits["train"])
     dev = dataset.splits["dev"]

@@ -7,7 +7,7 @@ The tokens of a request are estimated before it is sent as its input characters 
 OpenAI's limiter counts against TPM). A 429 that reaches hiera's retry layer (after DSPy's own retries) starts a
 cool-down for every request on the loop: its Retry-After, else `cooldown` seconds.
 
-Bound with `bound(pacer)`; `hiera_dspy.lm.retry.RetryMixin.acall` calls `before_request` / `after_error` around each
+Bound with `bound(pacer)`; `hiera_dspy.lm.retry.RetryingAdapter.acall` calls `before_request` / `after_error` around each
 attempt, so nothing else changes. Without a bound pacer both are no-ops.
 """
 
