@@ -51,6 +51,7 @@ class HonestCache:
     """Mixed into the class of `dspy.cache` by `install()`; see the module doc."""
 
     def get(self, request: dict[str, Any], ignored_args_for_cache_key: list[str] | None = None) -> Any:
+        """DSPy's lookup; a hit's key is noted for `answers()`."""
         response = super().get(request, ignored_args_for_cache_key)
         if response is not None:
             _note(self, request, ignored_args_for_cache_key)
@@ -58,6 +59,7 @@ class HonestCache:
 
     def put(self, request: dict[str, Any], value: Any, ignored_args_for_cache_key: list[str] | None = None,
             enable_memory_cache: bool = True) -> None:
+        """DSPy's store; the stored key is noted for `answers()`."""
         super().put(request, value, ignored_args_for_cache_key, enable_memory_cache)
         _note(self, request, ignored_args_for_cache_key)
 

@@ -212,6 +212,7 @@ def loaded_models() -> dict[str, dict[str, Any]]:
 
 
 def unload_all() -> None:
+    """Free every loaded model's weights (the next call loads them again)."""
     with _MODELS_LOCK:
         for loaded in _MODELS.values():
             with loaded.lock:
@@ -314,6 +315,7 @@ class LocalEngine:
 
     # lifecycle
     def load(self) -> _Loaded:
+        """The loaded model for this engine's file and context size (loaded once per process)."""
         return _load(self.path, self.n_ctx)
 
     def close(self) -> None:
@@ -321,6 +323,7 @@ class LocalEngine:
 
     # state (no weights, no secrets)
     def dump_state(self) -> dict[str, Any]:
+        """The engine's state for DSPy's save: file, hash, context size; no weights, no secret."""
         state: dict[str, Any] = {"path": self.path, "sha256": self.sha256, "n_ctx": self.n_ctx,
                                  "max_tokens": self.max_tokens}
         if self.spec:
@@ -342,6 +345,7 @@ class LocalEngine:
 
     # calls
     def complete(self, request: Request) -> Response:
+        """Answer one DSPy request with the embedded model (JSON-constrained when a schema is asked for)."""
         validate_request(request)
         if request.tools:
             raise UnsupportedFeatureError("the local engine does not do native tool calling (use a text adapter)")
@@ -399,10 +403,12 @@ class LocalEngine:
         )
 
     def stream(self, request: Request):
+        """The complete answer as stream events (no token streaming)."""
         return response_to_events(self.complete(request))
 
     @property
     def name(self) -> str:
+        """The model's name: file stem (or spec name) plus a SHA-256 prefix."""
         return local_model_name(self.path, self.sha256, self.spec)
 
     def __repr__(self) -> str:
@@ -416,20 +422,25 @@ class AsyncLocalEngine:
         self.sync = sync
 
     async def complete(self, request: Request) -> Response:
+        """`LocalEngine.complete` in a worker thread."""
         return await asyncio.to_thread(self.sync.complete, request)
 
     async def stream(self, request: Request):
+        """The complete answer as stream events (no token streaming)."""
         for event in response_to_events(await self.complete(request)):
             yield event
 
     async def aclose(self) -> None:
+        """Nothing to close: the weights are shared (`unload_all`)."""
         pass
 
     def dump_state(self) -> dict[str, Any]:
+        """The wrapped engine's state."""
         return self.sync.dump_state()
 
     @classmethod
     def load_state(cls, state: dict[str, Any]) -> "AsyncLocalEngine":
+        """An async engine over the engine `state` describes."""
         return cls(LocalEngine.load_state(state))
 
 
@@ -437,6 +448,7 @@ class AsyncLocalEngine:
 
 
 def local_model_name(path: str | os.PathLike, sha256: str, spec: str | None = None) -> str:
+    """`local/<stem>-<sha256 prefix>`: names the exact weights a run used."""
     stem = spec or Path(path).name.removesuffix(".gguf")
     return f"local/{stem}-{sha256[:12]}"
 

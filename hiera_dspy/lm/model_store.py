@@ -91,6 +91,7 @@ class ModelSpec:
 
     @property
     def hf_url(self) -> str | None:
+        """The file's Hugging Face download URL at the pinned revision, or None."""
         if not self.hf_repo:
             return None
         return f"https://huggingface.co/{self.hf_repo}/resolve/{self.hf_revision}/{self.filename}"
@@ -100,11 +101,13 @@ MODELS: dict[str, ModelSpec] = {}
 
 
 def register_model(spec: ModelSpec) -> ModelSpec:
+    """Add a model spec to the registry under its name; returns it."""
     MODELS[spec.name] = spec
     return spec
 
 
 def get_spec(name: str) -> ModelSpec:
+    """The registered model spec `name`; a KeyError lists the registered ones."""
     try:
         return MODELS[name]
     except KeyError:
@@ -153,6 +156,7 @@ def cache_dir(base: str | os.PathLike | None = None) -> Path:
 
 
 def models_dir(base: str | os.PathLike | None = None) -> Path:
+    """Where model files live: <cache root>/models."""
     return cache_dir(base) / "models"
 
 
@@ -171,6 +175,7 @@ def _tqdm(total: int, desc: str, enabled: bool):
 
 
 def file_sha256(path: str | os.PathLike, *, progress: bool | None = None, desc: str | None = None) -> str:
+    """The file's SHA-256 hex digest (with a progress bar for large files when `progress`)."""
     path = Path(path)
     progress = _progress_default() if progress is None else progress
     digest = hashlib.sha256()

@@ -29,8 +29,8 @@ Hook (one line, in `hiera_dspy.runs.runner.judge_one`): run the program inside `
         prediction = program(**pair.inputs())
 
 `retrying()` sets DSPy's adapter for the current thread only (`dspy.context`), keeps an adapter already configured
-(`RetryingAdapter` wraps it by composition: same prompts and parsing) and is idempotent. Every retried LM call still goes through
-the step's usage tracker, so a judgment's `lm_calls` and tokens include its retries.
+(`RetryingAdapter` wraps it by composition: same prompts and parsing) and is idempotent. Every retried LM call
+still goes through the step's usage tracker, so a judgment's `lm_calls` and tokens include its retries.
 
 Environment: HIERA_RETRY_ATTEMPTS (default 3), HIERA_RETRY_BASE_DELAY (1.0 s), HIERA_RETRY_MAX_DELAY (30 s),
 HIERA_RETRY_MAX_RETRY_AFTER (120 s).
@@ -84,6 +84,7 @@ def is_transient(exc: BaseException) -> bool:
 
 
 def retry_after_of(exc: BaseException) -> float | None:
+    """The exception's Retry-After in seconds when it carries a usable one, else None."""
     value = getattr(exc, "retry_after", None)
     try:
         value = float(value) if value is not None else None

@@ -68,10 +68,12 @@ class RedactingStream:
         self._stream = stream
 
     def write(self, text) -> int:
+        """Write `text` with every secret redacted."""
         self._stream.write(redact(text) if isinstance(text, str) else text)
         return len(text)
 
     def writelines(self, lines) -> None:
+        """Write each line, redacted."""
         for line in lines:
             self.write(line)
 

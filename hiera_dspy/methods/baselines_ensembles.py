@@ -1,8 +1,9 @@
 """The ensemble and collaboration baselines: prompt-blender, llm-blender, collabeval (family "baseline").
 
-LLM pools come from the ensemble pool `ctx.lms.ensemble` (name -> dspy.LM, set by `--blend-lms a,b,c`). Without a pool, llm-blender and
-collabeval's agents fall back to the judge LM under different names: at temperature 0 those voters agree (and a
-cached LM answers the repeats for free), so that fallback is for smoke tests, not for the paper's comparison.
+LLM pools come from the ensemble pool `ctx.lms.ensemble` (name -> dspy.LM, set by `--blend-lms a,b,c`). Without a
+pool, llm-blender and collabeval's agents fall back to the judge LM under different names: at temperature 0 those
+voters agree (and a cached LM answers the repeats for free), so that fallback is for smoke tests, not for the paper's
+comparison.
 """
 
 from __future__ import annotations

@@ -57,8 +57,8 @@ def test_no_module_but_settings_reads_a_knob_or_sets_the_process_environment():
     the environment other libraries read (litellm's offline cost map) is spelled out nowhere else, CLIs and benches
     included (benches may set a knob for the runs they drive)."""
     names = r"(HIERA_|XDG_|LITELLM_|DSPY_CACHEDIR|HF_ENDPOINT|HF_HUB_OFFLINE)"
-    knob = re.compile(r"os\.environ(\.get|\.setdefault|\[)\(?\s*[\"']" + names + r"|env_(text|flag|int|float|choice)\(\s*[\"']"
-                      + names + r"|[\"']LITELLM_LOCAL_MODEL_COST_MAP[\"']")
+    knob = re.compile(r"os\.environ(\.get|\.setdefault|\[)\(?\s*[\"']" + names
+                      + r"|env_(text|flag|int|float|choice)\(\s*[\"']" + names + r"|[\"']LITELLM_LOCAL_MODEL_COST_MAP[\"']")
     files = [p for folder in ("hiera_dspy", "eval", "optimize") for p in (ROOT / folder).rglob("*.py")]
     offenders = [str(p.relative_to(ROOT)) for p in files if p.name != "settings.py" and knob.search(p.read_text())]
     # benches set knobs for the runs they drive, as a user would; they spell out no library's environment
@@ -75,7 +75,8 @@ def test_named_knobs_read_their_variables(monkeypatch):
         monkeypatch.delenv(name, raising=False)
     assert (settings.local_ctx(4096), settings.local_max_chars(150), settings.hub_endpoint()) == (
         4096, 150, "https://huggingface.co")
-    assert (settings.hub_offline(), settings.reference_enabled(), settings.reference_embedder()) == (False, True, "auto")
+    assert (settings.hub_offline(), settings.reference_enabled(), settings.reference_embedder()) == (
+        False, True, "auto")
     assert RetryPolicy.from_env() == RetryPolicy()
     monkeypatch.setenv("HIERA_LOCAL_CTX", "0")  # 0: the default
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
