@@ -217,6 +217,14 @@ def endpoint_cache_id(model: str, api_base: str | None) -> int | None:
 
 
 LMFactory = Callable[[LMSpec, str], dspy.BaseLM]  # (spec, role) -> LM
+_SAID: set[str] = set()
+
+
+def _say_once(note: str) -> None:
+    if note not in _SAID:
+        _SAID.add(note)
+        print(note, file=sys.stderr)
+
 # DSPy warns that rollout_id has no effect at temperature 0: ours is a cache partition, not a sampling request
 ROLLOUT_WARNING = r"rollout_id has no effect when temperature=0"
 
@@ -227,6 +235,9 @@ def make_lm(spec: LMSpec, role: str = "judge") -> dspy.BaseLM:
     endpoint (`endpoint_cache_id`). The output cap defaults to the role's (profiles)."""
     if spec.model == "local" or spec.model.startswith("local:"):
         from hiera_dspy.lm.local import make_local_lm
+
+        _say_once("hiera-dspy: using the embedded local model (Qwen2.5-Coder-1.5B-Instruct Q4_K_M via llama.cpp; "
+                  "--lm or HIERA_LM choose another)" if spec.model == "local" else f"hiera-dspy: using {spec.model}")
 
         lm = make_local_lm(spec.model.partition(":")[2] or None,
                            max_tokens=spec.max_tokens or LOCAL_MAX_TOKENS.get(role, 160))
@@ -295,12 +306,8 @@ def specs_from_args(args: argparse.Namespace, recorded: dict[str, dict] | None =
         specs = {role: LMSpec(model=base) for role in ROLES}
     elif recorded:  # an artifact's models: names only, the endpoint and key variable come from the flags below
         specs = {role: LMSpec.from_record(cfg) for role, cfg in recorded.items()}
-    else:
-        default = settings.default_lm()
-        if not default:
-            print("hiera-dspy: no --lm given and HIERA_LM unset: using the embedded local model "
-                  "(Qwen2.5-Coder-1.5B-Instruct Q4_K_M via llama.cpp)", file=sys.stderr)
-        specs = {role: LMSpec(model=default or "local") for role in ROLES}
+    else:  # said on stderr when (if) the local model is built: a method that calls no LM builds none (make_lm)
+        specs = {role: LMSpec(model=settings.default_lm() or "local") for role in ROLES}
     for role in ROLES:
         override = getattr(args, f"{role}_lm", None)
         if override:

@@ -12,6 +12,7 @@ import dspy
 import pytest
 
 from hiera_dspy.lm import roles as lms_module
+from hiera_dspy.testing import fake_lm
 from hiera_dspy.lm.roles import (DEFAULT_MAX_TOKENS, PRESETS, ROLES, LMSpec, add_lm_arguments, build_lms,
                             endpoint_cache_id, make_lm, specs_from_args)
 
@@ -71,7 +72,19 @@ def test_recorded_models_and_defaults(monkeypatch, capsys):
     assert {s.model for s in specs_from_args(parse()).values()} == {"openai/env-model"}
     monkeypatch.delenv("HIERA_LM")
     assert {s.model for s in specs_from_args(parse()).values()} == {"local"}
-    assert "embedded local model" in capsys.readouterr().err
+    assert capsys.readouterr().err == ""  # said when the local model is built (a method may call no LM)
+
+
+def test_building_the_local_model_says_so_once(monkeypatch, capsys):
+    from hiera_dspy.lm import local
+
+    monkeypatch.delenv("HIERA_LM", raising=False)
+    monkeypatch.setattr(lms_module, "_SAID", set())
+    monkeypatch.setattr(local, "make_local_lm", lambda path, max_tokens: fake_lm(name="local/fake"))
+    lms = build_lms(specs_from_args(parse()))
+    assert capsys.readouterr().err == ""
+    assert lms["judge"].model == "local/fake" and lms["item"].model == "local/fake"
+    assert capsys.readouterr().err.count("using the embedded local model") == 1
 
 
 def test_build_lms_shares_identical_specs():
