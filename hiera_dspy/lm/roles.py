@@ -357,7 +357,7 @@ def add_lm_arguments(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--api-base", help="base URL of an OpenAI-compatible server, e.g. http://127.0.0.1:8000/v1")
     g.add_argument("--api-key-env", help="name of the environment variable holding the API key")
     g.add_argument("--max-tokens", type=int, help="cap output tokens for every role")
-    g.add_argument("--blend-lms", metavar="MODELS", help="the ensemble pool: comma-separated models voted over by "
+    g.add_argument("--blend-lms", dest="ensemble", metavar="MODELS", help="the ensemble pool: comma-separated models voted over by "
                                                          "llm-blender and shared by collabeval's agents")
 
 
@@ -365,7 +365,7 @@ def ensemble_specs(args: argparse.Namespace, recorded: dict[str, dict] | None = 
     """The ensemble pool's specs: --blend-lms models, else an artifact's recorded pool; endpoint and key variable from
     the flags (--api-base, --api-key-env), never from the record."""
     endpoint = {"api_base": getattr(args, "api_base", None), "api_key_env": getattr(args, "api_key_env", None)}
-    models = [m.strip() for m in (getattr(args, "blend_lms", None) or "").split(",") if m.strip()]
+    models = [m.strip() for m in (getattr(args, "ensemble", None) or "").split(",") if m.strip()]
     if models:
         return {model: LMSpec(model=model, **endpoint) for model in models}
     return {name: LMSpec.from_record(spec, **endpoint) for name, spec in (recorded or {}).items()}
