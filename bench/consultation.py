@@ -21,7 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a check
 
 import dspy  # noqa: E402
 
-import hiera_dspy.lm.roles as lms_module  # noqa: E402
+from hiera_dspy.lm.roles import build_lms, specs_from_args  # noqa: E402
 from hiera_dspy.data import load_dataset  # noqa: E402
 from hiera_dspy.knowledge import make_knowledge  # noqa: E402
 from hiera_dspy.methods import BuildContext, build  # noqa: E402
@@ -39,11 +39,12 @@ def main(argv: list[str] | None = None) -> str:
     p.add_argument("--knowledge", default="catalog", choices=["catalog", "none"])
     args = p.parse_args(argv)
     dspy.configure_cache(enable_disk_cache=False, enable_memory_cache=False)
-    if not args.lm:
-        from hiera_dspy.testing import fake_lm
+    if args.lm:
+        lms = build_lms(specs_from_args(argparse.Namespace(lm=args.lm)))
+    else:
+        from hiera_dspy.testing import role_lms
 
-        lms_module.make_lm = lambda spec, role="judge": fake_lm({"relational_transparency": "unclear"})
-    lms = lms_module.build_lms(lms_module.specs_from_args(argparse.Namespace(lm=args.lm or "fake/model")))
+        lms = role_lms({"relational_transparency": "unclear"})
     dataset = load_dataset("msrd")
     pairs = dataset.split("dev", args.limit)
     with tempfile.TemporaryDirectory() as cache:

@@ -13,14 +13,13 @@ models' Bedrock ids are.
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
+import hiera_dspy  # noqa: E402,F401  (first: hiera_dspy.settings sets the process environment litellm and dspy read)
 import dspy  # noqa: E402
 
 from hiera_dspy.data import load_dataset  # noqa: E402

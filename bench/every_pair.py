@@ -23,13 +23,12 @@ os.environ.setdefault("HIERA_RETRY_BASE_DELAY", "0")  # the unparseable label is
 import hiera_dspy  # noqa: E402,F401  (first: hiera_dspy.settings sets the process environment dspy reads)
 import dspy  # noqa: E402
 
-import hiera_dspy.lm.roles as lms_module  # noqa: E402
 from eval.metrics import classification_metrics  # noqa: E402
 from hiera_dspy.data import load_dataset  # noqa: E402
 from hiera_dspy.knowledge import make_knowledge  # noqa: E402
 from hiera_dspy.methods import BuildContext, build  # noqa: E402
 from hiera_dspy.runs.runner import judge_one  # noqa: E402
-from hiera_dspy.testing import fake_lm  # noqa: E402
+from hiera_dspy.testing import role_lms  # noqa: E402
 
 
 def _query_and_title(prompt: str) -> tuple[str, str]:
@@ -62,8 +61,7 @@ def main(argv: list[str] | None = None) -> str:
              "| judge | errors | coverage | κ every pair | κ answered only | acc every pair | acc answered only |",
              "|---|---|---|---|---|---|---|"]
     for name, fail in (("never fails", False), ("fails to parse ~1 in 5", True)):
-        lms_module.make_lm = lambda spec, role="judge", fail=fail: fake_lm(answers(fail))
-        lms = lms_module.build_lms(lms_module.specs_from_args(argparse.Namespace(lm="fake/model")))
+        lms = role_lms(answers(fail))
         program = build("hiera", BuildContext(dataset.scheme, lms, make_knowledge("none", dataset)))
         rows = [judge_one(program, pair) for pair in pairs]
         m = classification_metrics([r["gold"] for r in rows], [r["label"] for r in rows], labels)

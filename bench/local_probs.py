@@ -42,6 +42,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
 
 from bench.probs_table import family_rows, llm_label, row, table  # noqa: E402
+from hiera_dspy import settings  # noqa: E402
 from hiera_dspy.data import load_dataset  # noqa: E402
 from hiera_dspy.methods.probs import out_of_fold_scores  # noqa: E402
 from hiera_dspy.methods.signals import ScorerState, top  # noqa: E402
@@ -91,7 +92,7 @@ def slug(text: str) -> str:
 def scorer_features(key: str, scheme, train, evaluated) -> dict:
     """The scorer fitted on `train`: its distribution of every evaluated pair ("scores"), the train pairs'
     out-of-fold distributions ("oof", the stacker's features) and seconds per pair; cached beside the results."""
-    embedder = os.environ.get("HIERA_REFERENCE_EMBEDDER", "auto")
+    embedder = settings.reference_embedder()
     cache = RUNS / f"scorer-{slug(key)}-{embedder}.json"
     wanted = sorted(p.id for p in [*train, *evaluated])
     if cache.is_file():

@@ -41,7 +41,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a check
 
 import dspy  # noqa: E402
 
-import hiera_dspy.lm.roles as lms_module  # noqa: E402
+from hiera_dspy.lm.roles import ROLES, LMSpec, RoleLMs, build_lms  # noqa: E402
 from eval.metrics import final_label  # noqa: E402
 from eval.stats import mcnemar  # noqa: E402
 from hiera_dspy.cli import metrics_from_rows, runs_dir  # noqa: E402
@@ -57,15 +57,16 @@ from hiera_dspy.runs.store import RunStore  # noqa: E402
 NEVER = {"delegation": "never"}
 
 
-def use_fake_lm(labels: list[str]) -> None:
-    """Every LM a fake one (hiera_dspy.testing): labels and triage that depend only on the prompt, default text else."""
-    from hiera_dspy.testing import fake_lm
+def fake_lms(labels: list[str]) -> RoleLMs:
+    """Every role one fake LM (hiera_dspy.testing): labels and triage that depend only on the prompt, default text
+    else."""
+    from hiera_dspy.testing import role_lms
 
     def pick(options):
         return lambda prompt: options[hashlib.sha256(prompt.encode()).digest()[0] % len(options)]
 
     answers = {"label": pick(labels), "relational_transparency": pick(["clear", "unclear"])}  # half delegate
-    lms_module.make_lm = lambda spec, role="judge": fake_lm(answers)
+    return role_lms(answers)
 
 
 class Bench:
@@ -152,13 +153,12 @@ def main(argv: list[str] | None = None) -> str:
     dataset = load_dataset("msrd")
     labels = list(dataset.scheme.labels)
     if args.fake:
-        use_fake_lm(labels)
         os.environ["HIERA_RUNS_DIR"] = tempfile.mkdtemp(prefix="signals-llm-")
     dspy.configure_cache(enable_disk_cache=False, enable_memory_cache=False)
     train, dev = dataset.split("train", args.train_limit), dataset.split("dev")
     pairs = dev[:args.limit]
     few = pairs[:args.hiera_limit]
-    lms = lms_module.build_lms({role: lms_module.LMSpec(model=args.lm) for role in lms_module.ROLES})
+    lms = fake_lms(labels) if args.fake else build_lms({role: LMSpec(model=args.lm) for role in ROLES})
     dspy.configure(lm=lms.for_role("judge"))
     knowledge = make_knowledge(args.knowledge, dataset)
     ctx = BuildContext(dataset.scheme, lms, knowledge, train)

@@ -239,7 +239,7 @@ def breakdown(dataset, method: str, n: int, row: dict) -> dict:
             store.record("b", {**row, "id": f"p{i}"})
         out["store.record (one SQLite commit per judgment)"] = (time.perf_counter() - start) / 200
         store.close()
-    fake = RoleLMs({role: fake_lm() for role in ROLES})
+    fake = RoleLMs.of({role: fake_lm() for role in ROLES})
     fake.specs = {}
     program = build(method, BuildContext(dataset.scheme, fake))
     pairs = dataset.split("dev")[:n]

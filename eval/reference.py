@@ -9,12 +9,12 @@ $HIERA_REFERENCE_EMBEDDER picks its embedder (default "auto": MiniLM when instal
 
 from __future__ import annotations
 
-import os
 import sys
 
 from eval.metrics import bootstrap_ci, classification_metrics, final_label
 from eval.stats import mcnemar
 from hiera_dspy.numbers import with_ci
+from hiera_dspy import settings
 
 SMOKE_NOTE = ("--budget smoke judges {n} dev pairs: far too few to compare methods (a kappa CI spans about +-0.5 at "
               "this size). It checks that the pipeline runs; compare methods with bench/local_probs.py (all 300 MSRD "
@@ -36,11 +36,11 @@ _SCORERS: dict[tuple[int, str], tuple[object, object]] = {}
 def reference_labels(dataset, pairs) -> list[str] | None:
     """embed-lr's labels for `pairs` (fitted on the dataset's train split once per process, so a compile's "before"
     and "after" lines share one fit), or None without a train split or when disabled."""
-    if os.environ.get("HIERA_REFERENCE", "").strip().lower() in {"none", "0", "off"} or not dataset.splits.get("train"):
+    if not settings.reference_enabled() or not dataset.splits.get("train"):
         return None
     from hiera_dspy.signals import RelevanceScorer
 
-    embedder = os.environ.get("HIERA_REFERENCE_EMBEDDER", "auto")
+    embedder = settings.reference_embedder()
     key = (id(dataset), embedder)
     if key not in _SCORERS:
         scorer = RelevanceScorer(dataset.scheme, embedder=None if embedder == "lexical" else embedder)

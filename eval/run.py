@@ -48,7 +48,7 @@ def build_program(args, dataset):
                              "(compile again with optimize.compile --set ...)")
         doc = read_artifact(args.judge)
         note_ignored_endpoints(args.judge, doc, args.api_base)
-        lms = lms_from_args(args, doc["lms"], doc.get("blend_lms"))
+        lms = lms_from_args(args, doc["lms"], doc.get("ensemble"))
         return load_judge(args.judge, lms=lms, knowledge=knowledge, train=train, doc=doc), lms, knowledge
     lms = lms_from_args(args)
     config = config_from_args(args, args.method)

@@ -10,7 +10,9 @@ caller that sets a variable later is honoured).
 | HIERA_LM_NUM_RETRIES, HIERA_LM_TIMEOUT | 3, 300 s | DSPy's transport retries and read timeout per request |
 | HIERA_RETRY_ATTEMPTS, _BASE_DELAY, _MAX_DELAY, _MAX_RETRY_AFTER | 3, 1, 30, 120 s | content retries (retry.py) |
 | HIERA_LOCAL_THREADS, _CTX, _RAM_CACHE_MB, _MAX_CHARS, _EXTRA_BUFTS | see local.py | the embedded model |
-| HIERA_MODEL_PATH, HIERA_OFFLINE, HIERA_NO_MIRROR, HIERA_KEEP_MIRROR, HIERA_NO_PROGRESS, HF_ENDPOINT | | model_store |
+| HIERA_MODEL_PATH, HIERA_OFFLINE, HIERA_NO_MIRROR, HIERA_KEEP_MIRROR, HIERA_NO_PROGRESS | | model_store |
+| HF_ENDPOINT, HF_HUB_OFFLINE | huggingface.co, off | model_store (huggingface_hub's own names) |
+| HIERA_REFERENCE, HIERA_REFERENCE_EMBEDDER | on, auto | the embed-lr reference line of eval.run / optimize.compile |
 
 Process environment that libraries read at import (`LITELLM_LOCAL_MODEL_COST_MAP`: litellm never fetches its cost map
 from the internet; `DSPY_CACHEDIR`: DSPy's response cache under our cache root) is set by `configure_process()`, which
@@ -26,10 +28,17 @@ TRUE = {"1", "true", "yes", "on"}
 FALSE = {"0", "false", "no", "off"}
 
 
+def process_env() -> dict[str, str]:
+    """The environment other libraries read at import, as this process has it (defaults filled in): what
+    `configure_process` sets here and what a worker process (Ray) must be given."""
+    return {"LITELLM_LOCAL_MODEL_COST_MAP": os.environ.get("LITELLM_LOCAL_MODEL_COST_MAP") or "True",  # never fetch
+            "DSPY_CACHEDIR": os.environ.get("DSPY_CACHEDIR") or str(cache_dir() / "dspy")}  # litellm's map online
+
+
 def configure_process() -> None:
     """Defaults for the environment other libraries read at import; a value the user set wins."""
-    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # never fetch litellm's cost map from the internet
-    os.environ.setdefault("DSPY_CACHEDIR", str(cache_dir() / "dspy"))
+    for name, value in process_env().items():
+        os.environ.setdefault(name, value)
 
 
 def env_text(name: str, default: str | None = None) -> str | None:
@@ -114,3 +123,87 @@ def lm_num_retries() -> int:
 def lm_timeout() -> float:
     """Read timeout per LM request in seconds ($HIERA_LM_TIMEOUT, default 300)."""
     return env_float("HIERA_LM_TIMEOUT", 300.0)
+
+
+# ── the embedded local model (hiera_dspy/lm/local.py) ────────────────────────────────────────────────────────────────
+
+def local_threads() -> int:
+    """$HIERA_LOCAL_THREADS: llama.cpp threads (0 or unset: every core this process may use)."""
+    return env_int("HIERA_LOCAL_THREADS", 0)
+
+
+def local_ctx(default: int) -> int:
+    """$HIERA_LOCAL_CTX: the context window in tokens (0 or unset: `default`)."""
+    return env_int("HIERA_LOCAL_CTX", default) or default
+
+
+def local_ram_cache_mb(default: int) -> int:
+    """$HIERA_LOCAL_RAM_CACHE_MB: the prompt-prefix state cache in MB (0: off)."""
+    return env_int("HIERA_LOCAL_RAM_CACHE_MB", default)
+
+
+def local_max_chars(default: int) -> int:
+    """$HIERA_LOCAL_MAX_CHARS: the cap on every free-text output field in characters (0: no cap)."""
+    return env_int("HIERA_LOCAL_MAX_CHARS", default)
+
+
+def local_extra_bufts() -> bool | None:
+    """$HIERA_LOCAL_EXTRA_BUFTS: force llama.cpp's extra weight buffers on (1) or off (0); None: decide by the build."""
+    return env_choice("HIERA_LOCAL_EXTRA_BUFTS")
+
+
+# ── the model file (hiera_dspy/lm/model_store.py) ────────────────────────────────────────────────────────────────────
+
+def model_path() -> str | None:
+    """$HIERA_MODEL_PATH: a GGUF file to use instead of fetching the default model."""
+    return env_text("HIERA_MODEL_PATH")
+
+
+def hub_endpoint() -> str:
+    """$HF_ENDPOINT: the Hugging Face hub (default https://huggingface.co)."""
+    return env_text("HF_ENDPOINT", "https://huggingface.co")
+
+
+def hub_offline() -> bool:
+    """$HIERA_OFFLINE or $HF_HUB_OFFLINE: no Hugging Face route."""
+    return offline() or env_flag("HF_HUB_OFFLINE")
+
+
+def show_progress() -> bool:
+    """False when $HIERA_NO_PROGRESS is set: no download progress bars."""
+    return not env_flag("HIERA_NO_PROGRESS")
+
+
+def mirror_disabled() -> bool:
+    """$HIERA_NO_MIRROR: skip the package-index mirror route."""
+    return env_flag("HIERA_NO_MIRROR")
+
+
+def keep_mirror() -> bool:
+    """$HIERA_KEEP_MIRROR: keep the mirror's installed parts after joining them."""
+    return env_flag("HIERA_KEEP_MIRROR")
+
+
+# ── content retries (hiera_dspy/lm/retry.py) ─────────────────────────────────────────────────────────────────────────
+
+RETRY_KNOBS = {"attempts": "HIERA_RETRY_ATTEMPTS", "base_delay": "HIERA_RETRY_BASE_DELAY",
+               "max_delay": "HIERA_RETRY_MAX_DELAY", "max_retry_after": "HIERA_RETRY_MAX_RETRY_AFTER"}
+
+
+def retry_budget(defaults: dict[str, float]) -> dict[str, float]:
+    """The content-retry budget from $HIERA_RETRY_*: field -> value (`attempts` an int), `defaults` when unset."""
+    out = {field: env_float(name, defaults[field]) for field, name in RETRY_KNOBS.items()}
+    out["attempts"] = int(out["attempts"])
+    return out
+
+
+# ── the embed-lr reference line (eval/reference.py) ──────────────────────────────────────────────────────────────────
+
+def reference_enabled() -> bool:
+    """False when $HIERA_REFERENCE is none/0/off: no embed-lr reference line under eval.run and optimize.compile."""
+    return (env_text("HIERA_REFERENCE") or "").lower() not in {"none", "0", "off"}
+
+
+def reference_embedder() -> str:
+    """$HIERA_REFERENCE_EMBEDDER: the reference's embedder (default auto; `lexical` needs no model)."""
+    return env_text("HIERA_REFERENCE_EMBEDDER", "auto")

@@ -116,9 +116,9 @@ def role_lms(answers: dict[str, Answer] | None = None, per_role: bool = False, *
     from hiera_dspy.lm.roles import ROLES, RoleLMs
 
     if per_role:
-        return RoleLMs({role: fake_lm(answers, name=f"fake/{role}", **kwargs) for role in ROLES})
+        return RoleLMs.of({role: fake_lm(answers, name=f"fake/{role}", **kwargs) for role in ROLES})
     lm = fake_lm(answers, **kwargs)
-    return RoleLMs({role: lm for role in ROLES})
+    return RoleLMs.of({role: lm for role in ROLES})
 
 
 class FakeKnowledge:

@@ -3,6 +3,7 @@ run stores in a temp folder)."""
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import os
 
@@ -59,12 +60,14 @@ def msrd():
 
 
 @pytest.fixture
-def patch_make_lm(monkeypatch):
-    """Make every CLI-built LM a fake one answering `answers` (returns the setter)."""
+def patch_make_lm():
+    """Make every CLI-built LM a fake one answering `answers` (returns the setter), through the supported injection
+    point `hiera_dspy.lm.roles.lm_factory`; the last call wins, and the factory is gone after the test."""
+    from hiera_dspy.lm.roles import lm_factory
 
-    def apply(answers: dict | None = None):
-        import hiera_dspy.lm.roles as lms_module
+    with contextlib.ExitStack() as stack:
+        def apply(answers: dict | None = None):
+            stack.close()
+            stack.enter_context(lm_factory(lambda spec, role="judge": fake_lm(answers)))
 
-        monkeypatch.setattr(lms_module, "make_lm", lambda spec, role="judge": fake_lm(answers))
-
-    return apply
+        yield apply

@@ -18,6 +18,7 @@ import sys
 from collections import defaultdict
 from pathlib import Path
 
+from hiera_dspy import settings
 from hiera_dspy.engines import Job
 from hiera_dspy.records import Judgment
 from hiera_dspy.runs.runner import Progress, judge_one, pending, run_rows
@@ -56,7 +57,7 @@ def _init_ray(job: Job):
     if not ray.is_initialized():
         root = str(Path(__file__).resolve().parents[2])
         path = os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH")) if p)
-        env = {"env_vars": {"PYTHONPATH": path, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}}
+        env = {"env_vars": {"PYTHONPATH": path, **settings.process_env()}}
         if job.options.ray_address:
             ray.init(address=job.options.ray_address, runtime_env=env, log_to_driver=False)
         else:

@@ -13,6 +13,14 @@ replaced the object):
   `evict(keys)` deletes them from both tiers. The retry layer (hiera_dspy/lm/retry.py) evicts an answer that did not
   parse, so neither its own retry nor a later `--retry-errors` run is served the same garbage, and the retry's good
   answer is cached like any other.
+
+Why a class swap and not a public hook (DSPy 3.4): DSPy has no cache callback, and the documented way to customise
+the cache, assigning `dspy.cache = MyCache(...)`, builds a new object: it would drop the entries already in memory,
+and every `dspy.configure_cache(...)` (the CLIs and tests call it) assigns a plain `Cache` again, whose settings (size
+limits, pickle policy) the new object would have to copy from private state. Swapping the live object's class to a
+subclass keeps its tiers, settings and entries, and is re-applied whenever the object changed. It relies on
+`Cache.get`, `Cache.put`, `Cache._prepare_cached_response` and the `memory_cache`/`disk_cache`/`_lock` attributes;
+tests/reliability/test_cache_hook.py fails, naming the method, if a DSPy upgrade changes any of them.
 """
 
 from __future__ import annotations
@@ -43,6 +51,7 @@ class HonestCache:
     """Mixed into the class of `dspy.cache` by `install()`; see the module doc."""
 
     def get(self, request: dict[str, Any], ignored_args_for_cache_key: list[str] | None = None) -> Any:
+        """DSPy's lookup; a hit's key is noted for `answers()`."""
         response = super().get(request, ignored_args_for_cache_key)
         if response is not None:
             _note(self, request, ignored_args_for_cache_key)
@@ -50,6 +59,7 @@ class HonestCache:
 
     def put(self, request: dict[str, Any], value: Any, ignored_args_for_cache_key: list[str] | None = None,
             enable_memory_cache: bool = True) -> None:
+        """DSPy's store; the stored key is noted for `answers()`."""
         super().put(request, value, ignored_args_for_cache_key, enable_memory_cache)
         _note(self, request, ignored_args_for_cache_key)
 
@@ -71,6 +81,7 @@ class HonestCache:
 
 
 def _note(cache, request, ignored) -> None:
+    """Add the request's cache key to the keys `answers()` is collecting in this thread or task (if any)."""
     keys = _answers.get()
     if keys is not None and (cache.enable_memory_cache or cache.enable_disk_cache):
         try:

@@ -20,9 +20,11 @@ import dspy
 
 
 def lm_objects(lms) -> list[dspy.LM]:
-    """Every distinct LM of a RoleLMs (roles and the --blend-lms pool)."""
+    """Every distinct LM of a RoleLMs (roles and the ensemble pool, built now if pending) or of a mapping of LMs."""
+    if hasattr(lms, "every"):
+        return lms.every()
     seen: dict[int, dspy.LM] = {}
-    for lm in [*(lms or {}).values(), *(getattr(lms, "extra", None) or {}).values()]:
+    for lm in (lms or {}).values():
         if lm is not None:
             seen.setdefault(id(lm), lm)
     return list(seen.values())

@@ -28,6 +28,7 @@ _current: contextvars.ContextVar["Ledger | None"] = contextvars.ContextVar("hier
 
 @dataclass
 class Step:
+    """One agent step of a judgment: its LM calls, tokens, seconds, outputs and salvage notes."""
     name: str
     role: str
     seconds: float = 0.0
@@ -42,19 +43,23 @@ class Step:
     profile: str | None = None  # the model profile its prompt was fitted to (hiera_dspy.lm.profiles)
 
     def to_dict(self) -> dict:
+        """The step as a plain dict (what a judgment row stores)."""
         return dict(self.__dict__)
 
 
 @dataclass
 class Ledger:
+    """The steps of one judgment, added from any thread of it."""
     steps: list[Step] = field(default_factory=list)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def add(self, step: Step) -> None:
+        """Record a finished step."""
         with self._lock:
             self.steps.append(step)
 
     def by_role(self) -> dict[str, dict[str, int]]:
+        """role -> calls, prompt and completion tokens summed over its steps."""
         roles: dict[str, dict[str, int]] = defaultdict(lambda: {"calls": 0, "prompt_tokens": 0, "completion_tokens": 0})
         for s in self.steps:
             roles[s.role]["calls"] += s.calls
@@ -64,10 +69,12 @@ class Ledger:
 
     @property
     def tokens(self) -> int:
+        """Prompt plus completion tokens of every step."""
         return sum(s.prompt_tokens + s.completion_tokens for s in self.steps)
 
     @property
     def calls(self) -> int:
+        """LM calls of every step (cache hits included)."""
         return sum(s.calls for s in self.steps)
 
     def recovered_steps(self) -> list[str]:
@@ -117,6 +124,7 @@ def bind(ledger: Ledger):
 
 
 def current() -> Ledger | None:
+    """The ledger bound to this thread or task (`bind`), else None."""
     return _current.get()
 
 

@@ -83,19 +83,18 @@ def _import_llama_cpp():
     return llama_cpp
 
 
-_env_int = settings.env_int  # the local model's knobs (HIERA_LOCAL_*): hiera_dspy/settings.py
-
-
 def default_threads() -> int:
+    """llama.cpp's threads: $HIERA_LOCAL_THREADS, else every core this process may use."""
     try:
         cores = len(os.sched_getaffinity(0))
     except (AttributeError, OSError):  # not Linux
         cores = os.cpu_count() or 1
-    return _env_int("HIERA_LOCAL_THREADS", 0) or max(1, cores)
+    return settings.local_threads() or max(1, cores)
 
 
 def default_ctx() -> int:
-    return _env_int("HIERA_LOCAL_CTX", DEFAULT_CTX) or DEFAULT_CTX
+    """The context window: $HIERA_LOCAL_CTX, else DEFAULT_CTX."""
+    return settings.local_ctx(DEFAULT_CTX)
 
 
 def _use_extra_bufts(llama_cpp) -> bool:
@@ -103,7 +102,7 @@ def _use_extra_bufts(llama_cpp) -> bool:
     AMX_INT8 (pip's source build uses -march=native, so any AMX machine) segfaults in ggml_backend_amx_mul_mat on the
     first batched decode (ggml-org/llama.cpp#20824, still open; seen here with this very model), so with AMX compiled
     in they are off unless HIERA_LOCAL_EXTRA_BUFTS=1. Without AMX (or with HIERA_LOCAL_EXTRA_BUFTS=0) the default."""
-    forced = settings.env_choice("HIERA_LOCAL_EXTRA_BUFTS")
+    forced = settings.local_extra_bufts()
     if forced is not None:
         return forced
     try:
@@ -189,7 +188,7 @@ def _load(path: str, n_ctx: int) -> _Loaded:
             with _model_params(llama_cpp, use_extra_bufts=_use_extra_bufts(llama_cpp)):
                 llama = llama_cpp.Llama(model_path=path, n_ctx=n_ctx, n_threads=threads, n_threads_batch=threads,
                                         n_batch=512, seed=0, verbose=False)
-            ram_mb = _env_int("HIERA_LOCAL_RAM_CACHE_MB", DEFAULT_RAM_CACHE_MB)
+            ram_mb = settings.local_ram_cache_mb(DEFAULT_RAM_CACHE_MB)
             if ram_mb:
                 llama.set_cache(_prefix_state_cache(llama_cpp, ram_mb << 20))
             fresh = _Loaded(path=path, n_ctx=n_ctx, llama=llama, load_seconds=time.perf_counter() - started)
@@ -213,6 +212,7 @@ def loaded_models() -> dict[str, dict[str, Any]]:
 
 
 def unload_all() -> None:
+    """Free every loaded model's weights (the next call loads them again)."""
     with _MODELS_LOCK:
         for loaded in _MODELS.values():
             with loaded.lock:
@@ -266,7 +266,7 @@ def bounded_schema(schema: dict, max_chars: int | None = None, max_items: int = 
     The grammar then closes each field in time: a 2-core CPU writes ~6-11 tokens/s, and a small model left to itself
     fills its token cap and is cut off mid-field. $HIERA_LOCAL_MAX_CHARS (default 150) sets the cap; 0 disables it.
     """
-    max_chars = _env_int("HIERA_LOCAL_MAX_CHARS", 150) if max_chars is None else max_chars
+    max_chars = settings.local_max_chars(150) if max_chars is None else max_chars
     if not max_chars or not isinstance(schema, dict):
         return schema
 
@@ -315,6 +315,7 @@ class LocalEngine:
 
     # lifecycle
     def load(self) -> _Loaded:
+        """The loaded model for this engine's file and context size (loaded once per process)."""
         return _load(self.path, self.n_ctx)
 
     def close(self) -> None:
@@ -322,6 +323,7 @@ class LocalEngine:
 
     # state (no weights, no secrets)
     def dump_state(self) -> dict[str, Any]:
+        """The engine's state for DSPy's save: file, hash, context size; no weights, no secret."""
         state: dict[str, Any] = {"path": self.path, "sha256": self.sha256, "n_ctx": self.n_ctx,
                                  "max_tokens": self.max_tokens}
         if self.spec:
@@ -343,6 +345,7 @@ class LocalEngine:
 
     # calls
     def complete(self, request: Request) -> Response:
+        """Answer one DSPy request with the embedded model (JSON-constrained when a schema is asked for)."""
         validate_request(request)
         if request.tools:
             raise UnsupportedFeatureError("the local engine does not do native tool calling (use a text adapter)")
@@ -400,10 +403,12 @@ class LocalEngine:
         )
 
     def stream(self, request: Request):
+        """The complete answer as stream events (no token streaming)."""
         return response_to_events(self.complete(request))
 
     @property
     def name(self) -> str:
+        """The model's name: file stem (or spec name) plus a SHA-256 prefix."""
         return local_model_name(self.path, self.sha256, self.spec)
 
     def __repr__(self) -> str:
@@ -417,20 +422,25 @@ class AsyncLocalEngine:
         self.sync = sync
 
     async def complete(self, request: Request) -> Response:
+        """`LocalEngine.complete` in a worker thread."""
         return await asyncio.to_thread(self.sync.complete, request)
 
     async def stream(self, request: Request):
+        """The complete answer as stream events (no token streaming)."""
         for event in response_to_events(await self.complete(request)):
             yield event
 
     async def aclose(self) -> None:
+        """Nothing to close: the weights are shared (`unload_all`)."""
         pass
 
     def dump_state(self) -> dict[str, Any]:
+        """The wrapped engine's state."""
         return self.sync.dump_state()
 
     @classmethod
     def load_state(cls, state: dict[str, Any]) -> "AsyncLocalEngine":
+        """An async engine over the engine `state` describes."""
         return cls(LocalEngine.load_state(state))
 
 
@@ -438,6 +448,7 @@ class AsyncLocalEngine:
 
 
 def local_model_name(path: str | os.PathLike, sha256: str, spec: str | None = None) -> str:
+    """`local/<stem>-<sha256 prefix>`: names the exact weights a run used."""
     stem = spec or Path(path).name.removesuffix(".gguf")
     return f"local/{stem}-{sha256[:12]}"
 

@@ -33,6 +33,7 @@ class LogprobRecorder:
     _last: np.ndarray | None = None  # the previous step's log-probabilities (to score the token it chose)
 
     def __call__(self, input_ids, logits):
+        """llama.cpp's logits processor hook: record the step's log-probabilities, return the logits unchanged."""
         if self.steps and self._last is not None:  # the token chosen at the previous step is now the last input
             chosen = int(input_ids[-1])
             self.steps[-1].chosen, self.steps[-1].chosen_logprob = chosen, float(self._last[chosen])

@@ -91,6 +91,7 @@ class ModelSpec:
 
     @property
     def hf_url(self) -> str | None:
+        """The file's Hugging Face download URL at the pinned revision, or None."""
         if not self.hf_repo:
             return None
         return f"https://huggingface.co/{self.hf_repo}/resolve/{self.hf_revision}/{self.filename}"
@@ -100,11 +101,13 @@ MODELS: dict[str, ModelSpec] = {}
 
 
 def register_model(spec: ModelSpec) -> ModelSpec:
+    """Add a model spec to the registry under its name; returns it."""
     MODELS[spec.name] = spec
     return spec
 
 
 def get_spec(name: str) -> ModelSpec:
+    """The registered model spec `name`; a KeyError lists the registered ones."""
     try:
         return MODELS[name]
     except KeyError:
@@ -153,14 +156,12 @@ def cache_dir(base: str | os.PathLike | None = None) -> Path:
 
 
 def models_dir(base: str | os.PathLike | None = None) -> Path:
+    """Where model files live: <cache root>/models."""
     return cache_dir(base) / "models"
 
 
-_truthy = settings.env_flag
-
-
 def _progress_default() -> bool:
-    return not _truthy("HIERA_NO_PROGRESS")
+    return settings.show_progress()
 
 
 # ── hashing and stamps ───────────────────────────────────────────────────────────────────────────────────────────────
@@ -174,6 +175,7 @@ def _tqdm(total: int, desc: str, enabled: bool):
 
 
 def file_sha256(path: str | os.PathLike, *, progress: bool | None = None, desc: str | None = None) -> str:
+    """The file's SHA-256 hex digest (with a progress bar for large files when `progress`)."""
     path = Path(path)
     progress = _progress_default() if progress is None else progress
     digest = hashlib.sha256()
@@ -292,7 +294,7 @@ def from_cache(spec: ModelSpec, base=None, *, progress: bool | None = None) -> P
 
 
 def _hub_endpoint() -> str:
-    return settings.env_text("HF_ENDPOINT", "https://huggingface.co")
+    return settings.hub_endpoint()
 
 
 def _hub_reachable(endpoint: str, timeout: float = HUB_PROBE_TIMEOUT) -> str | None:
@@ -326,7 +328,7 @@ def from_hub(spec: ModelSpec, base=None, *, download: Callable[..., Path] | None
     """Route 3: the official Hugging Face repo at the pinned revision, staged in the cache, verified, then moved in."""
     if not spec.hf_repo:
         raise RouteSkipped("no Hugging Face repo in the spec")
-    if settings.offline() or _truthy("HF_HUB_OFFLINE"):
+    if settings.hub_offline():
         raise RouteSkipped("skipped: HIERA_OFFLINE/HF_HUB_OFFLINE is set")
     if probe is not None:
         reason = probe(_hub_endpoint())
@@ -397,10 +399,10 @@ def from_mirror(spec: ModelSpec, base=None, *, pip_install: Callable[[Sequence[s
     (HIERA_KEEP_MIRROR=1 keeps them)."""
     if not spec.mirror_packages:
         raise RouteSkipped("no mirror packages in the spec")
-    if _truthy("HIERA_NO_MIRROR"):
+    if settings.mirror_disabled():
         raise RouteSkipped("skipped: HIERA_NO_MIRROR is set")
     progress = _progress_default() if progress is None else progress
-    keep_parts = _truthy("HIERA_KEEP_MIRROR") if keep_parts is None else keep_parts
+    keep_parts = settings.keep_mirror() if keep_parts is None else keep_parts
     target = cache_dir(base) / "mirror" / spec.name
     try:
         target.mkdir(parents=True, exist_ok=True)
@@ -465,7 +467,7 @@ def ensure_model(spec_name: str = DEFAULT_MODEL, path: str | os.PathLike | None 
     Raises ModelUnavailableError (with what was tried and the remedy) when no route gives a verified file.
     """
     spec = get_spec(spec_name)
-    explicit = path or settings.env_text("HIERA_MODEL_PATH")
+    explicit = path or settings.model_path()
     if explicit:
         return from_path(spec, explicit, progress=progress, base=cache)
 

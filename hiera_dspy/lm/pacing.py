@@ -7,8 +7,8 @@ The tokens of a request are estimated before it is sent as its input characters 
 OpenAI's limiter counts against TPM). A 429 that reaches hiera's retry layer (after DSPy's own retries) starts a
 cool-down for every request on the loop: its Retry-After, else `cooldown` seconds.
 
-Bound with `bound(pacer)`; `hiera_dspy.lm.retry.RetryMixin.acall` calls `before_request` / `after_error` around each
-attempt, so nothing else changes. Without a bound pacer both are no-ops.
+Bound with `bound(pacer)`; `hiera_dspy.lm.retry.RetryingAdapter.acall` calls `before_request` / `after_error`
+around each attempt, so nothing else changes. Without a bound pacer both are no-ops.
 """
 
 from __future__ import annotations
@@ -77,12 +77,14 @@ def estimate_tokens(lm, inputs: dict) -> int:
 
 
 async def before_request(lm, inputs: dict) -> None:
+    """Wait for the bound pacer's turn for this request (no-op without one)."""
     pacer = _current.get()
     if pacer is not None:
         await pacer.acquire(estimate_tokens(lm, inputs))
 
 
 def after_error(exc: BaseException) -> None:
+    """A 429 starts the bound pacer's cool-down (no-op without a pacer or for other errors)."""
     from dspy.utils.exceptions import LMRateLimitError
 
     pacer = _current.get()

@@ -29,8 +29,8 @@ Hook (one line, in `hiera_dspy.runs.runner.judge_one`): run the program inside `
         prediction = program(**pair.inputs())
 
 `retrying()` sets DSPy's adapter for the current thread only (`dspy.context`), keeps an adapter already configured
-(it is wrapped, not replaced: same prompts and parsing) and is idempotent. Every retried LM call still goes through
-the step's usage tracker, so a judgment's `lm_calls` and tokens include its retries.
+(`RetryingAdapter` wraps it by composition: same prompts and parsing) and is idempotent. Every retried LM call
+still goes through the step's usage tracker, so a judgment's `lm_calls` and tokens include its retries.
 
 Environment: HIERA_RETRY_ATTEMPTS (default 3), HIERA_RETRY_BASE_DELAY (1.0 s), HIERA_RETRY_MAX_DELAY (30 s),
 HIERA_RETRY_MAX_RETRY_AFTER (120 s).
@@ -84,6 +84,7 @@ def is_transient(exc: BaseException) -> bool:
 
 
 def retry_after_of(exc: BaseException) -> float | None:
+    """The exception's Retry-After in seconds when it carries a usable one, else None."""
     value = getattr(exc, "retry_after", None)
     try:
         value = float(value) if value is not None else None
@@ -160,9 +161,6 @@ async def awith_retries(call: Callable[[int], Awaitable[T]], attempts: int = 3, 
     raise AssertionError("unreachable")
 
 
-_env_float = settings.env_float  # HIERA_RETRY_*: hiera_dspy/settings.py
-
-
 @dataclass(frozen=True)
 class RetryPolicy:
     """This layer's budget for one predictor call (DSPy's per-request retries come on top; see the module doc)."""
@@ -174,10 +172,8 @@ class RetryPolicy:
 
     @classmethod
     def from_env(cls) -> "RetryPolicy":
-        return cls(attempts=int(_env_float("HIERA_RETRY_ATTEMPTS", cls.attempts)),
-                   base_delay=_env_float("HIERA_RETRY_BASE_DELAY", cls.base_delay),
-                   max_delay=_env_float("HIERA_RETRY_MAX_DELAY", cls.max_delay),
-                   max_retry_after=_env_float("HIERA_RETRY_MAX_RETRY_AFTER", cls.max_retry_after))
+        """The policy from $HIERA_RETRY_* (hiera_dspy/settings.py), this class's defaults for unset variables."""
+        return cls(**settings.retry_budget({name: getattr(cls, name) for name in settings.RETRY_KNOBS}))
 
 
 def _retry_predicate(lm) -> Callable[[BaseException], bool]:
@@ -208,35 +204,56 @@ async def _aevicting(call: Callable[[], Awaitable[T]]) -> T:
             raise
 
 
-class RetryMixin:
-    """Adds `with_retries` around an adapter's __call__/acall (which include ChatAdapter's JSON fallback)."""
+class RetryingAdapter:
+    """Another DSPy adapter (default: a ChatAdapter) with this module's retry policy around each call.
 
-    retry_policy: RetryPolicy = RetryPolicy()
-    retry_rng: random.Random | None = None
-    retries: int = 0  # retries this adapter made (all threads); for tests and diagnostics
+    Wraps by composition: the prompts, the parsing and ChatAdapter's JSON fallback are the wrapped adapter's (every
+    attribute not defined here is read from it), and each attempt is one full call of it. `retries` counts the
+    retries made (all threads; approximate under threads, for tests and diagnostics).
+
+    Example:
+        >>> with dspy.context(adapter=RetryingAdapter(dspy.JSONAdapter(), RetryPolicy(attempts=2))):
+        ...     dspy.Predict("question -> answer")(question="...")
+    """
+
+    def __init__(self, adapter=None, policy: RetryPolicy | None = None, rng: random.Random | None = None):
+        self.adapter = adapter if adapter is not None else ChatAdapter()
+        self.retry_policy = policy or RetryPolicy.from_env()
+        self.retry_rng = rng
+        self.retries = 0
+
+    def __getattr__(self, name: str):
+        if name == "adapter":  # not set yet (copy/pickle): never recurse
+            raise AttributeError(name)
+        return getattr(self.adapter, name)
+
+    def __repr__(self) -> str:
+        return f"RetryingAdapter({self.adapter!r}, {self.retry_policy})"
 
     def _count_retry(self, attempt, exc, delay) -> None:
-        self.retries += 1  # approximate under threads (diagnostics only)
+        self.retries += 1
 
     def __call__(self, lm, lm_kwargs, signature, demos, inputs):
+        """The wrapped adapter's call, retried per the policy (an unparseable answer evicted from the cache first)."""
         p = self.retry_policy
-        parent = super()
 
         def attempt(n: int):
-            return _evicting(lambda: parent.__call__(lm, lm_kwargs, signature, demos, inputs))
+            return _evicting(lambda: self.adapter(lm, lm_kwargs=lm_kwargs, signature=signature, demos=demos,
+                                                  inputs=inputs))
 
         return with_retries(attempt, p.attempts, p.base_delay, p.max_delay, self.retry_rng,
                             max_retry_after=p.max_retry_after, on_retry=self._count_retry,
                             retry_on=_retry_predicate(lm))
 
     async def acall(self, lm, lm_kwargs, signature, demos, inputs):
+        """`__call__` for the async path, paced (--engine async) before each request; same retry predicate."""
         p = self.retry_policy
-        parent = super()
 
         async def attempt(n: int):
             await pacing.before_request(lm, inputs)  # --engine async: RPM/TPM pacing, 429 cool-down (else no-op)
             try:
-                return await _aevicting(lambda: parent.acall(lm, lm_kwargs, signature, demos, inputs))
+                return await _aevicting(lambda: self.adapter.acall(lm, lm_kwargs=lm_kwargs, signature=signature,
+                                                                   demos=demos, inputs=inputs))
             except Exception as exc:
                 pacing.after_error(exc)
                 raise
@@ -246,44 +263,18 @@ class RetryMixin:
                                    retry_on=_retry_predicate(lm))
 
 
-class RetryingChatAdapter(RetryMixin, ChatAdapter):
-    """DSPy's ChatAdapter (same prompts, same JSON fallback) with this module's retry policy around each call."""
-
-    def __init__(self, policy: RetryPolicy | None = None, rng: random.Random | None = None, **kwargs):
-        super().__init__(**kwargs)
-        self.retry_policy = policy or RetryPolicy.from_env()
-        self.retry_rng = rng
-
-
-_CLASSES: dict[type, type] = {}
-_CLASSES_LOCK = threading.Lock()
-
-
 def retrying_adapter(adapter=None, policy: RetryPolicy | None = None, rng: random.Random | None = None):
     """`adapter` (default: a ChatAdapter) with the retry policy; an adapter that already retries is returned as is."""
-    if isinstance(adapter, RetryMixin):
+    if isinstance(adapter, RetryingAdapter):
         return adapter
-    if adapter is None:
-        return RetryingChatAdapter(policy, rng)
-    import copy
-
-    cls = type(adapter)
-    with _CLASSES_LOCK:
-        if cls not in _CLASSES:
-            _CLASSES[cls] = type(f"Retrying{cls.__name__}", (RetryMixin, cls), {})
-        wrapped_cls = _CLASSES[cls]
-    wrapped = copy.copy(adapter)
-    wrapped.__class__ = wrapped_cls
-    wrapped.retry_policy = policy or RetryPolicy.from_env()
-    wrapped.retry_rng = rng
-    return wrapped
+    return RetryingAdapter(adapter, policy, rng)
 
 
 @contextmanager
 def retrying(policy: RetryPolicy | None = None, rng: random.Random | None = None):
     """Within this block (this thread/task only), every predictor call retries per `policy` (default: from env)."""
     current = dspy.settings.adapter
-    if isinstance(current, RetryMixin):
+    if isinstance(current, RetryingAdapter):
         yield current
         return
     adapter = retrying_adapter(current, policy, rng)

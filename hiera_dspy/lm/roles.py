@@ -3,7 +3,8 @@
 `--lm MODEL` sets every role; `--judge-lm`, `--relation-lm`, `--query-lm`, `--item-lm` override one; `--api-base URL`
 points at an OpenAI-compatible server; keys come only from the environment (`--api-key-env NAME`). `--lm paper` is the
 paper's setup. `--lm local` (the default when neither `--lm` nor `HIERA_LM` is set) is the embedded local model;
-`--lm local:PATH` any GGUF file.
+`--lm local:PATH` any GGUF file. `--blend-lms A,B,C` is the ensemble pool (`RoleLMs.ensemble`) of llm-blender and
+collabeval. Every LM is built on first use (`RoleLMs`), by `make_lm` or a bench's `lm_factory`.
 """
 
 from __future__ import annotations
@@ -14,14 +15,16 @@ import os
 import sys
 import threading
 import warnings
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
-import dspy  # noqa: E402
+import dspy
 
-from hiera_dspy import settings  # noqa: E402
-from hiera_dspy.errors import HieraError  # noqa: E402
-from hiera_dspy.lm.profiles import LOCAL, PAPER  # noqa: E402
-from hiera_dspy.lm.secrets import remember_key  # noqa: E402
+from hiera_dspy import settings
+from hiera_dspy.errors import HieraError
+from hiera_dspy.lm.profiles import LOCAL, PAPER
+from hiera_dspy.lm.secrets import remember_key
 
 ROLES = ("judge", "relation", "query", "item")
 
@@ -55,6 +58,7 @@ class LMSpec:
     extra: dict = field(default_factory=dict)
 
     def to_dict(self) -> dict:
+        """The fields that are set (None, empty and {} left out)."""
         return {k: v for k, v in self.__dict__.items() if v not in (None, {}, "")}
 
     def record(self) -> dict:
@@ -70,57 +74,139 @@ class LMSpec:
         return cls(model=record["model"], api_base=api_base, api_key_env=api_key_env, **kept)
 
 
-class RoleLMs(dict):
-    """role -> dspy.LM. Shared, never copied: optimizers deepcopy programs, the LMs (and a local model) stay one.
+class LMPool(Mapping[str, dspy.BaseLM]):
+    """name -> LM: LMs given ready-made, and LMs built from their specs on first use (once; thread-safe).
 
-    A role given as a spec (`build_lms`) is built on first use (`lms[role]`, `get`, `for_role`), so a method that
-    never asks for an LM (embed-lr) builds none, and a missing local backend only matters to a method that needs it."""
+    Iterating or `values()` builds every LM of the pool; `built()` lists only those built so far.
 
-    specs: dict[str, LMSpec]
-    extra: dict  # name -> LM for ensembles (--blend-lms)
-    extra_specs: dict  # name -> LMSpec of those LMs: recorded in artifacts and in run identities
+    Example:
+        >>> pool = LMPool(builders={"judge": lambda: dspy.LM("openai/gpt-4o-mini")})
+        >>> "judge" in pool, pool.built()  # nothing built yet
+        (True, {})
+    """
 
-    def __init__(self, *args, lazy: dict | None = None, **kwargs):
-        super().__init__(*args, **kwargs)
-        self._lazy = dict(lazy or {})  # role -> zero-argument builder, called once on the role's first use
+    def __init__(self, lms: dict[str, dspy.BaseLM] | None = None, specs: dict[str, LMSpec] | None = None,
+                 builders: dict[str, Callable[[], dspy.BaseLM]] | None = None):
+        self.specs: dict[str, LMSpec] = dict(specs or {})  # what an artifact or a run identity records
+        self._lms: dict[str, dspy.BaseLM] = dict(lms or {})
+        self._builders = dict(builders or {})  # name -> zero-argument builder, called once on the name's first use
         self._lock = threading.Lock()
+
+    def __getitem__(self, name: str) -> dspy.BaseLM:
+        if name not in self._lms:
+            if name not in self._builders:
+                raise KeyError(name)
+            with self._lock:
+                if name not in self._lms:
+                    self._lms[name] = self._builders[name]()
+        return self._lms[name]
+
+    def __contains__(self, name) -> bool:
+        return name in self._lms or name in self._builders
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(dict.fromkeys([*self._lms, *self._builders]))
+
+    def __len__(self) -> int:
+        return len(set(self._lms) | set(self._builders))
+
+    def built(self) -> dict[str, dspy.BaseLM]:
+        """name -> LM for the LMs given or built so far (builds nothing)."""
+        return dict(self._lms)
+
+    def __deepcopy__(self, memo):
+        return self  # shared, never copied: optimizers deepcopy programs, the LMs (and a local model) stay one
+
+    __eq__ = object.__eq__
+    __hash__ = object.__hash__
+
+
+@dataclass(eq=False)
+class RoleLMs(Mapping[str, dspy.BaseLM]):
+    """The LMs of one run: one per role of the hierarchy (`roles`: judge, relation, query, item) and the ensemble pool
+    (`ensemble`: name -> LM, the models of `--blend-lms`, voted over by llm-blender and collabeval).
+
+    Each LM is built on first use (`lms[role]`, `for_role`), so a method that calls no LM (embed-lr) builds none and a
+    missing local backend only matters to a method that needs it. Shared, never copied: optimizers deepcopy programs,
+    the LMs (and a local model) stay one. As a mapping it is role -> LM.
+
+    Example:
+        >>> lms = RoleLMs.of(judge=dspy.LM("openai/gpt-4o-mini"))
+        >>> lms.for_role("item") is lms["judge"]  # a role without its own LM falls back to the judge's
+        True
+    """
+
+    roles: LMPool = field(default_factory=LMPool)
+    ensemble: LMPool = field(default_factory=LMPool)
+
+    @classmethod
+    def of(cls, lms: dict[str, dspy.BaseLM] | None = None, *, ensemble: dict[str, dspy.BaseLM] | None = None,
+           **by_role: dspy.BaseLM) -> "RoleLMs":
+        """RoleLMs over ready-made LMs: `lms` and keyword arguments by role, `ensemble` by name."""
+        return cls(LMPool({**(lms or {}), **by_role}), LMPool(ensemble))
+
+    @property
+    def specs(self) -> dict[str, LMSpec]:
+        """role -> LMSpec of the roles built from specs (none for ready-made LMs)."""
+        return self.roles.specs
+
+    def __getitem__(self, role: str) -> dspy.BaseLM:
+        return self.roles[role]
+
+    def __contains__(self, role) -> bool:
+        return role in self.roles
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.roles)
+
+    def __len__(self) -> int:
+        return len(self.roles)
+
+    __eq__ = object.__eq__
+    __hash__ = object.__hash__
 
     def __deepcopy__(self, memo):
         return self
 
-    def _resolve(self, role: str) -> None:
-        if role in self._lazy and not dict.__contains__(self, role):
-            with self._lock:
-                if role in self._lazy:
-                    dict.__setitem__(self, role, self._lazy.pop(role)())
-
-    def __missing__(self, role: str):
-        self._resolve(role)
-        if dict.__contains__(self, role):
-            return dict.__getitem__(self, role)
-        raise KeyError(role)
-
-    def __contains__(self, role) -> bool:
-        return dict.__contains__(self, role) or role in self._lazy
-
-    def get(self, role, default=None):
-        """The role's LM (built now if it was pending), else `default`."""
-        self._resolve(role)
-        return dict.get(self, role, default)
-
     def for_role(self, role: str) -> dspy.BaseLM | None:
-        """The role's LM, else the judge's."""
-        return self.get(role) or self.get("judge")
+        """The role's LM (built now if pending), else the judge's, else None."""
+        return self.roles.get(role) or self.roles.get("judge")
+
+    def member(self, name: str) -> "RoleLMs":
+        """RoleLMs whose judge is the ensemble's LM `name` (built on that judge's first use)."""
+        return RoleLMs(LMPool(builders={"judge": lambda: self.ensemble[name]}))
+
+    def built(self) -> list[dspy.BaseLM]:
+        """Every distinct LM given or built so far, roles then ensemble (builds nothing)."""
+        return _distinct([*self.roles.built().values(), *self.ensemble.built().values()])
+
+    def every(self) -> list[dspy.BaseLM]:
+        """Every distinct LM, roles then ensemble, building those still pending."""
+        return _distinct([*self.roles.values(), *self.ensemble.values()])
 
     def describe(self, roles=None) -> dict[str, str]:
-        """role -> model for `roles` (default: every role with a spec); the local model by its resolved name (file
-        stem + SHA-256 prefix), so runs say what ran. Describing a local role builds its LM."""
-        specs = getattr(self, "specs", {})
-        out = {role: (getattr(self.get(role), "model", spec.model) if spec.model.startswith("local") else spec.model)
-               for role, spec in specs.items() if roles is None or role in roles}
-        if getattr(self, "extra_specs", None):
-            out["blend"] = ",".join(self.extra_specs)
+        """role -> model for `roles` (default: every role with a spec), plus the ensemble pool's models under
+        `ENSEMBLE_KEY`; the local model by its resolved name (file stem + SHA-256 prefix), so runs say what ran.
+        Describing a local role builds its LM."""
+        out = {role: (getattr(self.roles.get(role), "model", spec.model) if spec.model.startswith("local")
+                      else spec.model)
+               for role, spec in self.specs.items() if roles is None or role in roles}
+        if self.ensemble.specs:
+            out[ENSEMBLE_KEY] = ",".join(self.ensemble.specs)
         return out
+
+
+# The ensemble pool's key in a run identity (RoleLMs.describe): recorded data, kept as runs recorded it before the pool
+# had one name in code, so their run ids (and resumes) stay the same.
+ENSEMBLE_KEY = "blend"
+
+
+def _distinct(lms: list) -> list:
+    seen: dict[int, object] = {}
+    for lm in lms:
+        if lm is not None:
+            seen.setdefault(id(lm), lm)
+    return list(seen.values())
 
 
 def endpoint_cache_id(model: str, api_base: str | None) -> int | None:
@@ -130,9 +216,28 @@ def endpoint_cache_id(model: str, api_base: str | None) -> int | None:
     return int(hashlib.sha256(f"{model}@{api_base.rstrip('/')}".encode()).hexdigest()[:12], 16)
 
 
+LMFactory = Callable[[LMSpec, str], dspy.BaseLM]  # (spec, role) -> LM
+_SAID: set[str] = set()
+
+
+def _say_once(note: str) -> None:
+    if note not in _SAID:
+        _SAID.add(note)
+        print(note, file=sys.stderr)
+
+# DSPy warns that rollout_id has no effect at temperature 0: ours is a cache partition, not a sampling request
+ROLLOUT_WARNING = r"rollout_id has no effect when temperature=0"
+
+
 def make_lm(spec: LMSpec, role: str = "judge") -> dspy.BaseLM:
+    """The LM of one role from its spec: the embedded local model for `local`/`local:PATH`, else a `dspy.LM` with
+    bounded transport retries and read timeout, its key read from `spec.api_key_env`, its cache partitioned by
+    endpoint (`endpoint_cache_id`). The output cap defaults to the role's (profiles)."""
     if spec.model == "local" or spec.model.startswith("local:"):
         from hiera_dspy.lm.local import make_local_lm
+
+        _say_once("hiera-dspy: using the embedded local model (Qwen2.5-Coder-1.5B-Instruct Q4_K_M via llama.cpp; "
+                  "--lm or HIERA_LM choose another)" if spec.model == "local" else f"hiera-dspy: using {spec.model}")
 
         lm = make_local_lm(spec.model.partition(":")[2] or None,
                            max_tokens=spec.max_tokens or LOCAL_MAX_TOKENS.get(role, 160))
@@ -153,16 +258,41 @@ def make_lm(spec: LMSpec, role: str = "judge") -> dspy.BaseLM:
     cache_id = endpoint_cache_id(spec.model, spec.api_base)
     if cache_id is not None:
         kwargs["rollout_id"] = cache_id
+        # DSPy warns on every request of such an LM until told otherwise; a message filter is the public way to
+        # say we know (filterwarnings replaces an identical filter, so repeating it adds none)
+        warnings.filterwarnings("ignore", message=ROLLOUT_WARNING, category=UserWarning)
     # Bounded transport retries (429/5xx/timeout/dropped connection; DSPy honours Retry-After, else 1, 2, 4 s) and a
     # bounded read timeout (lm15's default waits 600 s per attempt). Content retries: hiera_dspy/lm/retry.py.
     kwargs.setdefault("num_retries", settings.lm_num_retries())
     kwargs.setdefault("timeout", settings.lm_timeout())
-    with warnings.catch_warnings():  # rollout_id is our cache partition, not a sampling request: knowingly at temp 0
-        warnings.filterwarnings("ignore", message="rollout_id has no effect")
-        lm = dspy.LM(spec.model, temperature=spec.temperature,
-                     max_tokens=spec.max_tokens or DEFAULT_MAX_TOKENS.get(role, 1000), **kwargs)
-    lm._warned_zero_temp_rollout = True
-    return lm
+    return dspy.LM(spec.model, temperature=spec.temperature,
+                   max_tokens=spec.max_tokens or DEFAULT_MAX_TOKENS.get(role, 1000), **kwargs)
+
+
+_FACTORIES: list[LMFactory] = []  # overrides of make_lm, innermost last (lm_factory)
+
+
+def current_factory() -> LMFactory:
+    """What builds LMs from specs now: the innermost `lm_factory` override, else `make_lm`."""
+    return _FACTORIES[-1] if _FACTORIES else make_lm
+
+
+@contextmanager
+def lm_factory(factory: LMFactory) -> Iterator[LMFactory]:
+    """Within this block, every LM built from a spec (`build_lms`, `lms_from_args`, so every CLI) is
+    `factory(spec, role)`: the supported way for a bench, demo or test to run the CLIs on fake or instrumented LMs.
+    Process-wide (worker threads build LMs too); blocks nest.
+
+    Example:
+        >>> from hiera_dspy.testing import fake_lm
+        >>> with lm_factory(lambda spec, role: fake_lm({"label": "Relevant"})):
+        ...     eval.run.main(["--dataset", "msrd", "--limit", "3"])
+    """
+    _FACTORIES.append(factory)
+    try:
+        yield factory
+    finally:
+        _FACTORIES.remove(factory)
 
 
 def specs_from_args(args: argparse.Namespace, recorded: dict[str, dict] | None = None) -> dict[str, LMSpec]:
@@ -176,12 +306,8 @@ def specs_from_args(args: argparse.Namespace, recorded: dict[str, dict] | None =
         specs = {role: LMSpec(model=base) for role in ROLES}
     elif recorded:  # an artifact's models: names only, the endpoint and key variable come from the flags below
         specs = {role: LMSpec.from_record(cfg) for role, cfg in recorded.items()}
-    else:
-        default = settings.default_lm()
-        if not default:
-            print("hiera-dspy: no --lm given and HIERA_LM unset: using the embedded local model "
-                  "(Qwen2.5-Coder-1.5B-Instruct Q4_K_M via llama.cpp)", file=sys.stderr)
-        specs = {role: LMSpec(model=default or "local") for role in ROLES}
+    else:  # said on stderr when (if) the local model is built: a method that calls no LM builds none (make_lm)
+        specs = {role: LMSpec(model=settings.default_lm() or "local") for role in ROLES}
     for role in ROLES:
         override = getattr(args, f"{role}_lm", None)
         if override:
@@ -196,29 +322,33 @@ def specs_from_args(args: argparse.Namespace, recorded: dict[str, dict] | None =
     return specs
 
 
-def build_lms(specs: dict[str, LMSpec]) -> RoleLMs:
-    """One LM per role, built on the role's first use; roles with identical specs and caps share one LM object. The
-    local model's weights are loaded once per process whatever the number of LM objects."""
+def build_lms(specs: dict[str, LMSpec], ensemble: dict[str, LMSpec] | None = None) -> RoleLMs:
+    """RoleLMs over specs: one LM per role and per ensemble model, each built on first use by `current_factory()`;
+    roles with identical specs and caps share one LM object. The local model's weights are loaded once per process
+    whatever the number of LM objects."""
     built: dict[str, dspy.BaseLM] = {}
+    lock = threading.Lock()
 
-    def builder(key: str, spec: LMSpec, role: str):
+    def builder(key: str, spec: LMSpec, role: str) -> Callable[[], dspy.BaseLM]:
         def build() -> dspy.BaseLM:
-            if key not in built:
-                built[key] = make_lm(spec, role)
-            return built[key]
+            with lock:
+                if key not in built:
+                    built[key] = current_factory()(spec, role)
+                return built[key]
         return build
 
-    lazy = {}
-    for role, spec in specs.items():
-        # roles without an explicit cap get their role's default cap, so they need their own LM object
-        key = repr(sorted(spec.to_dict().items())) + ("" if spec.max_tokens else f"@{role}")
-        lazy[role] = builder(key, spec, role)
-    lms = RoleLMs(lazy=lazy)  # each LM is built on its role's first use (RoleLMs)
-    lms.specs = specs
-    return lms
+    def pool(specs: dict[str, LMSpec], role: Callable[[str], str]) -> LMPool:
+        # an LM without an explicit cap gets its role's default cap, so it needs its own LM object
+        return LMPool(specs=specs, builders={
+            name: builder(repr(sorted(spec.to_dict().items())) + ("" if spec.max_tokens else f"@{role(name)}"),
+                          spec, role(name)) for name, spec in specs.items()})
+
+    return RoleLMs(pool(dict(specs), lambda role: role), pool(dict(ensemble or {}), lambda name: "judge"))
 
 
 def add_lm_arguments(parser: argparse.ArgumentParser) -> None:
+    """The language-model flags every CLI shares: --lm, one --ROLE-lm per role, endpoint, key variable, output cap and
+    the ensemble pool (--blend-lms)."""
     g = parser.add_argument_group("language models (keys only from the environment)")
     g.add_argument("--lm", help="model for every role: any dspy.LM string (openai/..., anthropic/...), "
                                "'paper' (the paper's Claude setup), 'local' or 'local:PATH.gguf' (default: local)")
@@ -227,25 +357,22 @@ def add_lm_arguments(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--api-base", help="base URL of an OpenAI-compatible server, e.g. http://127.0.0.1:8000/v1")
     g.add_argument("--api-key-env", help="name of the environment variable holding the API key")
     g.add_argument("--max-tokens", type=int, help="cap output tokens for every role")
-    g.add_argument("--blend-lms", help="comma-separated models for ensembles (llm-blender, collabeval agents)")
+    g.add_argument("--blend-lms", dest="ensemble", metavar="MODELS", help="the ensemble pool: comma-separated models voted over by "
+                                                         "llm-blender and shared by collabeval's agents")
+
+
+def ensemble_specs(args: argparse.Namespace, recorded: dict[str, dict] | None = None) -> dict[str, LMSpec]:
+    """The ensemble pool's specs: --blend-lms models, else an artifact's recorded pool; endpoint and key variable from
+    the flags (--api-base, --api-key-env), never from the record."""
+    endpoint = {"api_base": getattr(args, "api_base", None), "api_key_env": getattr(args, "api_key_env", None)}
+    models = [m.strip() for m in (getattr(args, "ensemble", None) or "").split(",") if m.strip()]
+    if models:
+        return {model: LMSpec(model=model, **endpoint) for model in models}
+    return {name: LMSpec.from_record(spec, **endpoint) for name, spec in (recorded or {}).items()}
 
 
 def lms_from_args(args: argparse.Namespace, recorded: dict[str, dict] | None = None,
-                  recorded_blend: dict[str, dict] | None = None) -> RoleLMs:
-    """The role LMs from CLI flags over an artifact's recorded models; --blend-lms over its recorded ensemble pool.
-    Every LM's endpoint and key variable are the flags' (--api-base, --api-key-env), never the artifact's."""
-    lms = build_lms(specs_from_args(args, recorded))
-    endpoint = {"api_base": getattr(args, "api_base", None), "api_key_env": getattr(args, "api_key_env", None)}
-    blend = [m.strip() for m in (getattr(args, "blend_lms", None) or "").split(",") if m.strip()]
-    if blend:
-        specs = {model: LMSpec(model=model, **endpoint) for model in blend}
-    else:
-        specs = {name: LMSpec.from_record(spec, **endpoint) for name, spec in (recorded_blend or {}).items()}
-    return with_blend(lms, specs)
-
-
-def with_blend(lms: RoleLMs, specs: dict[str, LMSpec]) -> RoleLMs:
-    """Attach an ensemble pool (llm-blender, collabeval) built from `specs` to `lms`."""
-    lms.extra_specs = dict(specs)
-    lms.extra = {name: make_lm(spec) for name, spec in specs.items()}
-    return lms
+                  recorded_ensemble: dict[str, dict] | None = None) -> RoleLMs:
+    """The role LMs from CLI flags over an artifact's recorded models, and the ensemble pool (--blend-lms over the
+    artifact's recorded pool). Every LM's endpoint and key variable are the flags', never the artifact's."""
+    return build_lms(specs_from_args(args, recorded), ensemble_specs(args, recorded_ensemble))

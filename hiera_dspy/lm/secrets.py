@@ -29,8 +29,9 @@ def remember_key(value) -> None:
 
 
 def remember_lm_keys(lms) -> None:
-    """Remember the keys of LMs built by a caller (a mapping of LMs, with an optional `extra` pool)."""
-    for lm in [*(lms or {}).values(), *(getattr(lms, "extra", None) or {}).values()]:
+    """Remember the keys of LMs a caller built: a RoleLMs (the LMs built so far, ensemble pool included; an LM built
+    later from a spec is remembered by make_lm) or a mapping of LMs."""
+    for lm in lms.built() if hasattr(lms, "built") else (lms or {}).values():
         remember_key((getattr(lm, "kwargs", None) or {}).get("api_key"))
 
 
@@ -67,10 +68,12 @@ class RedactingStream:
         self._stream = stream
 
     def write(self, text) -> int:
+        """Write `text` with every secret redacted."""
         self._stream.write(redact(text) if isinstance(text, str) else text)
         return len(text)
 
     def writelines(self, lines) -> None:
+        """Write each line, redacted."""
         for line in lines:
             self.write(line)
 

@@ -23,13 +23,13 @@ from hiera_dspy.records import Pair
 
 @dataclass
 class BuildContext:
-    """What a method may depend on besides its config: the label scheme, role LMs, knowledge, labelled train pairs."""
+    """What a method may depend on besides its config: the label scheme, role LMs (with their ensemble pool),
+    knowledge, labelled train pairs."""
 
     scheme: LabelScheme
     lms: RoleLMs = field(default_factory=RoleLMs)
     knowledge: Knowledge = field(default_factory=NoKnowledge)
     train: list[Pair] = field(default_factory=list)
-    extra_lms: dict = field(default_factory=dict)  # e.g. llm-blender's pool, multi-stage's filter LM
 
 
 @dataclass
@@ -83,9 +83,6 @@ def build(name: str, ctx: BuildContext, **config) -> dspy.Module:
         raise HieraError(f"unknown method {name!r}; registered: {', '.join(sorted(methods))}")
     info = methods[name]
     remember_lm_keys(ctx.lms)  # a caller's own LMs: their keys are redacted from errors too
-    remember_lm_keys(ctx.extra_lms)
-    if not ctx.extra_lms and getattr(ctx.lms, "extra", None):
-        ctx.extra_lms = dict(ctx.lms.extra)
     merged = {**info.defaults, **{k: v for k, v in config.items() if v is not None}}
     from hiera_dspy.methods.params import check  # typed keys: a misspelt value is refused, never run as a default
 

@@ -1,8 +1,9 @@
 """The ensemble and collaboration baselines: prompt-blender, llm-blender, collabeval (family "baseline").
 
-LLM pools come from `ctx.extra_lms` (name -> dspy.LM, set by `--blend-lms a,b,c`). Without a pool, llm-blender and
-collabeval's agents fall back to the judge LM under different names: at temperature 0 those voters agree (and a
-cached LM answers the repeats for free), so that fallback is for smoke tests, not for the paper's comparison.
+LLM pools come from the ensemble pool `ctx.lms.ensemble` (name -> dspy.LM, set by `--blend-lms a,b,c`). Without a
+pool, llm-blender and collabeval's agents fall back to the judge LM under different names: at temperature 0 those
+voters agree (and a cached LM answers the repeats for free), so that fallback is for smoke tests, not for the paper's
+comparison.
 """
 
 from __future__ import annotations
@@ -32,9 +33,11 @@ def vote(labels: list[str], scheme: LabelScheme) -> str:
 
 
 def pool(ctx: BuildContext, n: int) -> dict[str, RoleLMs]:
-    """name -> RoleLMs whose judge is that LM: `ctx.extra_lms`, else the judge LM n times as judge-1..judge-n."""
-    lms = ctx.extra_lms or {f"judge-{i}": ctx.lms.for_role("judge") for i in range(1, n + 1)}
-    return {name: RoleLMs(judge=lm) for name, lm in lms.items()}
+    """name -> RoleLMs whose judge is that LM: the ensemble pool (each built on first use), else the judge LM n times
+    as judge-1..judge-n."""
+    if ctx.lms.ensemble:
+        return {name: ctx.lms.member(name) for name in ctx.lms.ensemble}
+    return {f"judge-{i}": RoleLMs.of(judge=ctx.lms.for_role("judge")) for i in range(1, n + 1)}
 
 
 class PromptBlender(Baseline):
@@ -62,7 +65,7 @@ def _prompt_blender(ctx: BuildContext, **config) -> dspy.Module:
 
 
 class LLMBlender(Baseline):
-    """The same zero-shot prompt on every LM of the pool (`ctx.extra_lms`; without one, the judge LM `n_models`
+    """The same zero-shot prompt on every LM of the pool (`ctx.lms.ensemble`; without one, the judge LM `n_models`
     times as judge-1..n), each accounted under role "judge", then `vote`."""
 
     def __init__(self, ctx: BuildContext, n_models: int = 3, **config):
@@ -92,7 +95,7 @@ def _judgment(turn: dict) -> str:
 class CollabEval(Baseline):
     """`n_agents` evaluators judge independently, then discuss for `rounds` rounds (each sees the others' latest
     labels and rationales and may revise), then a final judge (judge LM) decides from the whole discussion.
-    Evaluator i runs on the i-th LM of `ctx.extra_lms` (cycled; the judge LM without a pool) with persona i of
+    Evaluator i runs on the i-th LM of the ensemble pool (cycled; the judge LM without a pool) with persona i of
     signatures.baselines.PERSONAS, so that one LM still gives distinct perspectives."""
 
     def __init__(self, ctx: BuildContext, n_agents: int = 3, rounds: int = 1, **config):

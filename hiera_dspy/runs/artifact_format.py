@@ -27,8 +27,9 @@ class ArtifactError(HieraError):
 
 # top-level field -> (JSON type(s), required); optional fields may be null
 FIELDS = {"format": (str, True), "format_version": (int, True), "method": (str, True), "config": (dict, True),
-          "scheme": (dict, True), "lms": (dict, True), "blend_lms": (dict, False), "knowledge": (str, False),
+          "scheme": (dict, True), "lms": (dict, True), "ensemble": (dict, False), "knowledge": (str, False),
           "dataset": (str, False), "state": (dict, True), "metrics": (dict, False)}
+LEGACY_KEYS = {"blend_lms": "ensemble"}  # top-level keys earlier versions wrote -> the key they are read as
 LM_FIELDS = {"model": (str, True), "api_base": (str, False), "api_key_env": (str, False),
              "max_tokens": (int, False), "temperature": ((float, int), False), "extra": (dict, False)}
 PREDICTOR_FIELDS = {"signature": (dict, True), "demos": (list, False)}
@@ -73,8 +74,11 @@ def read_artifact(path: str | Path) -> dict:
     if doc.get("format") != FORMAT or (isinstance(version, int) and version > FORMAT_VERSION):
         raise ArtifactError(path, f"not a {FORMAT} v{FORMAT_VERSION} artifact (format={doc.get('format')!r}, "
                                   f"version={version!r}); upgrade hiera-dspy or re-compile")
+    for old, new in LEGACY_KEYS.items():  # read as their new names: one name in the code that reads them
+        if old in doc and new not in doc:
+            doc[new] = doc.pop(old)
     _check(path, doc, FIELDS)
-    for block in ("lms", "blend_lms"):
+    for block in ("lms", "ensemble"):
         for name, spec in (doc.get(block) or {}).items():
             if not isinstance(spec, dict):
                 raise ArtifactError(path, f"'{block}.{name}': expected an object, got {_kind(spec)}")

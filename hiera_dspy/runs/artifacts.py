@@ -25,7 +25,7 @@ import dspy
 from hiera_dspy.runs.artifact_format import FORMAT, FORMAT_VERSION, ArtifactError, read_artifact  # noqa: F401
 from hiera_dspy.runs.compat import RENAMED, align_state
 from hiera_dspy.labels import LabelScheme
-from hiera_dspy.lm.roles import LMSpec, RoleLMs, build_lms, with_blend
+from hiera_dspy.lm.roles import LMSpec, RoleLMs, build_lms
 
 SECRET_NAME = re.compile(r"(api[_-]?key|secret|password|token|authorization)$", re.I)
 
@@ -58,13 +58,13 @@ def save_judge(program: dspy.Module, path: str | Path, *, scheme: LabelScheme, l
     """Write `program` (a built method, compiled or not) as an artifact at `path`, atomically; the program is left as
     it is (a compiled program's own `_compiled` flag does not hide its predictors from its own state). Raises
     ValueError for a secret-like field. Returns the path."""
-    specs = getattr(lms, "specs", {})
+    specs = lms.specs
     roles = getattr(program, "lm_roles", tuple(specs))  # its method's roles (build); else every role it was given
     doc = {
         "format": FORMAT, "format_version": FORMAT_VERSION, "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "method": program.method, "config": _jsonable(program.config), "scheme": scheme.to_dict(),
         "lms": {role: spec.record() for role, spec in specs.items() if role in roles},  # only the roles it calls
-        "blend_lms": {name: spec.record() for name, spec in (getattr(lms, "extra_specs", None) or {}).items()},
+        "ensemble": {name: spec.record() for name, spec in lms.ensemble.specs.items()},  # --blend-lms
         "knowledge": knowledge, "dataset": dataset,
         "state": _without_lms(program.dump_state()),
         "extra": program.dump_extra() if hasattr(program, "dump_extra") else None,
@@ -89,7 +89,7 @@ def _jsonable(config: dict) -> dict:
 
 
 def recorded_specs(records: dict, *, api_base: str | None = None, api_key_env: str | None = None) -> dict[str, LMSpec]:
-    """LM specs from an artifact's `lms` or `blend_lms` block: its model names (and output caps) only; the endpoint
+    """LM specs from an artifact's `lms` or `ensemble` block: its model names (and output caps) only; the endpoint
     and the key variable are the caller's, never the artifact's."""
     return {name: LMSpec.from_record(spec, api_base=api_base, api_key_env=api_key_env)
             for name, spec in (records or {}).items()}
@@ -113,8 +113,8 @@ def load_judge(path: str | Path, *, lms: RoleLMs | None = None, api_base: str | 
     scheme = LabelScheme.from_dict(doc["scheme"])
     if lms is None:
         note_ignored_endpoints(path, doc, api_base)
-        lms = build_lms(recorded_specs(doc["lms"], api_base=api_base, api_key_env=api_key_env))
-        with_blend(lms, recorded_specs(doc.get("blend_lms"), api_base=api_base, api_key_env=api_key_env))
+        lms = build_lms(recorded_specs(doc["lms"], api_base=api_base, api_key_env=api_key_env),
+                        recorded_specs(doc.get("ensemble"), api_base=api_base, api_key_env=api_key_env))
     if knowledge is None:
         knowledge = _recorded_knowledge(doc)
     method, config = doc["method"], doc["config"]
@@ -157,7 +157,7 @@ def _load_state(path, program: dspy.Module, doc: dict) -> None:
 def note_ignored_endpoints(path, doc: dict, api_base: str | None) -> None:
     """Say on stderr that the endpoints an artifact records are not used when the caller names none."""
     recorded = sorted({spec.get("api_base") or (spec.get("extra") or {}).get("api_base") or ""
-                       for block in ("lms", "blend_lms") for spec in (doc.get(block) or {}).values()} - {""})
+                       for block in ("lms", "ensemble") for spec in (doc.get(block) or {}).values()} - {""})
     if recorded and not api_base:
         print(f"hiera-dspy: {path} records endpoint(s) {', '.join(map(str, recorded))}; an artifact never chooses "
               "where requests and keys go: pass --api-base (api_base=) to use one", file=sys.stderr)

@@ -8,7 +8,7 @@ from pathlib import Path
 import dspy
 import pytest
 
-from hiera_dspy.runs.artifacts import FORMAT, load_judge, read_artifact, refuse_secrets, save_judge
+from hiera_dspy.runs.artifacts import FORMAT, ArtifactError, load_judge, read_artifact, refuse_secrets, save_judge
 from hiera_dspy.labels import get_scheme
 from hiera_dspy.lm.roles import ROLES, LMSpec, build_lms
 from hiera_dspy.methods import BuildContext, build
@@ -206,8 +206,9 @@ def test_parent_can_be_compiled_further(h, artifact):
     assert compiled(query="x", candidates=CANDIDATES).ranking[0] == "Mission: Impossible"
 
 
-def test_blend_pool_is_recorded_and_rebuilt(tmp_path):
-    """--blend-lms models travel in the artifact: load_judge rebuilds the same pool, and the run identity names it."""
+def test_ensemble_pool_is_recorded_and_rebuilt(tmp_path):
+    """--blend-lms models (the ensemble pool) travel in the artifact: load_judge rebuilds the same pool, and the run
+    identity names it. Each of its LMs is built on first use."""
     import argparse
 
     from hiera_dspy.lm.roles import add_lm_arguments, lms_from_args
@@ -217,13 +218,15 @@ def test_blend_pool_is_recorded_and_rebuilt(tmp_path):
     args = parser.parse_args(["--lm", "openai/judge-model", "--api-base", "http://127.0.0.1:9/v1",
                               "--blend-lms", "openai/a, openai/b,openai/c"])
     lms = lms_from_args(args)
-    assert list(lms.extra) == ["openai/a", "openai/b", "openai/c"] and lms.describe()["blend"] == \
+    assert list(lms.ensemble) == ["openai/a", "openai/b", "openai/c"] and lms.describe()["blend"] == \
         "openai/a,openai/b,openai/c"
+    assert lms.built() == []  # nothing built by naming the pool
     program = build("llm-blender", BuildContext(MSRD, lms))
     path = save_judge(program, tmp_path / "blend.json", scheme=MSRD, lms=lms, knowledge="none", dataset="msrd")
     doc = read_artifact(path)
-    assert doc["blend_lms"]["openai/b"] == {"model": "openai/b", "api_base": "http://127.0.0.1:9/v1",
-                                           "temperature": 0.0}
+    assert "blend_lms" not in json.loads(path.read_text())
+    assert doc["ensemble"]["openai/b"] == {"model": "openai/b", "api_base": "http://127.0.0.1:9/v1",
+                                          "temperature": 0.0}
 
     loaded = load_judge(path)  # no LMs given: the recorded models, pool included, but never the recorded endpoint
     assert list(loaded.pool) == ["openai/a", "openai/b", "openai/c"]
@@ -233,12 +236,35 @@ def test_blend_pool_is_recorded_and_rebuilt(tmp_path):
     assert at.pool["openai/c"].for_role("judge").kwargs.get("api_base") == "http://127.0.0.1:8/v1"
 
     # eval.run --judge: the recorded pool unless --blend-lms overrides it
-    rebuilt = lms_from_args(parser.parse_args(["--lm", "openai/x"]), doc["lms"], doc["blend_lms"])
-    assert list(rebuilt.extra) == ["openai/a", "openai/b", "openai/c"]
+    rebuilt = lms_from_args(parser.parse_args(["--lm", "openai/x"]), doc["lms"], doc["ensemble"])
+    assert list(rebuilt.ensemble) == ["openai/a", "openai/b", "openai/c"]
     override = lms_from_args(parser.parse_args(["--lm", "openai/x", "--blend-lms", "openai/z"]), doc["lms"],
-                             doc["blend_lms"])
-    assert list(override.extra) == ["openai/z"]
+                             doc["ensemble"])
+    assert list(override.ensemble) == ["openai/z"]
     assert "blend" not in build_lms({"judge": LMSpec(model="openai/x")}).describe()
+
+
+def test_an_artifact_that_recorded_the_pool_as_blend_lms_still_loads(tmp_path):
+    """Artifacts written before the pool had one name recorded it under `blend_lms`: read as `ensemble`, rebuilt."""
+    from hiera_dspy.lm.roles import RoleLMs
+
+    lms = build_lms({"judge": LMSpec(model="openai/j")}, {"openai/a": LMSpec(model="openai/a"),
+                                                           "openai/b": LMSpec(model="openai/b", max_tokens=64)})
+    path = save_judge(build("llm-blender", BuildContext(MSRD, lms)), tmp_path / "new.json", scheme=MSRD, lms=lms,
+                      knowledge="none", dataset="msrd")
+    doc = json.loads(path.read_text())
+    doc["blend_lms"] = doc.pop("ensemble")  # the old format, as commit ec833eb wrote it
+    old = tmp_path / "old.json"
+    old.write_text(json.dumps(doc))
+    assert read_artifact(old)["ensemble"] == {"openai/a": {"model": "openai/a", "temperature": 0.0},
+                                              "openai/b": {"model": "openai/b", "max_tokens": 64, "temperature": 0.0}}
+    loaded = load_judge(old)
+    assert isinstance(loaded.lms, RoleLMs) and list(loaded.pool) == ["openai/a", "openai/b"]
+    assert loaded.pool["openai/b"].for_role("judge").kwargs["max_tokens"] == 64
+    doc["blend_lms"]["openai/a"] = "not an object"
+    old.write_text(json.dumps(doc))
+    with pytest.raises(ArtifactError, match="'ensemble.openai/a': expected an object"):
+        read_artifact(old)
 
 
 # --- artifacts compiled before directed consultation (tests/core/fixtures/*-v1.json, made by commit adcbb4c) -------
@@ -274,7 +300,7 @@ def test_artifacts_from_before_directed_consultation_still_load(h, method, capsy
 @pytest.fixture
 def good_doc(h, tmp_path):
     lms = h.make_role_lms()
-    lms.specs = {role: LMSpec(model="openai/recorded") for role in ROLES}
+    lms.roles.specs.update({role: LMSpec(model="openai/recorded") for role in ROLES})  # as if built from specs
     path = save_judge(build("zero-shot", BuildContext(MSRD, lms)), tmp_path / "good.json", scheme=MSRD, lms=lms,
                       knowledge="none", dataset="msrd")
     return json.loads(path.read_text())

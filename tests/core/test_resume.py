@@ -113,10 +113,9 @@ def test_retry_errors_rejudges_only_errors(h, patch_make_lm, counting):
 
 
 def test_interrupt_stops_queued_judgments(h, monkeypatch):
-    import hiera_dspy.lm.roles as lms_module
+    from hiera_dspy.lm.roles import lm_factory
     from hiera_dspy.testing import fake_lm
 
-    monkeypatch.setattr(lms_module, "make_lm", lambda spec, role="judge": fake_lm(answers(h), latency=0.01))
     real = runner.judge_one
     calls, lock = [], threading.Lock()
 
@@ -129,7 +128,7 @@ def test_interrupt_stops_queued_judgments(h, monkeypatch):
         return real(program, pair, position)
 
     monkeypatch.setattr(runner, "judge_one", judge_once_interrupted)
-    with pytest.raises(Interrupted):
+    with lm_factory(lambda spec, role: fake_lm(answers(h), latency=0.01)), pytest.raises(Interrupted):
         eval_run.main(argv("ctrl-c"))
     # the judgments already running on the 3 workers may finish (and a worker may just have picked one more);
     # the queued ones must not start

@@ -16,9 +16,9 @@ from optimize import compile as compile_cli
 
 
 @pytest.fixture
-def calls(monkeypatch):
+def calls():
     """Every CLI-built LM is a fake one (label "Maybe", an error, when the prompt holds a word of `broken`)."""
-    import hiera_dspy.lm.roles as lms_module
+    from hiera_dspy.lm.roles import lm_factory
     from hiera_dspy.testing import fake_lm
 
     engines, broken = [], []
@@ -29,10 +29,10 @@ def calls(monkeypatch):
         engines.append(lm.engine)
         return lm
 
-    monkeypatch.setattr(lms_module, "make_lm", make)
     counter = lambda: sum(e.calls for e in engines)  # noqa: E731
     counter.broken = broken
-    return counter
+    with lm_factory(make):
+        yield counter
 
 
 def run_argv(tmp_path, *extra):

@@ -12,9 +12,9 @@ ANSWERS = {"query_interpretability": "unclear"}  # the Judge delegates: the whol
 
 
 @pytest.fixture
-def engine_calls(monkeypatch):
+def engine_calls():
     """Every CLI-built LM is a fake one; returns the list of their engines (to count LM calls)."""
-    import hiera_dspy.lm.roles as lms_module
+    from hiera_dspy.lm.roles import lm_factory
     from hiera_dspy.testing import fake_lm
 
     engines = []
@@ -24,8 +24,8 @@ def engine_calls(monkeypatch):
         engines.append(lm.engine)
         return lm
 
-    monkeypatch.setattr(lms_module, "make_lm", make)
-    return lambda: sum(getattr(e, "calls", 0) for e in engines)
+    with lm_factory(make):
+        yield lambda: sum(getattr(e, "calls", 0) for e in engines)
 
 
 def finished(store_path):

@@ -21,13 +21,14 @@ class FakeKnowledge(testing.FakeKnowledge):
                          name="fake")
 
 
-def make_ctx(scheme_name="msrd", answers=None, knowledge=None, train=None, extra_lms=None, **role_lms):
-    """A BuildContext with a fake judge LM answering `answers` (plus any other role LMs given); returns (ctx, lm)."""
+def make_ctx(scheme_name="msrd", answers=None, knowledge=None, train=None, ensemble=None, **role_lms):
+    """A BuildContext with a fake judge LM answering `answers` (plus any other role LMs given, and an `ensemble`
+    pool: name -> LM); returns (ctx, lm)."""
     scheme = get_scheme(scheme_name)
     lm = fake_lm(answers or {})
-    lms = RoleLMs(judge=lm, **role_lms)
+    lms = RoleLMs.of(judge=lm, ensemble=ensemble, **role_lms)
     ctx = BuildContext(scheme=scheme, lms=lms, train=testing.labelled_pairs(scheme) if train is None else train,
-                       extra_lms=extra_lms or {}, **({"knowledge": knowledge} if knowledge is not None else {}))
+                       **({"knowledge": knowledge} if knowledge is not None else {}))
     return ctx, lm
 
 

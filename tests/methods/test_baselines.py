@@ -97,9 +97,9 @@ def test_prompt_blender_votes_over_its_prompts(answers, expected):
     assert len(set(systems)) == 3  # three formulations
 
 
-def test_llm_blender_votes_over_the_extra_lms_and_falls_back_to_the_judge():
+def test_llm_blender_votes_over_the_ensemble_pool_and_falls_back_to_the_judge():
     pool = {"a": fake_lm({"label": "Exact"}), "b": fake_lm({"label": "Complement"}), "c": fake_lm({"label": "Exact"})}
-    ctx, judge_lm = make_ctx("esci", extra_lms=pool)
+    ctx, judge_lm = make_ctx("esci", ensemble=pool)
     prediction, ledger = judge(build("llm-blender", ctx))
     assert prediction.votes == {"a": "Exact", "b": "Complement", "c": "Exact"} and prediction.label == "Exact"
     assert [lm.engine.calls for lm in pool.values()] == [1, 1, 1] and judge_lm.engine.calls == 0

@@ -97,9 +97,7 @@ def test_save_judge_refuses_secret_like_fields(isolated, config):
 def _lms(lm):
     from hiera_dspy.lm.roles import RoleLMs
 
-    lms = RoleLMs(judge=lm)
-    lms.specs = {}
-    return lms
+    return RoleLMs.of(judge=lm)
 
 
 # --- an artifact never decides where a key goes (issue 11, item 1) ------------------------------------------------
@@ -139,11 +137,11 @@ def _hostile_artifact(path: Path, attacker: str, *, predictor_lm: bool) -> Path:
 
 
 def _lm_objects(program) -> list:
-    """Every LM a loaded program can call: its role LMs, blend pool and any predictor-level LM."""
+    """Every LM a loaded program can call: its role LMs, ensemble pool and any predictor-level LM."""
     found = [p.lm for p in program.predictors() if p.lm is not None]
     for value in vars(program).values():
         if hasattr(value, "for_role"):
-            found += list(value.values()) + list((getattr(value, "extra", None) or {}).values())
+            found += value.every()
     return found
 
 
@@ -241,7 +239,7 @@ def test_redact_knows_every_key_handed_to_an_lm(monkeypatch):
     make_lm(LMSpec("openai/m", api_key_env="PLAIN_NAME"))
     assert redact("echo: value-from-PLAIN-NAME-1.") == "echo: [REDACTED]."
     own = dspy.LM("openai/m", api_key="callers-own-LM-key-2")
-    build("zero-shot", BuildContext(get_scheme("msrd"), RoleLMs(judge=own)))
+    build("zero-shot", BuildContext(get_scheme("msrd"), RoleLMs.of(judge=own)))
     assert "callers-own-LM-key-2" not in redact("401: callers-own-LM-key-2")
     assert redact("model local, short key local") == "model local, short key local"  # dummy keys are not secrets
 

@@ -105,7 +105,7 @@ def relevance_answer(prompt: str):
 
 def served_lms(url: str) -> RoleLMs:
     lm = make_lm(LMSpec("openai/fake-logprobs", api_base=url), "judge")
-    return RoleLMs({role: lm for role in ROLES})
+    return RoleLMs.of({role: lm for role in ROLES})
 
 
 def test_zero_shot_probs_reads_an_openai_compatible_server(tmp_path):

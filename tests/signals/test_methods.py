@@ -37,14 +37,14 @@ UNSURE = pair(101, "alien toy", "toy story animation")              # half overl
 
 def setup(method, answers=None, train=TRAIN, **config):
     lm = fake_lm(answers or {})
-    ctx = BuildContext(scheme=SCHEME, lms=RoleLMs(judge=lm), train=list(train))
+    ctx = BuildContext(scheme=SCHEME, lms=RoleLMs.of(judge=lm), train=list(train))
     return build(method, ctx, **{"embedder": "lexical", **config}), lm
 
 
 def save_and_load(program, lm, tmp_path):
-    path = save_judge(program, tmp_path / "judge.json", scheme=SCHEME, lms=RoleLMs(judge=lm), knowledge="none",
+    path = save_judge(program, tmp_path / "judge.json", scheme=SCHEME, lms=RoleLMs.of(judge=lm), knowledge="none",
                       dataset="toy")
-    return load_judge(path, lms=RoleLMs(judge=lm))  # no train pairs: the scorer can only come from the artifact
+    return load_judge(path, lms=RoleLMs.of(judge=lm))  # no train pairs: the scorer can only come from the artifact
 
 
 # ------------------------------------------------------------------------------------------------ registry
