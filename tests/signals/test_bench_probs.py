@@ -117,7 +117,7 @@ def test_stacked_reads_hieras_final_judge_step_with_label_probabilities():
     train = dataset.split("train")[:8]
     with AnySignatureServer(answers, label_probs=probs) as server:
         lm = make_lm(LMSpec("openai/any-signature", api_base=server.url), "judge")
-        ctx = BuildContext(dataset.scheme, RoleLMs({r: lm for r in ROLES}), make_knowledge("none", dataset), train)
+        ctx = BuildContext(dataset.scheme, RoleLMs.of({r: lm for r in ROLES}), make_knowledge("none", dataset), train)
         program = build("stacked", ctx, judge="hiera", embedder="lexical")
         program.prepare(train, None)
         delegated = judge_one(program, dataset.split("dev")[0]._replace(query="a film about a dog"))
