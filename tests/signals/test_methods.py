@@ -224,7 +224,7 @@ def test_learned_state_is_the_cascade_tau_and_empty_for_the_others():
     assert prepare(setup("hiera-cascade", tau=0.7)[0], TRAIN, TRAIN) == {"tau": 0.7}
     assert prepare(setup("hiera+signals")[0], TRAIN, TRAIN) == {}
     assert prepare(setup("embed-lr")[0], TRAIN, None) == {}
-    hiera = build("hiera", BuildContext(scheme=SCHEME, lms=RoleLMs(judge=fake_lm())))
+    hiera = build("hiera", BuildContext(scheme=SCHEME, lms=RoleLMs.of(judge=fake_lm())))
     assert prepare(hiera, TRAIN, TRAIN) == {} and learned_state(hiera) == {}
 
 
