@@ -7,11 +7,12 @@ from __future__ import annotations
 
 import json
 import math
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from types import SimpleNamespace
 
 from hiera_dspy.testing import FakeEngine
+
+from tests.loopback import LoopbackServer, chat_completion, send_json
 
 
 MARK = "[[ ## label ## ]]\n"
@@ -31,7 +32,9 @@ def with_logprobs(text: str, dist: dict[str, float]) -> tuple[str, dict]:
     return "".join(tokens), {"content": content}
 
 
-class AnySignatureServer:
+class AnySignatureServer(LoopbackServer):
+    """Answers any DSPy signature like the fake LM, on a loopback port."""
+
     def __init__(self, answers: dict | None = None, log: str | None = None, label_probs=None):
         """`label_probs(prompt) -> {label: probability}`: answer requests asking for logprobs with them at the label's
         first token (the reply's label is then that distribution's most probable label)."""
@@ -58,23 +61,7 @@ class AnySignatureServer:
                     dist = server.label_probs("\n".join(str(m.get("content")) for m in messages))
                     text, choice["logprobs"] = with_logprobs(text, dist)
                     choice["message"]["content"] = text
-                payload = json.dumps({"id": "x", "object": "chat.completion", "created": 0, "model": body.get("model"),
-                                      "choices": [choice],
-                                      "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}})
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(payload)))
-                self.end_headers()
-                self.wfile.write(payload.encode())
+                send_json(self, chat_completion(body.get("model"), choice, 5))
 
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
-
-    def __enter__(self):
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
-        return self
-
-    def __exit__(self, *exc):
-        self.httpd.shutdown()
-        self.httpd.server_close()
+        super().__init__(Handler)
 

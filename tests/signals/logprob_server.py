@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import json
 import math
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Callable
+
+from tests.loopback import LoopbackServer, chat_completion, send_json
 
 
 def _tokens(prefix: str, label: str, suffix: str) -> list[str]:
@@ -19,7 +20,9 @@ def _tokens(prefix: str, label: str, suffix: str) -> list[str]:
     return [*head, label[:2], label[2:], suffix] if len(label) > 2 else [*head, label, suffix]
 
 
-class LogprobServer:
+class LogprobServer(LoopbackServer):
+    """Answers a label with token log-probabilities, on a loopback port."""
+
     def __init__(self, answer: Callable[[str], tuple[str, dict[str, float]]], with_logprobs: bool = True):
         self.answer, self.with_logprobs = answer, with_logprobs
         self.requests: list[dict] = []
@@ -52,23 +55,6 @@ class LogprobServer:
                         lp = math.log(dist.get(label, 1.0)) if i == first else 0.0
                         content.append({"token": token, "logprob": lp, "bytes": None, "top_logprobs": top})
                     choice["logprobs"] = {"content": content}
-                payload = json.dumps({"id": "x", "object": "chat.completion", "created": 0, "model": body.get("model"),
-                                      "choices": [choice],
-                                      "usage": {"prompt_tokens": 10, "completion_tokens": len(tokens),
-                                                "total_tokens": 10 + len(tokens)}}).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(payload)))
-                self.end_headers()
-                self.wfile.write(payload)
+                send_json(self, chat_completion(body.get("model"), choice, len(tokens)))
 
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
-
-    def __enter__(self):
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
-        return self
-
-    def __exit__(self, *exc):
-        self.httpd.shutdown()
-        self.httpd.server_close()
+        super().__init__(Handler)
