@@ -104,6 +104,11 @@ PARAMS: dict[str, Param] = {
     "judge": Param(str, "the LLM judge whose label distribution is stacked (hiera: read at its final Judge step)",
                    ("zero-shot", "reasoning", "hiera")),
     "stack_C": Param(float, "inverse regularisation strength of the stacking logistic regression", low=1e-6),
+    # the LLM probe (methods/probe.py)
+    "probe_C": Param(float, "inverse regularisation strength of the probe's logistic regression", low=1e-6),
+    "text_chars": Param(int, "characters of item text in the probe's prompt", low=0),
+    "folds": Param(int, "folds (grouped by query) for the out-of-fold train distributions the stacker is fitted on",
+                   low=2, high=20),
 }
 
 

@@ -1,0 +1,251 @@
+"""A linear probe on the embedded LLM's hidden state, alone and stacked with the learned scorer (family "probe").
+
+The LLM reads a relevance question about the pair; the final hidden state of its last token (`hiera_dspy.lm.hidden`,
+llama.cpp embedding mode, no text generated) is a 1,536-number summary of what it understood. A logistic regression
+over it (standardised; multinomial for more than two labels) reads the label.
+
+- llm-probe: the probe alone. `label_probs` is its distribution over the scheme's labels.
+- probe-stacked: the learned scorer (embed-lr) and the probe stacked (`hiera_dspy.signals.stacking.Stacker`: a
+  logistic regression over both distributions' log-odds), as the paper's "stacking" of a learned signal with the
+  LLM's. The stacker is fitted on out-of-fold distributions of the train pairs (`folds` folds grouped by query, so no
+  query is both fitted and scored); at judging time scorer and probe are fitted on all train pairs.
+
+`prepare(train, dev)` fits everything on train (dev is unused); `dump_extra()` saves the fitted weights as JSON in the
+artifact and `load_extra()` restores them, so a loaded judge never refits nor re-embeds train pairs.
+Config: probe_C (the probe's inverse regularisation; `C` stays the scorer's), text_chars (item text in the prompt),
+folds. Each judgment is one ledger step "probe.embed" (role "probe", no LM call and no tokens: an embedding is not a
+chat call; its seconds are the cost) and, for probe-stacked, the scorer's step. Fields: label_probs,
+expected_relevance, probe_probs and (probe-stacked) scores, the scorer's distribution.
+Only the embedded local model gives hidden states: with a hosted --lm the method fails with a HieraError.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+
+import dspy
+import numpy as np
+
+from hiera_dspy.label_probs import expected_relevance
+from hiera_dspy.lm import hidden, ledger
+from hiera_dspy.methods import BuildContext, register
+from hiera_dspy.methods.signals import SCORER, ScorerState, top
+from hiera_dspy.records import Pair
+from hiera_dspy.signals.stacking import Stacker
+
+
+class Probe:
+    """StandardScaler + LogisticRegression over hidden states, kept as plain arrays (saved as JSON)."""
+
+    def __init__(self, labels: Sequence[str], C: float = 0.01):
+        self.labels, self.C = tuple(labels), float(C)
+        self.classes: tuple[str, ...] = ()
+        self.mean = self.scale = self.coef = self.intercept = None
+
+    def fit(self, x: np.ndarray, gold: Sequence[str]) -> "Probe":
+        """Fit on hidden states `x` (n x d) and their gold labels."""
+        from sklearn.linear_model import LogisticRegression
+        from sklearn.preprocessing import StandardScaler
+
+        y = np.array([self.labels.index(g) for g in gold])
+        if len(set(y.tolist())) < 2:
+            raise ValueError(f"the probe needs pairs of at least two labels; got only {sorted(set(gold))}")
+        scaler = StandardScaler().fit(x)
+        model = LogisticRegression(C=self.C, max_iter=3000).fit(scaler.transform(x), y)
+        self.mean, self.scale = scaler.mean_.astype(float), scaler.scale_.astype(float)
+        self.classes = tuple(self.labels[i] for i in model.classes_)
+        self.coef, self.intercept = np.array(model.coef_, float), np.array(model.intercept_, float)
+        return self
+
+    def predict_proba(self, vec: np.ndarray) -> dict[str, float]:
+        """{label: probability} in scheme order (labels absent from the train pairs get 0)."""
+        if self.coef is None:
+            raise RuntimeError("Probe is not fitted: call fit() or from_dict()")
+        z = ((np.asarray(vec, float) - self.mean) / self.scale) @ self.coef.T + self.intercept
+        if len(self.classes) == 2:
+            p1 = float(1.0 / (1.0 + np.exp(-z[0])))
+            fitted = [1.0 - p1, p1]
+        else:
+            e = np.exp(z - z.max())
+            fitted = (e / e.sum()).tolist()
+        out = dict.fromkeys(self.labels, 0.0)
+        out.update({label: float(p) for label, p in zip(self.classes, fitted)})
+        return out
+
+    def to_dict(self) -> dict:
+        """The fitted probe as JSON data."""
+        if self.coef is None:
+            raise RuntimeError("Probe is not fitted: nothing to save")
+        return {"labels": list(self.labels), "C": self.C, "classes": list(self.classes), "mean": self.mean.tolist(),
+                "scale": self.scale.tolist(), "coef": self.coef.tolist(), "intercept": self.intercept.tolist()}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "Probe":
+        """A probe saved by `to_dict` (shapes checked)."""
+        probe = cls(d["labels"], d.get("C", 0.01))
+        probe.classes = tuple(d["classes"])
+        probe.mean, probe.scale = np.array(d["mean"], float), np.array(d["scale"], float)
+        probe.coef, probe.intercept = np.array(d["coef"], float), np.array(d["intercept"], float)
+        rows = 1 if len(probe.classes) == 2 else len(probe.classes)
+        if probe.coef.shape != (rows, probe.mean.shape[0]) or probe.scale.shape != probe.mean.shape:
+            raise ValueError(f"probe weights have shape {probe.coef.shape} for {probe.mean.shape[0]} features and "
+                             f"{len(probe.classes)} classes")
+        return probe
+
+
+def grouped_folds(pairs: Sequence[Pair], folds: int) -> list[tuple[list[int], list[int]]]:
+    """(train indices, test indices) per fold, grouped by query (sklearn GroupKFold: deterministic)."""
+    from sklearn.model_selection import GroupKFold
+
+    groups = [p.query_id or p.query for p in pairs]
+    k = min(folds, len(set(groups)))
+    if k < 2:
+        raise ValueError(f"probe-stacked needs train pairs of at least 2 queries for its folds; got {len(set(groups))}")
+    idx = np.arange(len(pairs))
+    return [(tr.tolist(), te.tolist()) for tr, te in GroupKFold(k).split(idx, idx, groups)]
+
+
+class LLMProbeProgram(dspy.Module):
+    """llm-probe: the probe alone (one embedding of the pair, no text generated)."""
+
+    def __init__(self, ctx: BuildContext, probe_C: float = 0.01, text_chars: int = 600, folds: int = 5):
+        super().__init__()
+        self.scheme, self.lms, self.train = ctx.scheme, ctx.lms, [p for p in ctx.train if p.label in ctx.scheme.labels]
+        self.probe_C, self.text_chars, self.folds = float(probe_C), int(text_chars), int(folds)
+        self.probe: Probe | None = None
+        self._embed: hidden.Embedder | None = None
+
+    # ── the hidden state ──
+    def embed(self, query: str, item_title: str, item_text: str | None) -> np.ndarray:
+        """The hidden state of the probe's prompt for one pair (cached on disk)."""
+        if self._embed is None:
+            self._embed = hidden.embedder_for(self._judge_lm())
+        return self._embed(hidden.probe_prompt(query, item_title, item_text, self.text_chars))
+
+    def _judge_lm(self):
+        try:
+            return self.lms["judge"]
+        except KeyError:  # a bare BuildContext: the registered default model
+            return None
+
+    def embed_many(self, pairs: Sequence[Pair], what: str = "train") -> np.ndarray:
+        """Hidden states of `pairs` (progress on stderr every 25)."""
+        out = []
+        for i, p in enumerate(pairs):
+            out.append(self.embed(p.query, p.item_title, p.item_text))
+            if (i + 1) % 25 == 0:
+                print(f"{self.method_name}: hidden states of {i + 1}/{len(pairs)} {what} pairs", file=sys.stderr)
+        return np.stack(out)
+
+    @property
+    def method_name(self) -> str:
+        """The registered name (set by `build`)."""
+        return getattr(self, "method", "llm-probe")
+
+    # ── fitting ──
+    def _train_pairs(self, train: Sequence[Pair] | None) -> list[Pair]:
+        pairs = [p for p in (train or self.train) if p.label in self.scheme.labels]
+        if not pairs:
+            raise RuntimeError(f"{self.method_name} needs labelled train pairs: build with BuildContext(train=...), "
+                               "call prepare(train, dev), or load a compiled artifact")
+        return pairs
+
+    def prepare(self, train: Sequence[Pair] | None = None, dev: Sequence[Pair] | None = None) -> "LLMProbeProgram":
+        """Fit the probe on the train pairs' hidden states (dev is unused)."""
+        train = self._train_pairs(train)
+        self.probe = Probe(self.scheme.labels, self.probe_C).fit(self.embed_many(train), [p.label for p in train])
+        return self
+
+    def dump_extra(self) -> dict | None:
+        """The fitted probe (None when not fitted)."""
+        return {"probe": self.probe.to_dict()} if self.probe is not None else None
+
+    def load_extra(self, extra: dict) -> None:
+        """Restore the probe saved by `dump_extra`."""
+        self.probe = Probe.from_dict(extra["probe"])
+
+    # ── judging ──
+    def probe_probs(self, query: str, item_title: str, item_text: str) -> dict[str, float]:
+        """The probe's distribution for one pair, as an accounted step (role "probe", no LM call)."""
+        if self.probe is None:
+            raise RuntimeError(f"{self.method_name}: not fitted; call prepare(train, dev) or load a compiled artifact")
+        with ledger.step("probe.embed", "probe", None) as record:
+            probs = self.probe.predict_proba(self.embed(query, item_title, item_text))
+            record.outputs = {"probe_probs": probs}
+        return probs
+
+    def _prediction(self, probs: dict[str, float], **fields) -> dspy.Prediction:
+        return dspy.Prediction(label=top(probs)[0], label_probs=probs,
+                               expected_relevance=expected_relevance(probs, self.scheme.labels), **fields)
+
+    def forward(self, query: str, item_title: str, item_text: str) -> dspy.Prediction:
+        probs = self.probe_probs(query, item_title, item_text)
+        return self._prediction(probs, probe_probs=probs)
+
+
+class ProbeStackedProgram(LLMProbeProgram):
+    """probe-stacked: the learned scorer and the probe, combined by a Stacker fitted on out-of-fold train
+    distributions."""
+
+    def __init__(self, ctx: BuildContext, probe_C: float = 0.01, text_chars: int = 600, folds: int = 5,
+                 stack_C: float = 1.0, embedder="auto", C: float = 1.0):
+        super().__init__(ctx, probe_C, text_chars, folds)
+        self.stack_C = float(stack_C)
+        self.signals = ScorerState(ctx.scheme, ctx.train, embedder, C)
+        self.stacker: Stacker | None = None
+
+    def prepare(self, train: Sequence[Pair] | None = None, dev: Sequence[Pair] | None = None) -> "ProbeStackedProgram":
+        """Fit scorer and probe on all train pairs, and the stacker on their out-of-fold train distributions."""
+        train = self._train_pairs(train)
+        x = self.embed_many(train)
+        gold = [p.label for p in train]
+        scorer_oof: list = [None] * len(train)
+        probe_oof: list = [None] * len(train)
+        state = self.signals
+        for tr, te in grouped_folds(train, self.folds):
+            fold = ScorerState(self.scheme, [train[i] for i in tr], state.embedder, state.C)
+            for i, d in zip(te, fold.scorer.predict_proba_many([train[i] for i in te])):
+                scorer_oof[i] = d
+            probe = Probe(self.scheme.labels, self.probe_C).fit(x[tr], [gold[i] for i in tr])
+            for i in te:
+                probe_oof[i] = probe.predict_proba(x[i])
+        self.stacker = Stacker(self.scheme.labels, self.stack_C).fit(scorer_oof, probe_oof, gold)
+        self.signals.fit(train)
+        self.probe = Probe(self.scheme.labels, self.probe_C).fit(x, gold)
+        return self
+
+    def dump_extra(self) -> dict | None:
+        """Scorer, probe and stacker (None when not fitted)."""
+        scorer = self.signals.dump()
+        if scorer is None or self.probe is None or self.stacker is None:
+            return None
+        return {**scorer, "probe": self.probe.to_dict(), "stacker": self.stacker.to_dict()}
+
+    def load_extra(self, extra: dict) -> None:
+        """Restore what `dump_extra` saved."""
+        self.signals.load(extra)
+        super().load_extra(extra)
+        self.stacker = Stacker.from_dict(extra["stacker"])
+
+    def forward(self, query: str, item_title: str, item_text: str) -> dspy.Prediction:
+        if self.stacker is None:
+            raise RuntimeError(f"{self.method_name}: not fitted; call prepare(train, dev) or load a compiled artifact")
+        scores = self.signals.score(query, item_title, item_text)
+        probe = self.probe_probs(query, item_title, item_text)
+        return self._prediction(self.stacker.predict_proba(scores, probe), scores=scores, probe_probs=probe)
+
+
+PROBE = dict(family="probe", lm_roles=("judge",), probe_C=0.01, text_chars=600, folds=5)
+
+
+@register("llm-probe", "Linear probe (logistic regression, fitted on train) on the embedded LLM's last-token hidden "
+          "state for a relevance prompt; no text generated", **PROBE)
+def _llm_probe(ctx: BuildContext, **config) -> LLMProbeProgram:
+    return LLMProbeProgram(ctx, **config)
+
+
+@register("probe-stacked", "The learned scorer and the LLM probe stacked: logistic regression over both label "
+          "distributions, fitted on out-of-fold train distributions", **PROBE, stack_C=1.0, **SCORER)
+def _probe_stacked(ctx: BuildContext, **config) -> ProbeStackedProgram:
+    return ProbeStackedProgram(ctx, **config)
