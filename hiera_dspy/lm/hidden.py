@@ -108,11 +108,14 @@ def local_model_file(lm) -> tuple[str, str | None]:
     return engine.path, engine.spec
 
 
-def embedder_for(lm) -> Embedder:
-    """The cached hidden-state embedder of the model `lm` runs (see the module doc); an injected one if set."""
+def embedder_for(lm, cache: bool = True) -> Embedder:
+    """The hidden-state embedder of the model `lm` runs (see the module doc), with its disk cache unless `cache` is
+    False (to time the model); an injected one if set."""
     if _override is not None:
         return _override
     path, spec = local_model_file(lm)
+    if not cache:
+        return llama_embedder(path)
     folder = settings.cache_dir() / "probe"
     if spec != model_store.DEFAULT_MODEL:
         folder = folder / model_store.identify_file(path)[:12]
