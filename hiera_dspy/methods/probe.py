@@ -180,6 +180,7 @@ class LLMProbeProgram(dspy.Module):
                                expected_relevance=expected_relevance(probs, self.scheme.labels), **fields)
 
     def forward(self, query: str, item_title: str, item_text: str) -> dspy.Prediction:
+        """The probe's label and distribution for one pair."""
         probs = self.probe_probs(query, item_title, item_text)
         return self._prediction(probs, probe_probs=probs)
 
@@ -229,6 +230,7 @@ class ProbeStackedProgram(LLMProbeProgram):
         self.stacker = Stacker.from_dict(extra["stacker"])
 
     def forward(self, query: str, item_title: str, item_text: str) -> dspy.Prediction:
+        """The stacked label and distribution for one pair, with the scorer's and the probe's distributions."""
         if self.stacker is None:
             raise RuntimeError(f"{self.method_name}: not fitted; call prepare(train, dev) or load a compiled artifact")
         scores = self.signals.score(query, item_title, item_text)
