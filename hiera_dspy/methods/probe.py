@@ -30,6 +30,7 @@ import numpy as np
 from hiera_dspy.label_probs import expected_relevance
 from hiera_dspy.lm import hidden, ledger
 from hiera_dspy.methods import BuildContext, register
+from hiera_dspy.methods.learning import Learner
 from hiera_dspy.methods.signals import SCORER, ScorerState, top
 from hiera_dspy.records import Pair
 from hiera_dspy.signals.stacking import Stacker
@@ -106,7 +107,7 @@ def grouped_folds(pairs: Sequence[Pair], folds: int) -> list[tuple[list[int], li
     return [(tr.tolist(), te.tolist()) for tr, te in GroupKFold(k).split(idx, idx, groups)]
 
 
-class LLMProbeProgram(dspy.Module):
+class LLMProbeProgram(Learner, dspy.Module):
     """llm-probe: the probe alone (one embedding of the pair, no text generated)."""
 
     def __init__(self, ctx: BuildContext, probe_C: float = 0.01, text_chars: int = 600, folds: int = 5):
@@ -124,10 +125,8 @@ class LLMProbeProgram(dspy.Module):
         return self._embed(hidden.probe_prompt(query, item_title, item_text, self.text_chars))
 
     def _judge_lm(self):
-        try:
-            return self.lms["judge"]
-        except KeyError:  # a bare BuildContext: the registered default model
-            return None
+        """The judge role's LM; None (a bare BuildContext): the registered default model."""
+        return self.lms.for_role("judge") if self.lms is not None else None
 
     def embed_many(self, pairs: Sequence[Pair], what: str = "train") -> np.ndarray:
         """Hidden states of `pairs` (progress on stderr every 25)."""
@@ -193,7 +192,7 @@ class ProbeStackedProgram(LLMProbeProgram):
                  stack_C: float = 1.0, embedder="auto", C: float = 1.0):
         super().__init__(ctx, probe_C, text_chars, folds)
         self.stack_C = float(stack_C)
-        self.signals = ScorerState(ctx.scheme, ctx.train, embedder, C)
+        self.scorer_state = ScorerState(ctx.scheme, ctx.train, embedder, C)
         self.stacker: Stacker | None = None
 
     def prepare(self, train: Sequence[Pair] | None = None, dev: Sequence[Pair] | None = None) -> "ProbeStackedProgram":
@@ -203,7 +202,7 @@ class ProbeStackedProgram(LLMProbeProgram):
         gold = [p.label for p in train]
         scorer_oof: list = [None] * len(train)
         probe_oof: list = [None] * len(train)
-        state = self.signals
+        state = self.scorer_state
         for tr, te in grouped_folds(train, self.folds):
             fold = ScorerState(self.scheme, [train[i] for i in tr], state.embedder, state.C)
             for i, d in zip(te, fold.scorer.predict_proba_many([train[i] for i in te])):
@@ -212,20 +211,20 @@ class ProbeStackedProgram(LLMProbeProgram):
             for i in te:
                 probe_oof[i] = probe.predict_proba(x[i])
         self.stacker = Stacker(self.scheme.labels, self.stack_C).fit(scorer_oof, probe_oof, gold)
-        self.signals.fit(train)
+        self.scorer_state.fit(train)
         self.probe = Probe(self.scheme.labels, self.probe_C).fit(x, gold)
         return self
 
     def dump_extra(self) -> dict | None:
         """Scorer, probe and stacker (None when not fitted)."""
-        scorer = self.signals.dump()
+        scorer = self.scorer_state.dump()
         if scorer is None or self.probe is None or self.stacker is None:
             return None
         return {**scorer, "probe": self.probe.to_dict(), "stacker": self.stacker.to_dict()}
 
     def load_extra(self, extra: dict) -> None:
         """Restore what `dump_extra` saved."""
-        self.signals.load(extra)
+        self.scorer_state.load(extra)
         super().load_extra(extra)
         self.stacker = Stacker.from_dict(extra["stacker"])
 
@@ -233,7 +232,7 @@ class ProbeStackedProgram(LLMProbeProgram):
         """The stacked label and distribution for one pair, with the scorer's and the probe's distributions."""
         if self.stacker is None:
             raise RuntimeError(f"{self.method_name}: not fitted; call prepare(train, dev) or load a compiled artifact")
-        scores = self.signals.score(query, item_title, item_text)
+        scores = self.scorer_state.score(query, item_title, item_text)
         probe = self.probe_probs(query, item_title, item_text)
         return self._prediction(self.stacker.predict_proba(scores, probe), scores=scores, probe_probs=probe)
 
