@@ -59,6 +59,7 @@ DREAM_NOTE = ("Note: DREAM debates the binary question (relevant or not) for gra
 
 
 def parser() -> argparse.ArgumentParser:
+    """The command-line options of eval.ablate."""
     p = argparse.ArgumentParser(prog="python -m eval.ablate", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     add_data_arguments(p)
@@ -110,6 +111,7 @@ def family_of(method: str, config: dict) -> str:
 
 
 def lm_calls_by_role(rows: list[dict]) -> dict[str, float]:
+    """Mean LM calls per judged row for each role (rows without a label left out); {} if none."""
     judged = [r for r in rows if r.get("label") is not None]
     totals: dict[str, int] = defaultdict(int)
     for r in judged:
@@ -119,6 +121,8 @@ def lm_calls_by_role(rows: list[dict]) -> dict[str, float]:
 
 
 def main(argv: list[str] | None = None) -> list[dict]:
+    """Run every requested method on one split, print the comparison table and write the report; return the
+    per-method summaries (estimates on a dry run)."""
     args = parser().parse_args(argv)
     names = GRIDS[args.grid]() if args.grid else [m.strip() for m in args.methods.split(",") if m.strip()]
     rows_spec = variants(names, args.with_knowledge)
@@ -198,6 +202,7 @@ def main(argv: list[str] | None = None) -> list[dict]:
 
 
 def print_table(summaries: list[dict], reference: str | None) -> None:
+    """Print one line per method: coverage, accuracy, F1, kappa, McNemar p vs the reference, tokens, errors."""
     f = number
     width = max([len(s["method"]) for s in summaries] + [6])
     print(f"{'method':<{width}}  {'n':>4}  {'cover':>5}  {'acc':>5}  {'F1':>5}  {'kappa':>6}  {'p':>7}  {'tok/j':>7}  "

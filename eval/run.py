@@ -29,6 +29,7 @@ from hiera_dspy.runs.spec import RunSpec
 
 
 def parser() -> argparse.ArgumentParser:
+    """The command-line options of eval.run."""
     p = argparse.ArgumentParser(prog="python -m eval.run", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     add_data_arguments(p)
@@ -56,6 +57,8 @@ def build_program(args, dataset):
 
 
 def main(argv: list[str] | None = None) -> dict:
+    """Judge one split with one method, write metrics.json and predictions.jsonl; return the metrics (the estimate on
+    a dry run)."""
     args = parser().parse_args(argv)
     if args.out:
         output_folder(args.out)

@@ -33,6 +33,7 @@ SHOW = 3  # how many available ids an error message lists
 
 
 def parser() -> argparse.ArgumentParser:
+    """The command-line options of eval.trace."""
     p = argparse.ArgumentParser(prog="python -m eval.trace", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--run", required=True, help="run id (printed by eval.run and eval.ablate)")
@@ -115,6 +116,7 @@ def format_trace(config: dict, row: Judgment | dict, width: int = 300) -> str:
 
 
 def main(argv: list[str] | None = None) -> str:
+    """Print one stored judgment's steps (or its row and run config as JSON); return the printed text."""
     args = parser().parse_args(argv)
     path = Path(args.store or runs_dir() / "store.sqlite")
     if not path.exists():

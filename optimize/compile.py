@@ -34,6 +34,7 @@ from optimize.optimizers import BUDGETS, OPTIMIZERS, examples  # noqa: F401  (ex
 
 
 def parser() -> argparse.ArgumentParser:
+    """The command-line options of optimize.compile."""
     p = argparse.ArgumentParser(prog="python -m optimize.compile", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     add_data_arguments(p)
@@ -51,6 +52,7 @@ def parser() -> argparse.ArgumentParser:
 
 
 def evaluate(program, pairs, store, run_id, threads, labels, skipped: int = 0, dataset=None) -> dict:
+    """Judge `pairs` as run `run_id`, write its outputs under the runs folder; return the metrics."""
     rows = run_pairs(program, pairs, store, run_id, threads=threads)
     metrics = metrics_from_rows(rows, labels)
     metrics["run_id"] = run_id
@@ -61,6 +63,8 @@ def evaluate(program, pairs, store, run_id, threads, labels, skipped: int = 0, d
 
 
 def main(argv: list[str] | None = None) -> dict:
+    """Compile a method on the train split, evaluate it on dev before and after, save the artifact; return both
+    dev metrics with the optimizer settings."""
     args = parser().parse_args(argv)
     method, config = args.method, {}
     if args.out and Path(args.out).is_dir():

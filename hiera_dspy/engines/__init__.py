@@ -75,6 +75,7 @@ def judge(engine: str, job: Job) -> list[Judgment]:
 
 
 def add_engine_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add the --engine option and each engine's tuning options to `parser`."""
     g = parser.add_argument_group("engine (how the pairs are sent; every engine writes the same run store)")
     g.add_argument("--engine", default="threads", choices=list(ENGINES),
                    help="; ".join(f"{name}: {doc}" for name, (_, doc) in ENGINES.items()))
@@ -89,6 +90,7 @@ def add_engine_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def options_from_args(args: argparse.Namespace) -> EngineOptions:
+    """Build EngineOptions from parsed arguments (a comma-separated --api-base gives several bases)."""
     api_base = getattr(args, "api_base", None) or ""
     return EngineOptions(threads=getattr(args, "threads", 1) or 1, concurrency=args.concurrency, rpm=args.rpm,
                          tpm=args.tpm, cooldown=args.cooldown, poll_seconds=args.poll_seconds,

@@ -78,6 +78,7 @@ async def judge_all(job: Job, todo: list[tuple[int, Pair]], report) -> pacing.Pa
 
 
 def run(job: Job) -> list[Judgment]:
+    """Judge the pending pairs concurrently on one asyncio loop, paced by the rpm/tpm limits; return the run's rows."""
     todo = pending(job.pairs, job.store, job.run_id, job.retry_errors, job.progress)
     report = Progress(len(job.pairs), len(job.pairs) - len(todo), job.progress)
     if todo:

@@ -72,6 +72,8 @@ class ReplayEngine:
         self.endpoint, self.answers, self.wanted = endpoint, answers, wanted
 
     def complete(self, request):
+        """Answer `request` from the collected batch answers; an unanswered one is noted as wanted and raises
+        Pending."""
         body = openai_chat_body(request)
         key = request_key(body)
         if key not in self.answers:
@@ -83,6 +85,7 @@ class ReplayEngine:
         return openai_chat_response(json.loads(response), request.model)
 
     def close(self):
+        """Nothing to release: the engine holds no connection."""
         pass
 
 
@@ -187,6 +190,8 @@ def collect(client: BatchClient, batch: dict, keys: list[str]) -> dict:
 
 
 def run(job: Job) -> list[Judgment]:
+    """Judge the pending pairs through provider batches: finish open batches, submit the missing requests, wait,
+    replay; return the run's rows."""
     if job.lms is None:
         raise SystemExit("error: --engine batch needs the role LMs (Job.lms)")
     opts = job.options

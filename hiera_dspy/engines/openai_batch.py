@@ -23,6 +23,7 @@ class BatchAPIError(RuntimeError):
 
 
 class BatchClient:
+    """Files and Batches calls against one OpenAI-compatible base URL, with an optional bearer key."""
     def __init__(self, base_url: str, api_key: str | None, timeout: float = 120.0):
         self.base_url = base_url.rstrip("/")
         self.api_key = api_key
@@ -57,10 +58,12 @@ class BatchClient:
         return out["id"]
 
     def create(self, input_file_id: str, window: str = "24h", metadata: dict | None = None) -> dict:
+        """Start a chat-completions batch over an uploaded input file; return the new batch object."""
         return self._json("POST", "/batches", {"input_file_id": input_file_id, "endpoint": "/v1/chat/completions",
                                                "completion_window": window, "metadata": metadata or {}})
 
     def retrieve(self, batch_id: str) -> dict:
+        """The batch object now: status, request counts and output/error file ids."""
         return self._json("GET", f"/batches/{batch_id}")
 
     def find(self, input_file_id: str) -> dict | None:
@@ -76,4 +79,5 @@ class BatchClient:
             after = page["data"][-1]["id"]
 
     def content(self, file_id: str) -> str:
+        """A stored file's text (a batch's output or error JSONL)."""
         return self._request("GET", f"/files/{file_id}/content").decode()

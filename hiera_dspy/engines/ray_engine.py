@@ -46,6 +46,7 @@ class JudgeActor:
         self.program = factory(api_base)
 
     def judge(self, group: list) -> list[Judgment]:
+        """Judge each (position, pair) of `group` with this replica; return the judgments in order."""
         return [judge_one(self.program, pair, position) for position, pair in group]
 
 
@@ -66,6 +67,8 @@ def _init_ray(job: Job):
 
 
 def run(job: Job) -> list[Judgment]:
+    """Judge the pending pairs on Ray actors, one program replica each (spread over the API bases); return the run's
+    rows."""
     if job.factory is None:
         raise SystemExit("error: --engine ray needs a program recipe (Job.factory) to build one replica per actor")
     todo = pending(job.pairs, job.store, job.run_id, job.retry_errors, job.progress)

@@ -8,5 +8,6 @@ from hiera_dspy.runs.runner import run_pairs
 
 
 def run(job: Job) -> list[Judgment]:
+    """Judge the job's pending pairs on a thread pool; return every row of the run in split order."""
     return run_pairs(job.program, job.pairs, job.store, job.run_id, threads=job.options.threads,
                      retry_errors=job.retry_errors, progress=job.progress)

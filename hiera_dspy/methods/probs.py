@@ -65,6 +65,8 @@ class ProbJudge(dspy.Module):
         self.judge = ProbPredict(with_labels(signature, ctx.scheme), ctx.scheme.labels)
 
     def forward(self, query: str, item_title: str, item_text: str) -> dspy.Prediction:
+        """Judge one pair: the sampled label with its label distribution; with fitted cuts the label comes from the
+        expected relevance."""
         out = run_step(f"{self.step_name}.judge", "judge", self.lms, self.judge, self.scheme, query=query,
                        item=item_block(item_title, item_text), label_definitions=self.scheme.describe())
         relevance = out.get("expected_relevance")
@@ -123,6 +125,7 @@ class HieraProbJudge(dspy.Module):
         _read_probs(self.hiera.judge.decide, ctx.scheme.labels)
 
     def forward(self, query: str, item_title: str, item_text: str) -> dspy.Prediction:
+        """Judge one pair through the hierarchy; label_probs is the final step's label distribution."""
         box: list = [None]
         token = _final_dist.set(box)
         try:
@@ -176,17 +179,21 @@ class StackedProgram(Learner, dspy.Module):
         return out.get("label_probs")
 
     def dump_extra(self) -> dict | None:
+        """The fitted scorer and stacker state for an artifact; None before fitting."""
         scorer = self.scorer_state.dump()
         if scorer is None or self.stacker is None:
             return None
         return {**scorer, "stacker": self.stacker.to_dict()}
 
     def load_extra(self, extra: dict) -> None:
+        """Restore the scorer and stacker from an artifact's `dump_extra()` state."""
         self.scorer_state.load(extra)
         self.stacker = Stacker.from_dict(extra["stacker"])
 
     # ── judging ──
     def forward(self, query: str, item_title: str, item_text: str) -> dspy.Prediction:
+        """Judge one pair: a confident scorer answers alone (when llm_share < 1); otherwise the stacker combines
+        scorer and LLM distributions."""
         if self.stacker is None:
             raise RuntimeError("stacked: not fitted; call prepare(train, dev) or load a compiled artifact")
         scores = self.scorer_state.score(query, item_title, item_text)

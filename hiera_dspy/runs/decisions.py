@@ -40,6 +40,7 @@ class DecisionLog:
             self._db.executescript(SCHEMA)
 
     def close(self) -> None:
+        """Close the log's database connection."""
         with self._lock:
             self._db.close()
 

@@ -56,6 +56,8 @@ class CountingEngine(FakeEngine):
         self.model = model
 
     def complete(self, request):
+        """Answer as the dry-run engine does, with usage set to the request's counted input tokens and no output
+        tokens."""
         import litellm
 
         response = super().complete(request)

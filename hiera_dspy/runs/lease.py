@@ -65,19 +65,24 @@ class Holder:
 
     @classmethod
     def this_process(cls, token: str) -> "Holder":
+        """A holder for the current process with `token`, acquired and heartbeat now."""
         now = time.time()
         stat = _proc_stat(os.getpid())
         return cls(token, socket.gethostname(), os.getpid(), stat[1] if stat else None, now, now)
 
     def values(self) -> tuple:
+        """The holder's fields in COLUMNS order, as stored in the lease table."""
         return tuple(getattr(self, name) for name in COLUMNS)
 
     def is_stale(self, now: float, ttl: float = TTL) -> bool:
+        """Whether the lease can be taken over: on this host, its process is gone; elsewhere, no heartbeat for `ttl`
+        seconds."""
         if self.host == socket.gethostname():
             return not process_alive(self.pid, self.proc_start)
         return now - self.heartbeat > ttl
 
     def describe(self, now: float) -> str:
+        """One line for messages: pid, host, since when, and how long ago the last heartbeat was."""
         started = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(self.acquired))
         beat = max(0.0, now - self.heartbeat)
         return f"pid {self.pid} on {self.host} (since {started}, last heartbeat {beat:.0f} s ago)"

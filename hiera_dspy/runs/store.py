@@ -223,11 +223,13 @@ class RunStore:
         return True
 
     def run_config(self, run_id: str) -> dict | None:
+        """The config the run was started with; None for an unknown run."""
         with self._lock:
             row = self._db.execute("SELECT config FROM runs WHERE run_id=?", (run_id,)).fetchone()
         return json.loads(row[0]) if row else None
 
     def finished_ids(self, run_id: str, include_errors: bool = True) -> set[str]:
+        """Pair ids with a stored row in the run; without `include_errors`, only rows without an error."""
         sql = "SELECT pair_id FROM judgments WHERE run_id=?" + ("" if include_errors else " AND error IS NULL")
         with self._lock:
             return {r[0] for r in self._db.execute(sql, (run_id,))}
@@ -248,6 +250,7 @@ class RunStore:
                 raise
 
     def set_human_label(self, run_id: str, pair_id: str, label: str) -> bool:
+        """Set one judgment's human label; False if the run has no row for that pair."""
         with self._lock:
             cur = self._db.execute("UPDATE judgments SET human_label=? WHERE run_id=? AND pair_id=?",
                                    (label, run_id, pair_id))
@@ -270,6 +273,7 @@ class RunStore:
                              (batch_id, run_id, endpoint, model, input_file_id, json.dumps(keys), status, time.time()))
 
     def set_batch(self, run_id: str, input_file_id: str, batch_id: str, status: str) -> None:
+        """Record the batch id and status of the batch submitted from `input_file_id`."""
         with self._lock:
             self._db.execute("UPDATE batches SET batch_id=?, status=? WHERE run_id=? AND input_file_id=?",
                              (batch_id, status, run_id, input_file_id))
@@ -284,6 +288,7 @@ class RunStore:
                     for b, e, m, f, k, s in cur.fetchall()]
 
     def batches(self, run_id: str) -> list[dict]:
+        """Every batch of the run (id, status, request keys), oldest first."""
         with self._lock:
             cur = self._db.execute("SELECT batch_id, status, keys FROM batches WHERE run_id=? ORDER BY created",
                                    (run_id,))
@@ -305,6 +310,7 @@ class RunStore:
                 raise
 
     def batch_answers(self, run_id: str) -> dict[str, tuple[str | None, str | None]]:
+        """The run's collected batch answers: request key -> (response JSON, error)."""
         with self._lock:
             cur = self._db.execute("SELECT key, response, error FROM batch_answers WHERE run_id=?", (run_id,))
             return {k: (r, e) for k, r, e in cur.fetchall()}
@@ -316,6 +322,7 @@ class RunStore:
                                     (run_id,)).rowcount
 
     def run_ids(self) -> list[str]:
+        """Every run id in the store, oldest first."""
         with self._lock:
             return [r[0] for r in self._db.execute("SELECT run_id FROM runs ORDER BY created")]
 

@@ -45,6 +45,8 @@ class Stacker:
         self.intercept: np.ndarray | None = None
 
     def fit(self, scorer: Sequence[Dist], llm: Sequence[Dist], gold: Sequence[str]) -> "Stacker":
+        """Fit a logistic regression on the scorer and LLM distributions against the gold labels; needs two labels or
+        more."""
         from sklearn.linear_model import LogisticRegression
 
         x = np.array([features(s, m, self.labels) for s, m in zip(scorer, llm)])
@@ -57,6 +59,7 @@ class Stacker:
         return self
 
     def predict_proba(self, scorer: Dist, llm: Dist) -> dict[str, float]:
+        """The stacked distribution over all labels for one pair (0 for labels never seen in fitting)."""
         if self.coef is None:
             raise RuntimeError("Stacker is not fitted: call fit() or from_dict()")
         z = np.array(features(scorer, llm, self.labels)) @ self.coef.T + self.intercept
@@ -72,6 +75,7 @@ class Stacker:
         return out
 
     def to_dict(self) -> dict:
+        """The fitted model as plain JSON-ready values (for `from_dict`)."""
         if self.coef is None:
             raise RuntimeError("Stacker is not fitted: nothing to save")
         return {"labels": list(self.labels), "C": self.C, "classes": list(self.classes), "coef": self.coef.tolist(),
@@ -79,6 +83,7 @@ class Stacker:
 
     @classmethod
     def from_dict(cls, d: dict) -> "Stacker":
+        """Rebuild a fitted stacker from `to_dict()` output; checks the coefficients' shape."""
         stacker = cls(d["labels"], d.get("C", 1.0))
         stacker.classes = tuple(d["classes"])
         stacker.coef, stacker.intercept = np.array(d["coef"], float), np.array(d["intercept"], float)
