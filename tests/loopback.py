@@ -25,11 +25,28 @@ def chat_completion(model: str | None, choice: dict, completion_tokens: int = 5)
 
 
 class LoopbackServer:
-    """Serves `handler` on 127.0.0.1 while used as a context manager; `url` is its /v1 base."""
+    """Answers every POST with `respond(body)` (a JSON body in, a JSON body out) on 127.0.0.1 while used as a context
+    manager; every request body is kept in `requests`; `url` is its /v1 base."""
 
-    def __init__(self, handler: type[BaseHTTPRequestHandler]):
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    def __init__(self):
+        self.requests: list[dict] = []
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args):
+                pass
+
+            def do_POST(self):
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                server.requests.append(body)
+                send_json(self, server.respond(body))
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+
+    def respond(self, body: dict) -> dict:
+        """The JSON answer to one request body (subclasses decide)."""
+        raise NotImplementedError
 
     def __enter__(self):
         threading.Thread(target=self.httpd.serve_forever, daemon=True).start()

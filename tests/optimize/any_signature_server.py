@@ -7,12 +7,11 @@ from __future__ import annotations
 
 import json
 import math
-from http.server import BaseHTTPRequestHandler
 from types import SimpleNamespace
 
 from hiera_dspy.testing import FakeEngine
 
-from tests.loopback import LoopbackServer, chat_completion, send_json
+from tests.loopback import LoopbackServer, chat_completion
 
 
 MARK = "[[ ## label ## ]]\n"
@@ -38,30 +37,23 @@ class AnySignatureServer(LoopbackServer):
     def __init__(self, answers: dict | None = None, log: str | None = None, label_probs=None):
         """`label_probs(prompt) -> {label: probability}`: answer requests asking for logprobs with them at the label's
         first token (the reply's label is then that distribution's most probable label)."""
-        self.engine, self.requests, self.log, self.label_probs = FakeEngine(answers), [], log, label_probs
-        server = self
+        self.engine, self.log, self.label_probs = FakeEngine(answers), log, label_probs
+        super().__init__()
 
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args):
-                pass
-
-            def do_POST(self):
-                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                server.requests.append(body)
-                if server.log:
-                    with open(server.log, "a") as fh:
-                        fh.write(json.dumps(body, sort_keys=True) + "\n")
-                messages = body.get("messages", [])
-                system = "".join(str(m.get("content")) for m in messages if m.get("role") == "system")
-                turns = [SimpleNamespace(text=str(m.get("content"))) for m in messages if m.get("role") != "system"]
-                reply = server.engine.complete(SimpleNamespace(system=system, messages=turns))
-                text = "".join(part.text for part in reply.message.parts)
-                choice = {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": text}}
-                if body.get("logprobs") and server.label_probs and MARK in text:
-                    dist = server.label_probs("\n".join(str(m.get("content")) for m in messages))
-                    text, choice["logprobs"] = with_logprobs(text, dist)
-                    choice["message"]["content"] = text
-                send_json(self, chat_completion(body.get("model"), choice, 5))
-
-        super().__init__(Handler)
+    def respond(self, body: dict) -> dict:
+        """The chat completion for one request."""
+        if self.log:
+            with open(self.log, "a") as fh:
+                fh.write(json.dumps(body, sort_keys=True) + "\n")
+        messages = body.get("messages", [])
+        system = "".join(str(m.get("content")) for m in messages if m.get("role") == "system")
+        turns = [SimpleNamespace(text=str(m.get("content"))) for m in messages if m.get("role") != "system"]
+        reply = self.engine.complete(SimpleNamespace(system=system, messages=turns))
+        text = "".join(part.text for part in reply.message.parts)
+        choice = {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": text}}
+        if body.get("logprobs") and self.label_probs and MARK in text:
+            dist = self.label_probs("\n".join(str(m.get("content")) for m in messages))
+            text, choice["logprobs"] = with_logprobs(text, dist)
+            choice["message"]["content"] = text
+        return chat_completion(body.get("model"), choice, 5)
 

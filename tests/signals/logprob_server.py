@@ -7,12 +7,10 @@ first token spread over the labels' first pieces. Every request body is kept in 
 
 from __future__ import annotations
 
-import json
 import math
-from http.server import BaseHTTPRequestHandler
 from typing import Callable
 
-from tests.loopback import LoopbackServer, chat_completion, send_json
+from tests.loopback import LoopbackServer, chat_completion
 
 
 def _tokens(prefix: str, label: str, suffix: str) -> list[str]:
@@ -25,36 +23,28 @@ class LogprobServer(LoopbackServer):
 
     def __init__(self, answer: Callable[[str], tuple[str, dict[str, float]]], with_logprobs: bool = True):
         self.answer, self.with_logprobs = answer, with_logprobs
-        self.requests: list[dict] = []
-        server = self
+        super().__init__()
 
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args):
-                pass
-
-            def do_POST(self):
-                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                server.requests.append(body)
-                prompt = "\n".join(str(m.get("content")) for m in body.get("messages", []))
-                label, dist = server.answer(prompt)
-                wants_json = bool(body.get("response_format")) or "JSON object" in prompt
-                prefix, suffix = ('{"label": "', '"}') if wants_json else ("[[ ## label ## ]]\n",
-                                                                          "\n\n[[ ## completed ## ]]")
-                tokens = _tokens(prefix, label, suffix)
-                message = {"role": "assistant", "content": "".join(tokens)}
-                choice = {"index": 0, "message": message, "finish_reason": "stop"}
-                if body.get("logprobs") and server.with_logprobs:
-                    first = len(tokens) - (3 if len(label) > 2 else 2)
-                    content = []
-                    for i, token in enumerate(tokens):
-                        top = [{"token": token, "logprob": 0.0, "bytes": None}]
-                        if i == first:
-                            top = [{"token": other[:2] if len(other) > 2 else other, "logprob": math.log(p),
-                                    "bytes": None} for other, p in dist.items() if p > 0]
-                            top.append({"token": "Maybe", "logprob": math.log(0.01), "bytes": None})
-                        lp = math.log(dist.get(label, 1.0)) if i == first else 0.0
-                        content.append({"token": token, "logprob": lp, "bytes": None, "top_logprobs": top})
-                    choice["logprobs"] = {"content": content}
-                send_json(self, chat_completion(body.get("model"), choice, len(tokens)))
-
-        super().__init__(Handler)
+    def respond(self, body: dict) -> dict:
+        """The chat completion for one request."""
+        prompt = "\n".join(str(m.get("content")) for m in body.get("messages", []))
+        label, dist = self.answer(prompt)
+        wants_json = bool(body.get("response_format")) or "JSON object" in prompt
+        prefix, suffix = ('{"label": "', '"}') if wants_json else ("[[ ## label ## ]]\n",
+                                                                  "\n\n[[ ## completed ## ]]")
+        tokens = _tokens(prefix, label, suffix)
+        message = {"role": "assistant", "content": "".join(tokens)}
+        choice = {"index": 0, "message": message, "finish_reason": "stop"}
+        if body.get("logprobs") and self.with_logprobs:
+            first = len(tokens) - (3 if len(label) > 2 else 2)
+            content = []
+            for i, token in enumerate(tokens):
+                top = [{"token": token, "logprob": 0.0, "bytes": None}]
+                if i == first:
+                    top = [{"token": other[:2] if len(other) > 2 else other, "logprob": math.log(p),
+                            "bytes": None} for other, p in dist.items() if p > 0]
+                    top.append({"token": "Maybe", "logprob": math.log(0.01), "bytes": None})
+                lp = math.log(dist.get(label, 1.0)) if i == first else 0.0
+                content.append({"token": token, "logprob": lp, "bytes": None, "top_logprobs": top})
+            choice["logprobs"] = {"content": content}
+        return chat_completion(body.get("model"), choice, len(tokens))
