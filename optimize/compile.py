@@ -53,6 +53,8 @@ def parser() -> argparse.ArgumentParser:
 
 def evaluate(program, pairs, store, run_id, threads, labels, skipped: int = 0, dataset=None) -> dict:
     """Judge `pairs` as run `run_id`, write its outputs under the runs folder; return the metrics."""
+    if hasattr(program, "prefetch"):  # e.g. the probe's hidden states, computed in batches before judging
+        program.prefetch(pairs)
     rows = run_pairs(program, pairs, store, run_id, threads=threads)
     metrics = metrics_from_rows(rows, labels)
     metrics["run_id"] = run_id

@@ -23,7 +23,7 @@ import dspy  # noqa: E402
 from dspy.lm15 import Config, ContextLengthError, Message, Request  # noqa: E402
 
 from hiera_dspy.lm import ledger  # noqa: E402
-from hiera_dspy.lm import local
+from hiera_dspy.lm import local, runtimes
 
 LABELS = ("Exact", "Partial", "Irrelevant")
 # The suite's conftest points HIERA_CACHE_DIR at a temp folder for every test; the real-model test wants the user's
@@ -86,6 +86,7 @@ def fake_llama(monkeypatch, tmp_path):
         llama_cpp=types.SimpleNamespace(llama_model_default_params=lambda: params),
     )
     monkeypatch.setattr(local, "_import_llama_cpp", lambda: fake)
+    monkeypatch.setattr(local, "_runtime", lambda: runtimes.RUNTIMES["llama-cpp-python"])
     monkeypatch.setenv("HIERA_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setenv("HIERA_NO_PROGRESS", "1")
     for var in ("HIERA_LOCAL_CTX", "HIERA_LOCAL_THREADS", "HIERA_LOCAL_RAM_CACHE_MB", "HIERA_LOCAL_EXTRA_BUFTS"):
@@ -239,8 +240,10 @@ def test_not_a_gguf_file(fake_llama, tmp_path):
 
 
 def test_missing_llama_cpp_gives_the_install_command(monkeypatch):
+    monkeypatch.delenv("HIERA_LOCAL_RUNTIME", raising=False)
     monkeypatch.setitem(sys.modules, "llama_cpp", None)  # makes `import llama_cpp` raise ImportError
-    with pytest.raises(local.LocalLMUnavailable, match=r"pip install 'hiera-dspy\[local\]'"):
+    monkeypatch.setitem(sys.modules, "xllamacpp", None)
+    with pytest.raises(local.LocalLMUnavailable, match=r"pip install 'hiera-dspy\[local\]' \(xllamacpp"):
         local.make_local_lm(None)
 
 
