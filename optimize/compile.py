@@ -64,6 +64,17 @@ def evaluate(program, pairs, store, run_id, threads, labels, skipped: int = 0, d
     return metrics
 
 
+NEXT = """next:
+  label your own pairs:     python -m eval.label --dataset jsonl:YOUR_PAIRS.jsonl --scheme {scheme} --judge {art} --out runs/mine
+  fill a benchmark's holes: python -m eval.holes --topics topics.tsv --corpus corpus.jsonl --qrels qrels.txt --runs a.run,b.run --scheme {scheme} --judge {art} --out runs/filled
+  review the least sure:    python -m eval.review --run RUN_ID     (RUN_ID: printed by either command above)"""
+
+
+def next_steps(artifact: Path, scheme: str) -> str:
+    """The three commands a newcomer runs next with the compiled judge."""
+    return NEXT.format(art=artifact, scheme=scheme)
+
+
 def main(argv: list[str] | None = None) -> dict:
     """Compile a method on the train split, evaluate it on dev before and after, save the artifact; return both
     dev metrics with the optimizer settings."""
@@ -100,7 +111,7 @@ def main(argv: list[str] | None = None) -> dict:
     print(f"compiling {method} on {args.dataset}: {len(train)} train / {len(dev)} dev pairs, optimizer {optimizer}, "
           f"budget {args.budget}; LMs {run.lms}; knowledge {knowledge.name}", file=sys.stderr)
     before = None
-    if not args.skip_before:
+    if not args.skip_before and program.predictors():  # a learned judge has no prompt to compile: before == after
         before_id = replace(run, qualifiers=("dev", "uncompiled")).run_id
         begin_run(store, before_id, {**identity, "phase": "before"}, args)
         before = evaluate(program, dev, store, before_id, args.threads, labels, skipped_rows(dataset), dataset)
@@ -126,6 +137,7 @@ def main(argv: list[str] | None = None) -> dict:
     if args.budget == "smoke":
         print(SMOKE_NOTE.format(n=len(dev)))
     print(f"artifact: {out}  (models: {run.lms})")
+    print(next_steps(out, dataset.scheme.name))
     exit_on_error_rate({f"dev {phase} (run {m['run_id']})": m for phase, m in (("before", before), ("after", after))
                         if m}, args.max_error_rate, f"the artifact is {out}; each run's errors are in "
                        f"{runs_dir()}/RUN/predictions.jsonl")

@@ -12,7 +12,8 @@ for Qwen2.5-1.5B): a summary of what the model understood of a short relevance q
   every call under one lock;
 - vectors are cached on disk under the cache root (`probe/<sha256(prompt)[:24]>.npy`; a model other than the registered
   default one gets its own sub-folder `probe/<sha256 of the file[:12]>/`), so a rerun or a killed prepare costs
-  nothing. The key is the prompt: a prompt change (this one, of issue 21) starts a fresh cache.
+  nothing. The key is the prompt: a prompt change (this one, of issue 21) starts a fresh cache. Behind the disk cache,
+  the bundled seed (`probe_seed`: the MSRD train pairs' vectors for the default model) answers the prompts it has.
 
 Tests inject an embedder with `use_embedder(fn)` (`fn(prompt) -> vector`; the real model is never loaded; the prompt
 then uses the plain layout, no chat template).
@@ -30,7 +31,7 @@ import numpy as np
 
 from hiera_dspy import settings
 from hiera_dspy.errors import HieraError
-from hiera_dspy.lm import model_store
+from hiera_dspy.lm import model_store, probe_seed
 from hiera_dspy.lm.probe_prompt import PromptFormat
 
 Embedder = Callable[[str], np.ndarray]
@@ -72,13 +73,20 @@ def llama_embedder(path: str) -> BatchEmbedder:
     return embed
 
 
-def cached(embed: BatchEmbedder, folder: Path) -> BatchEmbedder:
-    """`embed` with an on-disk cache of its vectors in `folder` (one .npy per prompt key); only the prompts not
-    cached go to `embed`, in one call."""
+def cached(embed: BatchEmbedder, folder: Path, seed: dict[str, np.ndarray] | None = None) -> BatchEmbedder:
+    """`embed` with an on-disk cache of its vectors in `folder` (one .npy per prompt key) and, behind it, the bundled
+    `seed` ({prompt key: vector}, `probe_seed`); only the prompts found in neither go to `embed`, in one call."""
+    seed = seed or {}
+
+    def known(prompt: str, file: Path) -> np.ndarray | None:
+        if file.is_file():
+            return np.load(file)
+        vec = seed.get(prompt_key(prompt))
+        return None if vec is None else np.asarray(vec, dtype=np.float32)
 
     def lookup(prompts: list[str]) -> list[np.ndarray]:
         files = [folder / f"{prompt_key(p)}.npy" for p in prompts]
-        out: list[np.ndarray | None] = [np.load(f) if f.is_file() else None for f in files]
+        out: list[np.ndarray | None] = [known(p, f) for p, f in zip(prompts, files)]
         missing = [i for i, v in enumerate(out) if v is None]
         if missing:
             folder.mkdir(parents=True, exist_ok=True)
@@ -146,7 +154,8 @@ def states_for(lm, labels: Sequence[str], cache: bool = True) -> HiddenStates:
     folder = settings.cache_dir() / "probe"
     if spec != model_store.DEFAULT_MODEL:
         folder = folder / model_store.identify_file(path)[:12]
-    return HiddenStates(fmt, cached(llama_embedder(path), folder))
+    seed = probe_seed.seed_vectors(model_store.get_spec(spec).sha256) if spec else {}
+    return HiddenStates(fmt, cached(llama_embedder(path), folder, seed))
 
 
 @contextmanager
