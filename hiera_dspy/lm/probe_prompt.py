@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from hiera_dspy.untrusted import item_block
+from hiera_dspy.untrusted.blocks import item_block
 
 SYSTEM = "Judge how relevant an item is to a search query. Answer {labels}."
 PLAIN = "{% for m in messages %}{{ m.role | capitalize }}: {{ m.content }}\n\n{% endfor %}Assistant:"

@@ -50,7 +50,7 @@ def fitted(name, train=TRAIN, scheme=MSRD.scheme, **config):
 
 def test_prompt_names_the_schemes_labels_and_keeps_the_item_as_data():
     from hiera_dspy.lm.probe_prompt import PromptFormat
-    from hiera_dspy.untrusted import TASK_AFTER_DATA
+    from hiera_dspy.untrusted.blocks import TASK_AFTER_DATA
 
     prompt = PromptFormat(get_scheme("esci").labels).render("red shoes", "Shoe", "~" * 700, 300)
     assert "Answer Irrelevant, Complement, Substitute or Exact." in prompt
