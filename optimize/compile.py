@@ -39,7 +39,7 @@ from hiera_dspy.cli.options import (
 )
 from hiera_dspy.knowledge import make_knowledge
 from hiera_dspy.lm.roles import add_lm_arguments, lms_from_args
-from hiera_dspy.methods import BuildContext, build
+from hiera_dspy.methods import BuildContext, available, build
 from hiera_dspy.runs.artifacts import save_judge
 from hiera_dspy.runs.outputs import write_outputs
 from hiera_dspy.runs.runner import run_pairs
@@ -143,6 +143,9 @@ def main(argv: list[str] | None = None) -> dict:
                "n_train": len(train), "n_dev": len(dev), "skipped_rows": skipped_rows(dataset)}
     save_judge(compiled, out, scheme=dataset.scheme, lms=lms, knowledge=knowledge.name, dataset=args.dataset,
                metrics=metrics)
+    info = available().get(method)
+    print(f"compiled: {method} ({info.doc if info else 'a registered method'}); optimizer {optimizer}, "
+          f"{len(dataset.splits['train'])} train pairs available, scored on {len(dev)} dev pairs")
     if before:
         print_metrics("dev before", before)
         print(f"  {before['summary']}")

@@ -180,7 +180,7 @@ def test_many_embeds_in_chunks_and_reports_progress(fake):
 
 
 def test_compile_saves_the_weights_and_eval_run_judges_without_refitting(fake, tmp_path, monkeypatch,
-                                                                          patch_make_lm):
+                                                                          patch_make_lm, capsys):
     import eval.run as run_cli
     import optimize.compile as compile_cli
 
@@ -191,8 +191,13 @@ def test_compile_saves_the_weights_and_eval_run_judges_without_refitting(fake, t
         for p in MSRD.split("train")[:40] + MSRD.split("dev")[:20]:
             fh.write(json.dumps({**p._asdict(), "label": p.label}) + "\n")
     common = ["--dataset", f"jsonl:{data}", "--scheme", "msrd", "--knowledge", "none", "--lm", "fake"]
-    compile_cli.main([*common, "--method", "probe-stacked", "--set", "embedder=lexical", "--optimizer", "none",
-                      "--budget", "smoke", "--skip-before", "--out", str(art)])
+    metrics = compile_cli.main([*common, "--method", "probe-stacked", "--set", "embedder=lexical", "--budget",
+                                "quickstart", "--out", str(art)])
+    out = capsys.readouterr().out
+    assert metrics["before"] is None and metrics["optimizer"] == "none" and 0 < metrics["n_dev"] <= 20
+    assert "compiled: probe-stacked (" in out and f"artifact: {art}" in out
+    assert f"eval.label --dataset jsonl:YOUR_PAIRS.jsonl --scheme msrd --judge {art}" in out
+    assert "eval.holes" in out and "eval.review --run RUN_ID" in out
     extra = json.loads(art.read_text())["extra"]
     assert {"probe", "stacker", "scorer"} <= set(extra) and len(extra["probe"]["mean"]) == 64
     before = len(fake.prompts)
