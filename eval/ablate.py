@@ -30,7 +30,8 @@ from eval.disagreements import report_section
 from eval.report import comparison_families, family_note, sanitize, summarize_method, write_report
 from hiera_dspy.cli import cli_main
 from hiera_dspy.cli import (add_data_arguments, add_run_arguments, begin_run, exit_on_error_rate, load_data,
-                            open_store, output_folder, positive_int, prepare_fresh, runs_dir, skipped_rows)
+                            open_store, output_folder, positive_int, prepare_fresh, progress_display, runs_dir,
+                            skipped_rows)
 from hiera_dspy.runs.estimate import add_dry_run_arguments, dry_run, format_total
 from hiera_dspy.knowledge import make_knowledge
 from hiera_dspy.lm.roles import add_lm_arguments, lms_from_args
@@ -159,7 +160,8 @@ def main(argv: list[str] | None = None) -> list[dict]:
             continue
         begin_run(store, run_id, identity, args)
         print(f"== {display} (run {run_id})", file=sys.stderr)
-        results[display] = (run_id, run_pairs(program, pairs, store, run_id, threads=args.threads))
+        results[display] = (run_id, run_pairs(program, pairs, store, run_id, threads=args.threads,
+                                              progress=progress_display(args, lms, display)))
 
     if args.dry_run:
         print(format_total(estimates))

@@ -20,7 +20,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from hiera_dspy.cli import add_judging_arguments, begin_run, open_store, prepare_fresh
+from hiera_dspy.cli import add_judging_arguments, begin_run, open_store, prepare_fresh, progress_display
 from hiera_dspy.confidence import confidence
 from hiera_dspy.data import Dataset
 from hiera_dspy.data.trec import format_qrels
@@ -82,6 +82,7 @@ def label_pairs(args, dataset: Dataset, pairs: list[Pair], split: str, labelling
         raise SystemExit("error: --engine ray is available on eval.run (its replicas are rebuilt from eval.run's "
                          "command line); label with --engine threads, async or batch")
     rows = judge(args.engine, Job(program, pairs, store, run_id, lms, retry_errors=args.retry_errors,
+                                  progress=progress_display(args, lms, program.method),
                                   options=options_from_args(args)))
     return LabellingRun(run_id, store, config, rows)
 

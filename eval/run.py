@@ -18,7 +18,7 @@ from hiera_dspy.runs.artifacts import load_judge, note_ignored_endpoints, read_a
 from hiera_dspy.cli import cli_main
 from hiera_dspy.cli import (add_data_arguments, add_judging_arguments, begin_run, config_from_args, exit_on_error_rate,
                             load_data, metrics_from_rows, open_store, output_folder, prepare_fresh, print_metrics,
-                            runs_dir, skipped_rows)
+                            progress_display, runs_dir, skipped_rows)
 from hiera_dspy.engines import Job, judge, options_from_args
 from hiera_dspy.runs.estimate import dry_run
 from hiera_dspy.knowledge import make_knowledge
@@ -81,6 +81,7 @@ def main(argv: list[str] | None = None) -> dict:
           f"(LMs {spec.lms}, knowledge {knowledge.name})", file=sys.stderr)
     recipe = functools.partial(replica, list(sys.argv[1:] if argv is None else argv))  # --engine ray's replicas
     rows = judge(args.engine, Job(program, pairs, store, run_id, lms, retry_errors=args.retry_errors,
+                                  progress=progress_display(args, lms, program.method),
                                   options=options_from_args(args), factory=recipe))
     metrics = metrics_from_rows(rows, list(dataset.scheme.labels))
     metrics["run_id"] = run_id

@@ -23,7 +23,7 @@ from hiera_dspy.runs.artifacts import save_judge
 from hiera_dspy.cli import cli_main
 from hiera_dspy.cli import (add_config_argument, add_data_arguments, add_run_arguments, begin_run, config_from_args,
                             exit_on_error_rate, load_data, metrics_from_rows, open_store, output_folder, prepare_fresh,
-                            print_metrics, read_json_file, runs_dir, skipped_rows)
+                            print_metrics, progress_display, read_json_file, runs_dir, skipped_rows)
 from hiera_dspy.knowledge import make_knowledge
 from hiera_dspy.lm.roles import add_lm_arguments, lms_from_args
 from hiera_dspy.methods import BuildContext, build
@@ -51,9 +51,10 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
-def evaluate(program, pairs, store, run_id, threads, labels, skipped: int = 0, dataset=None) -> dict:
-    """Judge `pairs` as run `run_id`, write its outputs under the runs folder; return the metrics."""
-    rows = run_pairs(program, pairs, store, run_id, threads=threads)
+def evaluate(program, pairs, store, run_id, threads, labels, skipped: int = 0, dataset=None, progress=True) -> dict:
+    """Judge `pairs` as run `run_id`, write its outputs under the runs folder; return the metrics (`progress`: as
+    run_pairs takes it)."""
+    rows = run_pairs(program, pairs, store, run_id, threads=threads, progress=progress)
     metrics = metrics_from_rows(rows, labels)
     metrics["run_id"] = run_id
     metrics["skipped_rows"] = skipped
@@ -101,7 +102,8 @@ def main(argv: list[str] | None = None) -> dict:
     if not args.skip_before:
         before_id = replace(run, qualifiers=("dev", "uncompiled")).run_id
         begin_run(store, before_id, {**identity, "phase": "before"}, args)
-        before = evaluate(program, dev, store, before_id, args.threads, labels, skipped_rows(dataset), dataset)
+        before = evaluate(program, dev, store, before_id, args.threads, labels, skipped_rows(dataset), dataset,
+                          progress_display(args, lms, "dev before"))
     if program.predictors():
         compiled = OPTIMIZERS[optimizer](program, examples(train), examples(dev), budget, args.seed, lms, args.threads)
     else:  # nothing to optimise (embed-lr): the scorer fitted by prepare() is the whole judge
@@ -110,7 +112,8 @@ def main(argv: list[str] | None = None) -> dict:
     after_id = replace(run, qualifiers=("dev", "compiled", optimizer, args.budget, args.seed,
                                          compiled.dump_state())).run_id
     begin_run(store, after_id, {**identity, "phase": "after", "optimizer": optimizer, "budget": args.budget}, args)
-    after = evaluate(compiled, dev, store, after_id, args.threads, labels, skipped_rows(dataset), dataset)
+    after = evaluate(compiled, dev, store, after_id, args.threads, labels, skipped_rows(dataset), dataset,
+                     progress_display(args, lms, "dev after"))
     out = Path(args.out or Path("artifacts") / dataset.name.split(":")[0] / f"{method}.json")
     metrics = {"before": before, "after": after, "optimizer": optimizer, "budget": args.budget, "seed": args.seed,
                "n_train": len(train), "n_dev": len(dev), "skipped_rows": skipped_rows(dataset)}

@@ -24,7 +24,7 @@ import optuna
 
 from hiera_dspy.cli import cli_main
 from hiera_dspy.cli import (add_data_arguments, add_run_arguments, begin_run, exit_on_error_rate, load_data,
-                            metrics_from_rows, open_store, runs_dir)
+                            metrics_from_rows, open_store, progress_display, runs_dir)
 from hiera_dspy.knowledge import make_knowledge
 from hiera_dspy.lm.roles import add_lm_arguments, lms_from_args
 from hiera_dspy.methods import BuildContext, build
@@ -97,7 +97,8 @@ class Objective:
             optimizer = dspy.BootstrapFewShot(metric=label_match, max_bootstrapped_demos=demos,
                                               max_labeled_demos=demos, max_rounds=1)
             program = optimizer.compile(program, trainset=examples(self.train))
-        rows = run_pairs(program, self.dev, self.store, run_id, threads=self.args.threads, progress=False)
+        rows = run_pairs(program, self.dev, self.store, run_id, threads=self.args.threads,
+                         progress=progress_display(self.args, self.lms, f"trial {trial.number}"))
         m = metrics_from_rows(rows, list(self.dataset.scheme.labels))
         kappa, tokens = m["kappa"] if m["kappa"] is not None else 0.0, m["tokens_per_judgment"]
         trial.set_user_attr("config", config)
