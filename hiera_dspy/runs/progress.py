@@ -21,6 +21,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, TextIO
 
+from hiera_dspy import settings
 from hiera_dspy.records import Judgment
 
 LINE_SECONDS = 10.0  # without a terminal: a line at least this often while judgments finish ...
@@ -33,7 +34,8 @@ class Display:
 
     `desc` names the run on the bar; `verbose` adds one line per judgment; `prices` maps an LM role to its USD per
     input and output token (`{"input": .., "output": ..}`); the cost is shown only when every step's role is priced.
-    `stream` defaults to stderr, `tty` to whether it is a terminal; `clock` is for tests."""
+    `stream` defaults to stderr, `tty` to whether it is a terminal (log lines under $HIERA_NO_PROGRESS); `clock` is
+    for tests."""
 
     desc: str = ""
     verbose: bool = False
@@ -58,7 +60,7 @@ class Progress:
         self._last_line, self._last_share, self._shown = self._start, self._share(), finished
         self._lock = threading.Lock()
         self._closed = False
-        tty = self.display.tty if self.display.tty is not None else _isatty(self.stream)
+        tty = self.display.tty if self.display.tty is not None else _isatty(self.stream) and settings.show_progress()
         self._bar = _bar(self) if self.enabled and tty and total > finished else None
 
     def __call__(self, row: Judgment) -> None:
