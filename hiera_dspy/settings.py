@@ -12,7 +12,7 @@ caller that sets a variable later is honoured).
 | HIERA_LOCAL_THREADS, _CTX, _RAM_CACHE_MB, _MAX_CHARS, _EXTRA_BUFTS | see local.py | the embedded model |
 | HIERA_LOCAL_RUNTIME | the first installed | the llama.cpp binding: xllamacpp or llama-cpp-python (lm/runtimes) |
 | HIERA_PROBE_BATCH | 8 | prompts per llama.cpp batch for the probe's hidden states (lm/hidden.py) |
-| HIERA_MODEL_PATH, HIERA_OFFLINE, HIERA_NO_MIRROR, HIERA_KEEP_MIRROR, HIERA_NO_PROGRESS | | model_store |
+| HIERA_MODEL_PATH, HIERA_OFFLINE, HIERA_NO_MIRROR, HIERA_KEEP_MIRROR, HIERA_NO_PROGRESS | | model_store, runs/progress |
 | HF_ENDPOINT, HF_HUB_OFFLINE | huggingface.co, off | model_store (huggingface_hub's own names) |
 | HIERA_REFERENCE, HIERA_REFERENCE_EMBEDDER | on, auto | the embed-lr reference line of eval.run / optimize.compile |
 
@@ -182,7 +182,7 @@ def hub_offline() -> bool:
 
 
 def show_progress() -> bool:
-    """False when $HIERA_NO_PROGRESS is set: no download progress bars."""
+    """False when $HIERA_NO_PROGRESS is set: no download progress bars, and log lines instead of a judging bar."""
     return not env_flag("HIERA_NO_PROGRESS")
 
 
