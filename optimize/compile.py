@@ -80,15 +80,18 @@ def evaluate(program, pairs, store, run_id, threads, labels, skipped: int = 0, d
     return metrics
 
 
-NEXT = """next:
-  label your own pairs:     python -m eval.label --dataset jsonl:YOUR_PAIRS.jsonl --scheme {scheme} --judge {art} --out runs/mine
-  fill a benchmark's holes: python -m eval.holes --topics topics.tsv --corpus corpus.jsonl --qrels qrels.txt --runs a.run,b.run --scheme {scheme} --judge {art} --out runs/filled
-  review the least sure:    python -m eval.review --run RUN_ID     (RUN_ID: printed by either command above)"""
+NEXT = (  # (what, command): the three commands a newcomer runs next with the compiled judge
+    ("label your own pairs", "python -m eval.label --dataset jsonl:YOUR_PAIRS.jsonl --scheme {scheme} --judge {art} "
+                             "--out runs/mine"),
+    ("fill a benchmark's holes", "python -m eval.holes --topics topics.tsv --corpus corpus.jsonl --qrels qrels.txt "
+                                 "--runs a.run,b.run --scheme {scheme} --judge {art} --out runs/filled"),
+    ("review the least sure", "python -m eval.review --run RUN_ID     (RUN_ID: printed by either command above)"),
+)
 
 
 def next_steps(artifact: Path, scheme: str) -> str:
     """The three commands a newcomer runs next with the compiled judge."""
-    return NEXT.format(art=artifact, scheme=scheme)
+    return "next:\n" + "\n".join(f"  {what + ':':<25} {cmd.format(art=artifact, scheme=scheme)}" for what, cmd in NEXT)
 
 
 def main(argv: list[str] | None = None) -> dict:

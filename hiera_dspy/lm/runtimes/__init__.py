@@ -1,9 +1,11 @@
 """Which llama.cpp binding runs the embedded model: a registry, chosen by what is installed.
 
-| runtime | pip | install on a fresh 2-core machine | what it gives |
-| --- | --- | --- | --- |
-| xllamacpp | `hiera-dspy[local]` (xllamacpp, prebuilt CPU wheel, 34 MB) | seconds, no compiler | chat with logprobs and JSON schemas, batched last-token hidden states |
-| llama-cpp-python | `hiera-dspy[local-source]` (builds llama.cpp with gcc, ~7 min) | minutes | the same, built for this CPU |
+| runtime | extra | install on a fresh 2-core machine |
+| --- | --- | --- |
+| llama-cpp-python | `hiera-dspy[local-source]` | builds llama.cpp with gcc: ~7 min; built for this CPU |
+| xllamacpp | `hiera-dspy[local]` | a prebuilt CPU wheel (34 MB): seconds, no compiler |
+
+Both give chat completions with log-probabilities and JSON schemas, and batched last-token hidden states.
 
 `choose()` takes $HIERA_LOCAL_RUNTIME when set (an error when that binding is not installed), else the first installed
 one in `PREFERENCE` order: llama-cpp-python first (whoever built it for this CPU chose it; it is also the faster one
@@ -33,7 +35,7 @@ class RuntimeUnavailable(RuntimeError):
 
 @dataclass(frozen=True)
 class Runtime:
-    """A llama.cpp binding: its import name, its pip requirement and its loaders ("module:function", imported on use)."""
+    """A llama.cpp binding: import name, pip requirement, extra and loaders ("module:attr", imported on use)."""
 
     name: str
     module: str
