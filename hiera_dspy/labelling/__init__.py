@@ -1,0 +1,1 @@
+"""Labelling: what a person sees and decides (confidence, the review queue and decisions, the human sample)."""
