@@ -12,7 +12,7 @@ the holes are the rest of every system's top 10. The full-judgment value of a sy
 is judged by MSRD (the target of hole filling: what a person labelling every hole would give).
 
 Judges fill the holes once: embed-lr (the learned scorer fitted on the bundled 300 train pairs, whose queries are
-disjoint from the benchmark), embed-lr-pool (the same scorer fitted on 3,000 pool judgments of queries outside the
+disjoint from the benchmark), embed-lr-pool (the same scorer fitted on 2,000 pool judgments of queries outside the
 benchmark: a better offline judge), and simulated judges that flip MSRD's label of each hole with a fixed
 probability (to show how the width tracks the judge's kappa). The human sample is simulated from the truth: for each
 of `--samples` seeds and each sample fraction, a random set of whole queries whose holes get MSRD's labels. Per
@@ -48,6 +48,7 @@ from hiera_dspy.types import Pair  # noqa: E402
 SCHEME = get_scheme("msrd")
 DEPTH, POOL_DEPTH, POOL_SYSTEMS = 10, 3, ("bm25", "dense")
 FRACTIONS = (0.05, 0.10, 0.20)
+POOL_TRAIN = 2000  # judgments of queries outside the benchmark that embed-lr-pool learns from
 
 
 def parser() -> argparse.ArgumentParser:
@@ -161,18 +162,21 @@ def build(args) -> dict:
         built = json.loads(path.read_text())
         if built["key"] == key:
             return built
+    started = time.time()
     queries, truth = read_pool()
     train = [json.loads(line) for line in (BUNDLED / "train.jsonl").read_text().splitlines() if line.strip()]
     train_queries = {r["query_id"] for r in train}
     chosen = choose_queries(queries, truth, args.queries, args.seed, train_queries)
     catalog = {e.id: e for e in read_catalog(BUNDLED / "movies-corpus.jsonl.gz")}
     candidates: dict[str, list[str]] = {}
+    wanted = set(chosen)
     for (q, d) in truth:
-        if q in set(chosen) and d in catalog:
+        if q in wanted and d in catalog:
             candidates.setdefault(q, []).append(d)
     print(f"{len(chosen)} queries, {sum(map(len, candidates.values()))} judged movies; ranking with 8 systems",
           file=sys.stderr)
     runs = systems(chosen, queries, candidates, catalog, args.seed)
+    print(f"systems ranked in {time.time() - started:.0f} s", file=sys.stderr)
     pool, holes = pool_and_holes(runs, truth)
 
     def pair(q: str, d: str, grade: int | None = None) -> Pair:
@@ -183,8 +187,8 @@ def build(args) -> dict:
     hole_pairs = [pair(q, d) for q, d in holes]
     judges = {"embed-lr": fit_judge("embed-lr", [pair(r["query_id"], r["item_id"], int(r["label"])) for r in train
                                                  if r["item_id"] in catalog], hole_pairs)}
-    outside = sorted(k for k in truth if k[0] not in set(chosen) and k[0] not in train_queries and k[1] in catalog)
-    pool_train = random.Random(args.seed).sample(outside, 3000)
+    outside = sorted(k for k in truth if k[0] not in wanted and k[0] not in train_queries and k[1] in catalog)
+    pool_train = random.Random(args.seed).sample(outside, POOL_TRAIN)
     judges["embed-lr-pool"] = fit_judge("embed-lr-pool", [pair(q, d, truth[(q, d)]) for q, d in pool_train],
                                         hole_pairs)
     built = {"key": key, "queries": chosen, "runs": runs, "pool": [[q, d, g] for (q, d), g in pool.items()],

@@ -71,6 +71,11 @@ def estimate(y, yhat, yhat_unlabeled, level: float = 0.95, lam: float | None = N
     Returns:
         An `Estimate`; with fewer than two sampled queries `ci` and `human_only_ci` are None and `note` says why.
     """
+    with np.errstate(invalid="ignore", divide="ignore"):  # no variance: ppi_py's tuning is 0/0, handled below
+        return _estimate(y, yhat, yhat_unlabeled, level, lam, w, w_unlabeled)
+
+
+def _estimate(y, yhat, yhat_unlabeled, level, lam, w, w_unlabeled) -> Estimate:
     from ppi_py import classical_mean_ci, ppi_mean_ci, ppi_mean_pointestimate
 
     y, yhat, unl = (np.asarray(a, dtype=float).ravel() for a in (y, yhat, yhat_unlabeled))
@@ -98,12 +103,17 @@ def estimate(y, yhat, yhat_unlabeled, level: float = 0.95, lam: float | None = N
 def p_value(y, yhat, yhat_unlabeled, null: float = 0.0, lam: float | None = None, w=None,
             w_unlabeled=None) -> float | None:
     """Two-sided PPI++ p-value of "the mean equals `null`" (ppi_py's `ppi_mean_pval`); None below 2 queries."""
-    from ppi_py import ppi_mean_pval
-
     y, yhat, unl = (np.asarray(a, dtype=float).ravel() for a in (y, yhat, yhat_unlabeled))
     if len(y) < 2:
         return None
     kw = {"w": _weights(w), "w_unlabeled": _weights(w_unlabeled)}
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return _p_value(y, yhat, unl, null, lam, kw)
+
+
+def _p_value(y, yhat, unl, null, lam, kw) -> float:
+    from ppi_py import ppi_mean_pval
+
     p = _scalar(ppi_mean_pval(y, yhat, unl, null=null, lam=lam, **kw))
     if math.isnan(p):
         p = _scalar(ppi_mean_pval(y, yhat, unl, null=null, lam=1.0, **kw))

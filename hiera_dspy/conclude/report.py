@@ -15,7 +15,7 @@ def sample_lines(s: dict | None) -> list[str]:
     if s is None:
         return ["No human sample: the values below are the machine's alone, without a confidence interval. Draw one "
                 "with --human-sample N|P% (whole queries, seeded) to get PPI estimates and intervals."]
-    lines = [f"Human sample: {s['queries']} queries ({s['requested']}, {s['method']}, seed {s['seed']}), "
+    lines = [f"Human sample: {s['queries']} queries (--human-sample {s['requested']}, {s['method']}, seed {s['seed']}), "
              f"{s['pairs']} pairs; {s['decided']} queries decided, {len(s['pending'])} pending "
              f"({s['remaining_pairs']} sample pairs left to label)."]
     if s["partial"]:

@@ -111,6 +111,23 @@ def sample_pair_ids(sample: Sample, pairs_by_query: dict[str, list[str]]) -> lis
     return [p for q in sample.queries for p in pairs_by_query.get(q, [])]
 
 
+def sample_entries(sample: Sample | None, rows: Sequence[dict], pair_query: dict[str, str]) -> list:
+    """The review queue's first part: every judged pair of the sampled queries (confident or not, failed ones
+    aside), query by query in sample order, as `QueueEntry`s with reason "sample"."""
+    from hiera_dspy.confidence import confidence
+    from hiera_dspy.review import QueueEntry
+
+    if sample is None:
+        return []
+    rank = {q: i for i, q in enumerate(sample.queries)}
+    chosen = [r for r in rows if pair_query.get(r["id"]) in rank and not r.get("error")]
+    chosen.sort(key=lambda r: rank[pair_query[r["id"]]])  # stable: run order within a query
+    return [QueueEntry(r, confidence(r), SAMPLE_REASON) for r in chosen]
+
+
+SAMPLE_REASON = "sample: label every pair of this query"
+
+
 class SampleLog:
     """The human samples of the runs in one run store file (its own connection, like the decision log)."""
 
@@ -150,6 +167,15 @@ class SampleLog:
                 self._db.execute("ROLLBACK")
                 raise
         return self.get(run_id)
+
+
+def read_sample(path: str | Path, run_id: str) -> Sample | None:
+    """The run's sample in the store file at `path` (None if it has none)."""
+    log = SampleLog(path)
+    try:
+        return log.get(run_id)
+    finally:
+        log.close()
 
 
 def ensure(log: SampleLog, run_id: str, query_ids: Sequence[str], requested: str | None, seed: int,
