@@ -43,7 +43,7 @@ from hiera_dspy.conclude.ppi import Values, differences, estimate  # noqa: E402
 from hiera_dspy.data.msrd import BUNDLED, read_catalog  # noqa: E402
 from hiera_dspy.data.trec import RunLine  # noqa: E402
 from hiera_dspy.labels import get_scheme  # noqa: E402
-from hiera_dspy.types import Pair  # noqa: E402
+from hiera_dspy.records import Pair  # noqa: E402
 
 SCHEME = get_scheme("msrd")
 DEPTH, POOL_DEPTH, POOL_SYSTEMS = 10, 3, ("bm25", "dense")

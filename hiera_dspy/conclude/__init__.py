@@ -1,1 +1,1 @@
-"""Conclude: per-query metric values in, estimates, confidence intervals and pairwise differences out (ppi_py)."""
+"""From labels to conclusions: retrieval metrics per query and system, and what they allow one to conclude."""

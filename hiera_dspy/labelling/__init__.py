@@ -1,1 +1,1 @@
-"""Labelling: what a person sees and decides (confidence, the review queue and decisions, the human sample)."""
+"""What a person sees and decides: confidence, the review queue, decisions, the human sample, labelling runs and their exports."""

@@ -114,8 +114,8 @@ def sample_pair_ids(sample: Sample, pairs_by_query: dict[str, list[str]]) -> lis
 def sample_entries(sample: Sample | None, rows: Sequence[dict], pair_query: dict[str, str]) -> list:
     """The review queue's first part: every judged pair of the sampled queries (confident or not, failed ones
     aside), query by query in sample order, as `QueueEntry`s with reason "sample"."""
-    from hiera_dspy.confidence import confidence
-    from hiera_dspy.review import QueueEntry
+    from hiera_dspy.labelling.confidence import confidence
+    from hiera_dspy.labelling.queue import QueueEntry
 
     if sample is None:
         return []

@@ -12,7 +12,7 @@ import pytest
 
 from eval import escalations as eval_escalations
 from eval import holes as eval_holes
-from eval.reviewing import Review
+from hiera_dspy.labelling.session import Review
 from hiera_dspy.conclude.per_query import named_measures, per_query
 from hiera_dspy.data.trec import read_run
 from hiera_dspy.labels import get_scheme

@@ -1,4 +1,4 @@
-"""What eval.holes does for its conclusions: the --human-sample options, drawing the sample into the run, and at
+"""What a holes labelling run does for its conclusions: the --human-sample options, drawing the sample into the run, and at
 every export sample.jsonl, the summary's estimates and the report's section (docs/conclusions.md).
 
 The statistics are `hiera_dspy.conclude` (pure); the sample and its table `hiera_dspy.labelling.sample`.
@@ -60,7 +60,7 @@ def conclude(summary: dict, store, run_id: str, runs: dict, originals: dict, rec
              scheme: LabelScheme, depth: int, level: float, out: Path) -> tuple[list[Path], str]:
     """Add the conclusions to `summary` (per run "estimates", "differences", "human_sample", "conclusions"), write
     OUT/sample.jsonl when the run has a sample; returns (written paths, the report's Markdown section)."""
-    from eval.labelling import read_pairs_file, write_jsonl
+    from hiera_dspy.labelling.exports import read_pairs_file, write_jsonl
 
     log = SampleLog(store.path)
     try:
