@@ -1,6 +1,6 @@
 """Benchmark the conclusions of a filled benchmark (PPI over per-query metrics) against full human judgments, offline.
 
-    python bench/conclusions.py                       # 300 queries, 300 samples at 5/10/20%, embed-lr + simulated
+    python bench/conclusions.py                       # 200 queries, 300 samples at 5/10/20%, embed-lr + simulated
     python bench/conclusions.py --queries 200 --samples 200 --judges embed-lr
 
 The truth: the bundled MSRD judgments pool (hiera_dspy/data/msrd/judgments-pool.tsv.gz). `--queries` queries of the
@@ -12,7 +12,7 @@ the holes are the rest of every system's top 10. The full-judgment value of a sy
 is judged by MSRD (the target of hole filling: what a person labelling every hole would give).
 
 Judges fill the holes once: embed-lr (the learned scorer fitted on the bundled 300 train pairs, whose queries are
-disjoint from the benchmark), embed-lr-pool (the same scorer fitted on 2,000 pool judgments of queries outside the
+disjoint from the benchmark), embed-lr-pool (the same scorer fitted on 1,000 pool judgments of queries outside the
 benchmark: a better offline judge), and simulated judges that flip MSRD's label of each hole with a fixed
 probability (to show how the width tracks the judge's kappa). The human sample is simulated from the truth: for each
 of `--samples` seeds and each sample fraction, a random set of whole queries whose holes get MSRD's labels. Per
@@ -32,6 +32,7 @@ import json
 import random
 import sys
 import time
+from itertools import combinations
 from pathlib import Path
 
 import numpy as np
@@ -39,7 +40,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
 
 from hiera_dspy.conclude.per_query import named_measures, per_query  # noqa: E402
-from hiera_dspy.conclude.ppi import Values, differences, estimate  # noqa: E402
+from hiera_dspy.conclude.ppi import estimate_columns  # noqa: E402
 from hiera_dspy.data.msrd import BUNDLED, read_catalog  # noqa: E402
 from hiera_dspy.data.trec import RunLine  # noqa: E402
 from hiera_dspy.labels import get_scheme  # noqa: E402
@@ -48,13 +49,13 @@ from hiera_dspy.records import Pair  # noqa: E402
 SCHEME = get_scheme("msrd")
 DEPTH, POOL_DEPTH, POOL_SYSTEMS = 10, 3, ("bm25", "dense")
 FRACTIONS = (0.05, 0.10, 0.20)
-POOL_TRAIN = 2000  # judgments of queries outside the benchmark that embed-lr-pool learns from
+POOL_TRAIN = 1000  # judgments of queries outside the benchmark that embed-lr-pool learns from
 
 
 def parser() -> argparse.ArgumentParser:
     """The command line of `python bench/conclusions.py`."""
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--queries", type=int, default=300, help="benchmark queries (default 300)")
+    p.add_argument("--queries", type=int, default=200, help="benchmark queries (default 200)")
     p.add_argument("--samples", type=int, default=300, help="seeded human samples per fraction (default 300)")
     p.add_argument("--judges", default="embed-lr,embed-lr-pool,flip-5%,flip-10%",
                    help="comma-separated: embed-lr, embed-lr-pool, flip-P%% (simulated)")
@@ -92,7 +93,7 @@ def systems(chosen: list[str], queries: dict, candidates: dict[str, list[str]], 
     """name -> {qid: [docid in rank order]} for the eight systems, each ranking the query's judged movies."""
     import bm25s
 
-    from hiera_dspy.signals.features import resolve_embedder
+    from hiera_dspy.signals.features import item_document
 
     ids = list(catalog)
     index = {d: i for i, d in enumerate(ids)}
@@ -110,12 +111,10 @@ def systems(chosen: list[str], queries: dict, candidates: dict[str, list[str]], 
             tokens = bm25s.tokenize([queries[q]], stopwords="en", return_ids=False, show_progress=False)[0]
             all_scores = retriever.get_scores(tokens) if tokens else np.zeros(len(ids))
             scores[name][q] = {d: float(all_scores[index[d]]) for d in candidates[q]}
-    embedder = resolve_embedder("auto")
-    if embedder is None:
-        raise SystemExit("bench/conclusions.py needs the signals extra (MiniLM) for the dense systems")
+    embedder = cached_embedder()
     docs = sorted({d for q in chosen for d in candidates[q]})
     qv = dict(zip(chosen, embedder.encode([queries[q] for q in chosen])))
-    for name, text in (("dense", lambda e: f"{e.title}\n{e.text[:500]}"), ("dense-title", lambda e: e.title)):
+    for name, text in (("dense", lambda e: item_document(e.title, e.text)), ("dense-title", lambda e: e.title)):
         dv = dict(zip(docs, embedder.encode([text(catalog[d]) for d in docs])))
         scores[name] = {q: {d: float(qv[q] @ dv[d]) for d in candidates[q]} for q in chosen}
     rng = random.Random(seed)
@@ -124,6 +123,35 @@ def systems(chosen: list[str], queries: dict, candidates: dict[str, list[str]], 
     out = {name: {q: sorted(s, key=lambda d: (-s[d], d)) for q, s in per.items()} for name, per in scores.items()}
     out["rrf"] = {q: _rrf([out["bm25"][q], out["dense"][q]]) for q in chosen}
     return out
+
+
+class CachedEmbedder:
+    """MiniLM with a memo by text: the dense systems and the embed-lr judges embed the same queries and movies."""
+
+    def __init__(self, inner):
+        self.inner, self.model_id, self.memo = inner, inner.model_id, {}
+
+    def encode(self, texts: list[str]) -> np.ndarray:
+        """Unit vectors of the texts, each text embedded once per process."""
+        new = list(dict.fromkeys(t for t in texts if t not in self.memo))
+        if new:
+            self.memo.update(zip(new, self.inner.encode(new)))
+        return np.array([self.memo[t] for t in texts])
+
+
+_EMBEDDER: list = []
+
+
+def cached_embedder() -> CachedEmbedder:
+    """The one MiniLM of this process, memoised."""
+    from hiera_dspy.signals.features import resolve_embedder
+
+    if not _EMBEDDER:
+        inner = resolve_embedder("auto")
+        if inner is None:
+            raise SystemExit("bench/conclusions.py needs the signals extra (MiniLM) for the dense systems and embed-lr")
+        _EMBEDDER.append(CachedEmbedder(inner))
+    return _EMBEDDER[0]
 
 
 def _rrf(rankings: list[list[str]], k: int = 60) -> list[str]:
@@ -147,7 +175,7 @@ def fit_judge(name: str, train_pairs: list[Pair], holes: list[Pair]) -> list[int
     from hiera_dspy.signals import RelevanceScorer
 
     t = time.time()
-    scorer = RelevanceScorer(SCHEME, embedder="auto").fit(train_pairs)
+    scorer = RelevanceScorer(SCHEME, embedder=cached_embedder()).fit(train_pairs)
     labels = scorer.predict_many(holes)
     print(f"{name}: fitted on {len(train_pairs)} pairs, {len(holes)} holes judged in {time.time() - t:.0f} s",
           file=sys.stderr)
@@ -236,20 +264,26 @@ def resample(truth: dict, machine: dict, n: int, seeds: range, level: float = 0.
     stats = {}
     for m in truth:
         names = list(truth[m])
-        target = {s: truth[m][s].mean() for s in names}
+        pairs = list(combinations(range(len(names)), 2))
+        target = np.array([truth[m][s].mean() for s in names])
+        pair_target = np.array([target[a] - target[b] for a, b in pairs])
+        t_mat = np.column_stack([truth[m][s] for s in names])
+        m_mat = np.column_stack([machine[m][s] for s in names])
+        machine_mean = m_mat.mean(axis=0)
         cover, ppi_w, hum_w, pair_cover, taus, machine_taus = [], [], [], [], [], []
         for seed in seeds:
             picked = np.zeros(total, dtype=bool)
             picked[np.random.default_rng(seed).choice(total, n, replace=False)] = True
-            vals = {s: Values(truth[m][s][picked], machine[m][s][picked], machine[m][s][~picked]) for s in names}
-            est = {s: estimate(v.human, v.machine_sampled, v.machine_rest, level=level) for s, v in vals.items()}
-            cover.append([e.ci[0] <= target[s] <= e.ci[1] for s, e in est.items()])
-            ppi_w.append([e.ci[1] - e.ci[0] for e in est.values()])
-            hum_w.append([e.human_only_ci[1] - e.human_only_ci[0] for e in est.values()])
-            pair_cover.append([d.estimate.ci[0] <= target[d.a] - target[d.b] <= d.estimate.ci[1]
-                               for d in differences(vals, m, level=level)])
-            taus.append(kendalltau([target[s] for s in names], [est[s].ppi for s in names]).statistic)
-            machine_taus.append(kendalltau([target[s] for s in names], [est[s].machine for s in names]).statistic)
+            e = estimate_columns(t_mat[picked], m_mat[picked], m_mat[~picked], level)
+            cover.append((e.lo - 1e-12 <= target) & (target <= e.hi + 1e-12))
+            ppi_w.append(e.hi - e.lo)
+            hum_w.append(e.human_hi - e.human_lo)
+            a, b = (np.array(ix) for ix in zip(*pairs))
+            d = estimate_columns(t_mat[picked][:, a] - t_mat[picked][:, b], m_mat[picked][:, a] - m_mat[picked][:, b],
+                                 m_mat[~picked][:, a] - m_mat[~picked][:, b], level)
+            pair_cover.append((d.lo - 1e-12 <= pair_target) & (pair_target <= d.hi + 1e-12))
+            taus.append(kendalltau(target, e.ppi).statistic)
+            machine_taus.append(kendalltau(target, machine_mean).statistic)
         cover, pair_cover = np.array(cover, dtype=float), np.array(pair_cover, dtype=float)
         stats[m] = {"coverage_min": cover.mean(axis=0).min(), "coverage_mean": cover.mean(),
                     "pair_coverage_min": pair_cover.mean(axis=0).min(), "pair_coverage_mean": pair_cover.mean(),

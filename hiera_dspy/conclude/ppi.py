@@ -55,7 +55,7 @@ class Estimate:
 
 
 def estimate(y, yhat, yhat_unlabeled, level: float = 0.95, lam: float | None = None, w=None,
-             w_unlabeled=None) -> Estimate:
+             w_unlabeled=None, tell_lam: bool = True) -> Estimate:
     """PPI++ estimate and CI of a mean, beside the machine-only and human-only ones.
 
     Args:
@@ -67,15 +67,16 @@ def estimate(y, yhat, yhat_unlabeled, level: float = 0.95, lam: float | None = N
             0 the human sample alone.
         w, w_unlabeled: sample weights of the sampled and the other queries (inverse-probability weights of active
             sampling; None: all ones).
+        tell_lam: recompute the tuned lam for `Estimate.lam` (one more ppi_py step; off in resampling loops).
 
     Returns:
         An `Estimate`; with fewer than two sampled queries `ci` and `human_only_ci` are None and `note` says why.
     """
     with np.errstate(invalid="ignore", divide="ignore"):  # no variance: ppi_py's tuning is 0/0, handled below
-        return _estimate(y, yhat, yhat_unlabeled, level, lam, w, w_unlabeled)
+        return _estimate(y, yhat, yhat_unlabeled, level, lam, w, w_unlabeled, tell_lam)
 
 
-def _estimate(y, yhat, yhat_unlabeled, level, lam, w, w_unlabeled) -> Estimate:
+def _estimate(y, yhat, yhat_unlabeled, level, lam, w, w_unlabeled, tell_lam) -> Estimate:
     from ppi_py import classical_mean_ci, ppi_mean_ci, ppi_mean_pointestimate
 
     y, yhat, unl = (np.asarray(a, dtype=float).ravel() for a in (y, yhat, yhat_unlabeled))
@@ -97,7 +98,43 @@ def _estimate(y, yhat, yhat_unlabeled, level, lam, w, w_unlabeled) -> Estimate:
     lo, hi = ppi_mean_ci(y, yhat, unl, alpha=alpha, lam=used, **kw)
     hlo, hhi = classical_mean_ci(y, w=kw["w"], alpha=alpha)
     return Estimate(machine, point, (_scalar(lo), _scalar(hi)), human, (_scalar(hlo), _scalar(hhi)), n, big_n,
-                    lam=_lam(used, y, yhat, unl, kw))
+                    lam=_lam(used, y, yhat, unl, kw) if tell_lam else used)
+
+
+@dataclass(frozen=True)
+class Columns:
+    """Many means at once (one per column): PPI++ point estimates and interval ends, human-only interval ends."""
+    ppi: np.ndarray
+    lo: np.ndarray
+    hi: np.ndarray
+    human_lo: np.ndarray
+    human_hi: np.ndarray
+
+
+def estimate_columns(y, yhat, yhat_unlabeled, level: float = 0.95) -> Columns:
+    """`estimate` for every column of (n, d) arrays in three ppi_py calls (for resampling loops): PPI++ with one
+    tuned lam per column (`lam_optim_mode="element"`, the same numbers as d separate calls), and the human-only
+    interval as ppi_py's lam = 0 interval (the classical CLT interval). A column without variance, where tuning is
+    0/0, gets plain PPI (lam = 1). Needs n >= 2."""
+    from ppi_py import ppi_mean_ci, ppi_mean_pointestimate
+
+    y, yhat, unl = (np.asarray(a, dtype=float) for a in (y, yhat, yhat_unlabeled))
+    if y.shape[0] < 2:
+        raise ValueError(FEW)
+    alpha = 1.0 - level
+    with np.errstate(invalid="ignore", divide="ignore"):
+        point = np.asarray(ppi_mean_pointestimate(y, yhat, unl, lam_optim_mode="element"), dtype=float).ravel()
+        lo, hi = (np.asarray(a, dtype=float).ravel() for a in ppi_mean_ci(y, yhat, unl, alpha=alpha,
+                                                                         lam_optim_mode="element"))
+        hlo, hhi = (np.asarray(a, dtype=float).ravel() for a in ppi_mean_ci(y, yhat, unl, alpha=alpha, lam=0))
+        bad = np.isnan(point) | np.isnan(lo) | np.isnan(hi)
+        if bad.any():
+            cols = np.flatnonzero(bad)
+            point[cols] = np.asarray(ppi_mean_pointestimate(y[:, cols], yhat[:, cols], unl[:, cols], lam=1),
+                                     dtype=float).ravel()
+            flo, fhi = ppi_mean_ci(y[:, cols], yhat[:, cols], unl[:, cols], alpha=alpha, lam=1)
+            lo[cols], hi[cols] = np.asarray(flo, dtype=float).ravel(), np.asarray(fhi, dtype=float).ravel()
+    return Columns(point, lo, hi, hlo, hhi)
 
 
 def p_value(y, yhat, yhat_unlabeled, null: float = 0.0, lam: float | None = None, w=None,

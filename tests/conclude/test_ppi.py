@@ -73,3 +73,16 @@ def test_more_queries_scales_the_half_width_as_one_over_root_n():
 def test_bad_arguments_say_what_is_wrong(bad, fragment):
     with pytest.raises(ValueError, match=fragment):
         estimate(*bad)
+
+
+def test_columns_at_once_equal_one_estimate_per_column():
+    from hiera_dspy.conclude.ppi import estimate_columns
+
+    y = np.column_stack([Y, np.zeros(4), np.array(Y) * 0.5])
+    yhat = np.column_stack([YHAT, np.zeros(4), np.array(YHAT) * 0.5])
+    rest = np.column_stack([REST, np.zeros(6), np.array(REST) * 0.5])
+    c = estimate_columns(y, yhat, rest)
+    for j in range(3):
+        e = estimate(y[:, j], yhat[:, j], rest[:, j])
+        assert (c.ppi[j], c.lo[j], c.hi[j]) == pytest.approx((e.ppi, *e.ci))
+        assert (c.human_lo[j], c.human_hi[j]) == pytest.approx(e.human_only_ci)
