@@ -95,6 +95,9 @@ def main(argv: list[str] | None = None) -> dict:
     if run is None:  # --dry-run: the estimate is printed, nothing was sent
         return {}
     draw_sample(args, run.store, run.run_id, population(inputs.runs))
+    if run.config["labelling"].get("ci", 0.95) != args.ci:
+        print(f"run {run.run_id} reports its intervals at the level it was started with "
+              f"(--ci {run.config['labelling'].get('ci', 0.95)}); start a new run for another", file=sys.stderr)
     written = export(run.store, run.run_id)
     summary = json.loads((Path(run.config["labelling"]["out"]) / "summary.json").read_text())
     print((Path(run.config["labelling"]["out"]) / "report.md").read_text(encoding="utf-8"))

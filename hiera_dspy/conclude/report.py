@@ -83,8 +83,9 @@ def section(c: dict) -> str:
         for m in c["measures"]:
             lines += [f"Ranking by {m} (PPI): {' > '.join(c['ranking'][m])}.", "", *[f"- {s}" for s in sentences(c, m)],
                       ""]
+        n_pairs = len({(d["a"], d["b"]) for d in c["differences"]})
         lines.append(f"p-values are two-sided PPI++ tests of a zero difference (paired by query), Holm-adjusted over "
-                     f"the {len({(d['a'], d['b']) for d in c['differences']})} pairs of each measure; intervals are "
+                     f"the {n_pairs} pair{'s' if n_pairs != 1 else ''} of each measure; intervals are "
                      f"per pair at {pct}. 'More sampled queries' assumes the interval shrinks as 1/sqrt(n) and the "
                      f"difference stays: a rough planning figure.")
     first = next(iter(c["estimates"].values()), {}) if c["human_sample"] else {}
