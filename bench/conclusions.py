@@ -62,6 +62,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--work", default="runs/bench-conclusions", help="folder for the built benchmark (reused)")
     p.add_argument("--seed", type=int, default=20, help="seed of the query choice and the random system")
     p.add_argument("--table", help="also write the Markdown table to this file")
+    p.add_argument("--lexical", action="store_true",
+                   help="no MiniLM: BM25 variants instead of the dense systems, embed-lr on lexical features")
     return p
 
 
@@ -89,8 +91,11 @@ def choose_queries(queries: dict, grades: dict, n: int, seed: int, exclude: set[
     return sorted(random.Random(seed).sample(fit, min(n, len(fit))))
 
 
-def systems(chosen: list[str], queries: dict, candidates: dict[str, list[str]], catalog: dict, seed: int) -> dict:
-    """name -> {qid: [docid in rank order]} for the eight systems, each ranking the query's judged movies."""
+def systems(chosen: list[str], queries: dict, candidates: dict[str, list[str]], catalog: dict, seed: int,
+            lexical: bool = False) -> dict:
+    """name -> {qid: [docid in rank order]} for the eight systems, each ranking the query's judged movies. With
+    `lexical` (no MiniLM) the two dense systems are BM25 over the genres and tags and over the overview, and rrf
+    fuses bm25 with bm25-title."""
     import bm25s
 
     from hiera_dspy.signals.features import item_document
@@ -101,6 +106,9 @@ def systems(chosen: list[str], queries: dict, candidates: dict[str, list[str]], 
     fields = {"bm25": lambda e, r: f"{e.title}\n{e.text}", "bm25-title": lambda e, r: e.title,
               "bm25-people": lambda e, r: " ".join([str(r.get("director") or "")] + [
                   " ".join(map(str, r.get(k) or [])) for k in ("actors", "characters")])}
+    if lexical:
+        fields |= {"bm25-genres": lambda e, r: " ".join(map(str, (r.get("genres") or []) + (r.get("tags") or []))),
+                   "bm25-overview": lambda e, r: str(r.get("overview") or "")}
     scores: dict[str, dict[str, dict[str, float]]] = {}
     for name, text in fields.items():
         retriever = bm25s.BM25()
@@ -111,17 +119,18 @@ def systems(chosen: list[str], queries: dict, candidates: dict[str, list[str]], 
             tokens = bm25s.tokenize([queries[q]], stopwords="en", return_ids=False, show_progress=False)[0]
             all_scores = retriever.get_scores(tokens) if tokens else np.zeros(len(ids))
             scores[name][q] = {d: float(all_scores[index[d]]) for d in candidates[q]}
-    embedder = cached_embedder()
-    docs = sorted({d for q in chosen for d in candidates[q]})
-    qv = dict(zip(chosen, embedder.encode([queries[q] for q in chosen])))
-    for name, text in (("dense", lambda e: item_document(e.title, e.text)), ("dense-title", lambda e: e.title)):
-        dv = dict(zip(docs, embedder.encode([text(catalog[d]) for d in docs])))
-        scores[name] = {q: {d: float(qv[q] @ dv[d]) for d in candidates[q]} for q in chosen}
+    if not lexical:
+        embedder = cached_embedder()
+        docs = sorted({d for q in chosen for d in candidates[q]})
+        qv = dict(zip(chosen, embedder.encode([queries[q] for q in chosen])))
+        for name, text in (("dense", lambda e: item_document(e.title, e.text)), ("dense-title", lambda e: e.title)):
+            dv = dict(zip(docs, embedder.encode([text(catalog[d]) for d in docs])))
+            scores[name] = {q: {d: float(qv[q] @ dv[d]) for d in candidates[q]} for q in chosen}
     rng = random.Random(seed)
     scores["popular"] = {q: {d: float(raw[d].get("votes") or 0) for d in candidates[q]} for q in chosen}
     scores["random"] = {q: {d: rng.random() for d in candidates[q]} for q in chosen}
     out = {name: {q: sorted(s, key=lambda d: (-s[d], d)) for q, s in per.items()} for name, per in scores.items()}
-    out["rrf"] = {q: _rrf([out["bm25"][q], out["dense"][q]]) for q in chosen}
+    out["rrf"] = {q: _rrf([out["bm25"][q], out[pool_systems(lexical)[1]][q]]) for q in chosen}
     return out
 
 
@@ -162,20 +171,26 @@ def _rrf(rankings: list[list[str]], k: int = 60) -> list[str]:
     return sorted(fused, key=lambda d: (-fused[d], d))
 
 
-def pool_and_holes(runs: dict, truth: dict) -> tuple[dict, list[tuple[str, str]]]:
-    """The shallow pool (top POOL_DEPTH of POOL_SYSTEMS, judged by the truth) and the holes of every top DEPTH."""
-    pool = {(q, d): truth[(q, d)] for name in POOL_SYSTEMS for q, ds in runs[name].items() for d in ds[:POOL_DEPTH]}
+def pool_systems(lexical: bool) -> tuple[str, str]:
+    """The two systems whose top POOL_DEPTH make the shallow pool."""
+    return ("bm25", "bm25-title") if lexical else POOL_SYSTEMS
+
+
+def pool_and_holes(runs: dict, truth: dict, lexical: bool = False) -> tuple[dict, list[tuple[str, str]]]:
+    """The shallow pool (top POOL_DEPTH of two systems, judged by the truth) and the holes of every top DEPTH."""
+    pool = {(q, d): truth[(q, d)] for name in pool_systems(lexical) for q, ds in runs[name].items()
+            for d in ds[:POOL_DEPTH]}
     holes = dict.fromkeys((q, d) for ds_by_q in runs.values() for q, ds in ds_by_q.items() for d in ds[:DEPTH]
                           if (q, d) not in pool)
     return pool, list(holes)
 
 
-def fit_judge(name: str, train_pairs: list[Pair], holes: list[Pair]) -> list[int]:
-    """The grades a learned judge gives the holes."""
+def fit_judge(name: str, train_pairs: list[Pair], holes: list[Pair], lexical: bool = False) -> list[int]:
+    """The grades a learned judge gives the holes (lexical features only with `lexical`)."""
     from hiera_dspy.signals import RelevanceScorer
 
     t = time.time()
-    scorer = RelevanceScorer(SCHEME, embedder=cached_embedder()).fit(train_pairs)
+    scorer = RelevanceScorer(SCHEME, embedder=None if lexical else cached_embedder()).fit(train_pairs)
     labels = scorer.predict_many(holes)
     print(f"{name}: fitted on {len(train_pairs)} pairs, {len(holes)} holes judged in {time.time() - t:.0f} s",
           file=sys.stderr)
@@ -185,10 +200,10 @@ def fit_judge(name: str, train_pairs: list[Pair], holes: list[Pair]) -> list[int
 def build(args) -> dict:
     """The benchmark and every learned judge's labels of its holes (cached in WORK/built.json)."""
     path = Path(args.work) / "built.json"
-    key = {"queries": args.queries, "seed": args.seed}
+    key = {"queries": args.queries, "seed": args.seed, "lexical": args.lexical}
     if path.exists():
         built = json.loads(path.read_text())
-        if built["key"] == key:
+        if {"lexical": False, **built["key"]} == key:  # tables built before --lexical existed have no such key
             return built
     started = time.time()
     queries, truth = read_pool()
@@ -203,9 +218,9 @@ def build(args) -> dict:
             candidates.setdefault(q, []).append(d)
     print(f"{len(chosen)} queries, {sum(map(len, candidates.values()))} judged movies; ranking with 8 systems",
           file=sys.stderr)
-    runs = systems(chosen, queries, candidates, catalog, args.seed)
+    runs = systems(chosen, queries, candidates, catalog, args.seed, args.lexical)
     print(f"systems ranked in {time.time() - started:.0f} s", file=sys.stderr)
-    pool, holes = pool_and_holes(runs, truth)
+    pool, holes = pool_and_holes(runs, truth, args.lexical)
 
     def pair(q: str, d: str, grade: int | None = None) -> Pair:
         e = catalog[d]
@@ -214,11 +229,11 @@ def build(args) -> dict:
 
     hole_pairs = [pair(q, d) for q, d in holes]
     judges = {"embed-lr": fit_judge("embed-lr", [pair(r["query_id"], r["item_id"], int(r["label"])) for r in train
-                                                 if r["item_id"] in catalog], hole_pairs)}
+                                                 if r["item_id"] in catalog], hole_pairs, args.lexical)}
     outside = sorted(k for k in truth if k[0] not in wanted and k[0] not in train_queries and k[1] in catalog)
     pool_train = random.Random(args.seed).sample(outside, POOL_TRAIN)
     judges["embed-lr-pool"] = fit_judge("embed-lr-pool", [pair(q, d, truth[(q, d)]) for q, d in pool_train],
-                                        hole_pairs)
+                                        hole_pairs, args.lexical)
     built = {"key": key, "queries": chosen, "runs": runs, "pool": [[q, d, g] for (q, d), g in pool.items()],
              "holes": [[q, d, truth[(q, d)]] for q, d in holes], "judges": judges}
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -270,12 +285,13 @@ def resample(truth: dict, machine: dict, n: int, seeds: range, level: float = 0.
         t_mat = np.column_stack([truth[m][s] for s in names])
         m_mat = np.column_stack([machine[m][s] for s in names])
         machine_mean = m_mat.mean(axis=0)
-        cover, ppi_w, hum_w, pair_cover, taus, machine_taus = [], [], [], [], [], []
+        cover, ppi_w, hum_w, pair_cover, taus, machine_taus, hum_cover = [], [], [], [], [], [], []
         for seed in seeds:
             picked = np.zeros(total, dtype=bool)
             picked[np.random.default_rng(seed).choice(total, n, replace=False)] = True
             e = estimate_columns(t_mat[picked], m_mat[picked], m_mat[~picked], level)
             cover.append((e.lo - 1e-12 <= target) & (target <= e.hi + 1e-12))
+            hum_cover.append((e.human_lo - 1e-12 <= target) & (target <= e.human_hi + 1e-12))
             ppi_w.append(e.hi - e.lo)
             hum_w.append(e.human_hi - e.human_lo)
             a, b = (np.array(ix) for ix in zip(*pairs))
@@ -285,8 +301,10 @@ def resample(truth: dict, machine: dict, n: int, seeds: range, level: float = 0.
             taus.append(kendalltau(target, e.ppi).statistic)
             machine_taus.append(kendalltau(target, machine_mean).statistic)
         cover, pair_cover = np.array(cover, dtype=float), np.array(pair_cover, dtype=float)
+        hum_cover = np.array(hum_cover, dtype=float)
         stats[m] = {"coverage_min": cover.mean(axis=0).min(), "coverage_mean": cover.mean(),
                     "pair_coverage_min": pair_cover.mean(axis=0).min(), "pair_coverage_mean": pair_cover.mean(),
+                    "human_coverage_min": hum_cover.mean(axis=0).min(), "human_coverage_mean": hum_cover.mean(),
                     "ppi_width": np.mean(ppi_w), "human_width": np.mean(hum_w),
                     "narrower": 1 - np.mean(ppi_w) / np.mean(hum_w), "tau": np.mean(taus),
                     "tau_machine": np.mean(machine_taus)}
@@ -320,20 +338,22 @@ def main(argv: list[str] | None = None) -> str:
             print(f"{judge} at {fraction:.0%}: {time.time() - t:.0f} s", file=sys.stderr)
     holes = len(built["holes"])
     lines = [f"Benchmark: {n_q} MSRD pool queries (not in the bundled train pairs), 8 systems ranking each query's "
-             f"judged movies, shallow pool = top {POOL_DEPTH} of {' and '.join(POOL_SYSTEMS)} "
+             f"judged movies{' (lexical variant: no MiniLM)' if args.lexical else ''}, shallow pool = top "
+             f"{POOL_DEPTH} of {' and '.join(pool_systems(args.lexical))} "
              f"({len(built['pool'])} judgments), {holes} holes in the top {DEPTH} "
              f"({sum(truth_grades)} relevant); {args.samples} seeded human samples per fraction; 95% CIs (PPI++, "
              "ppi_py). Coverage: share of samples whose CI contains the full-judgment value (min over the 8 systems / "
              "mean; pairs: min over the 28 differences / mean). Narrower: 1 - mean PPI CI width / mean human-only CI "
              "width on the same samples. tau: Kendall's tau of the PPI (machine-only) ranking vs the full-judgment "
              "ranking, mean over samples.", "",
-             "| judge | kappa | sample | queries | measure | coverage min / mean | pairs min / mean | PPI width | "
-             "human-only width | narrower | tau PPI | tau machine |", "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+             "| judge | kappa | sample | queries | measure | coverage min / mean | pairs min / mean | human-only "
+             "coverage min / mean | PPI width | human-only width | narrower | tau PPI | tau machine |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for judge, k, fraction, n, m, s in rows:
         lines.append(f"| {judge} | {k:.3f} | {fraction:.0%} | {n} | {m} | {s['coverage_min']:.3f} / "
                      f"{s['coverage_mean']:.3f} | {s['pair_coverage_min']:.3f} / {s['pair_coverage_mean']:.3f} | "
-                     f"{s['ppi_width']:.3f} | {s['human_width']:.3f} | {s['narrower']:.0%} | {s['tau']:.3f} | "
-                     f"{s['tau_machine']:.3f} |")
+                     f"{s['human_coverage_min']:.3f} / {s['human_coverage_mean']:.3f} | {s['ppi_width']:.3f} | "
+                     f"{s['human_width']:.3f} | {s['narrower']:.0%} | {s['tau']:.3f} | {s['tau_machine']:.3f} |")
     full = {m: {s: round(float(v.mean()), 4) for s, v in truth[m].items()} for m in truth}
     lines += ["", f"Full-judgment values: {json.dumps(full)}", "", *[f"- {n}" for n in notes], ""]
     table = "\n".join(lines)

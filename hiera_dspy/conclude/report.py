@@ -72,6 +72,18 @@ def sentences(c: dict, measure: str) -> list[str]:
     return out
 
 
+SMALL_SAMPLE = 30  # below this many decided sample queries the normal-approximation intervals tend to under-cover
+
+
+def small_sample_note(n: int) -> str | None:
+    """A caution when the decided sample is small (bench/conclusions.py measured the under-coverage)."""
+    if n >= SMALL_SAMPLE or n < 2:
+        return None
+    return (f"Caution: {n} decided sample queries. The intervals (PPI's and the human-only one alike) rest on a "
+            f"normal approximation, which with fewer than {SMALL_SAMPLE} queries tends to cover less often than the "
+            "stated level (docs/conclusions.md gives the coverage measured on MSRD); label more sampled queries.")
+
+
 def section(c: dict) -> str:
     """The conclusions as a Markdown section of report.md."""
     pct = f"{c['level']:.0%}"
@@ -80,6 +92,8 @@ def section(c: dict) -> str:
              f"labelled by the judge), PPI++ (machine labels corrected by the human sample, ppi_py) with its {pct} CI, "
              f"and the human sample alone with its {pct} CI.", "", *estimates_table(c), ""]
     if c["human_sample"] and c["human_sample"]["decided"]:
+        caution = small_sample_note(c["human_sample"]["decided"])
+        lines += [caution, ""] if caution else []
         for m in c["measures"]:
             lines += [f"Ranking by {m} (PPI): {' > '.join(c['ranking'][m])}.", "", *[f"- {s}" for s in sentences(c, m)],
                       ""]

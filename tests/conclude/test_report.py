@@ -28,3 +28,10 @@ def test_separated_and_not_yet_separated_pairs_in_plain_sentences():
 
 def test_without_a_sample_the_report_says_how_to_draw_one():
     assert "Draw one with --human-sample N|P%" in sample_lines(None)[0]
+
+
+def test_a_small_decided_sample_carries_a_caution():
+    from hiera_dspy.conclude.report import small_sample_note
+
+    assert small_sample_note(1) is None and small_sample_note(30) is None
+    assert small_sample_note(12).startswith("Caution: 12 decided sample queries.")
