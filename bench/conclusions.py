@@ -327,8 +327,11 @@ def main(argv: list[str] | None = None) -> str:
         machine = values_of(built, grades)
         k = kappa(truth_grades, grades)
         gap = {m: max(abs(machine[m][s].mean() - truth[m][s].mean()) for s in truth[m]) for m in truth}
+        corr = {m: np.nanmean([np.corrcoef(machine[m][s], truth[m][s])[0, 1] for s in truth[m]]) for m in truth}
         notes.append(f"{judge}: largest machine-only error over the systems "
-                     + ", ".join(f"{m} {g:.3f}" for m, g in gap.items()))
+                     + ", ".join(f"{m} {g:.3f}" for m, g in gap.items())
+                     + "; mean per-query correlation of machine and full-judgment values "
+                     + ", ".join(f"{m} {r:.3f}" for m, r in corr.items()))
         for fraction in FRACTIONS:
             n = max(2, round(fraction * n_q))
             t = time.time()
