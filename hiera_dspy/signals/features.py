@@ -228,13 +228,21 @@ def resolve_embedder(embedder: "Embedder | str | None" = "auto") -> Embedder | N
         return embedder
     if embedder == "auto":
         try:
-            return SentenceTransformerEmbedder(DEFAULT_MODEL_ID)
+            return _cached(SentenceTransformerEmbedder(DEFAULT_MODEL_ID))
         except EmbedderUnavailable as exc:
             _announce_lexical_only(str(exc))
             return None
     if isinstance(embedder, str):
-        return SentenceTransformerEmbedder(embedder)
+        return _cached(SentenceTransformerEmbedder(embedder))
     raise TypeError(f"embedder must be 'auto', None, a model id or an Embedder; got {type(embedder).__name__}")
+
+
+def _cached(embedder: Embedder) -> Embedder:
+    """The model's vectors cached on disk by text hash (hiera_dspy.signals.embed_cache), unless disabled."""
+    from hiera_dspy import settings
+    from hiera_dspy.signals.embed_cache import CachedEmbedder
+
+    return CachedEmbedder(embedder) if settings.embed_cache_enabled() else embedder
 
 
 # ----------------------------------------------------------------------------------------------- extractor
