@@ -31,7 +31,7 @@ from hiera_dspy.label_probs import expected_relevance
 from hiera_dspy.lm import hidden, ledger
 from hiera_dspy.methods import BuildContext, register
 from hiera_dspy.methods.learning import Learner
-from hiera_dspy.methods.signals import SCORER, ScorerState, top
+from hiera_dspy.methods.signals import SCORER, SCORER_OPTIONS, ScorerState, top
 from hiera_dspy.records import Pair
 from hiera_dspy.signals.stacking import Stacker
 
@@ -189,10 +189,10 @@ class ProbeStackedProgram(LLMProbeProgram):
     distributions."""
 
     def __init__(self, ctx: BuildContext, probe_C: float = 0.01, text_chars: int = 600, folds: int = 5,
-                 stack_C: float = 1.0, embedder="auto", C: float = 1.0):
+                 stack_C: float = 1.0, embedder="auto", C: float = 1.0, **options):
         super().__init__(ctx, probe_C, text_chars, folds)
         self.stack_C = float(stack_C)
-        self.scorer_state = ScorerState(ctx.scheme, ctx.train, embedder, C)
+        self.scorer_state = ScorerState(ctx.scheme, ctx.train, embedder, C, **options)
         self.stacker: Stacker | None = None
 
     def prepare(self, train: Sequence[Pair] | None = None, dev: Sequence[Pair] | None = None) -> "ProbeStackedProgram":
@@ -204,7 +204,7 @@ class ProbeStackedProgram(LLMProbeProgram):
         probe_oof: list = [None] * len(train)
         state = self.scorer_state
         for tr, te in grouped_folds(train, self.folds):
-            fold = ScorerState(self.scheme, [train[i] for i in tr], state.embedder, state.C)
+            fold = ScorerState(self.scheme, [train[i] for i in tr], state.embedder, state.C, **state.options)
             for i, d in zip(te, fold.scorer.predict_proba_many([train[i] for i in te])):
                 scorer_oof[i] = d
             probe = Probe(self.scheme.labels, self.probe_C).fit(x[tr], [gold[i] for i in tr])
@@ -247,6 +247,7 @@ def _llm_probe(ctx: BuildContext, **config) -> LLMProbeProgram:
 
 
 @register("probe-stacked", "The learned scorer and the LLM probe stacked: logistic regression over both label "
-          "distributions, fitted on out-of-fold train distributions", **PROBE, stack_C=1.0, **SCORER)
+          "distributions, fitted on out-of-fold train distributions", **PROBE, stack_C=1.0, **SCORER,
+          options=SCORER_OPTIONS)
 def _probe_stacked(ctx: BuildContext, **config) -> ProbeStackedProgram:
     return ProbeStackedProgram(ctx, **config)
