@@ -88,6 +88,8 @@ PARAMS: dict[str, Param] = {
                           "split, e.g. msrd pool)", choices=("balanced",), nullable=True),
     "C_grid": Param(list, "choose the scorer's C among these on a query-grouped dev split of the train pairs",
                     nullable=True),
+    "probe_pairs": Param(int, "probe-stacked: hidden states of a seeded sample of N train pairs (the scorer uses all)",
+                         low=2, nullable=True),
     "llm_share": Param(float, "largest share of pairs the cascade sends to the LLM", low=0.0, high=1.0),
     "tau_rule": Param(str, "how the cascade picks tau on dev: the LLM share, or the kept pairs' kappa",
                       ("share", "kappa")),

@@ -92,3 +92,22 @@ def test_the_pool_split_reads_like_the_bundled_pairs_and_leaves_out_dev_queries(
     assert all(by_id[p.id] == p for p in msrd.split("train"))  # the bundled train pairs, byte for byte
     assert not {p.query_id for p in pool} & {p.query_id for p in msrd.split("dev")}
     assert sum(p.label == "Relevant" for p in pool) == 15447
+
+
+def test_probe_stacked_probes_a_sample_and_the_scorer_learns_from_all(msrd):
+    from hiera_dspy.lm import hidden
+    from hiera_dspy.methods import BuildContext, build
+
+    prompts: list[str] = []
+
+    def embed(prompt: str) -> np.ndarray:
+        prompts.append(prompt)
+        return np.array([len(prompt) % 7, prompt.count("a"), prompt.count("e"), 1.0])
+
+    train = msrd.split("train")[:60]
+    with hidden.use_embedder(embed):
+        program = build("probe-stacked", BuildContext(msrd.scheme, train=train), embedder="lexical", probe_pairs=20,
+                        folds=3)
+        program.prepare(train)
+    assert len(prompts) == 20 and program.config["probe_pairs"] == 20  # hidden states of 20 pairs only
+    assert program.scorer_state.scorer.features.lexical.n_docs == len({(p.item_title, p.item_text) for p in train})
