@@ -45,13 +45,14 @@ from hiera_dspy.records import Pair  # noqa: E402
 from hiera_dspy.review import review_queue  # noqa: E402
 from hiera_dspy.scoring import bootstrap_ci, classification_metrics  # noqa: E402
 from hiera_dspy.signals import RelevanceScorer  # noqa: E402
-from hiera_dspy.signals.features import resolve_embedder  # noqa: E402
+from hiera_dspy.signals.features import item_document, resolve_embedder  # noqa: E402
 
 OUT = Path("bench/results")
 C_GRID = [0.01, 0.1, 1.0, 10.0]
 POOL_CONFIGS = {  # name -> RelevanceScorer options (fitted on the pool minus the held-out queries)
     "pool": {},
     "pool+balanced": {"class_weight": "balanced"},
+    "pool+balanced+C": {"class_weight": "balanced", "C_grid": C_GRID},
     "pool+interactions": {"features": "interactions", "C_grid": C_GRID},
     "pool+interactions+balanced": {"features": "interactions", "C_grid": C_GRID, "class_weight": "balanced"},
 }
@@ -117,14 +118,14 @@ def least_confident(holes: list[Pair], predicted: list[str], dists: list[dict], 
 
 
 def simulate(scheme, embedder, base_train: list[Pair], options: dict, holes: list[Pair], strategy: str,
-             seed: int, reference: dict[str, str], labels: list[str]) -> list[dict]:
+             seed: int, reference: dict[str, str], labels: list[str], rounds: tuple[int, ...] = ROUNDS) -> list[dict]:
     """Rounds of simulated decisions (ROUNDS) on the holes, a refit after each; rows scored on the holes nobody
     decided, beside the judge before any decision on the same holes."""
     scorer, _ = fit(scheme, embedder, base_train, options)
     first, dists, _ = judge(scorer, holes)
     before = dict(zip((p.id for p in holes), first))
     current, decided, rows, rng = first, [], [], random.Random(seed)
-    for k in ROUNDS:
+    for k in rounds:
         done = {p.id for p in decided}
         if strategy == "uncertainty":
             picked = least_confident(holes, current, dists, done, k)
@@ -154,13 +155,25 @@ def m_delta(gold, pred, prior, labels) -> float | None:
     return None if a is None or b is None else a - b
 
 
+def cache_filter(embedder):
+    """pairs -> the pairs whose three texts are in `embedder`'s disk cache (a CachedEmbedder)."""
+    def keep(pairs: list[Pair]) -> list[Pair]:
+        texts = [s for p in pairs for s in (p.query, p.item_title, item_document(p.item_title, p.item_text))]
+        cached = embedder.cached(list(dict.fromkeys(texts)))
+        return [p for p in pairs if {p.query, p.item_title, item_document(p.item_title, p.item_text)} <= cached]
+    return keep
+
+
 def run(dataset, embedder, n_heldout: int, seed: int, configs: dict, simulate_from: tuple[str, ...],
-        pool_limit: int | None = None) -> dict:
+        pool_limit: int | None = None, keep=None, rounds: tuple[int, ...] = ROUNDS,
+        random_seeds: tuple[int, ...] = RANDOM_SEEDS) -> dict:
     """Every row of the benchmark on `dataset` (an msrd Dataset with train, dev and pool splits); `pool_limit`: a
-    seeded sample of the pool train pairs."""
+    seeded sample of the pool train pairs; `keep`: a filter of the pool train pairs (`cache_filter`)."""
     scheme, labels = dataset.scheme, list(dataset.scheme.labels)
     train300, dev300 = list(dataset.split("train")), list(dataset.split("dev"))
     pool_train, holes = heldout_split(list(dataset.split("pool")), train300, dev300, n_heldout, seed)
+    if keep is not None:
+        pool_train = keep(pool_train)
     if pool_limit and len(pool_train) > pool_limit:
         pool_train = [pool_train[i] for i in sorted(random.Random(seed).sample(range(len(pool_train)), pool_limit))]
     print(f"{len(holes)} holes of {len({p.query_id for p in holes})} held-out queries; pool train {len(pool_train)} "
@@ -184,13 +197,13 @@ def run(dataset, embedder, n_heldout: int, seed: int, configs: dict, simulate_fr
     decisions = {}
     for name in simulate_from:
         train, options = judges[name]
-        rows = simulate(scheme, embedder, train, options, holes, "uncertainty", 0, reference, labels)
-        for s in RANDOM_SEEDS:
-            rows += simulate(scheme, embedder, train, options, holes, "random", s, reference, labels)
+        rows = simulate(scheme, embedder, train, options, holes, "uncertainty", 0, reference, labels, rounds)
+        for s in random_seeds:
+            rows += simulate(scheme, embedder, train, options, holes, "random", s, reference, labels, rounds)
         decisions[name] = rows
     return {"holes": len(holes), "heldout_queries": len({p.query_id for p in holes}), "pool_train": len(pool_train),
             "relevant_share": sum(g == labels[-1] for g in gold_h) / max(1, len(gold_h)), "seed": seed,
-            "embedder": getattr(embedder, "model_id", None), "holes_rows": holes_rows, "dev_rows": dev_rows,
+            "embedder": getattr(embedder, "model_id", None) or "none (lexical features)", "holes_rows": holes_rows, "dev_rows": dev_rows,
             "decisions": decisions}
 
 
@@ -248,7 +261,7 @@ def summary_line(rows: list[dict]) -> str:
 def main(argv: list[str] | None = None) -> dict:
     """Run the benchmark; write bench/results/learning.md and learning.json (learning_fake.* with --fake)."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--heldout", type=int, default=500, help="held-out pool queries (default 500)")
+    ap.add_argument("--heldout", type=int, default=200, help="held-out pool queries (default 200)")
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--fake", action="store_true", help="a hashed fake embedder (plumbing only)")
     ap.add_argument("--dataset", default="msrd", help="an msrd folder with train, dev and the pool (default: bundled)")
@@ -256,13 +269,19 @@ def main(argv: list[str] | None = None) -> dict:
     ap.add_argument("--simulate-from", default="300",
                     help="judges to refit on simulated decisions (comma-separated: 300 and/or --configs names)")
     ap.add_argument("--pool-limit", type=int, help="fit the pool judges on a seeded sample of N pool pairs")
+    ap.add_argument("--embedder", default="auto", help="auto (MiniLM, cached on disk) | lexical (no embeddings)")
+    ap.add_argument("--cached-only", action="store_true",
+                    help="fit the pool judges only on pool pairs whose texts are already in the embedding cache "
+                         "(a subsample stated in the table; for a busy machine)")
     ap.add_argument("--out", default=str(OUT))
     args = ap.parse_args(argv)
     dataset = load_dataset(args.dataset)
-    embedder = FakeEmbedder() if args.fake else resolve_embedder("auto")
-    configs = {name: POOL_CONFIGS[name] for name in args.configs.split(",") if name}
+    embedder = FakeEmbedder() if args.fake else resolve_embedder(None if args.embedder == "lexical" else args.embedder)
+    names = [n for n in args.configs.split(",") if n and (embedder is not None or "interactions" not in n)]
+    configs = {name: POOL_CONFIGS[name] for name in names}
     simulate_from = tuple(n for n in args.simulate_from.split(",") if n)
-    result = run(dataset, embedder, args.heldout, args.seed, configs, simulate_from, args.pool_limit)
+    keep = cache_filter(embedder) if args.cached_only else None
+    result = run(dataset, embedder, args.heldout, args.seed, configs, simulate_from, args.pool_limit, keep)
     result["uncached_s_per_pair"] = None if args.fake else uncached_seconds(embedder, list(dataset.split("dev")))
     out, stem = Path(args.out), "learning_fake" if args.fake else "learning"
     out.mkdir(parents=True, exist_ok=True)

@@ -81,6 +81,11 @@ class CachedEmbedder:
             return np.zeros((0, 0))
         return np.stack([found[k] for k in keys]).astype(np.float64)
 
+    def cached(self, texts: list[str]) -> set[str]:
+        """The texts among `texts` whose vectors are already on disk (they cost nothing to encode)."""
+        by_key = {text_key(self.model_id, t): t for t in texts}
+        return {by_key[k] for k in self._read(set(by_key))}
+
     def _read(self, keys: set[str]) -> dict[str, np.ndarray]:
         out: dict[str, np.ndarray] = {}
         wanted = list(keys)
