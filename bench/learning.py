@@ -16,7 +16,7 @@ seconds a pair with the vectors cached):
 - (b) embed-lr fitted on the pool minus the held-out queries, with its options (class weights, interaction features,
   C chosen on a query-grouped dev split of its own train pairs);
 - (c) a judge refitted after 50, 100, 200 simulated decisions (the gold of holes a person is shown), picked by
-  uncertainty (the review queue's least confident first, `hiera_dspy.review.review_queue`, re-ranked by each refitted
+  uncertainty (the review queue's least confident first, `hiera_dspy.labelling.queue.review_queue`, re-ranked by each refitted
   judge, in rounds of 50, 50 and 100) or at random (3 seeds); scored on the holes nobody decided, beside the judge
   before the decisions on the same holes (delta).
 The bundled dev (300 pairs, balanced) is scored too, for the numbers of earlier tables (embed-lr 0.707).
@@ -40,10 +40,10 @@ import numpy as np  # noqa: E402
 from eval.stats import mcnemar  # noqa: E402
 from hiera_dspy.data import load_dataset  # noqa: E402
 from hiera_dspy.labelling.gold import with_decisions  # noqa: E402
-from hiera_dspy.numbers import number, with_ci  # noqa: E402
+from hiera_dspy.metrics.format import number, with_ci  # noqa: E402
 from hiera_dspy.records import Pair  # noqa: E402
-from hiera_dspy.review import review_queue  # noqa: E402
-from hiera_dspy.scoring import bootstrap_ci, classification_metrics  # noqa: E402
+from hiera_dspy.labelling.queue import review_queue  # noqa: E402
+from hiera_dspy.metrics.classification import bootstrap_ci, classification_metrics  # noqa: E402
 from hiera_dspy.signals import RelevanceScorer  # noqa: E402
 from hiera_dspy.signals.features import item_document, resolve_embedder  # noqa: E402
 

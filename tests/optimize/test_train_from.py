@@ -10,7 +10,7 @@ import pytest
 
 from eval import escalations
 from eval import label as eval_label
-from hiera_dspy.cli import runs_dir
+from hiera_dspy.cli.options import runs_dir
 from hiera_dspy.labelling.gold import NoDecisions
 from hiera_dspy.runs.artifact_format import read_artifact
 from hiera_dspy.runs.store import RunStore
