@@ -282,7 +282,8 @@ def main(argv: list[str] | None = None) -> dict:
     simulate_from = tuple(n for n in args.simulate_from.split(",") if n)
     keep = cache_filter(embedder) if args.cached_only else None
     result = run(dataset, embedder, args.heldout, args.seed, configs, simulate_from, args.pool_limit, keep)
-    result["uncached_s_per_pair"] = None if args.fake else uncached_seconds(embedder, list(dataset.split("dev")))
+    timed = not args.fake and embedder is not None
+    result["uncached_s_per_pair"] = uncached_seconds(embedder, list(dataset.split("dev"))) if timed else None
     out, stem = Path(args.out), "learning_fake" if args.fake else "learning"
     out.mkdir(parents=True, exist_ok=True)
     text = ("Fake embedder: plumbing check, not a measurement.\n\n" if args.fake else "") + markdown(result)
