@@ -53,6 +53,8 @@ POOL_CONFIGS = {  # name -> RelevanceScorer options (fitted on the pool minus th
     "pool": {},
     "pool+balanced": {"class_weight": "balanced"},
     "pool+balanced+C": {"class_weight": "balanced", "C_grid": C_GRID},
+    "pool+hgb+query": {"model": "hgb", "features": "query"},
+    "pool+hgb+query+balanced": {"model": "hgb", "features": "query", "class_weight": "balanced"},
     "pool+interactions": {"features": "interactions", "C_grid": C_GRID},
     "pool+interactions+balanced": {"features": "interactions", "C_grid": C_GRID, "class_weight": "balanced"},
 }

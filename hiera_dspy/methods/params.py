@@ -81,9 +81,11 @@ PARAMS: dict[str, Param] = {
                       nullable=True),
     "C": Param(float, "inverse regularisation strength of the scorer's logistic regression", low=1e-6,
                nullable=True),
-    "features": Param(str, "what the scorer reads: base (lexical + cosines) or interactions (+ query x item "
-                      "embedding products; for thousands of train pairs)", choices=("base", "interactions"),
-                      nullable=True),
+    "features": Param(str, "what the scorer reads: base (lexical + cosines), query (+ query-level features), "
+                      "interactions (+ query x item embedding products; for thousands of train pairs) or both",
+                      choices=("base", "query", "interactions", "query+interactions"), nullable=True),
+    "model": Param(str, "the scorer's classifier: lr (logistic regression) or hgb (gradient-boosted trees, for "
+                   "thousands of train pairs)", choices=("lr", "hgb"), nullable=True),
     "class_weight": Param(str, "balanced: every label weighs the same in the scorer's fit (an imbalanced train "
                           "split, e.g. msrd pool)", choices=("balanced",), nullable=True),
     "C_grid": Param(list, "choose the scorer's C among these on a query-grouped dev split of the train pairs",

@@ -47,7 +47,7 @@ from hiera_dspy.signals import RelevanceScorer
 from signatures.signals import SCORER_EVIDENCE_FIELD, with_scorer_evidence
 
 SCORER = {"embedder": "auto", "C": 1.0}  # the scorer's config, every method that fits one
-SCORER_OPTIONS = ("features", "class_weight", "C_grid")  # optional scorer keys (RelevanceScorer's; unset: not in ids)
+SCORER_OPTIONS = ("features", "class_weight", "C_grid", "model")  # optional scorer keys (RelevanceScorer's; unset: not in ids)
 CASCADE = {"llm_share": 0.3, "tau_rule": "share"}  # hiera-cascade's own config (besides HIERA's and SCORER's)
 
 

@@ -19,9 +19,6 @@ import numpy as np
 
 from hiera_dspy.signals.features import Embedder, item_document
 
-FEATURE_SETS = ("base", "interactions")  # `RelevanceScorer(features=...)`: what the scorer reads
-
-
 def interaction_features(embedder: Embedder, triples: Sequence[tuple[str, str, str]]) -> np.ndarray:
     """(len(triples), 2 * dim): q * t and q * d for (query, item_title, item_text) triples, distinct texts embedded
     once."""

@@ -111,3 +111,24 @@ def test_probe_stacked_probes_a_sample_and_the_scorer_learns_from_all(msrd):
         program.prepare(train)
     assert len(prompts) == 20 and program.config["probe_pairs"] == 20  # hidden states of 20 pairs only
     assert program.scorer_state.scorer.features.lexical.n_docs == len({(p.item_title, p.item_text) for p in train})
+
+
+def test_trees_fit_and_reload_to_the_same_probabilities():
+    scorer = RelevanceScorer(get_scheme("msrd"), embedder=None, model="hgb", features="query").fit(_pairs(70))
+    assert scorer.feature_names[-5:] == ("query_terms", "query_max_idf", "title_terms", "title_in_query",
+                                         "query_in_title")
+    doc = json.loads(json.dumps(scorer.to_dict()))
+    loaded = RelevanceScorer.from_dict(doc)
+    test = _pairs(77)[-21:]
+    assert loaded.predict_proba_many(test) == scorer.predict_proba_many(test)
+    assert loaded.predict_many(test) == [p.label for p in test] and doc["model"] == "hgb"
+
+
+def test_query_features_by_hand():
+    from hiera_dspy.signals.features import LexicalModel
+    from hiera_dspy.signals.query_features import query_features
+
+    lexical = LexicalModel().fit([("Red Fox", "a fox"), ("Blue Owl", "an owl")])
+    rows = query_features(lexical, [("the red fox", "Red Fox", ""), ("fox", "Red Fox Returns", "")])
+    assert rows[:, [0, 2, 3, 4]].tolist() == [[2, 2, 1, 0], [1, 3, 0, 1]]
+    assert rows[0, 1] == rows[1, 1] == lexical.idf["fox"]
