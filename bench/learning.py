@@ -56,6 +56,7 @@ POOL_CONFIGS = {  # name -> RelevanceScorer options (fitted on the pool minus th
     "pool+hgb+query": {"model": "hgb", "features": "query"},
     "pool+hgb+query+balanced": {"model": "hgb", "features": "query", "class_weight": "balanced"},
     "pool+interactions": {"features": "interactions", "C_grid": C_GRID},
+    "pool+interactions+balanced+C1": {"features": "interactions", "class_weight": "balanced"},
     "pool+interactions+balanced": {"features": "interactions", "C_grid": C_GRID, "class_weight": "balanced"},
 }
 ROUNDS = (50, 50, 100)  # decisions added per round: 50, 100, 200 in all
