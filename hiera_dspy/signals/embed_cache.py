@@ -60,6 +60,11 @@ class CachedEmbedder:
         self._lock = threading.Lock()
         self.computed = 0  # texts this object embedded (not read from the cache)
 
+    @property
+    def source(self) -> str | None:
+        """Where the inner model's weights were loaded from (a folder or a hub id), if it says."""
+        return getattr(self.inner, "source", None)
+
     def encode(self, texts: list[str]) -> np.ndarray:
         """One unit-length vector per text: read from the cache, or embedded (distinct new texts, in batches)."""
         texts = list(texts)
