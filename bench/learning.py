@@ -35,17 +35,17 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
 
-import numpy as np  # noqa: E402
+import numpy as np
 
-from eval.stats import mcnemar  # noqa: E402
-from hiera_dspy.data import load_dataset  # noqa: E402
-from hiera_dspy.labelling.gold import with_decisions  # noqa: E402
-from hiera_dspy.metrics.format import number, with_ci  # noqa: E402
-from hiera_dspy.records import Pair  # noqa: E402
-from hiera_dspy.labelling.queue import review_queue  # noqa: E402
-from hiera_dspy.metrics.classification import bootstrap_ci, classification_metrics  # noqa: E402
-from hiera_dspy.signals import RelevanceScorer  # noqa: E402
-from hiera_dspy.signals.features import item_document, resolve_embedder  # noqa: E402
+from eval.stats import mcnemar
+from hiera_dspy.data import load_dataset
+from hiera_dspy.labelling.gold import with_decisions
+from hiera_dspy.labelling.queue import review_queue
+from hiera_dspy.metrics.classification import bootstrap_ci, classification_metrics
+from hiera_dspy.metrics.format import number, with_ci
+from hiera_dspy.records import Pair
+from hiera_dspy.signals import RelevanceScorer
+from hiera_dspy.signals.features import item_document, resolve_embedder
 
 OUT = Path("bench/results")
 C_GRID = [0.01, 0.1, 1.0, 10.0]
@@ -235,18 +235,18 @@ def markdown(result: dict) -> str:
                          f"{mc} | {middle} | {r['fit_seconds']:.1f} | {r['s_per_pair']:.4f} |")
         return "\n".join(lines)
 
-    out = [f"### Held-out MSRD holes: {result['holes']} pairs of {result['heldout_queries']} pool queries "
-           f"({result['relevant_share']:.1%} relevant), seed {result['seed']}; embedder {result['embedder']}", "",
+    out = [(f"### Held-out MSRD holes: {result['holes']} pairs of {result['heldout_queries']} pool queries "
+           f"({result['relevant_share']:.1%} relevant), seed {result['seed']}; embedder {result['embedder']}"), "",
            table(result["holes_rows"]), "",
            "### Bundled dev (300 pairs, balanced; the judges above, same fits)", "", table(result["dev_rows"])]
     for name, rows in result["decisions"].items():
-        out += ["", f"### Simulated decisions on the holes, refitting embed-lr {name} (scored on the holes nobody "
-                    "decided)", "",
+        out += ["", (f"### Simulated decisions on the holes, refitting embed-lr {name} (scored on the holes nobody "
+                    "decided)"), "",
                 table(rows, decisions=True)]
         out += ["", summary_line(rows)]
     if result.get("uncached_s_per_pair") is not None:
-        out += ["", f"A fresh pair (its three texts embedded by the model, no cache): median "
-                    f"{result['uncached_s_per_pair']:.3f} s."]
+        out += ["", (f"A fresh pair (its three texts embedded by the model, no cache): median "
+                    f"{result['uncached_s_per_pair']:.3f} s.")]
     return "\n".join(out) + "\n"
 
 

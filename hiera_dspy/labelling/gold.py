@@ -17,8 +17,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from hiera_dspy.errors import HieraError
-from hiera_dspy.records import Pair
 from hiera_dspy.labelling.decisions import DecisionLog
+from hiera_dspy.records import Pair
 from hiera_dspy.runs.store import RunStore
 
 

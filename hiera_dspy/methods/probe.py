@@ -47,7 +47,7 @@ class Probe:
         self.classes: tuple[str, ...] = ()
         self.mean = self.scale = self.coef = self.intercept = None
 
-    def fit(self, x: np.ndarray, gold: Sequence[str]) -> "Probe":
+    def fit(self, x: np.ndarray, gold: Sequence[str]) -> Probe:
         """Fit on hidden states `x` (n x d) and their gold labels."""
         from sklearn.linear_model import LogisticRegression
         from sklearn.preprocessing import StandardScaler
@@ -85,7 +85,7 @@ class Probe:
                 "scale": self.scale.tolist(), "coef": self.coef.tolist(), "intercept": self.intercept.tolist()}
 
     @classmethod
-    def from_dict(cls, d: dict) -> "Probe":
+    def from_dict(cls, d: dict) -> Probe:
         """A probe saved by `to_dict` (shapes checked)."""
         probe = cls(d["labels"], d.get("C", 0.01))
         probe.classes = tuple(d["classes"])
@@ -163,7 +163,7 @@ class LLMProbeProgram(Learner, dspy.Module):
                                "call prepare(train, dev), or load a compiled artifact")
         return pairs
 
-    def prepare(self, train: Sequence[Pair] | None = None, dev: Sequence[Pair] | None = None) -> "LLMProbeProgram":
+    def prepare(self, train: Sequence[Pair] | None = None, dev: Sequence[Pair] | None = None) -> LLMProbeProgram:
         """Fit the probe on the train pairs' hidden states (dev is unused)."""
         train = self._train_pairs(train)
         self.probe = Probe(self.scheme.labels, self.probe_C).fit(self.embed_many(train), [p.label for p in train])
@@ -209,7 +209,7 @@ class ProbeStackedProgram(LLMProbeProgram):
         self.scorer_state = ScorerState(ctx.scheme, ctx.train, embedder, C, **options)
         self.stacker: Stacker | None = None
 
-    def prepare(self, train: Sequence[Pair] | None = None, dev: Sequence[Pair] | None = None) -> "ProbeStackedProgram":
+    def prepare(self, train: Sequence[Pair] | None = None, dev: Sequence[Pair] | None = None) -> ProbeStackedProgram:
         """Fit the scorer on all train pairs; the probe and the stacker on the probed pairs (all, or a seeded sample of
         `probe_pairs`: a hidden state costs ~1 s, a scorer feature row ~1 ms), the stacker on out-of-fold
         distributions (each fold's scorer fitted on every train pair of the other folds' queries)."""

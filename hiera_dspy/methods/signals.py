@@ -213,7 +213,7 @@ class HieraCascadeProgram(HieraSignalsProgram):
         self.llm_share, self.tau_rule, self.fixed_tau = float(llm_share), tau_rule, tau
         self.scorer_state.tau = tau  # a fixed tau; else prepare() picks one on dev
 
-    def prepare(self, train: Sequence[Pair] | None = None, dev: Sequence[Pair] | None = None) -> "HieraCascadeProgram":
+    def prepare(self, train: Sequence[Pair] | None = None, dev: Sequence[Pair] | None = None) -> HieraCascadeProgram:
         """Fit the scorer on train, then pick tau on dev (labels read only by tau_rule="kappa"); with no dev pairs,
         on the train pairs (said on stderr). A fixed `tau` is kept."""
         super().prepare(train)

@@ -19,6 +19,7 @@ import numpy as np
 
 from hiera_dspy.signals.features import Embedder, item_document
 
+
 def interaction_features(embedder: Embedder, triples: Sequence[tuple[str, str, str]]) -> np.ndarray:
     """(len(triples), 2 * dim): q * t and q * d for (query, item_title, item_text) triples, distinct texts embedded
     once."""

@@ -32,8 +32,8 @@ import numpy as np
 
 from hiera_dspy.labels import LabelScheme
 from hiera_dspy.records import Pair
-from hiera_dspy.signals.features import Embedder, FeatureExtractor
 from hiera_dspy.signals.feature_sets import FEATURE_SETS, extra_features, extra_names, needs_embedder
+from hiera_dspy.signals.features import Embedder, FeatureExtractor
 from hiera_dspy.signals.selection import choose_C
 from hiera_dspy.signals.trees import fit_trees, predict_trees
 
@@ -50,7 +50,7 @@ class RelevanceScorer:
     stderr), None (lexical features only, even if embeddings are installed), a model id, or an `Embedder`.
     """
 
-    def __init__(self, scheme: LabelScheme, embedder: "Embedder | str | None" = "auto", C: float = 1.0,
+    def __init__(self, scheme: LabelScheme, embedder: Embedder | str | None = "auto", C: float = 1.0,
                  random_state: int = 0, max_iter: int = 1000, features: str = "base",
                  class_weight: str | None = None, C_grid: list[float] | None = None, model: str = "lr"):
         if features not in FEATURE_SETS:
@@ -78,7 +78,7 @@ class RelevanceScorer:
 
     # ------------------------------------------------------------------------------------------- training
 
-    def fit(self, pairs: Sequence[Pair]) -> "RelevanceScorer":
+    def fit(self, pairs: Sequence[Pair]) -> RelevanceScorer:
         """Fit the idf table, the scaler and the logistic regression on labelled pairs (labels of the scheme)."""
         from sklearn.linear_model import LogisticRegression
         from sklearn.preprocessing import StandardScaler
@@ -107,7 +107,7 @@ class RelevanceScorer:
         self.scale = np.array(scaler.scale_, dtype=np.float64)
         return self
 
-    def _fit_trees(self, x: np.ndarray, y: np.ndarray) -> "RelevanceScorer":
+    def _fit_trees(self, x: np.ndarray, y: np.ndarray) -> RelevanceScorer:
         """model="hgb": trees over the raw features, classes renumbered 0..k-1 in scheme order."""
         present = sorted(set(y.tolist()))
         self.classes = tuple(self.scheme.labels[i] for i in present)
@@ -118,7 +118,7 @@ class RelevanceScorer:
         self.coef, self.intercept = np.zeros((1, width)), np.zeros(1)  # unused by trees; keeps `fitted` and shapes
         return self
 
-    def _fit_with_C(self, pairs: list[Pair], C: float) -> "RelevanceScorer":
+    def _fit_with_C(self, pairs: list[Pair], C: float) -> RelevanceScorer:
         """A scorer of this one's options and embedder, fitted with `C` (for choosing C)."""
         other = RelevanceScorer(self.scheme, embedder=self.features.embedder, C=C, random_state=self.random_state,
                                 max_iter=self.max_iter, features=self.feature_set, class_weight=self.class_weight,
@@ -218,7 +218,7 @@ class RelevanceScorer:
         }
 
     @classmethod
-    def from_dict(cls, d: dict, embedder: "Embedder | str | None" = None) -> "RelevanceScorer":
+    def from_dict(cls, d: dict, embedder: Embedder | str | None = None) -> RelevanceScorer:
         """Rebuild a fitted scorer. A scorer trained with embeddings reloads its saved `embedding_model` unless an
         `embedder` with the same model_id is given; it raises EmbedderUnavailable if that model cannot be loaded."""
         if d.get("format") != FORMAT or d.get("version") != FORMAT_VERSION:
@@ -254,7 +254,7 @@ class RelevanceScorer:
         Path(path).write_text(json.dumps(self.to_dict(), ensure_ascii=False), encoding="utf-8")
 
     @classmethod
-    def load(cls, path: str | Path, embedder: "Embedder | str | None" = None) -> "RelevanceScorer":
+    def load(cls, path: str | Path, embedder: Embedder | str | None = None) -> RelevanceScorer:
         """A scorer `save` wrote (the embedder is rebuilt, or the one given is used)."""
         return cls.from_dict(json.loads(Path(path).read_text(encoding="utf-8")), embedder=embedder)
 

@@ -28,8 +28,8 @@ def fit_trees(x: np.ndarray, y: np.ndarray, n_classes: int, class_weight: str | 
     model = HistGradientBoostingClassifier(max_iter=max_iter, early_stopping=False, random_state=random_state,
                                            class_weight=class_weight).fit(x, y)
     trees = [[{name: tree.nodes[name].tolist() for name in NODE_FIELDS} for tree in per_iteration]
-             for per_iteration in model._predictors]  # noqa: SLF001 - the fitted trees, read once
-    return {"baseline": np.asarray(model._baseline_prediction, float).ravel().tolist(),  # noqa: SLF001
+             for per_iteration in model._predictors]
+    return {"baseline": np.asarray(model._baseline_prediction, float).ravel().tolist(),
             "trees": trees, "n_classes": n_classes, "max_iter": max_iter}
 
 

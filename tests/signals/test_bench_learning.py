@@ -24,7 +24,7 @@ def _pairs(prefix: str, queries: range) -> list[Pair]:
 def test_the_bench_rows_and_the_decision_rounds():
     import bench.learning as bench
 
-    train, dev = _pairs("t", range(0, 10)), _pairs("d", range(10, 16))
+    train, dev = _pairs("t", range(10)), _pairs("d", range(10, 16))
     pool = train + _pairs("p", range(16, 60))
     data = Dataset("msrd", get_scheme("msrd"), {"train": train, "dev": dev, "pool": pool})
     result = bench.run(data, bench.FakeEmbedder(), 8, 0, {"pool+balanced": {"class_weight": "balanced"}}, ("300",),
