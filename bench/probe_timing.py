@@ -22,6 +22,7 @@ from hiera_dspy.data import load_dataset  # noqa: E402
 from hiera_dspy.lm import hidden, model_store  # noqa: E402
 from hiera_dspy.lm.local import default_threads  # noqa: E402
 from hiera_dspy.lm.runtimes import choose  # noqa: E402
+from hiera_dspy.methods.probe import PROBE  # noqa: E402
 
 OLD = ("<|im_start|>system\nYou judge search relevance for a movie search engine.<|im_end|>\n"
        "<|im_start|>user\nSearch query: {query}\n\nMovie: {title}\n{text}\n\n"
@@ -43,7 +44,7 @@ def main(argv: list[str] | None = None) -> dict:
     ap.add_argument("--pairs", type=int, default=100)
     ap.add_argument("--runtime", help="xllamacpp | llama-cpp-python (default: the first installed)")
     ap.add_argument("--batch", type=int, default=hidden.batch_size())
-    ap.add_argument("--text-chars", type=int, default=320)
+    ap.add_argument("--text-chars", type=int, default=PROBE["text_chars"])
     ap.add_argument("--skip-before", action="store_true")
     args = ap.parse_args(argv)
     dataset = load_dataset("msrd")
