@@ -151,6 +151,7 @@ def export_holes(store, run_id: str, config: dict, records: list[dict]) -> list[
     labelling = config["labelling"]
     out, scheme, depth = Path(labelling["out"]), LabelScheme.from_dict(labelling["scheme"]), labelling["depth"]
     inputs = read_inputs(labelling, scheme)
+    records = list(records)  # read three times below; a record has no step trace (a few hundred bytes)
     filled = {k: g for k, g in qrels_of(records, scheme).items() if k not in inputs.qrels}
     after = {**inputs.qrels, **filled}
     summary = summarize(inputs, after, records, scheme, depth) | {"run_id": run_id, "method": config.get("method")}

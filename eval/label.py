@@ -17,13 +17,14 @@ import argparse
 import json
 import sys
 from collections import Counter
+from collections.abc import Iterable
 from pathlib import Path
 
 from eval.labelling import add_labelling_arguments, export, label_pairs, records_of
-from hiera_dspy.cli import (add_data_arguments, cli_main, exit_on_error_rate, load_data, metrics_from_rows,
-                            output_folder, print_metrics)
+from hiera_dspy.cli import add_data_arguments, cli_main, exit_on_error_rate, load_data, output_folder, print_metrics
 from hiera_dspy.data import DataError
 from hiera_dspy.files import write_atomic
+from hiera_dspy.runs.tally import Tally
 
 
 def parser() -> argparse.ArgumentParser:
@@ -53,16 +54,15 @@ def main(argv: list[str] | None = None) -> dict:
     if run is None:  # --dry-run: the estimate is printed, nothing was sent
         return {}
     written = export(run.store, run.run_id)
-    records = [r for r in records_of(run.store, run.run_id) if r["id"] in {p.id for p in pairs}]
-    summary = summarize(records)
+    summary = summarize(records_of(run.store, run.run_id))
     skipped = dataset.notes.get("skipped_rows") or []
     if skipped:
         summary["skipped_rows"] = len(skipped)
-    gold = [r for r in run.rows if r.get("gold") is not None]
-    if gold:
-        metrics = metrics_from_rows(gold, list(dataset.scheme.labels)) | {"run_id": run.run_id}
+    gold = Tally(list(dataset.scheme.labels)).add_all(run.rows.with_gold())
+    if gold.pairs:
+        metrics = gold.metrics() | {"run_id": run.run_id}
         write_atomic(out / "metrics.json", json.dumps(metrics, indent=1))
-        print_metrics(f"{run.config.get('method')} on the {len(gold)} pairs with gold", metrics)
+        print_metrics(f"{run.config.get('method')} on the {gold.pairs} pairs with gold", metrics)
     else:
         print("no gold labels in these pairs: nothing to score (metrics skipped)", file=sys.stderr)
     print(f"labelled {summary['labelled']} of {summary['pairs']} pairs ({summary['escalated']} escalated, "
@@ -74,13 +74,19 @@ def main(argv: list[str] | None = None) -> dict:
     return summary | {"run_id": run.run_id}
 
 
-def summarize(records: list[dict]) -> dict:
-    """Counts of a labelling: pairs, labelled, escalated, errors, confidence sources and labels."""
-    return {"pairs": len(records), "labelled": sum(1 for r in records if r["label"]),
-            "escalated": sum(1 for r in records if r["escalated"] and not r["label"]),
-            "errors": sum(1 for r in records if r["error"]),
-            "confidence_sources": dict(Counter(r["confidence_source"].split(" (")[0] for r in records)),
-            "labels": dict(Counter(r["label"] for r in records if r["label"]))}
+def summarize(records: Iterable[dict]) -> dict:
+    """Counts of a labelling, in one pass: pairs, labelled, escalated, errors, confidence sources and labels."""
+    counts: Counter = Counter()
+    sources: Counter = Counter()
+    labels: Counter = Counter()
+    for r in records:
+        counts.update(pairs=1, labelled=bool(r["label"]), escalated=bool(r["escalated"] and not r["label"]),
+                      errors=bool(r["error"]))
+        sources[r["confidence_source"].split(" (")[0]] += 1
+        if r["label"]:
+            labels[r["label"]] += 1
+    return {"pairs": counts["pairs"], "labelled": counts["labelled"], "escalated": counts["escalated"],
+            "errors": counts["errors"], "confidence_sources": dict(sources), "labels": dict(labels)}
 
 
 if __name__ == "__main__":

@@ -155,6 +155,10 @@ class RunRows(Sequence):
             self._count = sum(1 for _ in self)
         return self._count
 
+    def with_gold(self) -> Iterator[Judgment]:
+        """The rows of pairs that carry a gold label (the store filters; a labelling run usually has none)."""
+        yield from (r for r in self.store.iter_rows(self.run_id, gold_only=True) if r.id in self.ids)
+
     def __getitem__(self, index):
         if self._list is None:
             self._list = list(self)

@@ -291,14 +291,16 @@ class RunStore:
         """The run's judgments, in split order (a list: for small runs and tests; `iter_rows` streams)."""
         return list(self.iter_rows(run_id))
 
-    def iter_rows(self, run_id: str, *, columns: str = "*") -> Iterator[Judgment]:
+    def iter_rows(self, run_id: str, *, columns: str = "*", gold_only: bool = False) -> Iterator[Judgment]:
         """The run's judgments in split order, streamed: a read connection of its own (WAL: a snapshot; writers are
         not blocked) walks the (run_id, position) index a batch at a time, so memory holds one batch, whatever the
-        run's size. `columns` may name fewer columns (e.g. without `steps`) for readers that need less."""
+        run's size. `columns` may name fewer columns (e.g. without `steps`) for readers that need less; `gold_only`
+        keeps the rows with a gold label."""
         db = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True, timeout=60)
         try:
-            cur = db.execute(f"SELECT {columns} FROM judgments WHERE run_id=? ORDER BY run_id, position, pair_id",
-                             (run_id,))
+            where = " AND gold IS NOT NULL" if gold_only else ""
+            cur = db.execute(f"SELECT {columns} FROM judgments WHERE run_id=?{where} "
+                             "ORDER BY run_id, position, pair_id", (run_id,))
             names = [d[0] for d in cur.description]
             while batch := cur.fetchmany(READ_BATCH):
                 for values in batch:
