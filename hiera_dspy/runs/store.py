@@ -280,6 +280,20 @@ class RunStore:
                 self._db.execute("ROLLBACK")
                 raise
 
+    def record_many(self, run_id: str, rows: Iterable[Judgment | dict]) -> None:
+        """`record` for many judgments in one transaction (an import, a benchmark's or a test's fixture)."""
+        self.claim(run_id)
+        values = [(run_id, *_columns(redact_obj(as_judgment(r).to_dict())), time.time()) for r in rows]
+        with self._lock:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                self._db.executemany("INSERT OR REPLACE INTO judgments VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                                     values)
+                self._db.execute("COMMIT")
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+
     def set_human_label(self, run_id: str, pair_id: str, label: str) -> bool:
         """Set one judgment's human label; False if the run has no row for that pair."""
         with self._lock:
