@@ -10,17 +10,17 @@ import time
 import dspy
 import pytest
 
-from eval.labelling import export, records_of, write_pairs_file
-from hiera_dspy.data import jsonl
-from hiera_dspy.data import DataError
+from hiera_dspy.data import DataError, jsonl
 from hiera_dspy.engines import EngineOptions, Job, judge
+from hiera_dspy.labelling.exports import records_of, write_pairs_file
+from hiera_dspy.labelling.run import export
 from hiera_dspy.labels import custom_scheme
+from hiera_dspy.metrics.classification import run_metrics
 from hiera_dspy.records import Judgment, Pair
 from hiera_dspy.runs import runner
 from hiera_dspy.runs.idset import IdSet
 from hiera_dspy.runs.store import RunStore
 from hiera_dspy.runs.tally import Tally
-from hiera_dspy.scoring import run_metrics
 
 SCHEME = custom_scheme("Bad,Good")
 

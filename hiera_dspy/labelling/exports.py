@@ -1,90 +1,25 @@
-"""What eval.label, eval.holes and eval.review share: a labelling run (a run whose pairs may have no gold) and its
-exported files.
+"""The files of a labelling run, rebuilt from the run store: its records (labels.jsonl / new.jsonl lines), qrels and
+pairs.jsonl.
 
-A labelling run is an ordinary run in the run store (resumable, same run id rules as eval.run); its config carries a
-`labelling` section (kind, output folder, label scheme, and for holes the input files) from which `export` rewrites
-every output file, atomically, after the run and after each review decision:
-- pairs.jsonl    the judged pairs (id, query_id, item_id, query, item_title, item_text): what a reviewer reads
-- labels.jsonl (eval.label) / new.jsonl (eval.holes): one record per judgment (see `record`)
-- qrels.txt      `qid 0 docid grade` (grade = the final label's index in the scheme); escalated, undecided pairs and
-                 failed judgments get no line; eval.holes writes every original judgment first, unchanged
+A record is one judgment: the final label (a person's decision over the machine's), where it came from, the machine
+label, its confidence and that confidence's source (`record`). Everything streams: pairs.jsonl is written in one
+pass over the split, the records come from one merge pass over the store's rows and pairs.jsonl, and labels.jsonl and
+qrels.txt are written together in one pass over the records, so an export's memory does not grow with the run.
 """
 
 from __future__ import annotations
 
-import argparse
-import importlib
 import json
-import sys
 import time
-from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from hiera_dspy.cli import add_judging_arguments, begin_run, open_store, prepare_fresh
-from hiera_dspy.confidence import confidence
-from hiera_dspy.data import Dataset
-from hiera_dspy.engines import Job, judge, options_from_args
-from hiera_dspy.files import atomic_file
+from hiera_dspy.labelling.confidence import confidence
+from hiera_dspy.labelling.decisions import DecisionLog
 from hiera_dspy.labels import LabelScheme
 from hiera_dspy.records import Judgment, Pair
-from hiera_dspy.runs.decisions import DecisionLog
-from hiera_dspy.runs.estimate import dry_run
-from hiera_dspy.runs.spec import RunSpec
+from hiera_dspy.runs.files import atomic_file
 from hiera_dspy.runs.store import RunStore
-
-
-def add_labelling_arguments(p: argparse.ArgumentParser) -> None:
-    """eval.run's options for what judges and how (`hiera_dspy.cli.add_judging_arguments`)."""
-    add_judging_arguments(p)
-
-
-@dataclass
-class LabellingRun:
-    """A finished labelling run: its id, store, config and judgment rows (streamed from the store when iterated)."""
-    run_id: str
-    store: RunStore
-    config: dict
-    rows: Sequence[Judgment]
-
-
-def label_pairs(args, dataset: Dataset, pairs: Iterable[Pair], split: str, labelling: dict,
-                identity_extra: dict | None = None) -> LabellingRun | None:
-    """Judge `pairs` (a list or a lazily read split) as a run of the store (resuming a finished part), after writing
-    OUT/pairs.jsonl, with the engine of `--engine`. With `--dry-run` nothing is sent and no run starts: the cost
-    estimate is printed and None returned."""
-    from eval.run import build_program
-
-    program, lms, knowledge = build_program(args, dataset)
-    try:
-        if not args.judge:
-            prepare_fresh(program, dataset, split)
-    except RuntimeError as exc:  # a learned method with no labelled pairs to learn from
-        raise SystemExit(f"error: {program.method}: {exc}") from None
-    spec = RunSpec.judging(program, dataset=dataset.name, split=split, lms=lms, knowledge=knowledge.name,
-                           judge=args.judge, extra=identity_extra)
-    identity = spec.identity()
-    run_id = args.run_id or spec.run_id
-    store = open_store(args)
-    if args.dry_run:  # a pilot of this run in the store gives the delegation rate
-        dry_run(program, pairs if isinstance(pairs, list) else list(pairs), lms, args, knowledge.name,
-                store.rows(run_id))
-        return None
-    out = Path(labelling["out"])
-    count = write_pairs_file(out / "pairs.jsonl", pairs)
-    begin_run(store, run_id, {**identity, "limit": args.limit, "labelling": labelling}, args,
-              may_differ=("limit", "labelling"))
-    config = store.run_config(run_id)
-    if config.get("labelling", {}).get("out") != labelling["out"]:
-        print(f"run {run_id} resumed: its outputs stay in {config.get('labelling', {}).get('out')}", file=sys.stderr)
-    print(f"run {run_id}: {count} pairs to label with {program.method} (LMs {spec.lms}, "
-          f"knowledge {knowledge.name})", file=sys.stderr)
-    if args.engine == "ray":
-        raise SystemExit("error: --engine ray is available on eval.run (its replicas are rebuilt from eval.run's "
-                         "command line); label with --engine threads, async or batch")
-    rows = judge(args.engine, Job(program, pairs, store, run_id, lms, retry_errors=args.retry_errors,
-                                  options=options_from_args(args)))
-    return LabellingRun(run_id, store, config, rows)
 
 
 def pair_record(p: Pair) -> dict:
@@ -184,10 +119,6 @@ def qrels_line(r: dict, scheme: LabelScheme) -> str:
     return f"{r['query_id']} 0 {r['item_id']} {scheme.labels.index(r['label'])}\n" if r["label"] else ""
 
 
-# kind -> "module:function(store, run_id, config, records) -> written paths"; `records` is read once
-EXPORTERS = {"label": "eval.labelling:export_label", "holes": "eval.holes:export_holes"}
-
-
 def export_label(store: RunStore, run_id: str, config: dict, records: Iterable[dict]) -> list[Path]:
     """labels.jsonl and qrels.txt of an eval.label run, written together in one pass over the records."""
     out, scheme = Path(config["labelling"]["out"]), LabelScheme.from_dict(config["labelling"]["scheme"])
@@ -196,12 +127,3 @@ def export_label(store: RunStore, run_id: str, config: dict, records: Iterable[d
             labels.write(json.dumps(r, ensure_ascii=False, default=str) + "\n")
             qrels.write(qrels_line(r, scheme))
     return [out / "labels.jsonl", out / "qrels.txt"]
-
-
-def export(store: RunStore, run_id: str) -> list[Path]:
-    """Rewrite every output file of a labelling run from the store (decisions included); returns the paths."""
-    config = store.run_config(run_id)
-    if not config or "labelling" not in config:
-        raise SystemExit(f"error: run {run_id!r} is not a labelling run (made by eval.label or eval.holes)")
-    module, _, name = EXPORTERS[config["labelling"]["kind"]].partition(":")
-    return getattr(importlib.import_module(module), name)(store, run_id, config, records_of(store, run_id))

@@ -5,7 +5,7 @@ not marked, since a marker is one more thing for a small model to react to. The 
 the task after the data, so the last instruction the model reads is ours.
 
 Measured with the embedded model (bench/injection.py, README "Prompt injection"): without the sentence filter and the
-restatement, each of the five attacks in `hiera_dspy.injection` flipped every zero-shot judgment."""
+restatement, each of the five attacks in `hiera_dspy.untrusted.attacks` flipped every zero-shot judgment."""
 
 from __future__ import annotations
 
