@@ -169,13 +169,15 @@ def load(arg: str | None, scheme: LabelScheme | None, *, on_bad_row: str = "erro
         raise DataError("jsonl: needs a label scheme: --scheme msrd|esci|wands|homedepot or --labels 'A,B,C'")
     skipped: list = []
     path = expect_file(Path(arg), FORMAT)
-    if path.stat().st_size > EAGER_BYTES:
+    stat = path.stat()
+    source = {"path": str(path.resolve()), "bytes": stat.st_size, "mtime_ns": stat.st_mtime_ns}  # a fingerprint
+    if stat.st_size > EAGER_BYTES:
         pairs = JsonlPairs(path, scheme, on_bad_row=on_bad_row, skipped=skipped)
         return Dataset(name=f"jsonl:{arg}", scheme=scheme, splits={"all": pairs}, default_split="all",
-                       notes={"skipped_rows": skipped, "lazy": True})
+                       notes={"skipped_rows": skipped, "lazy": True, "source": source})
     pairs = read_pairs(path, scheme, require_label=False, on_bad_row=on_bad_row, skipped=skipped)
     splits = {"all": pairs}
     if all(p.label is not None for p in pairs):
         splits.update(make_splits(pairs, scheme))
     return Dataset(name=f"jsonl:{arg}", scheme=scheme, splits=splits, default_split="all",
-                   notes={"skipped_rows": skipped})
+                   notes={"skipped_rows": skipped, "source": source})

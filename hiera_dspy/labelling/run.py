@@ -14,13 +14,14 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from hiera_dspy.cli.options import add_judging_arguments, begin_run, open_store, prepare_fresh
 from hiera_dspy.data import Dataset
 from hiera_dspy.engines import Job, judge, options_from_args
+from hiera_dspy.labelling import freshness
 from hiera_dspy.labelling.exports import export_label, records_of, write_pairs_file
 from hiera_dspy.labelling.holes import export_holes
 from hiera_dspy.records import Judgment, Pair
@@ -42,13 +43,16 @@ class LabellingRun:
     store: RunStore
     config: dict
     rows: Sequence[Judgment]
+    signature: dict | None = None  # what an export now would be made from (`freshness`)
+    fresh: dict | None = None  # the summary of an export made from that already: nothing to do
 
 
 def label_pairs(args, dataset: Dataset, pairs: Iterable[Pair], split: str, labelling: dict,
-                identity_extra: dict | None = None) -> LabellingRun | None:
+                identity_extra: dict | None = None, reuse_export: bool = False) -> LabellingRun | None:
     """Judge `pairs` (a list or a lazily read split) as a run of the store (resuming a finished part), after writing
     OUT/pairs.jsonl, with the engine of `--engine`. With `--dry-run` nothing is sent and no run starts: the cost
-    estimate is printed and None returned."""
+    estimate is printed and None returned. With `reuse_export`, a finished run whose last export was made from
+    exactly this input and these rows (`freshness`) returns at once with that export's summary in `fresh`."""
     program, lms, knowledge = build_program(args, dataset)
     try:
         if not args.judge:
@@ -65,10 +69,19 @@ def label_pairs(args, dataset: Dataset, pairs: Iterable[Pair], split: str, label
                 store.rows(run_id))
         return None
     out = Path(labelling["out"])
-    count = write_pairs_file(out / "pairs.jsonl", pairs)
     begin_run(store, run_id, {**identity, "limit": args.limit, "labelling": labelling}, args,
               may_differ=("limit", "labelling"))
     config = store.run_config(run_id)
+    sig = None
+    if reuse_export and not args.retry_errors:
+        sig = freshness.signature(store, run_id, dataset.notes.get("source"), split, args.limit, labelling["out"])
+        on_disk = all((out / name).is_file() for name in ("pairs.jsonl", "labels.jsonl", "qrels.txt"))
+        if on_disk and (summary := freshness.fresh_summary(store, run_id, sig)) is not None:
+            print(f"run {run_id}: every pair is judged and {config['labelling']['out']} is up to date "
+                  "(nothing changed since its last export)", file=sys.stderr)
+            store.release(run_id)
+            return LabellingRun(run_id, store, config, [], sig, summary)
+    count = write_pairs_file(out / "pairs.jsonl", pairs)
     if config.get("labelling", {}).get("out") != labelling["out"]:
         print(f"run {run_id} resumed: its outputs stay in {config.get('labelling', {}).get('out')}", file=sys.stderr)
     print(f"run {run_id}: {count} pairs to label with {program.method} (LMs {spec.lms}, "
@@ -78,16 +91,28 @@ def label_pairs(args, dataset: Dataset, pairs: Iterable[Pair], split: str, label
                          "command line); label with --engine threads, async or batch")
     rows = judge(args.engine, Job(program, pairs, store, run_id, lms, retry_errors=args.retry_errors,
                                   options=options_from_args(args)))
-    return LabellingRun(run_id, store, config, rows)
+    if reuse_export:
+        sig = freshness.signature(store, run_id, dataset.notes.get("source"), split, args.limit, labelling["out"])
+    return LabellingRun(run_id, store, config, rows, sig)
 
 
 # kind -> function(store, run_id, config, records) -> written paths; `records` is an iterator, read once
 EXPORTERS = {"label": export_label, "holes": export_holes}
 
 
-def export(store: RunStore, run_id: str) -> list[Path]:
-    """Rewrite every output file of a labelling run from the store (decisions included); returns the paths."""
+def export(store: RunStore, run_id: str, tap: Callable[[dict], object] | None = None) -> list[Path]:
+    """Rewrite every output file of a labelling run from the store (decisions included); returns the paths. `tap`
+    sees every record on its way to the files (a summary counted in the same pass)."""
     config = store.run_config(run_id)
     if not config or "labelling" not in config:
         raise SystemExit(f"error: run {run_id!r} is not a labelling run (made by eval.label or eval.holes)")
-    return EXPORTERS[config["labelling"]["kind"]](store, run_id, config, records_of(store, run_id))
+    records = records_of(store, run_id)
+    if tap is not None:
+        records = _tapped(records, tap)
+    return EXPORTERS[config["labelling"]["kind"]](store, run_id, config, records)
+
+
+def _tapped(records: Iterable[dict], tap: Callable[[dict], object]) -> Iterator[dict]:
+    for r in records:
+        tap(r)
+        yield r

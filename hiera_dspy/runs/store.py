@@ -38,6 +38,9 @@ CREATE TABLE IF NOT EXISTS judgments (
     PRIMARY KEY (run_id, pair_id)
 );
 CREATE INDEX IF NOT EXISTS judgments_in_order ON judgments (run_id, position, pair_id);
+CREATE TABLE IF NOT EXISTS notes (
+    run_id TEXT NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL, PRIMARY KEY (run_id, key)
+);
 CREATE TABLE IF NOT EXISTS batches (
     batch_id TEXT, run_id TEXT NOT NULL, endpoint TEXT NOT NULL, model TEXT NOT NULL, input_file_id TEXT NOT NULL,
     keys TEXT NOT NULL, status TEXT NOT NULL, created REAL NOT NULL, PRIMARY KEY (run_id, input_file_id)
@@ -385,6 +388,17 @@ class RunStore:
         with self._lock:
             return self._db.execute("DELETE FROM batch_answers WHERE run_id=? AND error IS NOT NULL",
                                     (run_id,)).rowcount
+
+    def note(self, run_id: str, key: str):
+        """A small JSON value kept beside the run (e.g. what its last export was made from); None when unset."""
+        with self._lock:
+            row = self._db.execute("SELECT value FROM notes WHERE run_id=? AND key=?", (run_id, key)).fetchone()
+        return json.loads(row[0]) if row else None
+
+    def set_note(self, run_id: str, key: str, value) -> None:
+        """Keep a small JSON value beside the run (replacing the last one under `key`)."""
+        with self._lock:
+            self._db.execute("INSERT OR REPLACE INTO notes VALUES (?,?,?)", (run_id, key, json.dumps(value)))
 
     def run_ids(self) -> list[str]:
         """Every run id in the store, oldest first."""
