@@ -31,7 +31,7 @@ class Review:
 
     def queue(self) -> list[QueueEntry]:
         """The judgments a person should look at: escalations, then the least confident within the budget."""
-        return review_queue(self.store.rows(self.run_id), self.budget)
+        return review_queue(self.store.iter_rows(self.run_id), self.budget)
 
     def payload(self) -> dict:
         """The queue as the review page reads it, with the latest human decisions."""
