@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from hiera_dspy.cli.options import add_judging_arguments, begin_run, open_store, prepare_fresh
+from hiera_dspy.cli.options import add_judging_arguments, begin_run, open_store, prepare_fresh, progress_display
 from hiera_dspy.data import Dataset
 from hiera_dspy.engines import Job, judge, options_from_args
 from hiera_dspy.labelling import freshness
@@ -90,6 +90,7 @@ def label_pairs(args, dataset: Dataset, pairs: Iterable[Pair], split: str, label
         raise SystemExit("error: --engine ray is available on eval.run (its replicas are rebuilt from eval.run's "
                          "command line); label with --engine threads, async or batch")
     rows = judge(args.engine, Job(program, pairs, store, run_id, lms, retry_errors=args.retry_errors,
+                                  progress=progress_display(args, lms, program.method),
                                   options=options_from_args(args)))
     if reuse_export:
         sig = freshness.signature(store, run_id, dataset.notes.get("source"), split, args.limit, labelling["out"])

@@ -11,7 +11,6 @@ and `retry_errors=True` re-judges only those rows later.
 from __future__ import annotations
 
 import sys
-import threading
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, as_completed, wait
@@ -24,6 +23,7 @@ from hiera_dspy.lm.retry import retrying
 from hiera_dspy.lm.secrets import redact
 from hiera_dspy.records import Judgment, Pair
 from hiera_dspy.runs.idset import IdSet
+from hiera_dspy.runs.progress import Display, Progress
 from hiera_dspy.runs.store import RunStore
 
 WINDOW = 1000  # pairs checked against the store per query when finding what is left to judge
@@ -52,9 +52,10 @@ def judgment_row(pair: Pair, position: int | None, book: ledger.Ledger, predicti
 
 
 def run_pairs(program: dspy.Module, pairs: Iterable[Pair], store: RunStore, run_id: str, threads: int = 1,
-              retry_errors: bool = False, progress: bool = True) -> RunRows:
+              retry_errors: bool = False, progress: bool | Display = True) -> RunRows:
     """Judge every pair of the split not yet finished in `run_id`; return the run's rows for these pairs (streamed
-    from the store on demand, see RunRows).
+    from the store on demand, see RunRows). `progress`: False (silent), True (a bar on a terminal, else a log line
+    every 10 s or 5%) or a `Display`.
 
     The run's lease (see RunStore.start_run) is taken first if not held (RunBusy while another process writes the
     run) and released at the end: one writer per run. At most `threads x IN_FLIGHT` pairs are in memory at once."""
@@ -66,29 +67,13 @@ def run_pairs(program: dspy.Module, pairs: Iterable[Pair], store: RunStore, run_
 
 
 def pending(pairs: Iterable[Pair], store: RunStore, run_id: str, retry_errors: bool = False,
-            progress: bool = True) -> Todo:
+            progress: bool | Display = True) -> Todo:
     """The pairs of the split not yet finished in `run_id` (every engine starts here): a `Todo`, which counts the
     split once (one pass, one store query per window) and then yields (position, pair) lazily."""
     todo = Todo(pairs, store, run_id, retry_errors)
     if progress and todo.done:
         print(f"resuming run {run_id}: {todo.done} of {todo.total} judgments already done", file=sys.stderr)
     return todo
-
-
-class Progress:
-    """One stderr line per finished judgment: `[k/total] id: label (seconds)`; thread-safe."""
-
-    def __init__(self, total: int, finished: int, enabled: bool = True):
-        self.total, self.finished, self.enabled = total, finished, enabled
-        self._lock = threading.Lock()
-
-    def __call__(self, row: Judgment) -> None:
-        with self._lock:
-            self.finished += 1
-            n = self.finished
-        if self.enabled:
-            mark = "error" if row.error else (row.label or "escalated")
-            print(f"[{n}/{self.total}] {row.id}: {mark} ({row.seconds:.1f}s)", file=sys.stderr)
 
 
 class Todo:
@@ -196,5 +181,7 @@ def _run_pairs(program, pairs, store, run_id, threads, retry_errors, progress) -
         # Ctrl-C or a fatal error: judgments already running finish and are recorded; queued ones never start
         pool.shutdown(wait=True, cancel_futures=True)
         raise
+    finally:
+        report.close()
     pool.shutdown(wait=True)
     return run_rows(store, run_id, todo)
