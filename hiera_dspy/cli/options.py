@@ -228,7 +228,7 @@ def progress_display(args: argparse.Namespace, lms=None, desc: str = ""):
     from hiera_dspy.runs.estimate import prices_of
     from hiera_dspy.runs.progress import Display
 
-    return Display(desc=desc, verbose=getattr(args, "verbose", False), prices=prices_of(lms))
+    return Display(desc=desc, verbose=getattr(args, "verbose", False), prices=lambda: prices_of(lms))
 
 
 def open_store(args: argparse.Namespace) -> RunStore:

@@ -33,13 +33,15 @@ class Display:
     """How to show a run's progress (a truthy value for an engine's `progress` flag).
 
     `desc` names the run on the bar; `verbose` adds one line per judgment; `prices` maps an LM role to its USD per
-    input and output token (`{"input": .., "output": ..}`); the cost is shown only when every step's role is priced.
+    input and output token (`{"input": .., "output": ..}`), or is a function returning that map, called at the first
+    judgment (a price look-up imports LiteLLM: not before the run's first requests); the cost is shown only when every
+    step's role is priced.
     `stream` defaults to stderr, `tty` to whether it is a terminal (log lines under $HIERA_NO_PROGRESS); `clock` is
     for tests."""
 
     desc: str = ""
     verbose: bool = False
-    prices: dict[str, dict[str, float]] = field(default_factory=dict)
+    prices: dict[str, dict[str, float]] | Callable[[], dict[str, dict[str, float]]] = field(default_factory=dict)
     stream: TextIO | None = None
     tty: bool | None = None
     clock: Callable[[], float] = time.monotonic
@@ -55,7 +57,8 @@ class Progress:
         self.enabled = bool(enabled)
         self.display = enabled if isinstance(enabled, Display) else Display()
         self.stream = self.display.stream or sys.stderr
-        self.errors, self.tokens, self.cost = 0, 0, 0.0 if self.display.prices else None
+        self.errors, self.tokens, self.cost = 0, 0, None
+        self._prices: dict[str, dict[str, float]] | None = None  # resolved at the first judgment
         self._start_done, self._start = finished, self.display.clock()
         self._last_line, self._last_share, self._shown = self._start, self._share(), finished
         self._lock = threading.Lock()
@@ -69,7 +72,10 @@ class Progress:
             self.finished += 1
             self.errors += bool(row.error)
             self.tokens += row.tokens or 0
-            self.cost = _add_cost(self.cost, row, self.display.prices)
+            if self._prices is None:
+                self._prices = self._resolve_prices()
+                self.cost = 0.0 if self._prices else None
+            self.cost = _add_cost(self.cost, row, self._prices)
             if not self.enabled:
                 return
             if self.display.verbose:
@@ -112,6 +118,10 @@ class Progress:
     # --- internals ------------------------------------------------------------------------------------------------
     def _share(self) -> int:
         return int(self.finished / self.total / LINE_SHARE) if self.total else 0
+
+    def _resolve_prices(self) -> dict[str, dict[str, float]]:
+        prices = self.display.prices
+        return dict((prices() if callable(prices) else prices) or {})
 
     def _line_due(self) -> bool:
         now, share = self.display.clock(), self._share()

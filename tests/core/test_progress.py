@@ -140,3 +140,13 @@ def test_eval_run_prints_log_lines_and_the_per_judgment_lines_only_with_verbose(
               "--verbose"])
     err = capsys.readouterr().err
     assert "[1/4] msrd:" in err and "zero-shot: 4/4 (100%)" in err
+
+
+def test_prices_given_as_a_function_are_looked_up_at_the_first_judgment():
+    looked_up = []
+    display, out = log_display(Clock(), prices=lambda: looked_up.append(1) or {"judge": GPT_MINI})
+    report = Progress(total=2, finished=0, enabled=display)
+    assert not looked_up and "cost" not in report.postfix()  # nothing imported before the run's first requests
+    report(row(0))
+    report(row(1))
+    assert looked_up == [1] and report.cost == pytest.approx(2 * (900 * 0.15e-6 + 100 * 0.6e-6))
