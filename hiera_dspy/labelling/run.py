@@ -81,7 +81,10 @@ def label_pairs(args, dataset: Dataset, pairs: Iterable[Pair], split: str, label
                   "(nothing changed since its last export)", file=sys.stderr)
             store.release(run_id)
             return LabellingRun(run_id, store, config, [], sig, summary)
-    count = write_pairs_file(out / "pairs.jsonl", pairs)
+    count = freshness.pairs_written(store, run_id, dataset.notes.get("source"), split, args.limit, out)
+    if count is None:  # pairs.jsonl is not (known to be) this split's: write it, one pass
+        count = write_pairs_file(out / "pairs.jsonl", pairs)
+        freshness.mark_pairs(store, run_id, dataset.notes.get("source"), split, args.limit, out, count)
     if config.get("labelling", {}).get("out") != labelling["out"]:
         print(f"run {run_id} resumed: its outputs stay in {config.get('labelling', {}).get('out')}", file=sys.stderr)
     print(f"run {run_id}: {count} pairs to label with {program.method} (LMs {spec.lms}, "
