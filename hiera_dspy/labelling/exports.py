@@ -15,7 +15,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from hiera_dspy.labelling.confidence import confidence
-from hiera_dspy.labelling.decisions import DecisionLog
+from hiera_dspy.labelling.history import folder_decisions
 from hiera_dspy.labels import LabelScheme
 from hiera_dspy.records import Judgment, Pair
 from hiera_dspy.runs.files import atomic_file
@@ -90,7 +90,7 @@ def records_of(store: RunStore, run_id: str) -> Iterator[dict]:
     split changed between runs) is matched in one more pass at the end. Rows of pairs not in the file are left out."""
     config = store.run_config(run_id) or {}
     path = Path(config["labelling"]["out"]) / "pairs.jsonl"
-    decisions = DecisionLog(store.path).latest(run_id)
+    decisions = folder_decisions(store, run_id)  # a person's decisions on earlier runs of this folder still hold
     method = config.get("method", "?")
     strays: dict[str, Judgment] = {}
     lines = enumerate(iter_pairs_file(path))

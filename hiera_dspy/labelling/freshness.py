@@ -71,10 +71,11 @@ def _pairs_key(source: dict | None, split: str, limit: int | None, out: Path) ->
 
 
 def _decisions(store: RunStore, run_id: str) -> list:
-    """(count, last time) of the run's human decisions (the review's log lives in the same SQLite file)."""
+    """(count, last time) of the store's human decisions (the review's log lives in the same SQLite file)."""
     db = sqlite3.connect(f"file:{store.path}?mode=ro", uri=True, timeout=60)
     try:
-        return list(db.execute("SELECT count(*), max(at) FROM decisions WHERE run_id=?", (run_id,)).fetchone())
+        # every run's: an export carries a person's decisions on earlier runs of the same folder too
+        return list(db.execute("SELECT count(*), max(at) FROM decisions").fetchone())
     except sqlite3.OperationalError:  # no decisions table yet: nobody reviewed anything
         return [0, None]
     finally:
