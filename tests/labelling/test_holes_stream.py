@@ -5,14 +5,13 @@ from __future__ import annotations
 import random
 
 import pytest
+from labelling_helpers import write
 
 from hiera_dspy.conclude.retrieval import evaluate, pool_holes
 from hiera_dspy.data import DataError
 from hiera_dspy.data.trec import read_run
 from hiera_dspy.data.trec_stream import RunFile
 from hiera_dspy.labels import get_scheme
-
-from labelling_helpers import write
 
 
 def random_bench(tmp_path, seed: int = 0):

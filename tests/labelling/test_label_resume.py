@@ -6,10 +6,10 @@ from __future__ import annotations
 import json
 import os
 
+from labelling_helpers import write
+
 from eval import label as eval_label
 from hiera_dspy.data import jsonl
-
-from labelling_helpers import write
 
 
 def argv(pairs, out, *extra):
