@@ -7,7 +7,7 @@ import re
 import pytest
 
 from hiera_dspy.data import load_dataset
-from hiera_dspy.injection import ATTACKS, inject, opposite
+from hiera_dspy.untrusted.attacks import ATTACKS, inject, opposite
 from hiera_dspy.methods import BuildContext, build
 from hiera_dspy.runs.runner import judge_one
 

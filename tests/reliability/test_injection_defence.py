@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from hiera_dspy.data import load_dataset
-from hiera_dspy.injection import ATTACKS, CONTROL
+from hiera_dspy.untrusted.attacks import ATTACKS, CONTROL
 from hiera_dspy.untrusted import TASK_AFTER_DATA, as_data, item_block
 
 
