@@ -204,7 +204,7 @@ def phrasings(family: str, split: str) -> tuple[Phrasing, ...]:
 def render(pair: Pair, phrasing: Phrasing, target: str, labels: tuple[str, ...], rng: random.Random) -> Pair:
     """`pair` with the phrasing's text (pushing toward `target`) filled in, disguised and placed."""
     up = labels.index(target) >= len(labels) / 2
-    words = lambda: ", ".join(rng.sample(UNRELATED, 3))  # noqa: E731 - fresh words at each {words}
+    words = lambda: ", ".join(rng.sample(UNRELATED, 3))
     template = phrasing.up if up else phrasing.down
     parts = template.split("{words}")
     filled = parts[0] + "".join(words() + rest for rest in parts[1:])

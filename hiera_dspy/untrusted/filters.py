@@ -51,15 +51,15 @@ _LABEL_NOUN = (r"(?:label|étiquette|etiqueta|etichetta|bewertung|urteil|verdict
                r"réponse|antwort|respuesta|risposta|resposta)")
 _QUOTE_OPEN, _QUOTE_CLOSE = r"[\"'«“„‹‘]", r"[\"'»”“›’]"
 
-INSTRUCTION = [re.compile(p, re.I) for p in (
+INSTRUCTION = [re.compile(p, re.IGNORECASE) for p in (
     rf"\b{_IGNORE}\b[^.\n]{{0,60}}\b{_RULES}\b",
     r"(?:^|\n|[.!?]\s)\W*(?:system|assistant|developer|user|instructions?)\s*:",
     r"\byou\s+are\s+(?:now|an?\s+(?:ai|assistant|assessor|judge|model|bot))\b",
     rf"\b{_NOTE}\s+{_TO}\s+(?:the\s+|l['’]\s*|le\s+|la\s+|den\s+|die\s+|der\s+|el\s+|il\s+|o\s+|de\s+)?{_ASSESSOR}\b",
     rf"(?:^\s*|[(\[{{|—–]\s*|\s-\s*){_VOCATIVE}\s*[:,]",  # a vocative: "(assessor: ...", "Judge, ..."
     r"\b(?:updated|revised)\s+(?:guidelines|instructions|rules|label\s+definitions)\b",
-    r"\b(?:new|nouvelles|neue|nuevas|nuove|novas)\s+(?:guidelines|instructions|label\s+definitions|consignes|"
-    r"anweisungen|richtlinien|instrucciones|istruzioni|instruções)\b",
+    (r"\b(?:new|nouvelles|neue|nuevas|nuove|novas)\s+(?:guidelines|instructions|label\s+definitions|consignes|"
+     r"anweisungen|richtlinien|instrucciones|istruzioni|instruções)\b"),
     rf"\b{_ANSWER}\b\W+(?:{_FILLER}\W+){{0,3}}{_QUOTE_OPEN}?\s*{VERDICT}\b",
     rf"\b{_LABEL_NOUN}\b[^.\n]{{0,40}}?(?:\bis|\best|\bist|\bes|\bè|\bé|\bare|=|:)\s*{_QUOTE_OPEN}?\s*{VERDICT}\b",
     rf"{_QUOTE_OPEN}\s*{VERDICT}\s*{_QUOTE_CLOSE}",
@@ -72,14 +72,14 @@ INSTRUCTION = [re.compile(p, re.I) for p in (
 _SEARCHER = (r"(?:people|users?|anyone|anybody|everyone|viewers?|searchers?|customers?|shoppers?|visitors?|whoever|"
              r"you)")
 _SEARCHING = r"(?:search(?:es|ed|ing)?|typ(?:e|es|ed|ing)|look(?:s|ed|ing)?\s+for|quer(?:y|ies)|googl\w*)"
-CLAIM = [re.compile(p, re.I) for p in (
+CLAIM = [re.compile(p, re.IGNORECASE) for p in (
     rf"\b{_SEARCHER}\s+(?:who\s+|that\s+)?(?:are\s+|were\s+)?{_SEARCHING}\b",
     r"\b(?:the|this|your|their)\s+(?:search\s+)?quer(?:y|ies)\b|\bsearch\s+(?:results?|terms?|intent)\b",
-    r"\bthis\s+(?:movie|film|title|item|product|listing|one)\b[^.\n]{0,30}\b(?:has\s+nothing\s+to\s+do\s+with|is\s+"
-    r"(?:entirely\s+|completely\s+|totally\s+)?(?:unrelated|irrelevant|relevant)\s+to|is\s+off[- ]topic)",
+    (r"\bthis\s+(?:movie|film|title|item|product|listing|one)\b[^.\n]{0,30}\b(?:has\s+nothing\s+to\s+do\s+with|is\s+"
+     r"(?:entirely\s+|completely\s+|totally\s+)?(?:unrelated|irrelevant|relevant)\s+to|is\s+off[- ]topic)"),
     r"^\W*(?:not\s+to\s+be\s+confused\s+with|unrelated\s+to|has\s+nothing\s+to\s+do\s+with)\b",
-    r"\b(?:perfect|exact|definitive|best|top|right|ideal|number\s+one|#\s?1)\s+(?:match|result|answer|pick|hit)"
-    r"(?:es|s)?\s+for\b",
+    (r"\b(?:perfect|exact|definitive|best|top|right|ideal|number\s+one|#\s?1)\s+(?:match|result|answer|pick|hit)"
+     r"(?:es|s)?\s+for\b"),
     rf"\bexactly\s+what\s+{_SEARCHER}\b",
     rf"\bwhat\s+{_SEARCHER}\s+(?:had|have)\s+in\s+mind\b",
     r"\b(?:ir)?relevan(?:t|ce|cy)\s+(?:to|for)\s+(?:the|this|your|any|every)\s+(?:search|query|request)\b",

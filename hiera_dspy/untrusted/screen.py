@@ -16,11 +16,10 @@ Example:
 
 from __future__ import annotations
 
+import re
 from typing import NamedTuple
 
 from hiera_dspy.records import Pair
-import re
-
 from hiera_dspy.untrusted.filters import filter_sentences, flag_of
 from hiera_dspy.untrusted.normalise import collapse_whitespace, normalise
 from hiera_dspy.untrusted.stuffing import destuff, echoes, query_terms

@@ -43,7 +43,7 @@ PROSE_FIELDS = frozenset(("overview", "description", "plot", "summary", "synopsi
 
 _HIDDEN_STYLE = r"(?:display\s*:\s*none|visibility\s*:\s*hidden|font-size\s*:\s*0|opacity\s*:\s*0(?![.\d]*[1-9])|" \
                 r"color\s*:\s*(?:white|#fff(?:fff)?\b|transparent))"
-_HIDDEN = [re.compile(p, re.I | re.S) for p in (
+_HIDDEN = [re.compile(p, re.IGNORECASE | re.DOTALL) for p in (
     r"<!--.*?(?:-->|$)",
     rf"<(\w+)\b[^>]*(?:\bhidden\b|style\s*=\s*[\"'][^\"']*{_HIDDEN_STYLE})[^>]*>.*?(?:</\1\s*>|$)",
 )]
@@ -54,7 +54,7 @@ _LIST_SPLIT = re.compile(r"\s*(?:[,;|•·]|\s#)\s*")
 _SENTENCE = re.compile(r"[^.!?]*(?:[.!?]+|$)")
 _WORD = re.compile(r"[^\W_]+")
 # "alien alien alien alien", not "Himself, Himself" nor the film "Bodies Bodies Bodies"
-_REPEATED_WORD = re.compile(r"\b(\w+)(?:[ \t]+\1\b){3,}", re.I)
+_REPEATED_WORD = re.compile(r"\b(\w+)(?:[ \t]+\1\b){3,}", re.IGNORECASE)
 
 
 class Destuffed(NamedTuple):
