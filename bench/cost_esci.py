@@ -19,14 +19,14 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-import hiera_dspy  # noqa: E402,F401  (first: hiera_dspy.settings sets the process environment litellm and dspy read)
 import dspy  # noqa: E402
 
+import hiera_dspy  # noqa: E402,F401  (first: hiera_dspy.settings sets the process environment litellm and dspy read)
 from hiera_dspy.data import load_dataset  # noqa: E402
-from hiera_dspy.runs.estimate import estimate, format_estimate  # noqa: E402
 from hiera_dspy.labels import get_scheme  # noqa: E402
 from hiera_dspy.lm.roles import LMSpec, build_lms  # noqa: E402
 from hiera_dspy.methods import BuildContext, build  # noqa: E402
+from hiera_dspy.runs.estimate import estimate, format_estimate  # noqa: E402
 
 PAIRS, QUERIES = 2_600_000, 130_000
 SETUPS = {

@@ -20,13 +20,13 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
 os.environ.setdefault("HIERA_RETRY_BASE_DELAY", "0")  # the unparseable label is retried: no backoff sleep
 
-import hiera_dspy  # noqa: E402,F401  (first: hiera_dspy.settings sets the process environment dspy reads)
 import dspy  # noqa: E402
 
-from eval.metrics import classification_metrics  # noqa: E402
+import hiera_dspy  # noqa: E402,F401  (first: hiera_dspy.settings sets the process environment dspy reads)
 from hiera_dspy.data import load_dataset  # noqa: E402
 from hiera_dspy.knowledge import make_knowledge  # noqa: E402
 from hiera_dspy.methods import BuildContext, build  # noqa: E402
+from hiera_dspy.metrics.classification import classification_metrics  # noqa: E402
 from hiera_dspy.runs.runner import judge_one  # noqa: E402
 from hiera_dspy.testing import role_lms  # noqa: E402
 

@@ -15,14 +15,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout's package, not an installed copy
 
-from hiera_dspy.cli import runs_dir  # noqa: E402
+from hiera_dspy.cli.options import runs_dir  # noqa: E402
 from hiera_dspy.data import load_dataset  # noqa: E402
-from hiera_dspy.untrusted.attacks import ATTACKS, inject, opposite  # noqa: E402
 from hiera_dspy.knowledge import make_knowledge  # noqa: E402
 from hiera_dspy.lm.roles import LMSpec, build_lms  # noqa: E402
 from hiera_dspy.methods import BuildContext, build  # noqa: E402
 from hiera_dspy.runs.runner import run_pairs  # noqa: E402
 from hiera_dspy.runs.store import RunStore  # noqa: E402
+from hiera_dspy.untrusted.attacks import ATTACKS, inject, opposite  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> str:

@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 from eval import run as eval_run
-from hiera_dspy.numbers import number
+from hiera_dspy.metrics.format import number
 from optimize import compile as compile_cli
 
 

@@ -64,7 +64,7 @@ def judged(method: str | None, dataset: str, split: str, n: int, lm_args: list[s
     import eval.run as run_cli
 
     if run_ids and method in run_ids:
-        from hiera_dspy.cli import runs_dir
+        from hiera_dspy.cli.options import runs_dir
         from hiera_dspy.runs.store import RunStore
 
         return {r["id"]: r for r in RunStore(runs_dir() / "store.sqlite").rows(run_ids[method])}

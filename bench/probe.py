@@ -31,8 +31,8 @@ from eval.stats import mcnemar  # noqa: E402
 from hiera_dspy.data import load_dataset  # noqa: E402
 from hiera_dspy.lm import hidden  # noqa: E402
 from hiera_dspy.methods import BuildContext, build  # noqa: E402
-from hiera_dspy.numbers import number, with_ci  # noqa: E402
-from hiera_dspy.scoring import bootstrap_ci, classification_metrics  # noqa: E402
+from hiera_dspy.metrics.classification import bootstrap_ci, classification_metrics  # noqa: E402
+from hiera_dspy.metrics.format import number, with_ci  # noqa: E402
 from hiera_dspy.testing import judge_once  # noqa: E402
 
 OUT = Path("bench/results")

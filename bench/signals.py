@@ -40,7 +40,7 @@ def expected_calibration_error(probs: np.ndarray, gold: np.ndarray, bins: int = 
 def run(mode: str, dataset, train, dev) -> dict:
     from sklearn.metrics import accuracy_score, log_loss
 
-    from hiera_dspy.agreement import cohen_kappa, confusion
+    from hiera_dspy.metrics.agreement import cohen_kappa, confusion
 
     load_s = 0.0
     if mode == "embeddings":

@@ -41,17 +41,17 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a check
 
 import dspy  # noqa: E402
 
-from hiera_dspy.lm.roles import ROLES, LMSpec, RoleLMs, build_lms  # noqa: E402
-from eval.metrics import final_label  # noqa: E402
 from eval.stats import mcnemar  # noqa: E402
-from hiera_dspy.cli import metrics_from_rows, runs_dir  # noqa: E402
+from hiera_dspy.cli.options import metrics_from_rows, runs_dir  # noqa: E402
 from hiera_dspy.data import load_dataset  # noqa: E402
 from hiera_dspy.knowledge import make_knowledge  # noqa: E402
+from hiera_dspy.lm.roles import ROLES, LMSpec, RoleLMs, build_lms  # noqa: E402
 from hiera_dspy.methods import BuildContext, available, build  # noqa: E402
-from hiera_dspy.numbers import number  # noqa: E402
 from hiera_dspy.methods.signals import ScorerLearner, ScorerState, tau_for_share, top  # noqa: E402
-from hiera_dspy.runs.spec import RunSpec  # noqa: E402
+from hiera_dspy.metrics.classification import final_label  # noqa: E402
+from hiera_dspy.metrics.format import number  # noqa: E402
 from hiera_dspy.runs.runner import run_pairs  # noqa: E402
+from hiera_dspy.runs.spec import RunSpec  # noqa: E402
 from hiera_dspy.runs.store import RunStore  # noqa: E402
 
 NEVER = {"delegation": "never"}

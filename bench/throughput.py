@@ -41,10 +41,9 @@ from urllib.parse import urlparse
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-import hiera_dspy  # noqa: E402,F401  (first: hiera_dspy.settings sets the process environment dspy reads)
-
 import dspy  # noqa: E402
 
+import hiera_dspy  # noqa: E402,F401  (first: hiera_dspy.settings sets the process environment dspy reads)
 from hiera_dspy.data import load_dataset  # noqa: E402
 from hiera_dspy.engines import EngineOptions, Job, judge  # noqa: E402
 from hiera_dspy.lm.roles import ROLES, LMSpec, build_lms  # noqa: E402

@@ -8,7 +8,7 @@ Each method is its own resumable run in the run store (the same run id `eval.run
 --limit, so a larger limit resumes and a rerun judges nothing new; `--run-id PREFIX` names them PREFIX.NAME instead,
 e.g. PREFIX.hiera, PREFIX.zero-shot+k, and eval.run --run-id PREFIX.hiera resumes one); identical LM sub-calls across
 methods are served by DSPy's LM cache. The run options (--run-id, --store, --wait, --max-error-rate) are those of
-every judging CLI (hiera_dspy.cli.add_run_arguments).
+every judging CLI (hiera_dspy.cli.options.add_run_arguments).
 Writes OUT/report.md, OUT/summary.json (every pair scored, a pair without a label as wrong, coverage beside; bootstrap
 95% CIs; McNemar vs the reference, Bonferroni within each family of comparisons: the paper grid's 11 baselines m=11,
 its 7 ablations m=7; cost per role, latency, delegation, errors, escalations), OUT/predictions.jsonl and the figures.
@@ -28,16 +28,27 @@ import dspy
 
 from eval.disagreements import report_section
 from eval.report import comparison_families, family_note, sanitize, summarize_method, write_report
-from hiera_dspy.cli import cli_main
-from hiera_dspy.cli import (add_data_arguments, add_run_arguments, begin_run, exit_on_error_rate, load_data,
-                            open_store, output_folder, positive_int, prepare_fresh, runs_dir, skipped_rows)
-from hiera_dspy.runs.estimate import add_dry_run_arguments, dry_run, format_total
+from hiera_dspy.cli.options import (
+    add_data_arguments,
+    add_run_arguments,
+    begin_run,
+    cli_main,
+    exit_on_error_rate,
+    load_data,
+    open_store,
+    output_folder,
+    positive_int,
+    prepare_fresh,
+    runs_dir,
+    skipped_rows,
+)
 from hiera_dspy.knowledge import make_knowledge
 from hiera_dspy.lm.roles import add_lm_arguments, lms_from_args
 from hiera_dspy.methods import BuildContext, available, build
-from hiera_dspy.methods.hiera import ABLATIONS
-from hiera_dspy.numbers import number
+from hiera_dspy.methods.graphs import ABLATIONS
+from hiera_dspy.metrics.format import number
 from hiera_dspy.records import as_judgment
+from hiera_dspy.runs.estimate import add_dry_run_arguments, dry_run, format_total
 from hiera_dspy.runs.runner import run_pairs
 from hiera_dspy.runs.spec import RunSpec
 from hiera_dspy.runs.store import StoreError, validate_run_id

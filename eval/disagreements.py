@@ -11,8 +11,8 @@ from __future__ import annotations
 import json
 from collections import defaultdict
 
-from eval.metrics import final_label
-from hiera_dspy.agreement import NO_LABEL
+from hiera_dspy.metrics.agreement import NO_LABEL
+from hiera_dspy.metrics.classification import final_label
 
 SPECIALIST_ROLES = ("query", "item")
 

@@ -15,9 +15,9 @@ import json
 import sys
 from pathlib import Path
 
-from eval.reviewing import Review, transcript
-from hiera_dspy.cli import cli_main, open_store
-from hiera_dspy.runs.decisions import UnknownPair
+from hiera_dspy.cli.options import cli_main, open_store
+from hiera_dspy.labelling.decisions import UnknownPair
+from hiera_dspy.labelling.session import Review, transcript
 
 
 def parser() -> argparse.ArgumentParser:

@@ -17,18 +17,14 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections import Counter
 from pathlib import Path
 
-from eval.labelling import add_labelling_arguments, export, label_pairs, qrels_of, write_jsonl
-from hiera_dspy.cli import add_input_options, cli_main, exit_on_error_rate, output_folder
-from hiera_dspy.data import DataError, Dataset
-from hiera_dspy.data.trec import format_qrels, read_corpus, read_qrels, read_run, read_topics
-from hiera_dspy.files import write_atomic
+from hiera_dspy.cli.options import add_input_options, cli_main, exit_on_error_rate, output_folder
+from hiera_dspy.conclude.retrieval import pool_holes
+from hiera_dspy.data import Dataset
+from hiera_dspy.labelling.holes import print_summary, read_inputs
+from hiera_dspy.labelling.run import add_labelling_arguments, export, label_pairs
 from hiera_dspy.labels import LabelScheme, custom_scheme, get_scheme
-from hiera_dspy.numbers import number
-from hiera_dspy.retrieval import evaluate, kendall_tau, pool_holes
-from hiera_dspy.types import Pair
 
 
 def parser() -> argparse.ArgumentParser:
@@ -54,52 +50,6 @@ def scheme_of(args) -> LabelScheme:
     try:
         return custom_scheme(args.labels) if args.labels else get_scheme(args.scheme)
     except (KeyError, ValueError) as exc:
-        raise SystemExit(f"error: {exc}") from None
-
-
-class Inputs:
-    """The benchmark's files, read and cross-checked: every run line's qid is a topic and its docid in the corpus."""
-
-    def __init__(self, topics: str, corpus: str, qrels: str, runs: list[str], scheme: LabelScheme,
-                 on_bad_row: str = "error"):
-        self.skipped: list[dict] = []
-        kw = dict(on_bad_row=on_bad_row, skipped=self.skipped)
-        self.topics = read_topics(topics, **kw)
-        self.corpus = read_corpus(corpus, **kw)
-        self.qrels = read_qrels(qrels, scheme, **kw)
-        self.runs = {}
-        for path in runs:
-            name = Path(path).stem if Path(path).stem not in self.runs else path
-            self.runs[name] = [rl for rl in read_run(path, **kw) if self._known(path, rl, on_bad_row)]
-
-    def _known(self, path: str, rl, on_bad_row: str) -> bool:
-        problem = (f"qid {rl.qid!r} is not in the topics" if rl.qid not in self.topics else
-                   f"docid {rl.docid!r} is not in the corpus" if rl.docid not in self.corpus else None)
-        if problem is None:
-            return True
-        if on_bad_row != "skip":
-            raise DataError(f"{path}, line {rl.line}: {problem}")
-        self.skipped.append({"file": path, "line": rl.line, "error": problem})
-        return False
-
-    def pair(self, qid: str, docid: str, label: str | None = None) -> Pair:
-        """The pair of a topic and a corpus document (id `qid:docid`)."""
-        doc = self.corpus[docid]
-        return Pair(id=f"{qid}:{docid}", query=self.topics[qid], item_title=doc.title, item_text=doc.text,
-                    label=label, query_id=qid, item_id=docid)
-
-    def judged_pairs(self, scheme: LabelScheme) -> list[Pair]:
-        """The existing judgments whose topic and document are known: the train pairs of learned methods."""
-        return [self.pair(q, d, scheme.labels[g]) for (q, d), g in self.qrels.items()
-                if q in self.topics and d in self.corpus]
-
-
-def read_inputs(labelling: dict, scheme: LabelScheme) -> Inputs:
-    """The benchmark files a labelling config names; a data error exits with its message."""
-    try:
-        return Inputs(labelling["topics"], labelling["corpus"], labelling["qrels"], labelling["runs"], scheme,
-                      labelling.get("on_bad_row", "error"))
-    except DataError as exc:
         raise SystemExit(f"error: {exc}") from None
 
 
@@ -144,67 +94,6 @@ def main(argv: list[str] | None = None) -> dict:
 
 def _abs(path: str) -> str:
     return str(Path(path.strip()).resolve())
-
-
-def export_holes(store, run_id: str, config: dict, records: list[dict]) -> list[Path]:
-    """qrels.txt (originals unchanged, then the filled holes), new.jsonl, summary.json, report.md."""
-    labelling = config["labelling"]
-    out, scheme, depth = Path(labelling["out"]), LabelScheme.from_dict(labelling["scheme"]), labelling["depth"]
-    inputs = read_inputs(labelling, scheme)
-    filled = {k: g for k, g in qrels_of(records, scheme).items() if k not in inputs.qrels}
-    after = {**inputs.qrels, **filled}
-    summary = summarize(inputs, after, records, scheme, depth) | {"run_id": run_id, "method": config.get("method")}
-    return [write_atomic(out / "qrels.txt", format_qrels(after)), write_jsonl(out / "new.jsonl", records),
-            write_atomic(out / "summary.json", json.dumps(summary, indent=1)),
-            write_atomic(out / "report.md", report(summary))]
-
-
-def summarize(inputs: Inputs, after: dict, records: list[dict], scheme: LabelScheme, depth: int) -> dict:
-    """Per-run hole rate, nDCG and P at depth before and after filling, Kendall's tau of the two rankings, and
-    hole counts."""
-    runs = []
-    for name, lines in inputs.runs.items():
-        b, a = evaluate(lines, inputs.qrels, scheme, depth), evaluate(lines, after, scheme, depth)
-        runs.append({"run": name, "hole_rate_before": b["hole_rate"], "hole_rate_after": a["hole_rate"],
-                     f"ndcg@{depth}_before": b[f"ndcg@{depth}"], f"ndcg@{depth}_after": a[f"ndcg@{depth}"],
-                     f"p@{depth}_before": b[f"p@{depth}"], f"p@{depth}_after": a[f"p@{depth}"],
-                     "queries_before": b["queries"], "queries_after": a["queries"]})
-    key = f"ndcg@{depth}"
-    scored = [r for r in runs if r[f"{key}_before"] is not None and r[f"{key}_after"] is not None]
-    return {"depth": depth, "runs": runs, "kendall_tau": kendall_tau([r[f"{key}_before"] for r in scored],
-                                                                     [r[f"{key}_after"] for r in scored]),
-            "holes": len(records), "filled": sum(1 for r in records if r["label"]),
-            "escalated": sum(1 for r in records if r["escalated"] and not r["label"]),
-            "human": sum(1 for r in records if r["source"] == "human"),
-            "errors": sum(1 for r in records if r["error"]), "original_judgments": len(inputs.qrels),
-            "labels": dict(Counter(r["label"] for r in records if r["label"])),
-            "confidence_sources": dict(Counter(r["confidence_source"].split(" (")[0] for r in records)),
-            "skipped_rows": len(inputs.skipped)}
-
-
-def report(s: dict) -> str:
-    """The summary as a Markdown report."""
-    k = s["depth"]
-    lines = [f"# Holes filled at depth {k} ({s['method']}, run {s['run_id']})", "",
-             f"{s['holes']} holes judged: {s['filled']} filled ({s['human']} by a person), {s['escalated']} escalated "
-             f"and undecided, {s['errors']} failed; {s['original_judgments']} original judgments kept unchanged.",
-             f"Labels of the filled holes: {s['labels']}; confidence from {s['confidence_sources']}.", "",
-             f"| run | hole@{k} before | after | nDCG@{k} before | after | P@{k} before | after |",
-             "|---|---|---|---|---|---|---|"]
-    for r in s["runs"]:
-        cells = [r[key] for key in ("hole_rate_before", "hole_rate_after", f"ndcg@{k}_before", f"ndcg@{k}_after",
-                                    f"p@{k}_before", f"p@{k}_after")]
-        lines.append(f"| {r['run']} | " + " | ".join(map(number, cells)) + " |")
-    order = {when: [r["run"] for r in sorted(s["runs"], key=lambda r: -(r[f"ndcg@{k}_{when}"] or 0))]
-             for when in ("before", "after")}
-    lines += ["", f"System ranking by nDCG@{k}: before {' > '.join(order['before'])}; after "
-              f"{' > '.join(order['after'])}. Kendall's tau = {number(s['kendall_tau'])}.", ""]
-    return "\n".join(lines)
-
-
-def print_summary(s: dict) -> None:
-    """Print the Markdown report."""
-    print(report(s))
 
 
 if __name__ == "__main__":

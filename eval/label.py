@@ -19,11 +19,19 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from eval.labelling import add_labelling_arguments, export, label_pairs, records_of
-from hiera_dspy.cli import (add_data_arguments, cli_main, exit_on_error_rate, load_data, metrics_from_rows,
-                            output_folder, print_metrics)
+from hiera_dspy.cli.options import (
+    add_data_arguments,
+    cli_main,
+    exit_on_error_rate,
+    load_data,
+    metrics_from_rows,
+    output_folder,
+    print_metrics,
+)
 from hiera_dspy.data import DataError
-from hiera_dspy.files import write_atomic
+from hiera_dspy.labelling.exports import records_of
+from hiera_dspy.labelling.run import add_labelling_arguments, export, label_pairs
+from hiera_dspy.runs.files import write_atomic
 
 
 def parser() -> argparse.ArgumentParser:

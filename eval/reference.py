@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import sys
 
-from eval.metrics import bootstrap_ci, classification_metrics, final_label
 from eval.stats import mcnemar
-from hiera_dspy.numbers import with_ci
 from hiera_dspy import settings
+from hiera_dspy.metrics.classification import bootstrap_ci, classification_metrics, final_label
+from hiera_dspy.metrics.format import with_ci
 
 SMOKE_NOTE = ("--budget smoke judges {n} dev pairs: far too few to compare methods (a kappa CI spans about +-0.5 at "
               "this size). It checks that the pipeline runs; compare methods with bench/local_probs.py (all 300 MSRD "

@@ -17,9 +17,9 @@ import sys
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-from eval.reviewing import Review, transcript  # noqa: F401  (shared with eval.escalations; old import path)
-from hiera_dspy.cli import cli_main, open_store
-from hiera_dspy.runs.decisions import UnknownPair
+from hiera_dspy.cli.options import cli_main, open_store
+from hiera_dspy.labelling.decisions import UnknownPair
+from hiera_dspy.labelling.session import Review
 
 PAGE = Path(__file__).with_name("review_page.html")
 CSP = ("default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; connect-src 'self'; "

@@ -14,17 +14,25 @@ import functools
 import sys
 
 from eval.reference import summary_line
-from hiera_dspy.runs.artifacts import load_judge, note_ignored_endpoints, read_artifact
-from hiera_dspy.cli import cli_main
-from hiera_dspy.cli import (add_data_arguments, add_judging_arguments, begin_run, config_from_args, exit_on_error_rate,
-                            load_data, metrics_from_rows, open_store, output_folder, prepare_fresh, print_metrics,
-                            runs_dir, skipped_rows)
+from hiera_dspy.cli.options import (
+    add_data_arguments,
+    add_judging_arguments,
+    begin_run,
+    cli_main,
+    exit_on_error_rate,
+    load_data,
+    metrics_from_rows,
+    open_store,
+    output_folder,
+    prepare_fresh,
+    print_metrics,
+    runs_dir,
+    skipped_rows,
+)
 from hiera_dspy.engines import Job, judge, options_from_args
 from hiera_dspy.runs.estimate import dry_run
-from hiera_dspy.knowledge import make_knowledge
-from hiera_dspy.lm.roles import lms_from_args
-from hiera_dspy.methods import BuildContext, build
-from hiera_dspy.runs.outputs import write_outputs  # noqa: F401  (eval.run.write_outputs: an old import path)
+from hiera_dspy.runs.outputs import write_outputs
+from hiera_dspy.runs.program import build_program
 from hiera_dspy.runs.spec import RunSpec
 
 
@@ -37,23 +45,6 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--out", help="output folder (default: runs/<run id>)")
     add_judging_arguments(p)
     return p
-
-
-def build_program(args, dataset):
-    """The program to run: a loaded artifact (CLI LM flags override its recorded models) or a fresh method."""
-    knowledge = make_knowledge(args.knowledge, dataset)
-    train = dataset.splits.get("train", [])
-    if args.judge:
-        if args.settings:
-            raise SystemExit("error: --set changes an uncompiled --method; a compiled --judge keeps its config "
-                             "(compile again with optimize.compile --set ...)")
-        doc = read_artifact(args.judge)
-        note_ignored_endpoints(args.judge, doc, args.api_base)
-        lms = lms_from_args(args, doc["lms"], doc.get("ensemble"))
-        return load_judge(args.judge, lms=lms, knowledge=knowledge, train=train, doc=doc), lms, knowledge
-    lms = lms_from_args(args)
-    config = config_from_args(args, args.method)
-    return build(args.method, BuildContext(dataset.scheme, lms, knowledge, train), **config), lms, knowledge
 
 
 def main(argv: list[str] | None = None) -> dict:

@@ -17,7 +17,7 @@ import json
 import sys
 from pathlib import Path
 
-from hiera_dspy.cli import open_store, runs_dir
+from hiera_dspy.cli.options import open_store, runs_dir
 from hiera_dspy.lm.ledger import Step
 from hiera_dspy.lm.profiles import describe as describe_profile
 from hiera_dspy.records import Judgment, as_judgment, step_from_dict

@@ -23,14 +23,23 @@ from dspy.adapters.utils import parse_value
 from dspy.utils.exceptions import AdapterParseError
 
 import signatures
-from hiera_dspy.lm import ledger
-from hiera_dspy.lm import profiles
 from hiera_dspy.knowledge import Knowledge, NoKnowledge, Passage, render
 from hiera_dspy.labels import LabelScheme
+from hiera_dspy.lm import ledger, profiles
 from hiera_dspy.lm.roles import RoleLMs
-from signatures.hiera import (DIMENSIONS, REASONING_DESC, ItemAnalysis, ItemQuestion, JudgeAssessment, JudgeDecision,
-                              JudgeTriage, QueryAnalysis, QueryQuestion, RelationPlan, RelationSynthesis)
-
+from signatures.hiera import (
+    DIMENSIONS,
+    REASONING_DESC,
+    ItemAnalysis,
+    ItemQuestion,
+    JudgeAssessment,
+    JudgeDecision,
+    JudgeTriage,
+    QueryAnalysis,
+    QueryQuestion,
+    RelationPlan,
+    RelationSynthesis,
+)
 
 _provisional: contextvars.ContextVar["dict | None"] = contextvars.ContextVar("hiera_memo_provisional", default=None)
 

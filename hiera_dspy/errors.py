@@ -1,7 +1,7 @@
 """The one error family the library raises for a caller's input or setup (an artifact, a key variable, a method name).
 
 The library never exits the process: it raises `HieraError` (a `ValueError`) with a one-line message naming what and
-where; the command-line tools turn it into `error: ...` on stderr and exit status 2 (`hiera_dspy.cli.cli_main`).
+where; the command-line tools turn it into `error: ...` on stderr and exit status 2 (`hiera_dspy.cli.options.cli_main`).
 """
 
 from __future__ import annotations

@@ -158,7 +158,7 @@ class FakeKnowledge:
 def pair(i: int = 0, query: str = "tom cruise spy movie", title: str = "Mission: Impossible",
          text: str = "An IMF agent is framed.", label: str | None = "Relevant"):
     """A Pair with ids derived from its parts (p{i}, q-{query}, i-{title})."""
-    from hiera_dspy.types import Pair
+    from hiera_dspy.records import Pair
 
     return Pair(id=f"p{i}", query=query, item_title=title, item_text=text, label=label, query_id=f"q-{query}",
                 item_id=f"i-{title}")
@@ -166,7 +166,7 @@ def pair(i: int = 0, query: str = "tom cruise spy movie", title: str = "Mission:
 
 def labelled_pairs(scheme, per_label: int = 2) -> list:
     """`per_label` labelled pairs for each label of `scheme` (ids t{label}{i}): a tiny train split."""
-    from hiera_dspy.types import Pair
+    from hiera_dspy.records import Pair
 
     return [Pair(f"t{label}{i}", f"query {label} {i}", f"Title {label} {i}", f"text about {label}", label,
                  f"q{label}{i}", f"i{label}{i}") for label in scheme.labels for i in range(per_label)]

@@ -19,18 +19,32 @@ from pathlib import Path
 import dspy
 
 from eval.reference import SMOKE_NOTE, summary_line
-from hiera_dspy.runs.artifacts import save_judge
-from hiera_dspy.cli import cli_main
-from hiera_dspy.cli import (add_config_argument, add_data_arguments, add_run_arguments, begin_run, config_from_args,
-                            exit_on_error_rate, load_data, metrics_from_rows, open_store, output_folder, prepare_fresh,
-                            print_metrics, read_json_file, runs_dir, skipped_rows)
+from hiera_dspy.cli.options import (
+    add_config_argument,
+    add_data_arguments,
+    add_run_arguments,
+    begin_run,
+    cli_main,
+    config_from_args,
+    exit_on_error_rate,
+    load_data,
+    metrics_from_rows,
+    open_store,
+    output_folder,
+    prepare_fresh,
+    print_metrics,
+    read_json_file,
+    runs_dir,
+    skipped_rows,
+)
 from hiera_dspy.knowledge import make_knowledge
 from hiera_dspy.lm.roles import add_lm_arguments, lms_from_args
 from hiera_dspy.methods import BuildContext, build
+from hiera_dspy.runs.artifacts import save_judge
 from hiera_dspy.runs.outputs import write_outputs
 from hiera_dspy.runs.runner import run_pairs
 from hiera_dspy.runs.spec import RunSpec
-from optimize.optimizers import BUDGETS, OPTIMIZERS, examples  # noqa: F401  (examples: an old import path)
+from optimize.optimizers import BUDGETS, OPTIMIZERS, examples
 
 
 def parser() -> argparse.ArgumentParser:

@@ -22,9 +22,17 @@ from pathlib import Path
 import dspy
 import optuna
 
-from hiera_dspy.cli import cli_main
-from hiera_dspy.cli import (add_data_arguments, add_run_arguments, begin_run, exit_on_error_rate, load_data,
-                            metrics_from_rows, open_store, runs_dir)
+from hiera_dspy.cli.options import (
+    add_data_arguments,
+    add_run_arguments,
+    begin_run,
+    cli_main,
+    exit_on_error_rate,
+    load_data,
+    metrics_from_rows,
+    open_store,
+    runs_dir,
+)
 from hiera_dspy.knowledge import make_knowledge
 from hiera_dspy.lm.roles import add_lm_arguments, lms_from_args
 from hiera_dspy.methods import BuildContext, build

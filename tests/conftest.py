@@ -11,10 +11,10 @@ import pytest
 
 os.environ.setdefault("HIERA_OFFLINE", "1")
 
-import hiera_dspy  # noqa: E402,F401  (first: hiera_dspy.settings sets the process environment dspy reads)
 import dspy  # noqa: E402
 from dspy.dsp.utils.settings import DEFAULT_CONFIG  # noqa: E402
 
+import hiera_dspy  # noqa: E402,F401  (first: hiera_dspy.settings sets the process environment dspy reads)
 from hiera_dspy import testing  # noqa: E402
 from hiera_dspy.testing import fake_lm  # noqa: E402
 

@@ -1,12 +1,14 @@
-"""The package layers hold: no import cycle, nothing in the library imports a CLI package, no CLI imports another.
+"""The package layers hold: no import cycle, nothing in the library imports a CLI package, no CLI imports another,
+the library's root holds only the judgment's own concepts, and no module keeps a back-compat shim.
 
-Imports are read with `ast` from every module of the project (module-level and function-level alike for the layer
-rules; module-level only for cycles, since a function-level import runs after both modules have loaded).
+Imports are read with `ast` from every module of the project, module-level and function-level alike: an import inside
+a function hides a cycle (or a CLI importing a CLI) from a reader as much as from the interpreter, so it counts.
 """
 
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -94,6 +96,12 @@ def _parents(name: str) -> set[str]:
 
 def test_no_import_cycles():
     graph = _graph(top_level_only=True)
+    graph = {m: {t for t in ts if t not in _parents(m)} for m, ts in graph.items()}
+    assert _cycles(graph) == []
+
+
+def test_no_import_cycles_through_function_level_imports():
+    graph = _graph(top_level_only=False)
     # a package's __init__ importing its own submodules is the package's index, not a cycle
     graph = {m: {t for t in ts if t not in _parents(m)} for m, ts in graph.items()}
     assert _cycles(graph) == []
@@ -109,4 +117,27 @@ def test_no_cli_imports_another_cli():
     graph = _graph(top_level_only=False)
     clis = {m for m, p in _modules().items() if m.split(".")[0] in CLI_PACKAGES and "__main__" in p.read_text()}
     bad = [(m, t) for m in clis for t in graph[m] if t in clis]
+    assert bad == []
+
+
+# The judgment's own concepts; everything else lives in a sub-package named for what it is about.
+ROOT_MODULES = {"__init__", "agents", "errors", "labels", "records", "settings", "testing"}
+
+
+def test_library_root_holds_only_the_core_concepts():
+    loose = {p.stem for p in (ROOT / "hiera_dspy").glob("*.py")} - ROOT_MODULES
+    assert loose == set(), f"group these into a sub-package of hiera_dspy/: {sorted(loose)}"
+
+
+def test_library_never_imports_a_cli_by_name():
+    """A module name in a string (importlib, runpy) is an import too: the library may not reach a CLI that way."""
+    pattern = re.compile(r"""(import_module|run_module)\(\s*f?["'](eval|optimize)\b|["'](eval|optimize)\.\w+:\w+["']""")
+    bad = [str(p.relative_to(ROOT)) for name, p in _modules().items() if name.split(".")[0] in LIBRARY
+           and name != "hiera_dspy.cli.main" and pattern.search(p.read_text())]
+    assert bad == []
+
+
+def test_no_back_compat_shims():
+    """Nothing is re-exported under an earlier name: one import path per definition."""
+    bad = [str(p.relative_to(ROOT)) for p in _modules().values() if "old import path" in p.read_text()]
     assert bad == []

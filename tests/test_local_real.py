@@ -22,8 +22,10 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 import dspy  # noqa: E402
 from dspy.lm15 import Config, ContextLengthError, Message, Request  # noqa: E402
 
-from hiera_dspy.lm import ledger  # noqa: E402
-from hiera_dspy.lm import local
+from hiera_dspy.lm import (
+    ledger,  # noqa: E402
+    local,
+)
 
 LABELS = ("Exact", "Partial", "Irrelevant")
 # The suite's conftest points HIERA_CACHE_DIR at a temp folder for every test; the real-model test wants the user's

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from hiera_dspy.labels import LabelScheme
-from hiera_dspy.types import Pair
+from hiera_dspy.records import Pair
 
 
 class DataError(ValueError):

@@ -24,7 +24,7 @@ from hiera_dspy.data import BadRows, CatalogEntry, DataError, Dataset, expect_fo
 from hiera_dspy.data.locate import Download, hf_load, locate
 from hiera_dspy.data.sampling import make_splits
 from hiera_dspy.labels import LabelScheme, get_scheme
-from hiera_dspy.types import Pair
+from hiera_dspy.records import Pair
 
 SOURCE = "the `shopping_queries_dataset/` folder of github amazon-science/esci-data"
 EXAMPLES = ("shopping_queries_dataset_examples.parquet",

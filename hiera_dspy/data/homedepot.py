@@ -22,7 +22,7 @@ from hiera_dspy.data import BadRows, CatalogEntry, DataError, Dataset, expect_fo
 from hiera_dspy.data.locate import Download, locate
 from hiera_dspy.data.sampling import make_splits
 from hiera_dspy.labels import LabelScheme, get_scheme
-from hiera_dspy.types import Pair
+from hiera_dspy.records import Pair
 
 SOURCE = 'the Kaggle competition "home-depot-product-search-relevance"'
 DOWNLOAD = Download("homedepot", "train.csv, product_descriptions.csv and attributes.csv of the Kaggle competition "

@@ -10,7 +10,7 @@ import random
 from collections import defaultdict
 
 from hiera_dspy.labels import LabelScheme
-from hiera_dspy.types import Pair
+from hiera_dspy.records import Pair
 
 
 def balanced_sample(pairs: list[Pair], scheme: LabelScheme, n: int, seed: int = 42) -> list[Pair]:

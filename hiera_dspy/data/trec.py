@@ -19,8 +19,8 @@ from typing import NamedTuple
 
 from hiera_dspy.data import CatalogEntry, DataError
 from hiera_dspy.data.jsonl import json_object
-from hiera_dspy.files import write_atomic
 from hiera_dspy.labels import LabelScheme
+from hiera_dspy.runs.files import write_atomic
 
 
 class RunLine(NamedTuple):

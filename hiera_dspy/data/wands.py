@@ -21,7 +21,7 @@ from hiera_dspy.data import BadRows, CatalogEntry, DataError, Dataset, expect_fo
 from hiera_dspy.data.locate import Download, locate
 from hiera_dspy.data.sampling import make_splits
 from hiera_dspy.labels import LabelScheme, get_scheme
-from hiera_dspy.types import Pair
+from hiera_dspy.records import Pair
 
 DOWNLOAD = Download("wands", "the dataset/ folder of github.com/wayfair/WANDS (query.csv, product.csv, label.csv)")
 FILES = {

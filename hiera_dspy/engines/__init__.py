@@ -19,8 +19,8 @@ from typing import Callable
 
 import dspy
 
-from hiera_dspy.runs.store import RunStore
 from hiera_dspy.records import Judgment, Pair
+from hiera_dspy.runs.store import RunStore
 
 ENGINES: dict[str, tuple[str, str]] = {
     "threads": ("hiera_dspy.engines.threads", "worker threads (--threads N); the default"),

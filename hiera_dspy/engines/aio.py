@@ -19,12 +19,11 @@ from concurrent.futures import ThreadPoolExecutor
 
 import dspy
 
-from hiera_dspy.lm import ledger
-from hiera_dspy.lm import pacing
 from hiera_dspy.engines import Job
+from hiera_dspy.lm import ledger, pacing
 from hiera_dspy.lm.retry import retrying
-from hiera_dspy.runs.runner import Progress, judge_one, judgment_row, pending, run_rows
 from hiera_dspy.records import Judgment, Pair
+from hiera_dspy.runs.runner import Progress, judge_one, judgment_row, pending, run_rows
 
 
 def has_async_path(program: dspy.Module) -> bool:

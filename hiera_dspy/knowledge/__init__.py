@@ -88,7 +88,7 @@ def choose_auto(dataset=None) -> tuple[str, str]:
 
 def render(passages: list[Passage], limit: int = 300) -> str:
     """Passages as delimited, untrusted data for a prompt."""
-    from hiera_dspy.untrusted import as_data
+    from hiera_dspy.untrusted.blocks import as_data
 
     return "\n".join(f"<knowledge source={p.source!r}>{as_data(p.title + ': ' + p.text, limit)}</knowledge>"
                      for p in passages)

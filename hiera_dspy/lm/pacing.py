@@ -83,12 +83,20 @@ async def before_request(lm, inputs: dict) -> None:
         await pacer.acquire(estimate_tokens(lm, inputs))
 
 
+def retry_after_of(exc: BaseException) -> float | None:
+    """The exception's Retry-After in seconds when it carries a usable one, else None."""
+    value = getattr(exc, "retry_after", None)
+    try:
+        value = float(value) if value is not None else None
+    except (TypeError, ValueError):
+        return None
+    return value if value is not None and value >= 0 and value == value and value != float("inf") else None
+
+
 def after_error(exc: BaseException) -> None:
     """A 429 starts the bound pacer's cool-down (no-op without a pacer or for other errors)."""
     from dspy.utils.exceptions import LMRateLimitError
 
     pacer = _current.get()
     if pacer is not None and isinstance(exc, LMRateLimitError):
-        from hiera_dspy.lm.retry import retry_after_of
-
         pacer.rate_limited(retry_after_of(exc))

@@ -48,7 +48,6 @@ from typing import Any, Awaitable, Callable, TypeVar
 
 import dspy
 from dspy.adapters.chat_adapter import ChatAdapter
-
 from dspy.utils.exceptions import AdapterParseError, LMRateLimitError, LMServerError
 
 from hiera_dspy import settings
@@ -83,16 +82,6 @@ def is_transient(exc: BaseException) -> bool:
     return isinstance(exc, (AdapterParseError, LMRateLimitError, LMServerError))
 
 
-def retry_after_of(exc: BaseException) -> float | None:
-    """The exception's Retry-After in seconds when it carries a usable one, else None."""
-    value = getattr(exc, "retry_after", None)
-    try:
-        value = float(value) if value is not None else None
-    except (TypeError, ValueError):
-        return None
-    return value if value is not None and value >= 0 and value == value and value != float("inf") else None
-
-
 def backoff_delay(attempt: int, base_delay: float, max_delay: float, rng: random.Random | None = None,
                   retry_after: float | None = None) -> float:
     """Seconds to wait before retry number `attempt + 1` (attempt 0 = the first failure).
@@ -111,7 +100,7 @@ def _plan(exc: BaseException, attempt: int, attempts: int, base_delay: float, ma
     """The delay before the next try, or None to give up and re-raise."""
     if attempt + 1 >= attempts or not retry_on(exc):
         return None
-    hint = retry_after_of(exc)
+    hint = pacing.retry_after_of(exc)
     if hint is not None and hint > max_retry_after:
         return None
     return backoff_delay(attempt, base_delay, max_delay, rng, hint)

@@ -21,10 +21,19 @@ from hiera_dspy.agents import Memo, _record_reuse, arun_step, fingerprint, looku
 from hiera_dspy.knowledge import render
 from hiera_dspy.labels import LabelScheme
 from hiera_dspy.methods import BuildContext, register
-from hiera_dspy.untrusted import item_block
+from hiera_dspy.untrusted.blocks import item_block
 from signatures import with_labels
-from signatures.baselines import (BinaryJudgment, CriteriaJudgment, DNAJudgment, GenerateCriteria, GradedJudgment,
-                                  MultiCriteriaJudgment, RefineCriteria, RelevanceFilter, ZeroShotJudgment)
+from signatures.baselines import (
+    BinaryJudgment,
+    CriteriaJudgment,
+    DNAJudgment,
+    GenerateCriteria,
+    GradedJudgment,
+    MultiCriteriaJudgment,
+    RefineCriteria,
+    RelevanceFilter,
+    ZeroShotJudgment,
+)
 
 BASELINE = dict(family="baseline", with_knowledge=False, k=None)  # k None: the knowledge source's default
 

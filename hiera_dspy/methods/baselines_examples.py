@@ -16,8 +16,8 @@ from sklearn.feature_extraction.text import TfidfVectorizer
 from hiera_dspy.agents import Memo
 from hiera_dspy.methods import BuildContext, register
 from hiera_dspy.methods.baselines import BASELINE, Baseline
-from hiera_dspy.types import Pair
-from hiera_dspy.untrusted import item_block
+from hiera_dspy.records import Pair
+from hiera_dspy.untrusted.blocks import item_block
 from signatures import with_labels
 from signatures.baselines import DeriveGuidelines, FewShotJudgment, GuidedJudgment
 

@@ -19,12 +19,20 @@ import asyncio
 
 import dspy
 
-from hiera_dspy.agents import (ItemAnalyzer, QueryAnalyzer, RelationAnalyzer, RelevanceJudge, format_item_analysis,
-                               format_query_analysis, format_triage, lookup)
+from hiera_dspy.agents import (
+    ItemAnalyzer,
+    QueryAnalyzer,
+    RelationAnalyzer,
+    RelevanceJudge,
+    format_item_analysis,
+    format_query_analysis,
+    format_triage,
+    lookup,
+)
 from hiera_dspy.knowledge import render
 from hiera_dspy.methods import BuildContext, available, register
-from hiera_dspy.methods.graphs import ABLATIONS, GRAPH_DEFAULTS, GRAPHS  # noqa: F401  (ABLATIONS: an old import path)
-from hiera_dspy.untrusted import item_block
+from hiera_dspy.methods.graphs import GRAPH_DEFAULTS, GRAPHS
+from hiera_dspy.untrusted.blocks import item_block
 
 
 class HieraProgram(dspy.Module):

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from hiera_dspy.types import Pair
+from hiera_dspy.records import Pair
 
 
 class Learner:

@@ -27,8 +27,8 @@ from collections.abc import Sequence
 import dspy
 import numpy as np
 
-from hiera_dspy.label_probs import expected_relevance
 from hiera_dspy.lm import hidden, ledger
+from hiera_dspy.lm.label_probs import expected_relevance
 from hiera_dspy.methods import BuildContext, register
 from hiera_dspy.methods.learning import Learner
 from hiera_dspy.methods.signals import SCORER, ScorerState, top

@@ -13,11 +13,11 @@ import contextvars
 import dspy
 
 import signatures
-from hiera_dspy.lm import profiles
 from hiera_dspy.agents import ItemAnalyzer, QueryAnalyzer, lookup
 from hiera_dspy.knowledge import render
+from hiera_dspy.lm import profiles
 from hiera_dspy.methods import BuildContext, register
-from hiera_dspy.untrusted import item_block
+from hiera_dspy.untrusted.blocks import item_block
 from signatures.hiera import JudgeDecision, RelationSynthesis
 
 # The pair being judged, per thread/task: tools are called without it, and one program serves many worker threads.

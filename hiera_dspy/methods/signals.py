@@ -36,14 +36,14 @@ from collections.abc import Sequence
 
 import dspy
 
-from hiera_dspy.lm import ledger
 from hiera_dspy.labels import LabelScheme
+from hiera_dspy.lm import ledger
 from hiera_dspy.methods import BuildContext, register
 from hiera_dspy.methods.graphs import HIERA
 from hiera_dspy.methods.hiera import HieraProgram
 from hiera_dspy.methods.learning import Learner
+from hiera_dspy.records import Pair
 from hiera_dspy.signals import RelevanceScorer
-from hiera_dspy.types import Pair
 from signatures.signals import SCORER_EVIDENCE_FIELD, with_scorer_evidence
 
 SCORER = {"embedder": "auto", "C": 1.0}  # the scorer's config, every method that fits one
@@ -296,9 +296,9 @@ def tau_for_kappa(top_probs: list[float], llm_share: float, labels: list[str], g
 
 
 def _kappa(gold: list[str], pred: list[str]) -> float:
-    """Cohen's kappa (`hiera_dspy.agreement`); 0 (chance) where undefined, e.g. when gold and predictions hold one
+    """Cohen's kappa (`hiera_dspy.metrics.agreement`); 0 (chance) where undefined, e.g. when gold and predictions hold one
     and the same label."""
-    from hiera_dspy.agreement import cohen_kappa, confusion
+    from hiera_dspy.metrics.agreement import cohen_kappa, confusion
 
     kappa = float(cohen_kappa(confusion(gold, pred, sorted(set(gold) | set(pred)))))
     return 0.0 if math.isnan(kappa) else kappa

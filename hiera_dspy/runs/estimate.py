@@ -26,7 +26,7 @@ from hiera_dspy.lm.intercept import openai_chat_body, swapped_engines  # importi
 from hiera_dspy.lm.roles import ROLES
 from hiera_dspy.runs.runner import judge_one
 from hiera_dspy.testing import FakeEngine
-from hiera_dspy.types import Pair
+from hiera_dspy.records import Pair
 
 ASSUMED_DELEGATION = 0.5
 ASSUMED_OUTPUT_TOKENS = 150

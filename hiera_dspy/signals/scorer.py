@@ -22,8 +22,8 @@ from pathlib import Path
 import numpy as np
 
 from hiera_dspy.labels import LabelScheme
+from hiera_dspy.records import Pair
 from hiera_dspy.signals.features import Embedder, FeatureExtractor
-from hiera_dspy.types import Pair
 
 FORMAT = "hiera-dspy/relevance-scorer"
 FORMAT_VERSION = 1

@@ -8,12 +8,11 @@ from pathlib import Path
 import dspy
 import pytest
 
-from hiera_dspy.runs.artifacts import FORMAT, ArtifactError, load_judge, read_artifact, refuse_secrets, save_judge
 from hiera_dspy.labels import get_scheme
 from hiera_dspy.lm.roles import ROLES, LMSpec, build_lms
 from hiera_dspy.methods import BuildContext, build
-from optimize.compile import examples
-from optimize.optimizers import Budget, _bootstrap
+from hiera_dspy.runs.artifacts import FORMAT, ArtifactError, load_judge, read_artifact, refuse_secrets, save_judge
+from optimize.optimizers import Budget, _bootstrap, examples
 
 MSRD = get_scheme("msrd")
 JUDGE_PREDICTORS = ["judge.triage", "judge.decide.predict", "relation.plan", "relation.synthesize",

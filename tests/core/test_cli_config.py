@@ -9,7 +9,7 @@ import pytest
 
 from eval import methods as eval_methods
 from eval import run as eval_run
-from hiera_dspy.cli import add_config_argument, config_from_args
+from hiera_dspy.cli.options import add_config_argument, config_from_args
 
 
 def parse(*settings):

@@ -7,11 +7,10 @@ import json
 import dspy
 import pytest
 
-from hiera_dspy.runs.artifacts import load_judge, read_artifact
 from hiera_dspy.methods import BuildContext, build
+from hiera_dspy.runs.artifacts import load_judge, read_artifact
 from optimize import compile as compile_cli
-from optimize.compile import examples
-from optimize.optimizers import BUDGETS, Budget, _bootstrap, _mipro, label_match
+from optimize.optimizers import BUDGETS, Budget, _bootstrap, _mipro, examples, label_match
 
 
 def gold_answer(pairs, query_of):

@@ -8,7 +8,7 @@ import pytest
 from hiera_dspy.knowledge import NoKnowledge
 from hiera_dspy.labels import get_scheme
 from hiera_dspy.methods import BuildContext, build
-from hiera_dspy.methods.hiera import ABLATIONS
+from hiera_dspy.methods.graphs import ABLATIONS
 
 MSRD = get_scheme("msrd")
 RELATION_STEPS = {"relation.plan", "relation.synthesize", "query.analyze", "item.analyze", "knowledge.search",

@@ -7,9 +7,9 @@ import json
 
 import pytest
 
-from hiera_dspy.lm import profiles
 from hiera_dspy.knowledge import NoKnowledge
 from hiera_dspy.labels import get_scheme
+from hiera_dspy.lm import profiles
 from hiera_dspy.lm.roles import DEFAULT_MAX_TOKENS, LOCAL_MAX_TOKENS, PRESETS, LMSpec, make_lm
 from hiera_dspy.methods import BuildContext, build
 

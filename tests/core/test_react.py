@@ -6,8 +6,8 @@ import json
 
 from hiera_dspy.labels import get_scheme
 from hiera_dspy.methods import BuildContext, build
+from hiera_dspy.records import Pair
 from hiera_dspy.runs.runner import judge_one
-from hiera_dspy.types import Pair
 from hiera_dspy.testing import FakeKnowledge
 
 PAIR = Pair("p1", "tom cruise spy movie", "Mission: Impossible", "A spy film.", "Relevant", "q1", "i1")

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from eval import run as run_cli
-from hiera_dspy.cli import load_data, prepare_fresh
+from hiera_dspy.cli.options import load_data, prepare_fresh
 from hiera_dspy.runs.spec import RunSpec
 
 PINNED = [  # eval.run arguments -> the run id eval.run printed

@@ -11,7 +11,7 @@ import pytest
 
 from eval import ablate
 from eval import run as eval_run
-from hiera_dspy.cli import EXIT_ERROR_RATE
+from hiera_dspy.cli.options import EXIT_ERROR_RATE
 from optimize import compile as compile_cli
 
 

@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from hiera_dspy.data import CatalogEntry, DataError, esci, load_dataset
-from hiera_dspy.types import Pair
+from hiera_dspy.records import Pair
 
 LETTERS = "ESCI"
 FULL = {"E": "Exact", "S": "Substitute", "C": "Complement", "I": "Irrelevant"}

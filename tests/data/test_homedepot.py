@@ -5,7 +5,7 @@ from collections import Counter
 import pytest
 
 from hiera_dspy.data import CatalogEntry, DataError, homedepot, load_dataset
-from hiera_dspy.types import Pair
+from hiera_dspy.records import Pair
 
 LEVELS = ("Irrelevant", "Partially relevant", "Highly relevant")
 SCORES = ("1.33", "2", "2.67")  # one pair per level for each search term

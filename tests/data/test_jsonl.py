@@ -6,7 +6,7 @@ import pytest
 
 from hiera_dspy.data import DataError, jsonl, load_dataset
 from hiera_dspy.labels import get_scheme
-from hiera_dspy.types import Pair
+from hiera_dspy.records import Pair
 
 SCHEME = get_scheme("msrd")
 

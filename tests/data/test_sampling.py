@@ -5,7 +5,7 @@ from collections import Counter
 
 from hiera_dspy.data.sampling import balanced_sample, make_splits
 from hiera_dspy.labels import get_scheme
-from hiera_dspy.types import Pair
+from hiera_dspy.records import Pair
 
 SCHEME = get_scheme("wands")  # Irrelevant, Partial, Exact
 

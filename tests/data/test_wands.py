@@ -5,7 +5,7 @@ from collections import Counter
 import pytest
 
 from hiera_dspy.data import CatalogEntry, DataError, load_dataset, wands
-from hiera_dspy.types import Pair
+from hiera_dspy.records import Pair
 
 LABELS = ("Exact", "Partial", "Irrelevant")
 PRODUCT_HEADER = ("product_id\tproduct_name\tproduct_class\tcategory hierarchy\tproduct_description\t"

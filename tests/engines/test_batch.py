@@ -13,9 +13,9 @@ from pathlib import Path
 TESTS = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(TESTS))
 from batch_server import BatchServer  # noqa: E402
+from engine_helpers import ANSWERS, assert_same_run  # noqa: E402
 from fault_server import FaultServer  # noqa: E402
 
-from engine_helpers import ANSWERS, assert_same_run  # noqa: E402
 from hiera_dspy.engines import EngineOptions, Job, judge  # noqa: E402
 from hiera_dspy.engines.batch import request_key  # noqa: E402
 from hiera_dspy.engines.openai_batch import BatchClient  # noqa: E402

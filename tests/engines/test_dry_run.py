@@ -10,9 +10,9 @@ import litellm
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from engine_helpers import ANSWERS, make_program  # noqa: E402
 from fault_server import FaultServer  # noqa: E402
 
-from engine_helpers import ANSWERS, make_program  # noqa: E402
 from hiera_dspy.runs.estimate import estimate, format_estimate, price  # noqa: E402
 from hiera_dspy.testing import role_lms  # noqa: E402
 

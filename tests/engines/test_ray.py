@@ -8,7 +8,6 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
-
 from engine_helpers import ANSWERS, assert_same_run  # noqa: E402
 
 from hiera_dspy.engines.ray_engine import groups_by_query  # noqa: E402

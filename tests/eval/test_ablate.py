@@ -5,7 +5,7 @@ import json
 import pytest
 
 from eval import ablate
-from hiera_dspy.methods.hiera import ABLATIONS
+from hiera_dspy.methods.graphs import ABLATIONS
 from hiera_dspy.runs.store import RunStore
 
 ANSWERS = {"query_interpretability": "unclear"}  # the Judge delegates: the whole graph runs

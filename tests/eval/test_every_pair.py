@@ -7,7 +7,7 @@ import zlib
 import pytest
 
 from eval import run
-from eval.metrics import classification_metrics
+from hiera_dspy.metrics.classification import classification_metrics
 
 
 def test_errors_count_in_kappa(tmp_path, patch_make_lm, monkeypatch):

@@ -2,8 +2,8 @@ import numpy as np
 import pytest
 from sklearn.metrics import balanced_accuracy_score, cohen_kappa_score, f1_score
 
-from eval.metrics import bootstrap_ci, classification_metrics, metrics_from_confusion
-from hiera_dspy.agreement import NO_LABEL
+from hiera_dspy.metrics.agreement import NO_LABEL
+from hiera_dspy.metrics.classification import bootstrap_ci, classification_metrics, metrics_from_confusion
 
 LABELS = ["0", "1", "2"]
 # 7 pairs, the last without a label (None: an error). Confusion (rows=gold, cols=pred, then "(no label)"):

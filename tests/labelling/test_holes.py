@@ -7,13 +7,12 @@ import json
 import math
 
 import pytest
+from labelling_helpers import ANSWERS, holes_argv, write
 
 from eval import holes as eval_holes
+from hiera_dspy.conclude.retrieval import evaluate, kendall_tau, pool_holes
 from hiera_dspy.data.trec import read_qrels, read_run
 from hiera_dspy.labels import get_scheme
-from hiera_dspy.retrieval import evaluate, kendall_tau, pool_holes
-
-from labelling_helpers import ANSWERS, holes_argv, write
 
 MSRD = get_scheme("msrd")
 HOLES = [("q1", "d2"), ("q1", "d3"), ("q2", "d5"), ("q3", "d6"), ("q1", "d4"), ("q2", "d6"), ("q4", "d7")]

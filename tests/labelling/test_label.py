@@ -6,13 +6,12 @@ from __future__ import annotations
 import json
 
 import pytest
+from labelling_helpers import ANSWERS, write
 
 from eval import label as eval_label
 from eval import run as eval_run
 from hiera_dspy.data import load_dataset
 from hiera_dspy.labels import custom_scheme
-
-from labelling_helpers import ANSWERS, write
 
 
 def argv(pairs, out, *extra):

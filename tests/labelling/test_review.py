@@ -8,14 +8,14 @@ import json
 import threading
 
 import pytest
+from labelling_helpers import ANSWERS, holes_argv, open_store, write
 
 from eval import escalations as eval_escalations
 from eval import holes as eval_holes
 from eval import label as eval_label
-from eval.review import Review, make_server
-from hiera_dspy.review import review_queue
-
-from labelling_helpers import ANSWERS, holes_argv, open_store, write
+from eval.review import make_server
+from hiera_dspy.labelling.queue import review_queue
+from hiera_dspy.labelling.session import Review
 
 
 def row(i, label="Good", escalated=False, error=None, scores=None):

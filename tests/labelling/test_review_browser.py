@@ -9,12 +9,12 @@ import shutil
 import threading
 
 import pytest
+from labelling_helpers import ANSWERS, open_store
 
 from eval import label as eval_label
-from eval.review import Review, make_server
-from hiera_dspy.runs.decisions import DecisionLog
-
-from labelling_helpers import ANSWERS, open_store
+from eval.review import make_server
+from hiera_dspy.labelling.decisions import DecisionLog
+from hiera_dspy.labelling.session import Review
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 DRIVER = shutil.which("chromedriver")

@@ -6,13 +6,21 @@ from __future__ import annotations
 import json
 
 import pytest
+from labelling_helpers import write
 
 from hiera_dspy.data import DataError
-from hiera_dspy.data.trec import (format_qrels, format_run, ranked, read_corpus, read_qrels, read_run, read_topics,
-                                  write_qrels, write_run)
+from hiera_dspy.data.trec import (
+    format_qrels,
+    format_run,
+    ranked,
+    read_corpus,
+    read_qrels,
+    read_run,
+    read_topics,
+    write_qrels,
+    write_run,
+)
 from hiera_dspy.labels import custom_scheme, get_scheme
-
-from labelling_helpers import write
 
 SCHEME = custom_scheme("Bad,Fair,Good")
 
@@ -84,7 +92,7 @@ def test_msrd_grades_are_the_scheme_index(tmp_path):
 
 
 def test_atomic_write_never_leaves_half_a_file(tmp_path):
-    from hiera_dspy.files import write_atomic
+    from hiera_dspy.runs.files import write_atomic
 
     path = write_atomic(tmp_path / "qrels.txt", "q 0 d 1\n")
     assert oct(path.stat().st_mode & 0o777) != oct(0o600)  # usual permissions, not mkstemp's

@@ -6,9 +6,9 @@ from method_helpers import SCHEMES, judge, make_ctx
 
 from hiera_dspy.labels import get_scheme
 from hiera_dspy.methods import build
+from hiera_dspy.records import Pair
 from hiera_dspy.runs.runner import judge_one
 from hiera_dspy.testing import sent_texts
-from hiera_dspy.types import Pair
 
 ADVOCATE = "[[ ## initial_stance ## ]]\nrelevant"
 

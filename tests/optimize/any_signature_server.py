@@ -10,9 +10,7 @@ import math
 from types import SimpleNamespace
 
 from hiera_dspy.testing import FakeEngine
-
 from tests.loopback import LoopbackServer, chat_completion
-
 
 MARK = "[[ ## label ## ]]\n"
 

@@ -12,7 +12,7 @@ ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-import eval.run  # noqa: E402,F401  - imported at collection: hiera_dspy.cli.print_metrics binds sys.stdout at import
+import eval.run  # noqa: E402,F401  - imported at collection: hiera_dspy.cli.options.print_metrics binds sys.stdout at import
 from tests.fault_server import FaultServer  # noqa: E402
 
 

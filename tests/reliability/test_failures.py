@@ -13,8 +13,8 @@ import dspy
 import pytest
 
 from hiera_dspy.lm import retry
-from hiera_dspy.lm.roles import LMSpec, make_lm
 from hiera_dspy.lm.retry import RetryPolicy
+from hiera_dspy.lm.roles import LMSpec, make_lm
 from tests.fault_server import FaultServer
 from tests.reliability.conftest import ANSWERS
 from tests.reliability.test_faults import _store_rows
@@ -168,8 +168,8 @@ def test_a_degraded_analysis_is_not_reused_for_the_next_pair(isolated, monkeypat
     from hiera_dspy.labels import get_scheme
     from hiera_dspy.lm.roles import build_lms
     from hiera_dspy.methods import BuildContext, build
+    from hiera_dspy.records import Pair
     from hiera_dspy.runs.runner import judge_one
-    from hiera_dspy.types import Pair
 
     monkeypatch.setenv("HIERA_RETRY_ATTEMPTS", "1")
     pairs = [Pair(id=f"p{i}", query=f"spy movie {i}", item_title="Mission: Impossible", item_text="An IMF agent.",

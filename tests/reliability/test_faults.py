@@ -12,8 +12,8 @@ import dspy
 import pytest
 
 from hiera_dspy.lm import retry
-from hiera_dspy.lm.roles import LMSpec, make_lm
 from hiera_dspy.lm.retry import RetryPolicy, backoff_delay, with_retries
+from hiera_dspy.lm.roles import LMSpec, make_lm
 from tests.fault_server import FaultServer
 
 MIXED_20 = {"rate_limit": 0.04, "server_error": 0.03, "unavailable": 0.03, "timeout": 0.02, "drop": 0.03,

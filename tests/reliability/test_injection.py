@@ -7,9 +7,9 @@ import re
 import pytest
 
 from hiera_dspy.data import load_dataset
-from hiera_dspy.untrusted.attacks import ATTACKS, inject, opposite
 from hiera_dspy.methods import BuildContext, build
 from hiera_dspy.runs.runner import judge_one
+from hiera_dspy.untrusted.attacks import ATTACKS, inject, opposite
 
 
 @pytest.mark.parametrize("attack", sorted(ATTACKS))

@@ -6,7 +6,7 @@ import pytest
 
 from hiera_dspy.data import load_dataset
 from hiera_dspy.untrusted.attacks import ATTACKS, CONTROL
-from hiera_dspy.untrusted import TASK_AFTER_DATA, as_data, item_block
+from hiera_dspy.untrusted.blocks import TASK_AFTER_DATA, as_data, item_block
 
 
 @pytest.mark.parametrize("attack", sorted(ATTACKS))

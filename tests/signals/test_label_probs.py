@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 from hiera_dspy.data import load_dataset
-from hiera_dspy.label_probs import expected_relevance, label_distribution, label_for, tune_cuts
-from hiera_dspy.lm.roles import ROLES, LMSpec, RoleLMs, make_lm
+from hiera_dspy.lm.label_probs import expected_relevance, label_distribution, label_for, tune_cuts
 from hiera_dspy.lm.local_logprobs import LogprobRecorder
+from hiera_dspy.lm.roles import ROLES, LMSpec, RoleLMs, make_lm
 from hiera_dspy.methods import BuildContext, build
 from hiera_dspy.runs.runner import judge_one
 from hiera_dspy.signals.stacking import Stacker, features, out_of_fold
@@ -156,8 +156,8 @@ def test_stacked_fits_on_train_and_cascades_with_combined_probabilities():
 
 
 def test_best_local_recipe_rebuilds_with_optimize_compile_and_judges_with_eval_run(tmp_path, monkeypatch):
-    import optimize.compile as compile_cli
     import eval.run as run_cli
+    import optimize.compile as compile_cli
 
     monkeypatch.setenv("HIERA_REFERENCE", "none")
     art, data = tmp_path / "stacked.json", tmp_path / "pairs.jsonl"

@@ -5,15 +5,15 @@ from __future__ import annotations
 
 import pytest
 
-from hiera_dspy.runs.artifacts import load_judge, save_judge
 from hiera_dspy.labels import get_scheme
 from hiera_dspy.lm import ledger
 from hiera_dspy.lm.roles import RoleLMs
 from hiera_dspy.methods import BuildContext, available, build
 from hiera_dspy.methods.hiera import HieraProgram
 from hiera_dspy.methods.signals import HieraSignalsProgram, tau_for_kappa, tau_for_share
+from hiera_dspy.records import Pair
+from hiera_dspy.runs.artifacts import load_judge, save_judge
 from hiera_dspy.testing import fake_lm, judge_once, sent_texts
-from hiera_dspy.types import Pair
 
 SCHEME = get_scheme("msrd")  # Irrelevant, Relevant
 TOPICS = ["alien space horror", "toy story animation", "pirate ship adventure", "robot future war",
@@ -245,7 +245,7 @@ def test_eval_run_picks_a_fresh_cascades_tau_on_dev_and_records_it(patch_make_lm
     import json
 
     from eval import run as eval_run
-    from hiera_dspy.cli import runs_dir
+    from hiera_dspy.cli.options import runs_dir
     from hiera_dspy.data import load_dataset
 
     patch_make_lm({"relational_transparency": "clear", "label": "Relevant"})

@@ -13,8 +13,8 @@ from hiera_dspy.errors import HieraError
 from hiera_dspy.labels import get_scheme
 from hiera_dspy.lm import hidden
 from hiera_dspy.methods import BuildContext, build
+from hiera_dspy.records import Pair
 from hiera_dspy.testing import judge_once, role_lms
-from hiera_dspy.types import Pair
 
 
 class FakeEmbedder:

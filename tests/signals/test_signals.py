@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 
 from hiera_dspy.labels import get_scheme
+from hiera_dspy.records import Pair
 from hiera_dspy.signals import (
     EMBEDDING_FEATURES,
     LEXICAL_FEATURES,
@@ -27,7 +28,6 @@ from hiera_dspy.signals import (
     tokenize,
 )
 from hiera_dspy.signals import features as features_module
-from hiera_dspy.types import Pair
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -262,7 +262,7 @@ def test_lexical_path_never_imports_torch():
         import sys
         from hiera_dspy.labels import get_scheme
         from hiera_dspy.signals import RelevanceScorer
-        from hiera_dspy.types import Pair
+        from hiera_dspy.records import Pair
         pairs = [Pair("a", "alien", "Alien", "x", "Relevant", "q", "i"),
                  Pair("b", "alien", "Jaws", "y", "Irrelevant", "q", "j")]
         RelevanceScorer(get_scheme("msrd"), embedder=None).fit(pairs).predict(pairs[0])

@@ -11,9 +11,9 @@ from hiera_dspy import settings
 from hiera_dspy.data import DataError, Dataset, load_dataset
 from hiera_dspy.errors import HieraError
 from hiera_dspy.labels import custom_scheme, get_scheme
-from hiera_dspy.numbers import number
-from hiera_dspy.methods import learning
 from hiera_dspy.lm.secrets import redact_output
+from hiera_dspy.methods import learning
+from hiera_dspy.metrics.format import number
 from hiera_dspy.runs.store import RunStore, StoreError, validate_run_id
 
 EXIT_ERROR_RATE = 3  # the run finished and wrote its outputs, but too many judgments ended in an error
@@ -79,8 +79,8 @@ def add_judging_arguments(p: argparse.ArgumentParser) -> None:
     --judge, --limit, the run options (--run-id, --store, --wait, --max-error-rate), --retry-errors, --set, the LM
     flags, --engine and --dry-run."""
     from hiera_dspy.engines import add_engine_arguments
-    from hiera_dspy.runs.estimate import add_dry_run_arguments
     from hiera_dspy.lm.roles import add_lm_arguments
+    from hiera_dspy.runs.estimate import add_dry_run_arguments
 
     which = p.add_mutually_exclusive_group(required=True)
     which.add_argument("--method", help="a registered method, uncompiled (see python -m eval.methods)")
@@ -150,8 +150,8 @@ def runs_dir() -> Path:
 
 
 def metrics_from_rows(rows: list[dict], labels: list[str]) -> dict:
-    """metrics.json content (`hiera_dspy.scoring.run_metrics`)."""
-    from hiera_dspy.scoring import run_metrics
+    """metrics.json content (`hiera_dspy.metrics.classification.run_metrics`)."""
+    from hiera_dspy.metrics.classification import run_metrics
 
     return run_metrics(rows, labels)
 

@@ -7,10 +7,11 @@ import getpass
 import threading
 from pathlib import Path
 
-from eval.labelling import export, iso, read_pairs_file
-from hiera_dspy.runs.decisions import DecisionLog
+from hiera_dspy.labelling.decisions import DecisionLog
+from hiera_dspy.labelling.exports import iso, read_pairs_file
+from hiera_dspy.labelling.queue import QueueEntry, review_queue
+from hiera_dspy.labelling.run import export
 from hiera_dspy.labels import LabelScheme
-from hiera_dspy.review import QueueEntry, review_queue
 from hiera_dspy.runs.store import RunStore
 
 

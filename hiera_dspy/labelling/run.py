@@ -13,29 +13,24 @@ every output file, atomically, after the run and after each review decision:
 from __future__ import annotations
 
 import argparse
-import importlib
-import json
 import sys
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from hiera_dspy.cli import add_judging_arguments, begin_run, open_store, prepare_fresh
-from hiera_dspy.confidence import confidence
+from hiera_dspy.cli.options import add_judging_arguments, begin_run, open_store, prepare_fresh
 from hiera_dspy.data import Dataset
-from hiera_dspy.data.trec import format_qrels
-from hiera_dspy.runs.decisions import DecisionLog
 from hiera_dspy.engines import Job, judge, options_from_args
+from hiera_dspy.labelling.exports import export_label, pair_record, records_of, write_jsonl
+from hiera_dspy.labelling.holes import export_holes
+from hiera_dspy.records import Pair
 from hiera_dspy.runs.estimate import dry_run
-from hiera_dspy.files import write_atomic
-from hiera_dspy.labels import LabelScheme
+from hiera_dspy.runs.program import build_program
 from hiera_dspy.runs.spec import RunSpec
 from hiera_dspy.runs.store import RunStore
-from hiera_dspy.types import Pair
 
 
 def add_labelling_arguments(p: argparse.ArgumentParser) -> None:
-    """eval.run's options for what judges and how (`hiera_dspy.cli.add_judging_arguments`)."""
+    """eval.run's options for what judges and how (`hiera_dspy.cli.options.add_judging_arguments`)."""
     add_judging_arguments(p)
 
 
@@ -53,8 +48,6 @@ def label_pairs(args, dataset: Dataset, pairs: list[Pair], split: str, labelling
     """Judge `pairs` as a run of the store (resuming a finished part), after writing OUT/pairs.jsonl, with the
     engine of `--engine`. With `--dry-run` nothing is sent and no run starts: the cost estimate is printed and None
     returned."""
-    from eval.run import build_program
-
     program, lms, knowledge = build_program(args, dataset)
     try:
         if not args.judge:
@@ -86,67 +79,8 @@ def label_pairs(args, dataset: Dataset, pairs: list[Pair], split: str, labelling
     return LabellingRun(run_id, store, config, rows)
 
 
-def pair_record(p: Pair) -> dict:
-    """A pair as a line of pairs.jsonl."""
-    return {"id": p.id, "query_id": p.query_id, "item_id": p.item_id, "query": p.query, "item_title": p.item_title,
-            "item_text": p.item_text, "gold": p.label}
-
-
-def read_pairs_file(out: Path) -> dict[str, dict]:
-    """The pairs.jsonl of a labelling run's output folder, by pair id."""
-    path = out / "pairs.jsonl"
-    if not path.is_file():
-        raise SystemExit(f"error: {path} is missing: the labelling run's output folder was moved or deleted")
-    return {r["id"]: r for r in map(json.loads, path.read_text(encoding="utf-8").splitlines()) if r}
-
-
-def record(row: dict, pair: dict, method: str, decision: dict | None) -> dict:
-    """One judgment as a labels.jsonl / new.jsonl record: the final label (a person's decision over the machine's),
-    where it came from, the machine label, its confidence and that confidence's source."""
-    conf = confidence(row)
-    final = decision["label"] if decision else row.get("label")
-    out = {"id": row["id"], "query_id": pair["query_id"], "item_id": pair["item_id"], "label": final,
-           "source": "human" if decision else ("machine" if final else "none"), "machine_label": row.get("label"),
-           "confidence": conf.value, "confidence_source": conf.source, "distribution": conf.distribution,
-           "escalated": bool(row.get("escalated")), "method": method, "error": row.get("error")}
-    if decision:
-        out |= {"decided_by": decision["who"], "decided_at": iso(decision["at"]), "decided_via": decision["via"]}
-    return out
-
-
-def iso(t: float) -> str:
-    """A Unix time as an ISO 8601 UTC timestamp."""
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(t))
-
-
-def write_jsonl(path: Path, records: list[dict]) -> Path:
-    """Write records as JSON lines (atomically); returns the path."""
-    return write_atomic(path, "".join(json.dumps(r, ensure_ascii=False, default=str) + "\n" for r in records))
-
-
-def records_of(store: RunStore, run_id: str) -> list[dict]:
-    """Every judgment of the labelling run as a record, in run order."""
-    config = store.run_config(run_id) or {}
-    pairs = read_pairs_file(Path(config["labelling"]["out"]))
-    decisions = DecisionLog(store.path).latest(run_id)
-    method = config.get("method", "?")
-    return [record(r, pairs[r["id"]], method, decisions.get(r["id"])) for r in store.rows(run_id) if r["id"] in pairs]
-
-
-def qrels_of(records: list[dict], scheme: LabelScheme) -> dict[tuple[str, str], int]:
-    """(qid, docid) -> grade for every record with a final label."""
-    return {(r["query_id"], r["item_id"]): scheme.labels.index(r["label"]) for r in records if r["label"]}
-
-
-# kind -> "module:function(store, run_id, config, records) -> written paths"
-EXPORTERS = {"label": "eval.labelling:export_label", "holes": "eval.holes:export_holes"}
-
-
-def export_label(store: RunStore, run_id: str, config: dict, records: list[dict]) -> list[Path]:
-    """labels.jsonl and qrels.txt of an eval.label run."""
-    out, scheme = Path(config["labelling"]["out"]), LabelScheme.from_dict(config["labelling"]["scheme"])
-    return [write_jsonl(out / "labels.jsonl", records), write_atomic(out / "qrels.txt", format_qrels(qrels_of(
-        records, scheme)))]
+# kind -> function(store, run_id, config, records) -> written paths
+EXPORTERS = {"label": export_label, "holes": export_holes}
 
 
 def export(store: RunStore, run_id: str) -> list[Path]:
@@ -154,5 +88,4 @@ def export(store: RunStore, run_id: str) -> list[Path]:
     config = store.run_config(run_id)
     if not config or "labelling" not in config:
         raise SystemExit(f"error: run {run_id!r} is not a labelling run (made by eval.label or eval.holes)")
-    module, _, name = EXPORTERS[config["labelling"]["kind"]].partition(":")
-    return getattr(importlib.import_module(module), name)(store, run_id, config, records_of(store, run_id))
+    return EXPORTERS[config["labelling"]["kind"]](store, run_id, config, records_of(store, run_id))

@@ -1,8 +1,8 @@
 """Classification metrics and percentile-bootstrap CIs for relevance judgments (pure functions): the library writes
-every run's metrics.json with them; `eval.metrics` re-exports them for the reports.
+every run's metrics.json with them; the reports import them from here.
 
 Every pair is scored: a judgment without a label (an error, an escalation with no human decision) is a wrong
-prediction of the extra class "(no label)" (`hiera_dspy.agreement`). `coverage` says what share got a label, and
+prediction of the extra class "(no label)" (`hiera_dspy.metrics.agreement`). `coverage` says what share got a label, and
 `answered_only` holds the same metrics over the labelled pairs alone (a view that flatters a method that fails often).
 """
 from __future__ import annotations
@@ -13,7 +13,7 @@ from collections import Counter
 
 import numpy as np
 
-from hiera_dspy.agreement import NO_LABEL, cohen_kappa, confusion
+from hiera_dspy.metrics.agreement import NO_LABEL, cohen_kappa, confusion
 from hiera_dspy.records import Judgment, as_judgment
 
 METRICS = ("accuracy", "macro_f1", "kappa", "balanced_accuracy")

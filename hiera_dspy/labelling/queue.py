@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from hiera_dspy.confidence import Confidence, confidence
+from hiera_dspy.labelling.confidence import Confidence, confidence
 
 
 class QueueEntry(NamedTuple):

@@ -2,7 +2,7 @@
 
 Every pair counts. A judgment without a label (an error, an escalation nobody decided) is a prediction of the extra
 class `NO_LABEL`: a column gold never takes, so it is always wrong, and in kappa it is one more class.
-`eval.metrics` builds accuracy, macro-F1 and bootstrap CIs on these; the cascade's tau rule reads `cohen_kappa`.
+`hiera_dspy.metrics.classification` builds accuracy, macro-F1 and bootstrap CIs on these; the cascade's tau rule reads `cohen_kappa`.
 
 Example:
     >>> cm = confusion(["A", "B", "B"], ["A", "B", None], ["A", "B"])

@@ -1,0 +1,1 @@
+"""Agreement with gold labels, classification metrics with CIs, and how numbers are printed."""
