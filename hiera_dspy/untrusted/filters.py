@@ -85,7 +85,9 @@ CLAIM = [re.compile(p, re.IGNORECASE) for p in (
     r"\b(?:ir)?relevan(?:t|ce|cy)\s+(?:to|for)\s+(?:the|this|your|any|every)\s+(?:search|query|request)\b",
 )]
 
-FILTERS: dict[str, list[re.Pattern]] = {"instruction": INSTRUCTION, "claim": CLAIM}
+# One alternation per filter: a sentence is read once per filter, not once per pattern.
+FILTERS: dict[str, re.Pattern] = {name: re.compile("|".join(f"(?:{p.pattern})" for p in patterns), re.IGNORECASE)
+                                  for name, patterns in (("instruction", INSTRUCTION), ("claim", CLAIM))}
 
 _MARKER = re.compile(r"\[\[\s*##(.*?)##\s*\]\]")
 _BRACES = re.compile(r"[\"']\s*\}|\{\s*[\"']")  # a JSON object's edge: '"}' or '{"'
@@ -98,7 +100,7 @@ def flag_of(sentence: str) -> str | None:
     """The filter that `sentence` trips ("instruction", "claim"), or None: it describes the item."""
     if not sentence.strip():
         return None
-    return next((name for name, patterns in FILTERS.items() if any(p.search(sentence) for p in patterns)), None)
+    return next((name for name, pattern in FILTERS.items() if pattern.search(sentence)), None)
 
 
 def _clauses_kept(sentence: str) -> str:

@@ -17,6 +17,7 @@ Example:
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import NamedTuple
 
 from hiera_dspy.records import Pair
@@ -68,5 +69,22 @@ def _cut_split_order(title: str, text: str, text_flags: frozenset[str]) -> tuple
 
 def screen_pair(pair: Pair) -> tuple[Pair, tuple[str, ...]]:
     """`pair` with its item screened, and the flags (empty when nothing looked deliberate)."""
-    screened = screen_item(pair.query, pair.item_title, pair.item_text)
+    screened = screen_item_cached(pair.query, pair.item_title, pair.item_text)
     return pair._replace(item_title=screened.title, item_text=screened.text), screened.flags
+
+
+def program_inputs(pair: Pair) -> dict[str, str]:
+    """The inputs a program judges `pair` on: its query and its screened item (every engine calls this)."""
+    screened = screen_item_cached(pair.query, pair.item_title, pair.item_text)
+    return {"query": pair.query, "item_title": screened.title, "item_text": screened.text}
+
+
+def manipulation_flags(pair: Pair) -> tuple[str, ...]:
+    """What the screen found deliberate in `pair`'s item (the judgment's `manipulation` field); () for a clean one."""
+    return screen_item_cached(pair.query, pair.item_title, pair.item_text).flags
+
+
+@lru_cache(maxsize=4096)
+def screen_item_cached(query: str, title: str | None, text: str | None) -> Screened:
+    """`screen_item`, remembered for the last 4,096 items (the runner asks for the inputs and then for the flags)."""
+    return screen_item(query, title, text)
