@@ -63,7 +63,7 @@ DISGUISES: dict[str, Callable[[str], str]] = {
     "zero-width-joiner": _between_letters("\u200d"),
     "word-joiner": _between_letters("\u2060"),
     "bidi": lambda text: f"\u202a{text}\u202c",
-    "bidi-isolate": lambda text: "\u2066" + "\u2069\u2066".join(text.split(" ")) + "\u2069",
+    "bidi-isolate": lambda text: " ".join(f"\u2066{word}\u2069" for word in text.split(" ")),
     "soft-hyphen": _between_letters("\u00ad"),
     "math-bold": lambda text: "".join(_MATH_BOLD.get(ch, ch) for ch in text),
 }

@@ -36,11 +36,12 @@ class Screened(NamedTuple):
     flags: tuple[str, ...]
 
 
-def screen_field(text: str | None, query: str | None = None) -> tuple[str, frozenset[str]]:
-    """One field through the screen; `query` enables the query-echo rule (None for a title)."""
+def screen_field(text: str | None, query: str | None = None, title: str = "") -> tuple[str, frozenset[str]]:
+    """One field through the screen; `query` enables the query-echo rule (None for a title), `title` is the item's
+    (screened) title, which tells the echo rule whether the item is plainly about the query's words."""
     normalised = normalise(text)
     filtered, filter_flags = filter_sentences(normalised.text)
-    destuffed = destuff(filtered, query)
+    destuffed = destuff(filtered, query, title)
     return collapse_whitespace(destuffed.text), normalised.flags | filter_flags | destuffed.flags
 
 
@@ -50,7 +51,7 @@ def screen_item(query: str, title: str | None, text: str | None) -> Screened:
     the title and the start of the text loses its title part too."""
     clean_title, title_flags = screen_field(title)
     echo_query = None if echoes(clean_title, query_terms(query or "")) else query
-    clean_text, text_flags = screen_field(text, echo_query)
+    clean_text, text_flags = screen_field(text, echo_query, clean_title)
     clean_title, split_flags = _cut_split_order(clean_title, normalise(text).text, text_flags)
     return Screened(clean_title, clean_text, tuple(sorted(title_flags | text_flags | split_flags)))
 

@@ -8,14 +8,15 @@ the query, and a small LLM reads a line of the query's words as evidence. Three 
   (`[//]: # (...)`); other HTML tags are stripped, their text kept (no flag);
 - "repetition": a line (3+ words) or sentence (4+ words) repeated, case and punctuation aside, is kept once; a word
   repeated four or more times in a row is kept once;
-- "query-echo" (needs the query; queries of two or more content words): the full query repeated in the item. A
-  sentence of free text that holds every content word of the query within a window one word longer than the query
-  (any order), or a word that is the query run together ("#alienmovie"), is removed; in a list line
-  (`Key: a, b | c`) only the elements that echo the query are. The first line of a name field (director, actors,
-  characters, brand, ...) is left alone: "Director: Ridley Scott" for the query "ridley scott" is the item's own
-  truth. Measured on 20,000 MSRD pool pairs: 0.8% of the relevant pairs and 0.1% of the irrelevant ones echo their
-  query in free text, so the rule costs a real item little, while an echo is what every stuffing and most claims
-  need.
+- "query-echo" (needs the query; queries of two or more content words): the full query repeated in the item, as
+  consecutive content words in any order or run together in one word ("#alienmovie"). In a list line (`Key: a, b |
+  c`) the elements that echo the query are removed; a sentence of free text that echoes it twice or is mostly the
+  query's words is removed (`stuffed`), unless the item's title names at least half of the query's words (then the
+  item is plainly about them, as a product's description repeats its title). The first line of a name field (director, actors, characters, brand, ...) is left
+  alone: "Director: Ridley Scott" for the query "ridley scott" is the item's own truth. Measured on 20,000 MSRD pool
+  pairs: 0.8% of the relevant pairs and 0.1% of the irrelevant ones echo their query in free text, and a tag equal
+  to the query is rarer still (8 pairs), so the rule costs a real item little, while an echo is what every stuffing
+  and most claims need.
 
 Example:
     >>> destuff("A crew meets a creature.\\nTags: alien movie, alien movie film", "alien movie").text
@@ -77,16 +78,33 @@ def query_terms(query: str) -> list[str]:
 
 
 def echoes(text: str, terms: list[str]) -> bool:
-    """Whether `text` repeats the whole query: every term within a window of len(terms) + 1 content words, or the
-    terms run together in one word. Queries of fewer than two terms never echo (too common in real items)."""
+    """Whether `text` repeats the whole query: its terms as consecutive content words (in any order), or run
+    together in one word. Queries of fewer than two terms never echo (too common in real items)."""
     if len(terms) < 2:
         return False
     tokens = [t for t in words(text) if t not in STOPWORDS]
     joined = "".join(terms)
     if any(joined in t for t in tokens):
         return True
-    need, width = set(terms), len(terms) + 1
+    need, width = set(terms), len(terms)
     return any(tok in need and need <= set(tokens[i:i + width]) for i, tok in enumerate(tokens))
+
+
+def stuffed(sentence: str, terms: list[str]) -> bool:
+    """Whether a sentence of free text is query stuffing: it echoes the query twice or more, or it is mostly the
+    query's words ("Best alien movie!"). A sentence that uses the query's words once among its own ("A shark attack
+    at a lab." for "shark attack") describes the item."""
+    if not echoes(sentence, terms):
+        return False
+    tokens = words(sentence)
+    need, width, count, i = set(terms), len(terms), 0, 0
+    content = [t for t in tokens if t not in STOPWORDS]
+    while i < len(content):
+        if content[i] in need and need <= set(content[i:i + width]):
+            count, i = count + 1, i + width
+        else:
+            i += 1
+    return count >= 2 or 2 * sum(t in need for t in tokens) > len(tokens)
 
 
 def _unhide(text: str) -> tuple[str, bool]:
@@ -123,7 +141,8 @@ def _dedupe(text: str) -> tuple[str, bool]:
     return "\n".join(out), changed
 
 
-def _drop_echoes(text: str, terms: list[str]) -> tuple[str, bool]:
+def _drop_echoes(text: str, terms: list[str], prose: bool = True) -> tuple[str, bool]:
+    """Echoing elements of list lines out, and (`prose`) echoing sentences of free text."""
     out, changed, named = [], False, set()
     for line in text.split("\n"):
         key_line = _KEY_LINE.match(line)
@@ -143,7 +162,7 @@ def _drop_echoes(text: str, terms: list[str]) -> tuple[str, bool]:
             out.append(line)
             continue
         sentences = _SENTENCE.findall(line)
-        kept = [s for s in sentences if not echoes(s, terms)]
+        kept = [s for s in sentences if not (prose and stuffed(s, terms))]
         if len(kept) != len(sentences):
             changed = True
             if "".join(kept).strip():
@@ -153,8 +172,9 @@ def _drop_echoes(text: str, terms: list[str]) -> tuple[str, bool]:
     return "\n".join(out), changed
 
 
-def destuff(text: str, query: str | None = None) -> Destuffed:
-    """`text` without hidden content, repetition and (with `query`) query echoes; see the module doc."""
+def destuff(text: str, query: str | None = None, title: str = "") -> Destuffed:
+    """`text` without hidden content, repetition and (with `query`) query echoes; see the module doc. `title`, the
+    item's title, decides whether free-text echoes are the item's own words."""
     flags = set()
     text, hidden = _unhide(text)
     if hidden:
@@ -163,7 +183,9 @@ def destuff(text: str, query: str | None = None) -> Destuffed:
     if repeated:
         flags.add("repetition")
     if query:
-        text, echoed = _drop_echoes(text, query_terms(query))
+        terms = query_terms(query)
+        named = set(terms) & set(words(title))
+        text, echoed = _drop_echoes(text, terms, prose=2 * len(named) < len(terms))
         if echoed:
             flags.add("query-echo")
     return Destuffed(text, frozenset(flags))
