@@ -33,3 +33,12 @@ def test_the_screen_takes_the_attack_out(family, split):
             assert LABELS[0] not in screened.item_title + screened.item_text.replace("Relevant", "")
             assert "Relevant" not in screened.item_title + screened.item_text, (family, split, i)
             assert flags, (family, split, i)
+
+
+def test_the_screen_is_idempotent_on_every_hostile_copy():
+    for pair in PAIRS:
+        for family in FAMILIES:
+            for split in ("train", "test"):
+                for i in range(len(phrasings(family, split))):
+                    once, _ = screen_pair(attack(pair, family, opposite_of_gold(pair, LABELS), LABELS, split, 0, i))
+                    assert screen_pair(once)[0] == once, (family, split, i)
