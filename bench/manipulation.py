@@ -201,7 +201,9 @@ def measure(args) -> dict:
 
 def report(folder: Path, split: str = "test") -> str:
     """The markdown table of every METHOD-TAG.json in `folder`: flip rate per family (`split` phrasings)."""
-    runs = [json.loads(p.read_text()) for p in sorted(folder.glob("*.json"))]
+    order = {"embed-lr": 0, "probe-stacked": 1, "zero-shot": 2, "hiera": 3}
+    runs = sorted((json.loads(p.read_text()) for p in folder.glob("*.json")),
+                  key=lambda r: (order.get(r["method"], 9), r["method"], r["tag"] != "before", r.get("augment")))
     columns = [f"{r['method']} {r['tag']}" + (" +aug" if r.get("augment") else "") for r in runs]
     lines = ["| family | " + " | ".join(columns) + " |", "|---|" + "---|" * len(runs)]
     for family in FAMILIES:
@@ -233,8 +235,10 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--embed-cache", type=Path, default=None, help="a file to keep MiniLM vectors in across runs")
     args = p.parse_args(argv)
     if args.report:
-        for split in ("test", "train"):
-            print(f"## {split} phrasings\n\n{report(args.out, split)}\n")
+        text = "\n".join(f"## {split} phrasings (flip rate, hostile copies judged)\n\n{report(args.out, split)}\n"
+                         for split in ("test", "train"))
+        Path("bench/results/manipulation.md").write_text(f"# Manipulation benchmark (bench/manipulation.py)\n\n{text}")
+        print(text)
         return
     result = measure(args)
     args.out.mkdir(parents=True, exist_ok=True)

@@ -36,22 +36,24 @@ class Screened(NamedTuple):
     flags: tuple[str, ...]
 
 
-def screen_field(text: str | None, query: str | None = None, title: str = "") -> tuple[str, frozenset[str]]:
+def screen_field(text: str | None, query: str | None = None, title: str = "",
+                 strict: bool = False) -> tuple[str, frozenset[str]]:
     """One field through the screen; `query` enables the query-echo rule (None for a title), `title` is the item's
-    (screened) title, which tells the echo rule whether the item is plainly about the query's words."""
+    (screened) title, which tells the echo rule whether the item is plainly about the query's words; `strict` is the
+    echo rule of the learned scorer's features (`stuffing.destuff`)."""
     normalised = normalise(text)
     filtered, filter_flags = filter_sentences(normalised.text)
-    destuffed = destuff(filtered, query, title)
+    destuffed = destuff(filtered, query, title, strict)
     return collapse_whitespace(destuffed.text), normalised.flags | filter_flags | destuffed.flags
 
 
-def screen_item(query: str, title: str | None, text: str | None) -> Screened:
+def screen_item(query: str, title: str | None, text: str | None, strict: bool = False) -> Screened:
     """The item's title and text screened for a judgment of `query`, with the flags of both. An item whose title
     itself echoes the query keeps the echoes in its text (they are its own name); an order split between the end of
-    the title and the start of the text loses its title part too."""
+    the title and the start of the text loses its title part too. `strict`: the features' echo rule."""
     clean_title, title_flags = screen_field(title)
     echo_query = None if echoes(clean_title, query_terms(query or "")) else query
-    clean_text, text_flags = screen_field(text, echo_query, clean_title)
+    clean_text, text_flags = screen_field(text, echo_query, clean_title, strict)
     clean_title, split_flags = _cut_split_order(clean_title, normalise(text).text, text_flags)
     return Screened(clean_title, clean_text, tuple(sorted(title_flags | text_flags | split_flags)))
 
@@ -86,6 +88,6 @@ def manipulation_flags(pair: Pair) -> tuple[str, ...]:
 
 
 @lru_cache(maxsize=4096)
-def screen_item_cached(query: str, title: str | None, text: str | None) -> Screened:
+def screen_item_cached(query: str, title: str | None, text: str | None, strict: bool = False) -> Screened:
     """`screen_item`, remembered for the last 4,096 items (the runner asks for the inputs and then for the flags)."""
-    return screen_item(query, title, text)
+    return screen_item(query, title, text, strict)

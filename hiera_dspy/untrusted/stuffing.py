@@ -141,8 +141,10 @@ def _dedupe(text: str) -> tuple[str, bool]:
     return "\n".join(out), changed
 
 
-def _drop_echoes(text: str, terms: list[str], prose: bool = True) -> tuple[str, bool]:
-    """Echoing elements of list lines out, and (`prose`) echoing sentences of free text."""
+def _drop_echoes(text: str, terms: list[str], prose: bool = True, strict: bool = False) -> tuple[str, bool]:
+    """Echoing elements of list lines out, and (`prose`) sentences of free text that are stuffing (`strict`: that
+    echo the query at all)."""
+    drop = echoes if strict else stuffed
     out, changed, named = [], False, set()
     for line in text.split("\n"):
         key_line = _KEY_LINE.match(line)
@@ -162,7 +164,7 @@ def _drop_echoes(text: str, terms: list[str], prose: bool = True) -> tuple[str, 
             out.append(line)
             continue
         sentences = _SENTENCE.findall(line)
-        kept = [s for s in sentences if not (prose and stuffed(s, terms))]
+        kept = [s for s in sentences if not (prose and drop(s, terms))]
         if len(kept) != len(sentences):
             changed = True
             if "".join(kept).strip():
@@ -172,9 +174,11 @@ def _drop_echoes(text: str, terms: list[str], prose: bool = True) -> tuple[str, 
     return "\n".join(out), changed
 
 
-def destuff(text: str, query: str | None = None, title: str = "") -> Destuffed:
+def destuff(text: str, query: str | None = None, title: str = "", strict: bool = False) -> Destuffed:
     """`text` without hidden content, repetition and (with `query`) query echoes; see the module doc. `title`, the
-    item's title, decides whether free-text echoes are the item's own words."""
+    item's title, decides whether free-text echoes are the item's own words. `strict` (what the learned scorer's
+    features read): every free-text sentence that echoes the query goes, stuffed or not, unless the title names the
+    query; a claim in new words repeats the query once, and counts would pay for it."""
     flags = set()
     text, hidden = _unhide(text)
     if hidden:
@@ -185,7 +189,7 @@ def destuff(text: str, query: str | None = None, title: str = "") -> Destuffed:
     if query:
         terms = query_terms(query)
         named = set(terms) & set(words(title))
-        text, echoed = _drop_echoes(text, terms, prose=2 * len(named) < len(terms))
+        text, echoed = _drop_echoes(text, terms, prose=2 * len(named) < len(terms), strict=strict)
         if echoed:
             flags.add("query-echo")
     return Destuffed(text, frozenset(flags))
