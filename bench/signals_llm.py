@@ -50,6 +50,7 @@ from hiera_dspy.methods import BuildContext, available, build  # noqa: E402
 from hiera_dspy.methods.signals import ScorerLearner, ScorerState, tau_for_share, top  # noqa: E402
 from hiera_dspy.metrics.classification import final_label  # noqa: E402
 from hiera_dspy.metrics.format import number  # noqa: E402
+from hiera_dspy.runs.progress import Display  # noqa: E402
 from hiera_dspy.runs.runner import run_pairs  # noqa: E402
 from hiera_dspy.runs.spec import RunSpec  # noqa: E402
 from hiera_dspy.runs.store import RunStore  # noqa: E402
@@ -89,7 +90,7 @@ class Bench:
         key, run_id = spec.identity(), spec.run_id
         self.store.start_run(run_id, key)
         started = time.perf_counter()
-        rows = run_pairs(program, pairs, self.store, run_id, threads=self.threads, progress=False)
+        rows = run_pairs(program, pairs, self.store, run_id, threads=self.threads, progress=Display(desc=method))
         print(f"{method} {config or ''}: {len(rows)} pairs ({time.perf_counter() - started:.0f} s new work)",
               file=sys.stderr)
         return {r["id"]: r for r in rows}

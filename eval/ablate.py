@@ -39,6 +39,7 @@ from hiera_dspy.cli.options import (
     output_folder,
     positive_int,
     prepare_fresh,
+    progress_display,
     runs_dir,
     skipped_rows,
 )
@@ -170,7 +171,8 @@ def main(argv: list[str] | None = None) -> list[dict]:
             continue
         begin_run(store, run_id, identity, args)
         print(f"== {display} (run {run_id})", file=sys.stderr)
-        results[display] = (run_id, run_pairs(program, pairs, store, run_id, threads=args.threads))
+        results[display] = (run_id, run_pairs(program, pairs, store, run_id, threads=args.threads,
+                                              progress=progress_display(args, lms, display)))
 
     if args.dry_run:
         print(format_total(estimates))

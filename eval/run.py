@@ -26,6 +26,7 @@ from hiera_dspy.cli.options import (
     output_folder,
     prepare_fresh,
     print_metrics,
+    progress_display,
     runs_dir,
     skipped_rows,
 )
@@ -72,6 +73,7 @@ def main(argv: list[str] | None = None) -> dict:
           f"(LMs {spec.lms}, knowledge {knowledge.name})", file=sys.stderr)
     recipe = functools.partial(replica, list(sys.argv[1:] if argv is None else argv))  # --engine ray's replicas
     rows = judge(args.engine, Job(program, pairs, store, run_id, lms, retry_errors=args.retry_errors,
+                                  progress=progress_display(args, lms, program.method),
                                   options=options_from_args(args), factory=recipe))
     metrics = metrics_from_rows(rows, list(dataset.scheme.labels))
     metrics["run_id"] = run_id

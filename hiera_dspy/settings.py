@@ -10,7 +10,7 @@ caller that sets a variable later is honoured).
 | HIERA_LM_NUM_RETRIES, HIERA_LM_TIMEOUT | 3, 300 s | DSPy's transport retries and read timeout per request |
 | HIERA_RETRY_ATTEMPTS, _BASE_DELAY, _MAX_DELAY, _MAX_RETRY_AFTER | 3, 1, 30, 120 s | content retries (retry.py) |
 | HIERA_LOCAL_THREADS, _CTX, _RAM_CACHE_MB, _MAX_CHARS, _EXTRA_BUFTS | see local.py | the embedded model |
-| HIERA_MODEL_PATH, HIERA_OFFLINE, HIERA_NO_MIRROR, HIERA_KEEP_MIRROR, HIERA_NO_PROGRESS | | model_store |
+| HIERA_MODEL_PATH, HIERA_OFFLINE, HIERA_NO_MIRROR, HIERA_KEEP_MIRROR, HIERA_NO_PROGRESS | | model_store, runs/progress |
 | HF_ENDPOINT, HF_HUB_OFFLINE | huggingface.co, off | model_store (huggingface_hub's own names) |
 | HIERA_REFERENCE, HIERA_REFERENCE_EMBEDDER | on, auto | the embed-lr reference line of eval.run / optimize.compile |
 
@@ -170,7 +170,7 @@ def hub_offline() -> bool:
 
 
 def show_progress() -> bool:
-    """False when $HIERA_NO_PROGRESS is set: no download progress bars."""
+    """False when $HIERA_NO_PROGRESS is set: no download progress bars, and log lines instead of a judging bar."""
     return not env_flag("HIERA_NO_PROGRESS")
 
 

@@ -33,6 +33,7 @@ from hiera_dspy.cli.options import (
     output_folder,
     prepare_fresh,
     print_metrics,
+    progress_display,
     read_json_file,
     runs_dir,
     skipped_rows,
@@ -65,9 +66,10 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
-def evaluate(program, pairs, store, run_id, threads, labels, skipped: int = 0, dataset=None) -> dict:
-    """Judge `pairs` as run `run_id`, write its outputs under the runs folder; return the metrics."""
-    rows = run_pairs(program, pairs, store, run_id, threads=threads)
+def evaluate(program, pairs, store, run_id, threads, labels, skipped: int = 0, dataset=None, progress=True) -> dict:
+    """Judge `pairs` as run `run_id`, write its outputs under the runs folder; return the metrics (`progress`: as
+    run_pairs takes it)."""
+    rows = run_pairs(program, pairs, store, run_id, threads=threads, progress=progress)
     metrics = metrics_from_rows(rows, labels)
     metrics["run_id"] = run_id
     metrics["skipped_rows"] = skipped
@@ -115,7 +117,8 @@ def main(argv: list[str] | None = None) -> dict:
     if not args.skip_before:
         before_id = replace(run, qualifiers=("dev", "uncompiled")).run_id
         begin_run(store, before_id, {**identity, "phase": "before"}, args)
-        before = evaluate(program, dev, store, before_id, args.threads, labels, skipped_rows(dataset), dataset)
+        before = evaluate(program, dev, store, before_id, args.threads, labels, skipped_rows(dataset), dataset,
+                          progress_display(args, lms, "dev before"))
     if program.predictors():
         compiled = OPTIMIZERS[optimizer](program, examples(train), examples(dev), budget, args.seed, lms, args.threads)
     else:  # nothing to optimise (embed-lr): the scorer fitted by prepare() is the whole judge
@@ -124,7 +127,8 @@ def main(argv: list[str] | None = None) -> dict:
     after_id = replace(run, qualifiers=("dev", "compiled", optimizer, args.budget, args.seed,
                                          compiled.dump_state())).run_id
     begin_run(store, after_id, {**identity, "phase": "after", "optimizer": optimizer, "budget": args.budget}, args)
-    after = evaluate(compiled, dev, store, after_id, args.threads, labels, skipped_rows(dataset), dataset)
+    after = evaluate(compiled, dev, store, after_id, args.threads, labels, skipped_rows(dataset), dataset,
+                     progress_display(args, lms, "dev after"))
     out = Path(args.out or Path("artifacts") / dataset.name.split(":")[0] / f"{method}.json")
     metrics = {"before": before, "after": after, "optimizer": optimizer, "budget": args.budget, "seed": args.seed,
                "n_train": len(train), "n_dev": len(dev), "skipped_rows": skipped_rows(dataset)}

@@ -31,6 +31,7 @@ from hiera_dspy.cli.options import (
     load_data,
     metrics_from_rows,
     open_store,
+    progress_display,
     runs_dir,
 )
 from hiera_dspy.knowledge import make_knowledge
@@ -105,7 +106,8 @@ class Objective:
             optimizer = dspy.BootstrapFewShot(metric=label_match, max_bootstrapped_demos=demos,
                                               max_labeled_demos=demos, max_rounds=1)
             program = optimizer.compile(program, trainset=examples(self.train))
-        rows = run_pairs(program, self.dev, self.store, run_id, threads=self.args.threads, progress=False)
+        rows = run_pairs(program, self.dev, self.store, run_id, threads=self.args.threads,
+                         progress=progress_display(self.args, self.lms, f"trial {trial.number}"))
         m = metrics_from_rows(rows, list(self.dataset.scheme.labels))
         kappa, tokens = m["kappa"] if m["kappa"] is not None else 0.0, m["tokens_per_judgment"]
         trial.set_user_attr("config", config)

@@ -216,6 +216,17 @@ def add_run_arguments(parser: argparse.ArgumentParser, *, run_id: bool = True) -
     g.add_argument("--max-error-rate", type=error_rate, default=0.05, metavar="RATE",
                    help=f"exit with status {EXIT_ERROR_RATE}, after writing every output, when more than this share "
                         "of a run's judgments ended in an error (default: 0.05)")
+    g.add_argument("--verbose", action="store_true",
+                   help="one stderr line per finished judgment (id, label, seconds) beside the progress bar")
+
+
+def progress_display(args: argparse.Namespace, lms=None, desc: str = ""):
+    """How a judging CLI shows its progress (hiera_dspy.runs.progress.Display): a bar named `desc`, one line per
+    judgment with --verbose, and the cost so far where every role's model has a price."""
+    from hiera_dspy.runs.estimate import prices_of
+    from hiera_dspy.runs.progress import Display
+
+    return Display(desc=desc, verbose=getattr(args, "verbose", False), prices=lambda: prices_of(lms))
 
 
 def open_store(args: argparse.Namespace) -> RunStore:

@@ -20,6 +20,7 @@ from typing import Callable
 import dspy
 
 from hiera_dspy.records import Judgment, Pair
+from hiera_dspy.runs.progress import Display
 from hiera_dspy.runs.store import RunStore
 
 ENGINES: dict[str, tuple[str, str]] = {
@@ -58,7 +59,7 @@ class Job:
     run_id: str
     lms: dict | None = None
     retry_errors: bool = False
-    progress: bool = True
+    progress: bool | Display = True  # False: silent; True or a Display: hiera_dspy.runs.progress
     options: EngineOptions = field(default_factory=EngineOptions)
     factory: Callable[[str | None], dspy.Module] | None = None  # ray: builds a replica, given an actor's api_base
 

@@ -17,7 +17,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from hiera_dspy.cli.options import add_judging_arguments, begin_run, open_store, prepare_fresh
+from hiera_dspy.cli.options import add_judging_arguments, begin_run, open_store, prepare_fresh, progress_display
 from hiera_dspy.data import Dataset
 from hiera_dspy.engines import Job, judge, options_from_args
 from hiera_dspy.labelling.exports import export_label, pair_record, records_of, write_jsonl
@@ -75,6 +75,7 @@ def label_pairs(args, dataset: Dataset, pairs: list[Pair], split: str, labelling
         raise SystemExit("error: --engine ray is available on eval.run (its replicas are rebuilt from eval.run's "
                          "command line); label with --engine threads, async or batch")
     rows = judge(args.engine, Job(program, pairs, store, run_id, lms, retry_errors=args.retry_errors,
+                                  progress=progress_display(args, lms, program.method),
                                   options=options_from_args(args)))
     return LabellingRun(run_id, store, config, rows)
 

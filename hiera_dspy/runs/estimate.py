@@ -18,6 +18,7 @@ import argparse
 import copy
 import dataclasses
 from collections import defaultdict
+from typing import Any
 
 import dspy
 from dspy.lm15 import Usage
@@ -79,6 +80,20 @@ def price(model: str) -> dict | None:
     return {"input": info.get("input_cost_per_token") or 0.0, "output": info.get("output_cost_per_token") or 0.0,
             "input_batch": info.get("input_cost_per_token_batches"),
             "output_batch": info.get("output_cost_per_token_batches")}
+
+
+def prices_of(lms: Any) -> dict[str, dict[str, float]]:
+    """role -> USD per input and output token of its model, for the roles LiteLLM's local price map lists (the
+    embedded local model and unknown models are left out, so their runs show no cost)."""
+    out: dict[str, dict[str, float]] = {}
+    for role, spec in (getattr(lms, "specs", None) or {}).items():
+        model = getattr(spec, "model", "") or ""
+        if model == "local" or model.startswith("local:"):
+            continue
+        known = price(model)
+        if known:
+            out[role] = {"input": known["input"], "output": known["output"]}
+    return out
 
 
 def sample_pairs(pairs: list[Pair], n: int) -> list[Pair]:

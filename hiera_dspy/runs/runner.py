@@ -7,7 +7,6 @@ and `retry_errors=True` re-judges only those rows later.
 from __future__ import annotations
 
 import sys
-import threading
 import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
 
@@ -17,6 +16,7 @@ from hiera_dspy.lm import ledger
 from hiera_dspy.lm.retry import retrying
 from hiera_dspy.lm.secrets import redact
 from hiera_dspy.records import Judgment, Pair
+from hiera_dspy.runs.progress import Display, Progress
 from hiera_dspy.runs.store import RunStore
 from hiera_dspy.untrusted.screen import manipulation_flags, program_inputs
 
@@ -48,8 +48,9 @@ def judgment_row(pair: Pair, position: int | None, book: ledger.Ledger, predicti
 
 
 def run_pairs(program: dspy.Module, pairs: list[Pair], store: RunStore, run_id: str, threads: int = 1,
-              retry_errors: bool = False, progress: bool = True) -> list[Judgment]:
+              retry_errors: bool = False, progress: bool | Display = True) -> list[Judgment]:
     """Judge every pair of the split not yet finished in `run_id`; return all rows of the run for these pairs.
+    `progress`: False (silent), True (a bar on a terminal, else a log line every 10 s or 5%) or a `Display`.
 
     The run's lease (see RunStore.start_run) is taken first if not held (RunBusy while another process writes the
     run) and released at the end: one writer per run."""
@@ -61,7 +62,7 @@ def run_pairs(program: dspy.Module, pairs: list[Pair], store: RunStore, run_id: 
 
 
 def pending(pairs: list[Pair], store: RunStore, run_id: str, retry_errors: bool = False,
-            progress: bool = True) -> list[tuple[int, Pair]]:
+            progress: bool | Display = True) -> list[tuple[int, Pair]]:
     """(position, pair) for every pair of the split not yet finished in `run_id` (every engine starts here)."""
     done = store.finished_ids(run_id, include_errors=not retry_errors)
     todo = [(i, p) for i, p in enumerate(pairs) if p.id not in done]
@@ -69,22 +70,6 @@ def pending(pairs: list[Pair], store: RunStore, run_id: str, retry_errors: bool 
         print(f"resuming run {run_id}: {len(pairs) - len(todo)} of {len(pairs)} judgments already done",
               file=sys.stderr)
     return todo
-
-
-class Progress:
-    """One stderr line per finished judgment: `[k/total] id: label (seconds)`; thread-safe."""
-
-    def __init__(self, total: int, finished: int, enabled: bool = True):
-        self.total, self.finished, self.enabled = total, finished, enabled
-        self._lock = threading.Lock()
-
-    def __call__(self, row: Judgment) -> None:
-        with self._lock:
-            self.finished += 1
-            n = self.finished
-        if self.enabled:
-            mark = "error" if row.error else (row.label or "escalated")
-            print(f"[{n}/{self.total}] {row.id}: {mark} ({row.seconds:.1f}s)", file=sys.stderr)
 
 
 def run_rows(store: RunStore, run_id: str, pairs: list[Pair]) -> list[Judgment]:
@@ -112,5 +97,7 @@ def _run_pairs(program, pairs, store, run_id, threads, retry_errors, progress) -
         # Ctrl-C or a fatal error: judgments already running finish and are recorded; queued ones never start
         pool.shutdown(wait=True, cancel_futures=True)
         raise
+    finally:
+        report.close()
     pool.shutdown(wait=True)
     return run_rows(store, run_id, pairs)
