@@ -28,8 +28,8 @@ _ASSESSOR = (r"(?:assessors?|judges?|annotators?|raters?|models?|ai|assistants?|
              r"prüfer(?:in)?|bewerter(?:in)?|gutachter(?:in)?|ki|modell|evaluador(?:a|es)?|revisor(?:a|es)?|jueces|"
              r"juez|anotador(?:a|es)?|modelo|valutatori?|revisori?|giudici?|annotatori?|modello|avaliador(?:a|es)?|"
              r"juiz|beoordelaars?|recensenten?|oceniający|recenzent)")
-_VOCATIVE = (r"(?:assessors?|judges?|annotators?|raters?|evaluators?|reviewers?|graders?|labell?ers?|évaluat(?:eur|rice)|"
-             r"correcteur|prüfer|bewerter|gutachter|evaluador|revisor|valutatore|avaliador|beoordelaar)")
+_VOCATIVE = (r"(?:assessors?|judges?|annotators?|raters?|evaluators?|reviewers?|graders?|labell?ers?|"
+             r"évaluat(?:eur|rice)|correcteur|prüfer|bewerter|gutachter|evaluador|revisor|valutatore|avaliador|beoordelaar)")
 _IGNORE = (r"(?:ignore|ignores|ignorez|ignorer|ignoriere|ignorieren|ignora|ignorate|disregard|forget|override|"
            r"oublie[zr]?|vergiss|vergessen|missachte|olvida|olvide|dimentica|dimenticate|trascura|desconsider[ea]|"
            r"esqueça|esqueca|negeer|vergeet|zignoruj|zapomnij)")

@@ -43,7 +43,9 @@ _SPACES = re.compile(r"[ \t\u00a0\u2000-\u200a\u202f\u205f\u3000]+")
 _BLANK_LINES = re.compile(r"\n{3,}")
 _KEEP_CONTROLS = frozenset("\n\t")
 _BIDI = re.compile("[\u202a-\u202e\u2066-\u2069]")  # embeddings, overrides, isolates
-_SPOOF_BLOCKS = re.compile("[\uff10-\uff19\uff21-\uff3a\uff41-\uff5a\U0001d400-\U0001d7ff\u2460-\u24ff\U0001f100-\U0001f1ff]")
+# full-width letters and digits, mathematical alphanumerics, enclosed alphanumerics (not full-width punctuation)
+_SPOOF_BLOCKS = re.compile("[\uff10-\uff19\uff21-\uff3a\uff41-\uff5a\U0001d400-\U0001d7ff\u2460-\u24ff"
+                           "\U0001f100-\U0001f1ff]")
 
 
 class Normalised(NamedTuple):

@@ -12,8 +12,9 @@ the query, and a small LLM reads a line of the query's words as evidence. Three 
   consecutive content words in any order or run together in one word ("#alienmovie"). In a list line (`Key: a, b |
   c`) the elements that echo the query are removed; a sentence of free text that echoes it twice or is mostly the
   query's words is removed (`stuffed`), unless the item's title names at least half of the query's words (then the
-  item is plainly about them, as a product's description repeats its title). The first line of a name field (director, actors, characters, brand, ...) is left
-  alone: "Director: Ridley Scott" for the query "ridley scott" is the item's own truth. Measured on 20,000 MSRD pool
+  item is plainly about them, as a product's description repeats its title). The first line of a name field
+  (director, actors, characters, brand, ...) is left alone: "Director: Ridley Scott" for the query "ridley scott" is
+  the item's own truth. Measured on 20,000 MSRD pool
   pairs: 0.8% of the relevant pairs and 0.1% of the irrelevant ones echo their query in free text, and a tag equal
   to the query is rarer still (8 pairs), so the rule costs a real item little, while an echo is what every stuffing
   and most claims need.

@@ -1,4 +1,4 @@
-"""normalise: look-alike and invisible characters folded or removed, whitespace collapsed, flags only when deliberate."""
+"""normalise: look-alike and invisible characters folded or removed, whitespace collapsed, flagged when deliberate."""
 
 from __future__ import annotations
 
