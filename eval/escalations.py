@@ -18,6 +18,7 @@ from pathlib import Path
 from hiera_dspy.cli.options import cli_main, open_store
 from hiera_dspy.labelling.decisions import UnknownPair
 from hiera_dspy.labelling.session import Review, transcript
+from hiera_dspy.labelling.sample import SAMPLE_REASON
 
 
 def parser() -> argparse.ArgumentParser:
@@ -44,6 +45,9 @@ def show(review: Review, out=None) -> None:
         r, c = entry.row, entry.confidence
         decided = f" (human: {latest[r['id']]['label']} by {latest[r['id']]['who']})" if r["id"] in latest else ""
         conf = "n/a" if c.value is None else f"{c.value:.2f}"
+        if entry.reason == SAMPLE_REASON and not decided:  # no anchoring: the machine's view waits for the person
+            print(f"\n== {r['id']}: {entry.reason}; machine label hidden until decided", file=out)
+            continue
         print(f"\n== {r['id']}: {entry.reason}; machine {r.get('label') or 'none'}, confidence {conf} "
               f"from {c.source}{decided}", file=out)
         for line in transcript(r):

@@ -10,6 +10,13 @@ OUT/qrels.txt (every original judgment unchanged, then one line per filled hole)
 with label, confidence, method, escalated), OUT/summary.json (per run: hole rate, nDCG@k and P@k before and after;
 Kendall's tau between the system rankings before and after) and OUT/report.md. Escalated holes stay holes until a
 person decides them: python -m eval.review --run RUN_ID.
+
+With --human-sample N|P% a seeded random sample of whole queries is drawn once and kept in the run; OUT/sample.jsonl
+lists its pairs for a person (eval.review shows them first; eval.escalations --labels loads a file of decisions).
+Every export (this command rerun, or each decision) recomputes the conclusions: per system and measure the
+machine-only value, the PPI estimate with its --ci interval and the human-only one, every pairwise difference with
+its Holm-adjusted p-value (summary.json "estimates", "differences", "human_sample"; report.md in words). See
+docs/conclusions.md.
 """
 
 from __future__ import annotations
@@ -20,9 +27,11 @@ import sys
 from pathlib import Path
 
 from hiera_dspy.cli.options import add_input_options, cli_main, exit_on_error_rate, output_folder
+from hiera_dspy.conclude.holes import population
 from hiera_dspy.conclude.retrieval import pool_holes
 from hiera_dspy.data import Dataset
-from hiera_dspy.labelling.holes import print_summary, read_inputs
+from hiera_dspy.labelling.conclusions import add_sample_arguments, check_sample_size, draw_sample
+from hiera_dspy.labelling.holes import read_inputs
 from hiera_dspy.labelling.run import add_labelling_arguments, export, label_pairs
 from hiera_dspy.labels import LabelScheme, custom_scheme, get_scheme
 
@@ -39,6 +48,7 @@ def parser() -> argparse.ArgumentParser:
     g.add_argument("--depth", type=int, default=10, help="holes are unjudged documents in each run's top DEPTH")
     add_input_options(g)
     p.add_argument("--out", required=True, help="output folder")
+    add_sample_arguments(p)
     add_labelling_arguments(p)
     return p
 
@@ -64,8 +74,10 @@ def main(argv: list[str] | None = None) -> dict:
     out = Path(args.out).resolve()
     labelling = {"kind": "holes", "out": str(out), "scheme": scheme.to_dict(), "depth": args.depth,
                  "topics": _abs(args.topics), "corpus": _abs(args.corpus), "qrels": _abs(args.qrels),
-                 "runs": [_abs(r) for r in args.runs.split(",") if r.strip()], "on_bad_row": args.on_bad_row}
+                 "runs": [_abs(r) for r in args.runs.split(",") if r.strip()], "on_bad_row": args.on_bad_row,
+                 "ci": args.ci}
     inputs = read_inputs(labelling, scheme)
+    check_sample_size(args, population(inputs.runs))
     holes = [inputs.pair(q, d) for q, d in pool_holes(inputs.runs, inputs.qrels, args.depth)]
     if args.limit:
         holes = holes[:args.limit]
@@ -82,9 +94,13 @@ def main(argv: list[str] | None = None) -> dict:
     run = label_pairs(args, dataset, holes, "holes", labelling, identity)
     if run is None:  # --dry-run: the estimate is printed, nothing was sent
         return {}
+    draw_sample(args, run.store, run.run_id, population(inputs.runs))
+    if run.config["labelling"].get("ci", 0.95) != args.ci:
+        print(f"run {run.run_id} reports its intervals at the level it was started with "
+              f"(--ci {run.config['labelling'].get('ci', 0.95)}); start a new run for another", file=sys.stderr)
     written = export(run.store, run.run_id)
     summary = json.loads((Path(run.config["labelling"]["out"]) / "summary.json").read_text())
-    print_summary(summary)
+    print((Path(run.config["labelling"]["out"]) / "report.md").read_text(encoding="utf-8"))
     print(f"wrote {', '.join(str(p) for p in written)} (run id {run.run_id}); "
           f"review: python -m eval.review --run {run.run_id}")
     exit_on_error_rate({run.run_id: {"errors": summary["errors"], "pairs": summary["holes"]}}, args.max_error_rate,

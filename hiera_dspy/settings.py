@@ -207,3 +207,10 @@ def reference_enabled() -> bool:
 def reference_embedder() -> str:
     """$HIERA_REFERENCE_EMBEDDER: the reference's embedder (default auto; `lexical` needs no model)."""
     return env_text("HIERA_REFERENCE_EMBEDDER", "auto")
+
+
+# ── the text-embedding cache (hiera_dspy/signals/embed_cache.py) ─────────────────────────────────────────────────────
+
+def embed_cache_enabled() -> bool:
+    """False when $HIERA_NO_EMBED_CACHE is set: sentence-transformer vectors are recomputed, never kept on disk."""
+    return not env_flag("HIERA_NO_EMBED_CACHE")

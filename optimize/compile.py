@@ -5,6 +5,15 @@ one self-describing artifact.
     python -m optimize.compile --dataset esci:/data/shopping_queries_dataset --lm openai/gpt-4o-mini
     python -m optimize.compile --dataset esci --lm openai/gpt-4o-mini     # $HIERA_DATA_DIR/esci, else tasksource/esci
 
+Train pairs: the dataset's `train` split, or `--split NAME` (msrd: `pool`, ~108,700 pairs of the judgments pool, no
+dev query among them), capped by `--train-limit N` (a seeded sample). Refit a judge on a person's decisions:
+
+    python -m optimize.compile --train-from RUN_ID [--train-from RUN_ID2] --judge ART --out NEW
+
+takes ART's method, config, dataset and train split, adds the decided pairs of the labelling runs (decisions win over
+the split's labels; machine labels are never gold; the runs ART itself learned from are kept) and writes NEW, whose
+`training` block says which runs and how many decisions it learned from.
+
 Optimisation metric: exact label match per pair (its mean is accuracy) on the train split (bootstrap) or on dev
 minibatches (MIPROv2 / GEPA); reported before and after: accuracy, macro-F1 and Cohen's kappa on the dev split.
 """
@@ -13,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import time
 from dataclasses import replace
 from pathlib import Path
 
@@ -31,6 +41,7 @@ from hiera_dspy.cli.options import (
     metrics_from_rows,
     open_store,
     output_folder,
+    positive_int,
     prepare_fresh,
     print_metrics,
     progress_display,
@@ -41,10 +52,12 @@ from hiera_dspy.cli.options import (
 from hiera_dspy.knowledge import make_knowledge
 from hiera_dspy.lm.roles import add_lm_arguments, lms_from_args
 from hiera_dspy.methods import BuildContext, build
+from hiera_dspy.runs.artifact_format import ArtifactError, read_artifact
 from hiera_dspy.runs.artifacts import save_judge
 from hiera_dspy.runs.outputs import write_outputs
 from hiera_dspy.runs.runner import run_pairs
 from hiera_dspy.runs.spec import RunSpec
+from hiera_dspy.runs.training import TrainingSource
 from optimize.optimizers import BUDGETS, OPTIMIZERS, examples
 
 
@@ -53,7 +66,15 @@ def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m optimize.compile", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     add_data_arguments(p)
+    p._option_string_actions["--dataset"].required = False  # with --judge: the artifact's dataset
     p.add_argument("--method", default="hiera", help="registered method to compile (default: hiera)")
+    t = p.add_argument_group("train pairs")
+    t.add_argument("--split", help="the split to learn from (default: train; msrd: pool = the judgments pool)")
+    t.add_argument("--train-limit", type=positive_int, metavar="N",
+                   help="learn from a seeded sample of N pairs of the split (default: all)")
+    t.add_argument("--train-from", action="append", default=[], metavar="RUN_ID",
+                   help="add the pairs a person decided in this labelling run (repeatable; needs --judge)")
+    t.add_argument("--judge", help="refit this artifact: its method, config, dataset and split (with --train-from)")
     p.add_argument("--config", help="JSON file with a method and its graph config (from optimize.search)")
     p.add_argument("--optimizer", choices=sorted(OPTIMIZERS), help="default: bootstrap at smoke, mipro above")
     p.add_argument("--budget", default="light", choices=list(BUDGETS))
@@ -93,12 +114,20 @@ def main(argv: list[str] | None = None) -> dict:
         spec = read_json_file(args.config, "--config")
         method, config = spec.get("method", method), spec.get("config", {})
         args.knowledge = spec.get("knowledge", args.knowledge)
+    source = training_source(args)
+    if args.judge:
+        method, config = source.doc["method"], source.doc["config"]
     config = config_from_args(args, method, config)
     budget = BUDGETS[args.budget]
     dataset = load_data(args)
-    for split in ("train", "dev"):
+    for split in (source.split, "dev"):
         if split not in dataset.splits:
-            raise SystemExit(f"error: dataset {args.dataset} has no {split!r} split to compile with")
+            raise SystemExit(f"error: dataset {args.dataset} has no {split!r} split to compile with; it has "
+                             f"{', '.join(sorted(dataset.splits))}")
+    runs = list(dict.fromkeys([*source.from_runs, *args.train_from]))
+    source.from_runs = {}
+    dataset = replace(dataset, splits={**dataset.splits,
+                                       "train": source.pairs(dataset.splits[source.split], store, runs)})
     train = dataset.split("train", budget.n_train, balanced=True)
     dev = dataset.split("dev", budget.n_dev, balanced=True)
     lms = lms_from_args(args)  # each role's LM is built on first use: none for a method without LM roles
@@ -106,7 +135,9 @@ def main(argv: list[str] | None = None) -> dict:
     program = build(method, BuildContext(dataset.scheme, lms, knowledge, dataset.splits["train"]), **config)
     if program.lm_roles:  # the optimizers' own calls (instruction proposals) go to the judge LM
         dspy.configure(lm=lms.for_role("judge"))
+    started = time.perf_counter()
     prepare_fresh(program, dataset, "dev")  # learned signals: scorer fitted on train, a cascade's tau on dev
+    fit_seconds = round(time.perf_counter() - started, 2)
     optimizer = args.optimizer or budget.optimizer
     labels = list(dataset.scheme.labels)
     run = RunSpec.compiling(program, dataset=args.dataset, lms=lms, knowledge=knowledge.name)  # phases: qualifiers
@@ -124,16 +155,18 @@ def main(argv: list[str] | None = None) -> dict:
     else:  # nothing to optimise (embed-lr): the scorer fitted by prepare() is the whole judge
         compiled = program
     compiled.method, compiled.config, compiled.lm_roles = program.method, program.config, program.lm_roles
+    learned_from = (source.identity(),) if source.identity() else ()  # a judge fitted on other pairs: another run
     after_id = replace(run, qualifiers=("dev", "compiled", optimizer, args.budget, args.seed,
-                                         compiled.dump_state())).run_id
+                                         compiled.dump_state(), *learned_from)).run_id
     begin_run(store, after_id, {**identity, "phase": "after", "optimizer": optimizer, "budget": args.budget}, args)
     after = evaluate(compiled, dev, store, after_id, args.threads, labels, skipped_rows(dataset), dataset,
                      progress_display(args, lms, "dev after"))
     out = Path(args.out or Path("artifacts") / dataset.name.split(":")[0] / f"{method}.json")
     metrics = {"before": before, "after": after, "optimizer": optimizer, "budget": args.budget, "seed": args.seed,
                "n_train": len(train), "n_dev": len(dev), "skipped_rows": skipped_rows(dataset)}
+    training = source.record(len(dataset.splits["train"]), fit_seconds)
     save_judge(compiled, out, scheme=dataset.scheme, lms=lms, knowledge=knowledge.name, dataset=args.dataset,
-               metrics=metrics)
+               metrics=metrics, training=training)
     if before:
         print_metrics("dev before", before)
         print(f"  {before['summary']}")
@@ -141,11 +174,38 @@ def main(argv: list[str] | None = None) -> dict:
     print(f"  {after['summary']}")
     if args.budget == "smoke":
         print(SMOKE_NOTE.format(n=len(dev)))
+    print(f"trained on {training['pairs']} pairs of split {source.split!r}"
+          + (f" + {training['decisions']} decisions of {len(runs)} run(s)" if runs else "")
+          + f"; fit {fit_seconds:.1f} s, peak memory {training['peak_rss_mb']:.0f} MB")
     print(f"artifact: {out}  (models: {run.lms})")
     exit_on_error_rate({f"dev {phase} (run {m['run_id']})": m for phase, m in (("before", before), ("after", after))
                         if m}, args.max_error_rate, f"the artifact is {out}; each run's errors are in "
                        f"{runs_dir()}/RUN/predictions.jsonl")
     return metrics
+
+
+def training_source(args) -> TrainingSource:
+    """What the compile learns from (--split, --train-limit, --seed; with --judge the artifact's dataset and split
+    unless given, in `source.doc` the artifact); a one-line error for --train-from without --judge or no dataset."""
+    if args.train_from and not args.judge:
+        raise SystemExit("error: --train-from needs --judge ART: the judge to refit on the run's decisions")
+    doc = None
+    if args.judge:
+        try:
+            doc = read_artifact(args.judge)
+        except ArtifactError as exc:
+            raise SystemExit(f"error: --judge {exc}") from None
+        if args.config:
+            raise SystemExit("error: --judge and --config both name a method; give one")
+    source = TrainingSource.of_artifact(doc) if doc else TrainingSource(dataset=args.dataset or "")
+    args.dataset = args.dataset or source.dataset
+    if not args.dataset:
+        raise SystemExit("error: --dataset is required (or --judge ART to refit an artifact on its dataset)")
+    source.dataset, source.seed = args.dataset, args.seed
+    source.split = args.split or source.split
+    source.limit = args.train_limit or source.limit
+    source.doc = doc
+    return source
 
 
 if __name__ == "__main__":

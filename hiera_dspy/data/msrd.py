@@ -1,6 +1,8 @@
 """MSRD, the Movie Search Ranking Dataset (metarank/msrd), as adapted by Elastic: a bundled sample.
 
 Splits `train` (300 pairs) and `dev` (300 pairs), balanced and query-disjoint, sampled with seed 42; labels are binary.
+Split `pool`: every judgment of `judgments-pool.tsv.gz` whose query is not a dev query (~110,000 pairs, ~15% relevant,
+read on first use; `hiera_dspy.data.msrd_pool`), a large train split: `optimize.compile --dataset msrd --split pool`.
 The movie catalog (9,750 movies) is the dataset's own knowledge source. Licence and attribution: NOTICE.txt beside it.
 `msrd:DIR` reads the same files from another folder (e.g. a larger sample in the same format).
 """
@@ -13,6 +15,7 @@ from pathlib import Path
 
 from hiera_dspy.data import BadRows, CatalogEntry, DataError, Dataset, expect_folder
 from hiera_dspy.data.jsonl import read_pairs
+from hiera_dspy.data.msrd_pool import pool_split
 from hiera_dspy.labels import LabelScheme, get_scheme
 
 BUNDLED = Path(__file__).parent / "msrd"
@@ -60,5 +63,8 @@ def load(arg: str | None, scheme: LabelScheme | None, *, on_bad_row: str = "erro
         raise DataError(f"{folder}: no train.jsonl or dev.jsonl found (MSRD pairs in the bundled jsonl format)")
     catalog_path = folder / "movies-corpus.jsonl.gz"
     catalog = read_catalog(catalog_path, bad) if catalog_path.exists() else None
-    return Dataset(name="msrd", scheme=scheme, splits=splits, catalog=catalog, default_split="dev",
-                   notes={"skipped_rows": bad.rows})
+    notes = {"skipped_rows": bad.rows}
+    pool = pool_split(folder, scheme, CATALOG_FIELDS, splits.get("dev", []), notes)
+    if pool is not None:  # read on first use
+        splits["pool"] = pool
+    return Dataset(name="msrd", scheme=scheme, splits=splits, catalog=catalog, default_split="dev", notes=notes)

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from hiera_dspy.data.trec import format_qrels
 from hiera_dspy.labelling.confidence import confidence
-from hiera_dspy.labelling.decisions import DecisionLog
+from hiera_dspy.labelling.history import folder_decisions
 from hiera_dspy.labels import LabelScheme
 from hiera_dspy.records import Pair
 from hiera_dspy.runs.files import write_atomic
@@ -66,7 +66,7 @@ def records_of(store: RunStore, run_id: str) -> list[dict]:
     """Every judgment of the labelling run as a record, in run order."""
     config = store.run_config(run_id) or {}
     pairs = read_pairs_file(Path(config["labelling"]["out"]))
-    decisions = DecisionLog(store.path).latest(run_id)
+    decisions = folder_decisions(store, run_id)  # a person's decisions on earlier runs of this folder still hold
     method = config.get("method", "?")
     return [record(r, pairs[r["id"]], method, decisions.get(r["id"])) for r in store.rows(run_id) if r["id"] in pairs]
 

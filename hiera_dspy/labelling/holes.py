@@ -65,16 +65,21 @@ def read_inputs(labelling: dict, scheme: LabelScheme) -> Inputs:
 
 
 def export_holes(store, run_id: str, config: dict, records: list[dict]) -> list[Path]:
-    """qrels.txt (originals unchanged, then the filled holes), new.jsonl, summary.json, report.md."""
+    """qrels.txt (originals unchanged, then the filled holes), new.jsonl, summary.json, report.md (with the
+    conclusions), sample.jsonl when the run has a human sample."""
+    from hiera_dspy.labelling.conclusions import conclude
+
     labelling = config["labelling"]
     out, scheme, depth = Path(labelling["out"]), LabelScheme.from_dict(labelling["scheme"]), labelling["depth"]
     inputs = read_inputs(labelling, scheme)
     filled = {k: g for k, g in qrels_of(records, scheme).items() if k not in inputs.qrels}
     after = {**inputs.qrels, **filled}
     summary = summarize(inputs, after, records, scheme, depth) | {"run_id": run_id, "method": config.get("method")}
+    written, section = conclude(summary, store, run_id, inputs.runs, inputs.qrels, records, scheme, depth,
+                                labelling.get("ci", 0.95), out)
     return [write_atomic(out / "qrels.txt", format_qrels(after)), write_jsonl(out / "new.jsonl", records),
             write_atomic(out / "summary.json", json.dumps(summary, indent=1)),
-            write_atomic(out / "report.md", report(summary))]
+            write_atomic(out / "report.md", report(summary) + section), *written]
 
 
 def summarize(inputs: Inputs, after: dict, records: list[dict], scheme: LabelScheme, depth: int) -> dict:

@@ -11,6 +11,7 @@ from hiera_dspy.labelling.decisions import DecisionLog
 from hiera_dspy.labelling.exports import iso, read_pairs_file
 from hiera_dspy.labelling.queue import QueueEntry, review_queue
 from hiera_dspy.labelling.run import export
+from hiera_dspy.labelling.sample import SAMPLE_REASON, read_sample, sample_entries
 from hiera_dspy.labels import LabelScheme
 from hiera_dspy.runs.store import RunStore
 from hiera_dspy.untrusted.screen import screen_item
@@ -28,18 +29,25 @@ class Review:
                              f"runs: {', '.join(store.run_ids()[-5:]) or 'none'}")
         self.scheme, self.pairs = _scheme_and_pairs(self.config)
         self.decisions = DecisionLog(store.path)
+        self.sample = read_sample(store.path, run_id)
         self._lock = threading.Lock()
 
     def queue(self) -> list[QueueEntry]:
-        """The judgments a person should look at: escalations, then the least confident within the budget."""
-        return review_queue(self.store.rows(self.run_id), self.budget)
+        """The judgments a person should look at: the human sample's pairs first (every pair of each sampled
+        query), then escalations, then the least confident within the budget."""
+        rows = self.store.rows(self.run_id)
+        first = sample_entries(self.sample, rows, {i: p.get("query_id") for i, p in self.pairs.items()})
+        taken = {e.row["id"] for e in first}
+        return first + [e for e in review_queue(rows, self.budget) if e.row["id"] not in taken]
 
     def payload(self) -> dict:
         """The queue as the review page reads it, with the latest human decisions."""
         latest = self.decisions.latest(self.run_id)
         items = [self._item(entry, latest.get(entry.row["id"])) for entry in self.queue()]
+        sample = [i for i in items if i["reason"] == SAMPLE_REASON]
         return {"run_id": self.run_id, "method": self.config.get("method"), "labels": list(self.scheme.labels),
-                "budget": self.budget, "who": self.who, "items": items}
+                "budget": self.budget, "who": self.who, "items": items,
+                "sample": {"pairs": len(sample), "remaining": sum(1 for i in sample if not i["decision"])}}
 
     def _item(self, entry: QueueEntry, decision: dict | None) -> dict:
         row, pair = entry.row, self.pairs.get(entry.row["id"], {})
@@ -48,7 +56,7 @@ class Review:
                 "machine_label": row.get("label"), "confidence": entry.confidence.value,
                 "confidence_source": entry.confidence.source, "distribution": entry.confidence.distribution,
                 "escalated": bool(row.get("escalated")), "reason": entry.reason, "transcript": transcript(row),
-                "decision": _public(decision), **manipulation(row, pair)}
+                "decision": _public(decision), **manipulation(row, pair)} | _hidden(entry, decision)
 
     def decide(self, pair_id: str, label: str, who: str, via: str = "review-page") -> dict:
         """Store one decision and re-export the labelling run's files. ValueError / UnknownPair for bad input."""
@@ -68,6 +76,14 @@ def manipulation(row: dict, pair: dict) -> dict:
         return {"manipulation": flags}
     screened = screen_item(pair.get("query", ""), pair.get("item_title", ""), pair.get("item_text", ""))
     return {"manipulation": flags, "judged_title": screened.title, "judged_text": screened.text}
+
+
+def _hidden(entry: QueueEntry, decision: dict | None) -> dict:
+    """A sample pair shows nothing of the machine's until the person decides (no anchoring)."""
+    if entry.reason != SAMPLE_REASON or decision:
+        return {"hidden": False}
+    return {"machine_label": None, "confidence": None, "confidence_source": None, "distribution": None,
+            "escalated": False, "transcript": [], "hidden": True}
 
 
 def transcript(row: dict) -> list[str]:

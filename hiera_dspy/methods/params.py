@@ -81,6 +81,17 @@ PARAMS: dict[str, Param] = {
                       nullable=True),
     "C": Param(float, "inverse regularisation strength of the scorer's logistic regression", low=1e-6,
                nullable=True),
+    "features": Param(str, "what the scorer reads: base (lexical + cosines), query (+ query-level features), "
+                      "interactions (+ query x item embedding products; for thousands of train pairs) or both",
+                      choices=("base", "query", "interactions", "query+interactions"), nullable=True),
+    "model": Param(str, "the scorer's classifier: lr (logistic regression) or hgb (gradient-boosted trees, for "
+                   "thousands of train pairs)", choices=("lr", "hgb"), nullable=True),
+    "class_weight": Param(str, "balanced: every label weighs the same in the scorer's fit (an imbalanced train "
+                          "split, e.g. msrd pool)", choices=("balanced",), nullable=True),
+    "C_grid": Param(list, "choose the scorer's C among these on a query-grouped dev split of the train pairs",
+                    nullable=True),
+    "probe_pairs": Param(int, "probe-stacked: hidden states of a seeded sample of N train pairs (the scorer uses all)",
+                         low=2, nullable=True),
     "llm_share": Param(float, "largest share of pairs the cascade sends to the LLM", low=0.0, high=1.0),
     "tau_rule": Param(str, "how the cascade picks tau on dev: the LLM share, or the kept pairs' kappa",
                       ("share", "kappa")),

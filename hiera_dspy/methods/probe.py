@@ -13,7 +13,9 @@ over it (standardised; multinomial for more than two labels) reads the label.
 `prepare(train, dev)` fits everything on train (dev is unused); `dump_extra()` saves the fitted weights as JSON in the
 artifact and `load_extra()` restores them, so a loaded judge never refits nor re-embeds train pairs.
 Config: probe_C (the probe's inverse regularisation; `C` stays the scorer's), text_chars (item text in the prompt),
-folds. Each judgment is one ledger step "probe.embed" (role "probe", no LM call and no tokens: an embedding is not a
+folds; probe-stacked also takes the scorer's options (features, class_weight, C_grid) and probe_pairs (hidden states
+of a seeded sample of N train pairs for the probe and the stacker: a large train split, e.g. msrd pool, is still
+fitted by the scorer in full). Each judgment is one ledger step "probe.embed" (role "probe", no LM call and no tokens: an embedding is not a
 chat call; its seconds are the cost) and, for probe-stacked, the scorer's step. Fields: label_probs,
 expected_relevance, probe_probs and (probe-stacked) scores, the scorer's distribution.
 Only the embedded local model gives hidden states: with a hosted --lm the method fails with a HieraError.
@@ -21,6 +23,7 @@ Only the embedded local model gives hidden states: with a hosted --lm the method
 
 from __future__ import annotations
 
+import random
 import sys
 from collections.abc import Sequence
 
@@ -31,7 +34,7 @@ from hiera_dspy.lm import hidden, ledger
 from hiera_dspy.lm.label_probs import expected_relevance
 from hiera_dspy.methods import BuildContext, register
 from hiera_dspy.methods.learning import Learner
-from hiera_dspy.methods.signals import SCORER, ScorerState, top
+from hiera_dspy.methods.signals import SCORER, SCORER_OPTIONS, ScorerState, top
 from hiera_dspy.records import Pair
 from hiera_dspy.signals.stacking import Stacker
 
@@ -44,7 +47,7 @@ class Probe:
         self.classes: tuple[str, ...] = ()
         self.mean = self.scale = self.coef = self.intercept = None
 
-    def fit(self, x: np.ndarray, gold: Sequence[str]) -> "Probe":
+    def fit(self, x: np.ndarray, gold: Sequence[str]) -> Probe:
         """Fit on hidden states `x` (n x d) and their gold labels."""
         from sklearn.linear_model import LogisticRegression
         from sklearn.preprocessing import StandardScaler
@@ -82,7 +85,7 @@ class Probe:
                 "scale": self.scale.tolist(), "coef": self.coef.tolist(), "intercept": self.intercept.tolist()}
 
     @classmethod
-    def from_dict(cls, d: dict) -> "Probe":
+    def from_dict(cls, d: dict) -> Probe:
         """A probe saved by `to_dict` (shapes checked)."""
         probe = cls(d["labels"], d.get("C", 0.01))
         probe.classes = tuple(d["classes"])
@@ -105,6 +108,16 @@ def grouped_folds(pairs: Sequence[Pair], folds: int) -> list[tuple[list[int], li
         raise ValueError(f"probe-stacked needs train pairs of at least 2 queries for its folds; got {len(set(groups))}")
     idx = np.arange(len(pairs))
     return [(tr.tolist(), te.tolist()) for tr, te in GroupKFold(k).split(idx, idx, groups)]
+
+
+def probed_sample(pairs: list[Pair], limit: int | None, seed: int = 0) -> list[Pair]:
+    """`pairs`, or a seeded sample of `limit` of them in their order (said on stderr)."""
+    if not limit or len(pairs) <= limit:
+        return pairs
+    keep = sorted(random.Random(seed).sample(range(len(pairs)), limit))
+    print(f"probe-stacked: hidden states of a seeded sample of {limit} of the {len(pairs)} train pairs "
+          "(probe_pairs); the scorer learns from all", file=sys.stderr)
+    return [pairs[i] for i in keep]
 
 
 class LLMProbeProgram(Learner, dspy.Module):
@@ -150,7 +163,7 @@ class LLMProbeProgram(Learner, dspy.Module):
                                "call prepare(train, dev), or load a compiled artifact")
         return pairs
 
-    def prepare(self, train: Sequence[Pair] | None = None, dev: Sequence[Pair] | None = None) -> "LLMProbeProgram":
+    def prepare(self, train: Sequence[Pair] | None = None, dev: Sequence[Pair] | None = None) -> LLMProbeProgram:
         """Fit the probe on the train pairs' hidden states (dev is unused)."""
         train = self._train_pairs(train)
         self.probe = Probe(self.scheme.labels, self.probe_C).fit(self.embed_many(train), [p.label for p in train])
@@ -189,29 +202,35 @@ class ProbeStackedProgram(LLMProbeProgram):
     distributions."""
 
     def __init__(self, ctx: BuildContext, probe_C: float = 0.01, text_chars: int = 600, folds: int = 5,
-                 stack_C: float = 1.0, embedder="auto", C: float = 1.0):
+                 stack_C: float = 1.0, embedder="auto", C: float = 1.0, probe_pairs: int | None = None, **options):
         super().__init__(ctx, probe_C, text_chars, folds)
         self.stack_C = float(stack_C)
-        self.scorer_state = ScorerState(ctx.scheme, ctx.train, embedder, C)
+        self.probe_pairs = probe_pairs
+        self.scorer_state = ScorerState(ctx.scheme, ctx.train, embedder, C, **options)
         self.stacker: Stacker | None = None
 
-    def prepare(self, train: Sequence[Pair] | None = None, dev: Sequence[Pair] | None = None) -> "ProbeStackedProgram":
-        """Fit scorer and probe on all train pairs, and the stacker on their out-of-fold train distributions."""
-        train = self._train_pairs(train)
+    def prepare(self, train: Sequence[Pair] | None = None, dev: Sequence[Pair] | None = None) -> ProbeStackedProgram:
+        """Fit the scorer on all train pairs; the probe and the stacker on the probed pairs (all, or a seeded sample of
+        `probe_pairs`: a hidden state costs ~1 s, a scorer feature row ~1 ms), the stacker on out-of-fold
+        distributions (each fold's scorer fitted on every train pair of the other folds' queries)."""
+        everything = self._train_pairs(train)
+        train = probed_sample(everything, self.probe_pairs)
         x = self.embed_many(train)
         gold = [p.label for p in train]
         scorer_oof: list = [None] * len(train)
         probe_oof: list = [None] * len(train)
         state = self.scorer_state
         for tr, te in grouped_folds(train, self.folds):
-            fold = ScorerState(self.scheme, [train[i] for i in tr], state.embedder, state.C)
+            held = {train[i].query_id or train[i].query for i in te}
+            fit_on = [p for p in everything if (p.query_id or p.query) not in held]
+            fold = ScorerState(self.scheme, fit_on, state.embedder, state.C, **state.options)
             for i, d in zip(te, fold.scorer.predict_proba_many([train[i] for i in te])):
                 scorer_oof[i] = d
             probe = Probe(self.scheme.labels, self.probe_C).fit(x[tr], [gold[i] for i in tr])
             for i in te:
                 probe_oof[i] = probe.predict_proba(x[i])
         self.stacker = Stacker(self.scheme.labels, self.stack_C).fit(scorer_oof, probe_oof, gold)
-        self.scorer_state.fit(train)
+        self.scorer_state.fit(everything)
         self.probe = Probe(self.scheme.labels, self.probe_C).fit(x, gold)
         return self
 
@@ -247,6 +266,7 @@ def _llm_probe(ctx: BuildContext, **config) -> LLMProbeProgram:
 
 
 @register("probe-stacked", "The learned scorer and the LLM probe stacked: logistic regression over both label "
-          "distributions, fitted on out-of-fold train distributions", **PROBE, stack_C=1.0, **SCORER)
+          "distributions, fitted on out-of-fold train distributions", **PROBE, stack_C=1.0, **SCORER,
+          options=(*SCORER_OPTIONS, "probe_pairs"))
 def _probe_stacked(ctx: BuildContext, **config) -> ProbeStackedProgram:
     return ProbeStackedProgram(ctx, **config)

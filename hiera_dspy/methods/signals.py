@@ -47,6 +47,7 @@ from hiera_dspy.signals import RelevanceScorer
 from signatures.signals import SCORER_EVIDENCE_FIELD, with_scorer_evidence
 
 SCORER = {"embedder": "auto", "C": 1.0}  # the scorer's config, every method that fits one
+SCORER_OPTIONS = ("features", "class_weight", "C_grid", "model")  # optional scorer keys (RelevanceScorer's; unset: not in ids)
 CASCADE = {"llm_share": 0.3, "tau_rule": "share"}  # hiera-cascade's own config (besides HIERA's and SCORER's)
 
 
@@ -55,8 +56,9 @@ class ScorerState:
     use one scorer."""
 
     def __init__(self, scheme: LabelScheme, train: Sequence[Pair], embedder: str = SCORER["embedder"],
-                 C: float = SCORER["C"]):
+                 C: float = SCORER["C"], **options):
         self.scheme, self.embedder, self.C = scheme, embedder, C
+        self.options = {k: v for k, v in options.items() if v is not None}  # SCORER_OPTIONS given
         self.train = [p for p in train if p.label in scheme.labels]
         self.tau: float | None = None
         self._scorer: RelevanceScorer | None = None
@@ -84,7 +86,7 @@ class ScorerState:
             raise RuntimeError("the relevance scorer needs labelled train pairs: build with BuildContext(train=...), "
                                "call prepare(train, dev), or load a compiled artifact")
         embedder = None if self.embedder == "lexical" else self.embedder
-        return RelevanceScorer(self.scheme, embedder=embedder, C=self.C).fit(pairs)
+        return RelevanceScorer(self.scheme, embedder=embedder, C=self.C, **self.options).fit(pairs)
 
     def score(self, query: str, item_title: str, item_text: str) -> dict[str, float]:
         """The label distribution, as an accounted step (role "scorer", no LM call)."""
@@ -155,9 +157,9 @@ class ScorerLearner(Learner):
 class ScorerProgram(ScorerLearner, dspy.Module):
     """embed-lr: the learned scorer alone (no predictors, no LM call)."""
 
-    def __init__(self, ctx: BuildContext, *, embedder: str, C: float):
+    def __init__(self, ctx: BuildContext, *, embedder: str, C: float, **options):
         super().__init__()
-        self.scorer_state = ScorerState(ctx.scheme, ctx.train, embedder, C)
+        self.scorer_state = ScorerState(ctx.scheme, ctx.train, embedder, C, **options)
 
     def forward(self, query: str, item_title: str, item_text: str) -> dspy.Prediction:
         """The scorer's most probable label and its distribution."""
@@ -211,7 +213,7 @@ class HieraCascadeProgram(HieraSignalsProgram):
         self.llm_share, self.tau_rule, self.fixed_tau = float(llm_share), tau_rule, tau
         self.scorer_state.tau = tau  # a fixed tau; else prepare() picks one on dev
 
-    def prepare(self, train: Sequence[Pair] | None = None, dev: Sequence[Pair] | None = None) -> "HieraCascadeProgram":
+    def prepare(self, train: Sequence[Pair] | None = None, dev: Sequence[Pair] | None = None) -> HieraCascadeProgram:
         """Fit the scorer on train, then pick tau on dev (labels read only by tau_rule="kappa"); with no dev pairs,
         on the train pairs (said on stderr). A fixed `tau` is kept."""
         super().prepare(train)
@@ -314,7 +316,7 @@ def _graph(config: dict) -> dict:
 
 
 @register("embed-lr", "Learned scorer alone: logistic regression over lexical + embedding features, no LM call",
-          family="signals", lm_roles=(), **SCORER)
+          family="signals", lm_roles=(), options=SCORER_OPTIONS, **SCORER)
 def _embed_lr(ctx: BuildContext, **config) -> ScorerProgram:
     return ScorerProgram(ctx, **config)
 

@@ -54,10 +54,10 @@ def refuse_secrets(obj, path: str = "") -> None:
 
 
 def save_judge(program: dspy.Module, path: str | Path, *, scheme: LabelScheme, lms: RoleLMs, knowledge: str,
-               dataset: str, metrics: dict | None = None) -> Path:
+               dataset: str, metrics: dict | None = None, training: dict | None = None) -> Path:
     """Write `program` (a built method, compiled or not) as an artifact at `path`, atomically; the program is left as
-    it is (a compiled program's own `_compiled` flag does not hide its predictors from its own state). Raises
-    ValueError for a secret-like field. Returns the path."""
+    it is (a compiled program's own `_compiled` flag does not hide its predictors from its own state). `training`:
+    what it learned from (`hiera_dspy.runs.training`). Raises ValueError for a secret-like field. Returns the path."""
     specs = lms.specs
     roles = getattr(program, "lm_roles", tuple(specs))  # its method's roles (build); else every role it was given
     doc = {
@@ -70,6 +70,8 @@ def save_judge(program: dspy.Module, path: str | Path, *, scheme: LabelScheme, l
         "extra": program.dump_extra() if hasattr(program, "dump_extra") else None,
         "metrics": metrics or {}, "versions": _versions(),
     }
+    if training:
+        doc["training"] = training
     refuse_secrets(doc)
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -7,10 +7,19 @@ Example:
     >>> RelevanceScorer.from_dict(json.loads(json.dumps(scorer.to_dict()))).predict(pair)  # doctest: +SKIP
     'Relevant'
 
-Training uses scikit-learn (StandardScaler + LogisticRegression with a fixed random_state); prediction is plain numpy
-over the stored arrays, so a scorer loaded from JSON gives bit-identical probabilities to the one that was fitted.
+Training uses scikit-learn (StandardScaler + LogisticRegression, lbfgs, fixed random_state: with a handful of features
+it fits 100,000 pairs in seconds, so no subsample is needed; `features="interactions"` adds 768 columns and ~1.2 GB per
+100,000 pairs, so cap a larger split with `optimize.compile --train-limit`); prediction is plain numpy over the stored
+arrays, so a scorer loaded from JSON gives bit-identical probabilities to the one that was fitted.
 Probabilities come from the logistic model itself (fitted by log loss, so calibrated in the usual sense of logistic
 regression; no separate calibration step). Labels the training pairs never had get probability 0.
+
+Options (config keys of embed-lr and probe-stacked, `hiera_dspy.methods.params`): `features` "base" (lexical + two
+cosines) | "interactions" (+ the query x item embedding products, `interactions.py`); `class_weight` "balanced"
+(each label weighs as much in the fit: a train split with the pool's ~15% relevant then predicts for a balanced
+prior); `C_grid` (C chosen on a query-grouped dev split of the train pairs, `selection.py`; `C` is then ignored); `model`
+"lr" | "hgb" (gradient-boosted trees over the same features, `trees.py`; for thousands of pairs; C unused).
+`features` "query" adds query-level features (`query_features.py`); the sets are in `feature_sets.py`.
 """
 
 from __future__ import annotations
@@ -23,7 +32,12 @@ import numpy as np
 
 from hiera_dspy.labels import LabelScheme
 from hiera_dspy.records import Pair
+from hiera_dspy.signals.feature_sets import FEATURE_SETS, extra_features, extra_names, needs_embedder
 from hiera_dspy.signals.features import Embedder, FeatureExtractor
+from hiera_dspy.signals.selection import choose_C
+from hiera_dspy.signals.trees import fit_trees, predict_trees
+
+MODELS = ("lr", "hgb")  # `model=`: logistic regression (default) | gradient-boosted trees (trees.py)
 
 FORMAT = "hiera-dspy/relevance-scorer"
 FORMAT_VERSION = 1
@@ -36,13 +50,26 @@ class RelevanceScorer:
     stderr), None (lexical features only, even if embeddings are installed), a model id, or an `Embedder`.
     """
 
-    def __init__(self, scheme: LabelScheme, embedder: "Embedder | str | None" = "auto", C: float = 1.0,
-                 random_state: int = 0, max_iter: int = 1000):
+    def __init__(self, scheme: LabelScheme, embedder: Embedder | str | None = "auto", C: float = 1.0,
+                 random_state: int = 0, max_iter: int = 1000, features: str = "base",
+                 class_weight: str | None = None, C_grid: list[float] | None = None, model: str = "lr"):
+        if features not in FEATURE_SETS:
+            raise ValueError(f"features must be one of {list(FEATURE_SETS)}; got {features!r}")
+        if model not in MODELS:
+            raise ValueError(f"model must be one of {list(MODELS)}; got {model!r}")
+        self.model = model
+        self.trees: dict | None = None  # model="hgb": the fitted trees (trees.py)
         self.scheme = scheme
         self.C = float(C)
         self.random_state = int(random_state)
         self.max_iter = int(max_iter)
+        self.feature_set, self.class_weight = features, class_weight
+        self.C_grid = [float(c) for c in C_grid] if C_grid else None
+        self.C_losses: dict[float, float] = {}  # dev log loss per C when C_grid chose C
         self.features = FeatureExtractor(embedder=embedder)
+        if needs_embedder(features) and self.features.embedder is None:
+            raise ValueError(f"features={features!r} needs an embedder (the signals extra, or embedder=MODEL); "
+                             "with embedder=lexical use features='base' or 'query'")
         self.classes: tuple[str, ...] = ()
         self.coef: np.ndarray | None = None        # (n_classes, n_features); one row for two classes
         self.intercept: np.ndarray | None = None   # (n_classes,); one value for two classes
@@ -51,7 +78,7 @@ class RelevanceScorer:
 
     # ------------------------------------------------------------------------------------------- training
 
-    def fit(self, pairs: Sequence[Pair]) -> "RelevanceScorer":
+    def fit(self, pairs: Sequence[Pair]) -> RelevanceScorer:
         """Fit the idf table, the scaler and the logistic regression on labelled pairs (labels of the scheme)."""
         from sklearn.linear_model import LogisticRegression
         from sklearn.preprocessing import StandardScaler
@@ -61,12 +88,17 @@ class RelevanceScorer:
         present = [label for label in self.scheme.labels if label in set(labels)]
         if len(present) < 2:
             raise ValueError(f"RelevanceScorer.fit needs pairs of at least two labels; got only {present}")
+        if self.C_grid and self.model == "lr":
+            self.C, self.C_losses = choose_C(self._fit_with_C, pairs, self.C_grid, seed=self.random_state)
         self.features.fit(_triple(p) for p in pairs)
-        x = self.features.transform([_triple(p) for p in pairs])
+        x = self._matrix(pairs)
+        y = np.array([self.scheme.labels.index(label) for label in labels])
+        if self.model == "hgb":
+            return self._fit_trees(x, y)
         scaler = StandardScaler().fit(x)
         # sklearn's scale_ is 1 for constant columns, so z-scores stay finite.
-        model = LogisticRegression(C=self.C, random_state=self.random_state, max_iter=self.max_iter)
-        y = np.array([self.scheme.labels.index(label) for label in labels])
+        model = LogisticRegression(C=self.C, random_state=self.random_state, max_iter=self.max_iter,
+                                   class_weight=self.class_weight)
         model.fit(scaler.transform(x), y)
         self.classes = tuple(self.scheme.labels[i] for i in model.classes_)
         self.coef = np.array(model.coef_, dtype=np.float64)
@@ -74,6 +106,32 @@ class RelevanceScorer:
         self.mean = np.array(scaler.mean_, dtype=np.float64)
         self.scale = np.array(scaler.scale_, dtype=np.float64)
         return self
+
+    def _fit_trees(self, x: np.ndarray, y: np.ndarray) -> RelevanceScorer:
+        """model="hgb": trees over the raw features, classes renumbered 0..k-1 in scheme order."""
+        present = sorted(set(y.tolist()))
+        self.classes = tuple(self.scheme.labels[i] for i in present)
+        self.trees = fit_trees(x, np.array([present.index(v) for v in y]), len(present), self.class_weight,
+                               self.random_state)
+        width = x.shape[1]
+        self.mean, self.scale = np.zeros(width), np.ones(width)
+        self.coef, self.intercept = np.zeros((1, width)), np.zeros(1)  # unused by trees; keeps `fitted` and shapes
+        return self
+
+    def _fit_with_C(self, pairs: list[Pair], C: float) -> RelevanceScorer:
+        """A scorer of this one's options and embedder, fitted with `C` (for choosing C)."""
+        other = RelevanceScorer(self.scheme, embedder=self.features.embedder, C=C, random_state=self.random_state,
+                                max_iter=self.max_iter, features=self.feature_set, class_weight=self.class_weight,
+                                model=self.model)
+        return other.fit(pairs)
+
+    def _matrix(self, pairs: Sequence[Pair]) -> np.ndarray:
+        """The feature rows of `pairs`: the extractor's, then the interactions when `features="interactions"`."""
+        triples = [_triple(p) for p in pairs]
+        x = self.features.transform(triples)
+        if triples and FEATURE_SETS[self.feature_set]:
+            x = np.hstack([x, *extra_features(self, self.feature_set, triples)])
+        return x
 
     def _check_label(self, pair: Pair) -> str:
         if pair.label not in self.scheme.labels:
@@ -91,7 +149,10 @@ class RelevanceScorer:
     @property
     def feature_names(self) -> tuple[str, ...]:
         """The names of the features, in the order of the weights."""
-        return self.features.feature_names
+        names = self.features.feature_names
+        if FEATURE_SETS[self.feature_set] and self.coef is not None:
+            names += extra_names(self.feature_set, self.coef.shape[1] - len(names))
+        return names
 
     def predict_proba(self, pair: Pair) -> dict[str, float]:
         """{label: probability} over every label of the scheme, least relevant first; sums to 1."""
@@ -103,12 +164,12 @@ class RelevanceScorer:
 
     def predict_proba_many(self, pairs: Sequence[Pair]) -> list[dict[str, float]]:
         """`predict_proba` for many pairs, embedding them in batches."""
-        probs = self._proba_matrix(self.features.transform([_triple(p) for p in pairs]))
+        probs = self._proba_matrix(self._matrix(pairs))
         return [{label: float(row[i]) for i, label in enumerate(self.scheme.labels)} for row in probs]
 
     def predict_many(self, pairs: Sequence[Pair]) -> list[str]:
         """The most probable label of each pair."""
-        probs = self._proba_matrix(self.features.transform([_triple(p) for p in pairs]))
+        probs = self._proba_matrix(self._matrix(pairs))
         return [self.scheme.labels[int(np.argmax(row))] for row in probs]
 
     def _proba_matrix(self, x: np.ndarray) -> np.ndarray:
@@ -117,7 +178,9 @@ class RelevanceScorer:
             raise RuntimeError("RelevanceScorer is not fitted: call fit(pairs) or load one with from_dict()")
         z = (x - self.mean) / self.scale
         logits = z @ self.coef.T + self.intercept
-        if len(self.classes) == 2:  # binary logistic regression: one logit for the second class
+        if self.trees is not None:
+            fitted = predict_trees(self.trees, x)
+        elif len(self.classes) == 2:  # binary logistic regression: one logit for the second class
             p1 = 1.0 / (1.0 + np.exp(-logits[:, 0]))
             fitted = np.column_stack([1.0 - p1, p1])
         else:
@@ -141,16 +204,21 @@ class RelevanceScorer:
             "scheme": self.scheme.to_dict(),
             "labels": list(self.classes),
             "feature_names": features["feature_names"],
+            "feature_set": self.feature_set,
+            **({"model": self.model, "trees": self.trees} if self.trees is not None else {}),
             "embedding_model": features["embedding_model"],
             "coef": self.coef.tolist(),
             "intercept": self.intercept.tolist(),
             "scaler": {"mean": self.mean.tolist(), "scale": self.scale.tolist()},
             "lexical": features["lexical"],
-            "params": {"C": self.C, "random_state": self.random_state, "max_iter": self.max_iter},
+            "params": {"C": self.C, "random_state": self.random_state, "max_iter": self.max_iter,
+                       **({"class_weight": self.class_weight} if self.class_weight else {}),
+                       **({"C_grid": self.C_grid, "C_losses": {str(c): v for c, v in self.C_losses.items()}}
+                          if self.C_grid else {})},
         }
 
     @classmethod
-    def from_dict(cls, d: dict, embedder: "Embedder | str | None" = None) -> "RelevanceScorer":
+    def from_dict(cls, d: dict, embedder: Embedder | str | None = None) -> RelevanceScorer:
         """Rebuild a fitted scorer. A scorer trained with embeddings reloads its saved `embedding_model` unless an
         `embedder` with the same model_id is given; it raises EmbedderUnavailable if that model cannot be loaded."""
         if d.get("format") != FORMAT or d.get("version") != FORMAT_VERSION:
@@ -158,7 +226,11 @@ class RelevanceScorer:
                              f"version={d.get('version')!r})")
         params = d.get("params", {})
         scorer = cls(LabelScheme.from_dict(d["scheme"]), embedder=None, C=params.get("C", 1.0),
-                     random_state=params.get("random_state", 0), max_iter=params.get("max_iter", 1000))
+                     random_state=params.get("random_state", 0), max_iter=params.get("max_iter", 1000),
+                     class_weight=params.get("class_weight"))
+        scorer.feature_set = d.get("feature_set", "base")
+        scorer.model, scorer.trees = d.get("model", "lr"), d.get("trees")
+        scorer.C_grid = params.get("C_grid")
         scorer.features = FeatureExtractor.from_dict(
             {"feature_names": d["feature_names"], "embedding_model": d["embedding_model"], "lexical": d["lexical"]},
             embedder=embedder)
@@ -170,6 +242,8 @@ class RelevanceScorer:
         scorer.intercept = np.array(d["intercept"], dtype=np.float64)
         scorer.mean = np.array(d["scaler"]["mean"], dtype=np.float64)
         scorer.scale = np.array(d["scaler"]["scale"], dtype=np.float64)
+        if needs_embedder(scorer.feature_set) and scorer.features.embedder is None:
+            raise ValueError("a scorer with interaction features needs its embedding model; none was saved")
         n = len(scorer.feature_names)
         if scorer.coef.shape[1] != n or scorer.mean.shape != (n,) or scorer.scale.shape != (n,):
             raise ValueError(f"saved arrays do not match {n} features {list(scorer.feature_names)}")
@@ -180,7 +254,7 @@ class RelevanceScorer:
         Path(path).write_text(json.dumps(self.to_dict(), ensure_ascii=False), encoding="utf-8")
 
     @classmethod
-    def load(cls, path: str | Path, embedder: "Embedder | str | None" = None) -> "RelevanceScorer":
+    def load(cls, path: str | Path, embedder: Embedder | str | None = None) -> RelevanceScorer:
         """A scorer `save` wrote (the embedder is rebuilt, or the one given is used)."""
         return cls.from_dict(json.loads(Path(path).read_text(encoding="utf-8")), embedder=embedder)
 

@@ -44,7 +44,7 @@ class Stacker:
         self.coef: np.ndarray | None = None
         self.intercept: np.ndarray | None = None
 
-    def fit(self, scorer: Sequence[Dist], llm: Sequence[Dist], gold: Sequence[str]) -> "Stacker":
+    def fit(self, scorer: Sequence[Dist], llm: Sequence[Dist], gold: Sequence[str]) -> Stacker:
         """Fit a logistic regression on the scorer and LLM distributions against the gold labels; needs two labels or
         more."""
         from sklearn.linear_model import LogisticRegression
@@ -82,7 +82,7 @@ class Stacker:
                 "intercept": self.intercept.tolist()}
 
     @classmethod
-    def from_dict(cls, d: dict) -> "Stacker":
+    def from_dict(cls, d: dict) -> Stacker:
         """Rebuild a fitted stacker from `to_dict()` output; checks the coefficients' shape."""
         stacker = cls(d["labels"], d.get("C", 1.0))
         stacker.classes = tuple(d["classes"])

@@ -19,7 +19,7 @@ def bundled():
 
 
 def test_sizes_and_balance(bundled):
-    assert bundled.name == "msrd" and bundled.default_split == "dev" and set(bundled.splits) == {"train", "dev"}
+    assert bundled.name == "msrd" and bundled.default_split == "dev" and set(bundled.splits) == {"train", "dev", "pool"}
     for split in ("train", "dev"):
         pairs = bundled.split(split)
         assert len(pairs) == 300 and len({p.id for p in pairs}) == 300

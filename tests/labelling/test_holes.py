@@ -61,7 +61,7 @@ def test_fills_holes_keeps_originals_and_summarises(bench, patch_make_lm, tmp_pa
     assert summary["holes"] == 7 and summary["filled"] == 6 and summary["escalated"] == 1
     a, b = summary["runs"]
     assert set(a) == {"run", "hole_rate_before", "hole_rate_after", "ndcg@3_before", "ndcg@3_after", "p@3_before",
-                      "p@3_after", "queries_before", "queries_after"}
+                      "p@3_after", "queries_before", "queries_after", "estimates"}
     assert (a["run"], a["hole_rate_before"], a["hole_rate_after"]) == ("a", pytest.approx(4 / 6), 0.0)
     assert (b["run"], b["hole_rate_before"], b["hole_rate_after"]) == ("b", pytest.approx(5 / 7), pytest.approx(1 / 7))
     # run a after: q1 all three relevant (1.0), q2 none relevant (0.0), q3 d6 relevant of two relevant documents

@@ -1,0 +1,114 @@
+"""The conclusions in words: a Markdown section with the estimates table and what the evidence allows.
+
+"A > B (difference 0.05 [0.02, 0.08], p = 0.003)" where the Holm-adjusted p-value is below 1 - level; otherwise
+"B and C cannot be told apart at this sample size", with roughly how many more sampled queries would separate them.
+Pure: the dict of `hiera_dspy.conclude.holes.conclusions` in, lines of text out.
+"""
+
+from __future__ import annotations
+
+from hiera_dspy.metrics.format import number, with_ci
+
+
+def sample_lines(s: dict | None) -> list[str]:
+    """What the human sample is and where it stands."""
+    if s is None:
+        return ["No human sample: the values below are the machine's alone, without a confidence interval. Draw one "
+                "with --human-sample N|P% (whole queries, seeded) to get PPI estimates and intervals."]
+    lines = [f"Human sample: {s['queries']} queries (--human-sample {s['requested']}, {s['method']}, seed {s['seed']}), "
+             f"{s['pairs']} pairs; {s['decided']} queries decided, {len(s['pending'])} pending "
+             f"({s['remaining_pairs']} sample pairs left to label)."]
+    if s["partial"]:
+        lines.append(f"Partly labelled, not counted until every pair is decided: "
+                     f"{', '.join(f'{q} ({n} left)' for q, n in s['pending'].items() if q in s['partial'])}.")
+    if s["no_holes"]:
+        lines.append(f"{len(s['no_holes'])} sampled queries have no holes ({', '.join(s['no_holes'][:5])}"
+                     f"{', ...' if len(s['no_holes']) > 5 else ''}): their existing judgments are human already, so "
+                     "they count as decided with nothing to label.")
+    return lines
+
+
+def estimates_table(c: dict) -> list[str]:
+    """One row per system: machine-only, PPI with its CI, human-only with its CI, per measure."""
+    pct = f"{c['level']:.0%}"
+    head = " | ".join(f"{m} machine | {m} PPI [{pct} CI] | {m} human-only [{pct} CI]" for m in c["measures"])
+    lines = [f"| run | {head} |", "|---|" + "---|" * (3 * len(c["measures"]))]
+    for run, per in c["estimates"].items():
+        cells = []
+        for m in c["measures"]:
+            e = per[m]
+            cells += [number(e["machine"]), with_ci(e["ppi"], e["ci"]), with_ci(e["human_only"], e["human_only_ci"])]
+        lines.append(f"| {run} | " + " | ".join(cells) + " |")
+    return lines
+
+
+def sentences(c: dict, measure: str) -> list[str]:
+    """What the evidence allows about every pair on one measure."""
+    alpha = 1 - c["level"]
+    out = []
+    for d in (d for d in c["differences"] if d["measure"] == measure):
+        if d["ppi"] is None or d["ci"] is None:
+            out.append(f"{d['a']} vs {d['b']}: no interval yet ({d['note']}).")
+            continue
+        low, high = d["ci"]
+        if d["ppi"] >= 0:
+            hi, lo, diff, ci = d["a"], d["b"], d["ppi"], (low, high)
+        else:  # say it the way round that makes the difference positive
+            hi, lo, diff, ci = d["b"], d["a"], -d["ppi"], (-high, -low)
+        told = f"(difference {with_ci(diff, ci)}, {_p(d['p'])})"
+        if d["p"] is not None and d["p"] < alpha:
+            out.append(f"{hi} > {lo} {told}.")
+        elif d["more_queries"] is None:
+            out.append(f"{d['a']} and {d['b']} cannot be told apart {told}; their difference is zero on the sample, "
+                       "so no number of sampled queries can be named.")
+        elif d["more_queries"] == 0:
+            out.append(f"{d['a']} and {d['b']} cannot be told apart after Holm's correction over the pairs {told}.")
+        else:
+            more = d["more_queries"]
+            room = c["queries"] - d["n"]
+            tail = (f"about {more} more sampled queries would" if more <= room else
+                    f"about {more} more sampled queries would, more than the {room} unsampled queries there are")
+            out.append(f"{d['a']} and {d['b']} cannot be told apart at this sample size {told}; {tail}.")
+    return out
+
+
+SMALL_SAMPLE = 30  # below this many decided sample queries the normal-approximation intervals tend to under-cover
+
+
+def small_sample_note(n: int) -> str | None:
+    """A caution when the decided sample is small (bench/conclusions.py measured the under-coverage)."""
+    if n >= SMALL_SAMPLE or n < 2:
+        return None
+    return (f"Caution: {n} decided sample queries. The intervals (PPI's and the human-only one alike) rest on a "
+            f"normal approximation, which with fewer than {SMALL_SAMPLE} queries tends to cover less often than the "
+            "stated level (docs/conclusions.md gives the coverage measured on MSRD); label more sampled queries.")
+
+
+def section(c: dict) -> str:
+    """The conclusions as a Markdown section of report.md."""
+    pct = f"{c['level']:.0%}"
+    lines = ["## Conclusions", "", *sample_lines(c["human_sample"]), "",
+             f"Estimates over {c['queries']} queries (a query a run does not answer counts 0): machine-only (every hole "
+             f"labelled by the judge), PPI++ (machine labels corrected by the human sample, ppi_py) with its {pct} CI, "
+             f"and the human sample alone with its {pct} CI.", "", *estimates_table(c), ""]
+    if c["human_sample"] and c["human_sample"]["decided"]:
+        caution = small_sample_note(c["human_sample"]["decided"])
+        lines += [caution, ""] if caution else []
+        for m in c["measures"]:
+            lines += [f"Ranking by {m} (PPI): {' > '.join(c['ranking'][m])}.", "", *[f"- {s}" for s in sentences(c, m)],
+                      ""]
+        n_pairs = len({(d["a"], d["b"]) for d in c["differences"]})
+        lines.append(f"p-values are two-sided PPI++ tests of a zero difference (paired by query), Holm-adjusted over "
+                     f"the {n_pairs} pair{'s' if n_pairs != 1 else ''} of each measure; intervals are "
+                     f"per pair at {pct}. 'More sampled queries' assumes the interval shrinks as 1/sqrt(n) and the "
+                     f"difference stays: a rough planning figure.")
+    first = next(iter(c["estimates"].values()), {}) if c["human_sample"] else {}
+    notes = sorted({e["note"] for e in first.values() if e.get("note")})
+    lines += [f"Note: {n}." for n in notes]
+    return "\n".join(lines) + "\n"
+
+
+def _p(p: float | None) -> str:
+    if p is None:
+        return "p unknown"
+    return "p < 0.001" if p < 0.001 else f"p = {p:.3f}"

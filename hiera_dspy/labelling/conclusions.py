@@ -1,0 +1,83 @@
+"""What a holes labelling run does for its conclusions: the --human-sample options, drawing the sample into the run, and at
+every export sample.jsonl, the summary's estimates and the report's section (docs/conclusions.md).
+
+The statistics are `hiera_dspy.conclude` (pure); the sample and its table `hiera_dspy.labelling.sample`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from hiera_dspy.conclude.holes import conclusions, holes_by_query
+from hiera_dspy.conclude.report import section
+from hiera_dspy.errors import HieraError
+from hiera_dspy.labelling.sample import SampleLog, count, ensure, parse_size
+from hiera_dspy.labels import LabelScheme
+
+
+def add_sample_arguments(p: argparse.ArgumentParser) -> None:
+    """--human-sample, --sample-seed, --sample and --ci."""
+    g = p.add_argument_group("conclusions (prediction-powered inference; docs/conclusions.md)")
+    g.add_argument("--human-sample", metavar="N|P%",
+                   help="draw a random sample of N queries (or P%% of them) whose every hole a person labels; drawn "
+                        "once and kept in the run")
+    g.add_argument("--sample-seed", type=int, default=0, help="seed of the human sample (default 0; recorded)")
+    g.add_argument("--sample", default="random", choices=["random"], help="how the sample is drawn (random)")
+    g.add_argument("--ci", type=float, default=0.95, help="confidence level of the intervals (default 0.95)")
+
+
+def check_sample_size(args, queries: list[str]) -> None:
+    """Refuse a bad --human-sample or --ci before anything is judged."""
+    if not 0 < args.ci < 1:
+        raise SystemExit(f"error: --ci {args.ci}: give a confidence level between 0 and 1, e.g. 0.95")
+    if args.human_sample is None:
+        return
+    try:
+        count(parse_size(args.human_sample), len(queries))
+    except HieraError as exc:
+        raise SystemExit(f"error: {exc}") from None
+
+
+def draw_sample(args, store, run_id: str, queries: list[str]) -> None:
+    """The run's sample: kept if stored, else drawn now (with --human-sample); says which on stderr."""
+    log = SampleLog(store.path)
+    try:
+        before = log.get(run_id)
+        sample = ensure(log, run_id, queries, args.human_sample, args.sample_seed, args.sample)
+    except HieraError as exc:
+        raise SystemExit(f"error: {exc}") from None
+    finally:
+        log.close()
+    if sample is not None:
+        verb = "kept (never redrawn)" if before else "drawn"
+        print(f"human sample of run {run_id} {verb}: {len(sample.queries)} queries ({sample.requested}, seed "
+              f"{sample.seed}); label them: python -m eval.review --run {run_id}", file=sys.stderr)
+
+
+def conclude(summary: dict, store, run_id: str, runs: dict, originals: dict, records: list[dict],
+             scheme: LabelScheme, depth: int, level: float, out: Path) -> tuple[list[Path], str]:
+    """Add the conclusions to `summary` (per run "estimates", "differences", "human_sample", "conclusions"), write
+    OUT/sample.jsonl when the run has a sample; returns (written paths, the report's Markdown section)."""
+    from hiera_dspy.labelling.exports import read_pairs_file, write_jsonl
+
+    log = SampleLog(store.path)
+    try:
+        sample = log.get(run_id)
+    finally:
+        log.close()
+    c = conclusions(runs, originals, records, sample, scheme, depth, level)
+    for row in summary["runs"]:
+        row["estimates"] = c["estimates"][row["run"]]
+    summary |= {"differences": c["differences"], "human_sample": c["human_sample"],
+                "conclusions": {k: c[k] for k in ("level", "correction", "queries", "measures", "ranking")}}
+    written = []
+    if sample is not None:
+        pairs = read_pairs_file(out)
+        by_query, decided = holes_by_query(records), {r["id"] for r in records if r.get("source") == "human"}
+        rows = [{"id": p, "query_id": pairs[p]["query_id"], "item_id": pairs[p]["item_id"], "query": pairs[p]["query"],
+                 "item_title": pairs[p]["item_title"], "item_text": pairs[p]["item_text"], "decided": p in decided}
+                for q in sample.queries for p in by_query.get(q, []) if p in pairs]
+        written.append(write_jsonl(out / "sample.jsonl", rows))
+    return written, "\n" + section(c)

@@ -1,0 +1,199 @@
+"""The human sample: whole queries drawn at random (seeded), whose every hole a person labels.
+
+A per-query metric needs every pair of the query's top k labelled, so the unit of the sample is the query, as in
+prediction-powered inference over IR metrics (Oosterhuis et al., KDD 2024). The sample is drawn once per labelling
+run and kept in the run store (table `human_sample`, beside the judgments): stopping and resuming never redraws it,
+and a different request on the same run is refused. Its state follows from the decisions: a sampled query is
+decided when every one of its pairs has a person's label (a query with no holes is decided at once: its existing
+judgments are human already); a partly labelled query is pending and does not count yet.
+
+Example:
+    >>> size = parse_size("10%")                                                   # doctest: +SKIP
+    >>> queries = draw(["q1", "q2", "q3"], count(size, 3), seed=0)                # doctest: +SKIP
+    >>> SampleLog("runs/store.sqlite").save("RUN_ID", Sample(queries, 0, "random", "10%"))  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import sqlite3
+import threading
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from hiera_dspy.errors import HieraError
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS human_sample (
+    run_id TEXT NOT NULL, query_id TEXT NOT NULL, rank INTEGER NOT NULL, seed INTEGER NOT NULL, method TEXT NOT NULL,
+    requested TEXT NOT NULL, drawn REAL NOT NULL, PRIMARY KEY (run_id, query_id)
+);
+"""
+METHODS = ("random",)  # how the queries are drawn; "uncertain" (active inference) is not built yet
+
+
+@dataclass(frozen=True)
+class Sample:
+    """The sampled query ids in draw order, the seed, the method and what was asked for (`8` or `10%`)."""
+    queries: list[str]
+    seed: int
+    method: str
+    requested: str
+
+
+def parse_size(text: str) -> tuple[float, bool]:
+    """`--human-sample N|P%` as (value, is_percent); HieraError for anything else."""
+    raw = str(text).strip()
+    try:
+        value = float(raw[:-1]) if raw.endswith("%") else int(raw)
+    except ValueError:
+        raise HieraError(f"--human-sample {text!r}: give a number of queries (8) or a percentage of them (10%)") \
+            from None
+    percent = raw.endswith("%")
+    if value <= 0 or (percent and value > 100):
+        raise HieraError(f"--human-sample {text!r}: give a positive number of queries, or a percentage in (0, 100]")
+    return value, percent
+
+
+def count(size: tuple[float, bool], n_queries: int) -> int:
+    """How many queries a size asks for out of `n_queries` (a percentage rounds up, at least 1); HieraError when the
+    sample would be larger than the queries."""
+    value, percent = size
+    wanted = max(1, math.ceil(value * n_queries / 100 - 1e-9)) if percent else int(value)
+    if wanted > n_queries:
+        raise HieraError(f"--human-sample {int(value)}: the benchmark has only {n_queries} queries; ask for at most "
+                         f"{n_queries} (or a percentage, e.g. 10%)")
+    return wanted
+
+
+def draw(query_ids: Sequence[str], n: int, seed: int) -> list[str]:
+    """`n` of the queries uniformly at random without replacement (Python's `random.Random(seed).sample`)."""
+    return random.Random(seed).sample(list(query_ids), n)
+
+
+@dataclass
+class SampleState:
+    """Where a sample stands: its decided queries (in sample order), the pending ones with how many of their pairs
+    are still undecided, and which pending queries are partly labelled."""
+    decided: list[str] = field(default_factory=list)
+    pending: dict[str, int] = field(default_factory=dict)
+    partial: list[str] = field(default_factory=list)
+    no_holes: list[str] = field(default_factory=list)
+
+    @property
+    def remaining_pairs(self) -> int:
+        """Sample pairs a person has not decided yet."""
+        return sum(self.pending.values())
+
+
+def state(sample: Sample, pairs_by_query: dict[str, list[str]], decided_pairs: Iterable[str]) -> SampleState:
+    """The sample's state from the run's pairs per query and the ids of the pairs a person decided."""
+    done, out = set(decided_pairs), SampleState()
+    for q in sample.queries:
+        pairs = pairs_by_query.get(q, [])
+        left = sum(1 for p in pairs if p not in done)
+        if not pairs:
+            out.no_holes.append(q)
+        if left:
+            out.pending[q] = left
+            if left < len(pairs):
+                out.partial.append(q)
+        else:
+            out.decided.append(q)
+    return out
+
+
+def sample_pair_ids(sample: Sample, pairs_by_query: dict[str, list[str]]) -> list[str]:
+    """Every pair of the sampled queries, query by query in sample order."""
+    return [p for q in sample.queries for p in pairs_by_query.get(q, [])]
+
+
+def sample_entries(sample: Sample | None, rows: Sequence[dict], pair_query: dict[str, str]) -> list:
+    """The review queue's first part: every judged pair of the sampled queries (confident or not, failed ones
+    aside), query by query in sample order, as `QueueEntry`s with reason "sample"."""
+    from hiera_dspy.labelling.confidence import confidence
+    from hiera_dspy.labelling.queue import QueueEntry
+
+    if sample is None:
+        return []
+    rank = {q: i for i, q in enumerate(sample.queries)}
+    chosen = [r for r in rows if pair_query.get(r["id"]) in rank and not r.get("error")]
+    chosen.sort(key=lambda r: rank[pair_query[r["id"]]])  # stable: run order within a query
+    return [QueueEntry(r, confidence(r), SAMPLE_REASON) for r in chosen]
+
+
+SAMPLE_REASON = "sample: label every pair of this query"
+
+
+class SampleLog:
+    """The human samples of the runs in one run store file (its own connection, like the decision log)."""
+
+    def __init__(self, path: str | Path):
+        self.path = Path(path)
+        self._db = sqlite3.connect(self.path, check_same_thread=False, timeout=60, isolation_level=None)
+        self._lock = threading.Lock()
+        with self._lock:
+            self._db.executescript(SCHEMA)
+
+    def close(self) -> None:
+        """Close the connection."""
+        with self._lock:
+            self._db.close()
+
+    def get(self, run_id: str) -> Sample | None:
+        """The run's sample, or None if it has none."""
+        with self._lock:
+            rows = self._db.execute("SELECT query_id, seed, method, requested FROM human_sample WHERE run_id=? "
+                                    "ORDER BY rank", (run_id,)).fetchall()
+        if not rows:
+            return None
+        return Sample([r[0] for r in rows], int(rows[0][1]), rows[0][2], rows[0][3])
+
+    def save(self, run_id: str, sample: Sample) -> Sample:
+        """Store the run's sample once; an existing one is returned unchanged (a sample is never redrawn)."""
+        with self._lock:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                if self._db.execute("SELECT 1 FROM human_sample WHERE run_id=? LIMIT 1", (run_id,)).fetchone() is None:
+                    now = time.time()
+                    self._db.executemany("INSERT INTO human_sample VALUES (?,?,?,?,?,?,?)", [
+                        (run_id, q, i, sample.seed, sample.method, sample.requested, now)
+                        for i, q in enumerate(sample.queries)])
+                self._db.execute("COMMIT")
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+        return self.get(run_id)
+
+
+def read_sample(path: str | Path, run_id: str) -> Sample | None:
+    """The run's sample in the store file at `path` (None if it has none)."""
+    log = SampleLog(path)
+    try:
+        return log.get(run_id)
+    finally:
+        log.close()
+
+
+def ensure(log: SampleLog, run_id: str, query_ids: Sequence[str], requested: str | None, seed: int,
+           method: str = "random") -> Sample | None:
+    """The run's sample: the stored one, else drawn now from `query_ids` and stored (None when none is asked for).
+    HieraError if the request differs from the stored sample (it is never redrawn) or cannot be met."""
+    stored = log.get(run_id)
+    if stored is not None:
+        if requested is not None and (str(requested).strip(), seed, method) != (stored.requested, stored.seed,
+                                                                                stored.method):
+            raise HieraError(f"run {run_id} already has a human sample ({stored.requested}, seed {stored.seed}, "
+                             f"{stored.method}: {len(stored.queries)} queries) and a sample is never redrawn; rerun "
+                             f"with the same --human-sample and --sample-seed (or none), or start another run with "
+                             f"a new --run-id")
+        return stored
+    if requested is None:
+        return None
+    if method not in METHODS:
+        raise HieraError(f"--sample {method!r}: only {', '.join(METHODS)} is available")
+    n = count(parse_size(requested), len(query_ids))
+    return log.save(run_id, Sample(draw(query_ids, n, seed), seed, method, str(requested).strip()))

@@ -1,0 +1,53 @@
+"""What a `RelevanceScorer` reads (`features=`): the extractor's lexical and cosine features, plus optional blocks.
+
+A set is a tuple of blocks appended to the extractor's features (`features.py`); a block is a function of the fitted
+scorer and the (query, item_title, item_text) triples that returns one row per triple, and a function naming its
+columns. A new block is one function and one line here.
+
+- base: 3 lexical features + 2 MiniLM cosines (today's embed-lr);
+- query: + QUERY_FEATURES (`query_features.py`);
+- interactions: + the query x title and query x text embedding products (`interactions.py`, needs an embedder);
+- query+interactions: both.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from hiera_dspy.signals.interactions import interaction_features, interaction_names
+from hiera_dspy.signals.query_features import QUERY_FEATURES, query_features
+
+Triples = Sequence[tuple[str, str, str]]
+
+BLOCKS: dict[str, tuple[Callable[[object, Triples], np.ndarray], Callable[[int], tuple[str, ...]]]] = {
+    "query": (lambda scorer, triples: query_features(scorer.features.lexical, triples),
+              lambda width: QUERY_FEATURES),
+    "interactions": (lambda scorer, triples: interaction_features(scorer.features.embedder, triples),
+                     lambda width: interaction_names(width // 2)),
+}
+FEATURE_SETS: dict[str, tuple[str, ...]] = {
+    "base": (), "query": ("query",), "interactions": ("interactions",), "query+interactions": ("query", "interactions"),
+}
+NEEDS_EMBEDDER = frozenset({"interactions"})
+
+
+def extra_features(scorer, feature_set: str, triples: Triples) -> list[np.ndarray]:
+    """The blocks of `feature_set` for `triples`, in order."""
+    return [BLOCKS[block][0](scorer, triples) for block in FEATURE_SETS[feature_set]]
+
+
+def extra_names(feature_set: str, width: int) -> tuple[str, ...]:
+    """The column names of the blocks of `feature_set`, `width` columns in all."""
+    names: tuple[str, ...] = ()
+    blocks = FEATURE_SETS[feature_set]
+    fixed = {b: len(BLOCKS[b][1](0)) for b in blocks if b != "interactions"}
+    for block in blocks:
+        names += BLOCKS[block][1](width - sum(fixed.values()) if block == "interactions" else 0)
+    return names
+
+
+def needs_embedder(feature_set: str) -> bool:
+    """Whether a block of `feature_set` reads embeddings."""
+    return bool(NEEDS_EMBEDDER & set(FEATURE_SETS[feature_set]))

@@ -1,0 +1,88 @@
+"""The PPI estimators over per-query values (ppi_py underneath): exact numbers on tiny arrays, PPI++ never wider than
+the human sample alone, Holm's adjustment, and the cases with fewer than two sampled queries."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from hiera_dspy.conclude.ppi import FEW, Values, differences, estimate, holm, more_queries, p_value
+
+Y, YHAT, REST = [0.5, 0.7, 0.2, 0.4], [0.4, 0.7, 0.1, 0.4], [0.3, 0.6, 0.5, 0.2, 0.1, 0.4]
+
+
+def test_plain_ppi_is_machine_mean_of_the_rest_plus_the_mean_human_machine_gap():
+    e = estimate(Y, YHAT, REST, lam=1.0)
+    assert e.ppi == pytest.approx(2.1 / 6 + 0.2 / 4)  # 0.35 + 0.05
+    assert e.machine == pytest.approx(3.7 / 10) and e.human_only == pytest.approx(0.45)
+    assert e.ci == pytest.approx((0.254829, 0.545171), abs=1e-6) and (e.n, e.N, e.lam) == (4, 10, 1.0)
+
+
+def test_power_tuned_interval_is_narrower_than_the_human_sample_alone():
+    e = estimate(Y, YHAT, REST)
+    assert e.ppi == pytest.approx(0.421953, abs=1e-6) and e.lam == pytest.approx(0.560942, abs=1e-6)
+    assert e.ci == pytest.approx((0.320549, 0.523357), abs=1e-6)
+    assert e.human_only_ci == pytest.approx((0.273331, 0.626669), abs=1e-6)
+    assert e.ci[1] - e.ci[0] < e.human_only_ci[1] - e.human_only_ci[0]
+
+
+def test_one_or_no_sampled_query_gives_no_interval_and_says_why():
+    one = estimate([0.5], [0.4], [0.3, 0.6])
+    assert (one.ppi, one.ci, one.human_only_ci, one.note) == (pytest.approx(0.55), None, None, FEW)
+    none = estimate([], [], [0.3, 0.6])
+    assert (none.machine, none.ppi, none.ci, none.note) == (pytest.approx(0.45), None, None,
+                                                            "no sampled query is decided yet")
+    assert p_value([0.5], [0.4], [0.3]) is None
+
+
+def test_identical_systems_differ_by_exactly_zero():
+    same = Values(np.array(Y), np.array(YHAT), np.array(REST))
+    (d,) = differences({"a": same, "b": same}, "ndcg@10")
+    assert (d.estimate.ppi, d.estimate.ci, d.p, d.more_queries) == (0.0, (0.0, 0.0), 1.0, None)
+
+
+def test_pairwise_differences_are_paired_and_holm_adjusted():
+    a = Values(np.array(Y), np.array(YHAT), np.array(REST))
+    b = Values(np.array(Y) - 0.1, np.array(YHAT) - 0.05, np.array(REST) - 0.05)
+    c = Values(np.array([0.4, 0.8, 0.1, 0.5]), np.array(YHAT), np.array(REST))
+    diffs = {(d.a, d.b): d for d in differences({"a": a, "b": b, "c": c}, "p@10")}
+    assert list(diffs) == [("a", "b"), ("a", "c"), ("b", "c")]
+    ab = diffs[("a", "b")].estimate
+    assert ab.ppi == pytest.approx(0.1) and ab.ci == pytest.approx((0.1, 0.1))  # a constant gap is known exactly
+    ac = diffs[("a", "c")]
+    assert ac.estimate.ppi == pytest.approx(0.0) and ac.p == pytest.approx(1.0)
+    assert [d.p_adjusted for d in diffs.values()] == holm([d.p for d in diffs.values()])
+
+
+def test_holm_by_hand_and_none_left_out():
+    # sorted 0.01, 0.03, 0.04 times 3, 2, 1, then made monotone: 0.03, 0.06, 0.06
+    assert holm([0.01, 0.04, None, 0.03]) == pytest.approx([0.03, 0.06, None, 0.06])
+
+
+def test_more_queries_scales_the_half_width_as_one_over_root_n():
+    e = estimate(Y, YHAT, REST)
+    assert more_queries(e) == 0  # the interval excludes zero already
+    from dataclasses import replace
+
+    wide = replace(e, ppi=0.05, ci=(-0.05, 0.15), n=10)
+    assert more_queries(wide) == 30  # 10 * (0.1 / 0.05)^2 = 40 queries in all
+
+
+@pytest.mark.parametrize("bad, fragment", [(([0.1, 0.2], [0.1], [0.3]), "2 human values but 1 machine"),
+                                           (([0.1], [0.1], [0.3], 1.5), "between 0 and 1")])
+def test_bad_arguments_say_what_is_wrong(bad, fragment):
+    with pytest.raises(ValueError, match=fragment):
+        estimate(*bad)
+
+
+def test_columns_at_once_equal_one_estimate_per_column():
+    from hiera_dspy.conclude.ppi import estimate_columns
+
+    y = np.column_stack([Y, np.zeros(4), np.array(Y) * 0.5])
+    yhat = np.column_stack([YHAT, np.zeros(4), np.array(YHAT) * 0.5])
+    rest = np.column_stack([REST, np.zeros(6), np.array(REST) * 0.5])
+    c = estimate_columns(y, yhat, rest)
+    for j in range(3):
+        e = estimate(y[:, j], yhat[:, j], rest[:, j])
+        assert (c.ppi[j], c.lo[j], c.hi[j]) == pytest.approx((e.ppi, *e.ci))
+        assert (c.human_lo[j], c.human_hi[j]) == pytest.approx(e.human_only_ci)

@@ -1,0 +1,117 @@
+"""The three steps of a trustworthy conclusion with the fake LM: eval.holes --human-sample draws whole queries into
+the run, a person labels them (review page first, machine label hidden; or eval.escalations --labels), and the
+same eval.holes command again reports PPI estimates, CIs and pairwise differences. A deliberately biased judge:
+the machine-only value misses the truth, the PPI interval covers it."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from eval import escalations as eval_escalations
+from eval import holes as eval_holes
+from hiera_dspy.labelling.session import Review
+from hiera_dspy.conclude.per_query import named_measures, per_query
+from hiera_dspy.data.trec import read_run
+from hiera_dspy.labels import get_scheme
+
+from labelling_helpers import ANSWERS, holes_argv, open_store, write
+
+SAMPLE = ["--human-sample", "2", "--sample-seed", "1"]  # draws q2, q3 of q1..q4
+
+
+def decide(tmp_path, run_id: str, labels: dict[str, str]) -> None:
+    path = write(tmp_path / "human.jsonl", [json.dumps({"id": i, "label": lab}) for i, lab in labels.items()])
+    eval_escalations.main(["--run", run_id, "--labels", path, "--who", "ana"])
+
+
+def test_sample_review_labels_then_the_same_command_concludes(bench, patch_make_lm, tmp_path):
+    patch_make_lm(ANSWERS)
+    out = tmp_path / "filled"
+    first = eval_holes.main(holes_argv(bench, out, *SAMPLE))
+    assert first["human_sample"] | {"pending": None} == {
+        "queries": 2, "decided": 0, "seed": 1, "method": "random", "requested": "2", "pairs": 3,
+        "remaining_pairs": 3, "pending": None, "partial": [], "no_holes": [], "sample_queries": ["q2", "q3"]}
+    sample = [json.loads(line) for line in (out / "sample.jsonl").read_text().splitlines()]
+    assert [(r["id"], r["query_id"], r["item_title"], r["decided"]) for r in sample] == [
+        ("q2:d5", "q2", "Doc 5", False), ("q2:d6", "q2", "Doc 6", False), ("q3:d6", "q3", "Doc 6", False)]
+    run_id = first["run_id"]
+    payload = Review(open_store(), run_id, budget=0).payload()
+    assert [(i["id"], i["reason"][:6], i["hidden"], i["machine_label"]) for i in payload["items"]] == [
+        ("q2:d5", "sample", True, None), ("q2:d6", "sample", True, None), ("q3:d6", "sample", True, None),
+        ("q4:d7", "escala", False, None)]  # the sample first, even where the machine was sure; then escalations
+    assert payload["sample"] == {"pairs": 3, "remaining": 3}
+    decide(tmp_path, run_id, {"q2:d5": "Relevant", "q2:d6": "Irrelevant", "q3:d6": "Irrelevant"})
+    payload = Review(open_store(), run_id, budget=0).payload()
+    assert payload["sample"] == {"pairs": 3, "remaining": 0} and payload["items"][0]["machine_label"] == "Irrelevant"
+    summary = eval_holes.main(holes_argv(bench, out))  # the same command (the sample is kept, not redrawn)
+    assert summary["human_sample"]["decided"] == 2 and summary["human_sample"]["remaining_pairs"] == 0
+    a = summary["runs"][0]["estimates"]["ndcg@3"]
+    assert set(a) == {"machine", "ppi", "ci", "human_only", "human_only_ci", "n", "N", "lam", "note"}
+    assert (a["n"], a["N"]) == (2, 4) and a["ci"][0] <= a["ppi"] <= a["ci"][1]
+    assert {(d["a"], d["b"], d["measure"]) for d in summary["differences"]} == {("a", "b", "ndcg@3"),
+                                                                               ("a", "b", "p@3")}
+    assert summary["conclusions"]["correction"] == "holm" and json.loads((out / "summary.json").read_text()) == summary
+    report = (out / "report.md").read_text()
+    assert "## Conclusions" in report and "2 queries decided, 0 pending" in report and "Holm-adjusted" in report
+
+
+def test_partly_labelled_query_does_not_count_and_the_report_says_so(bench, patch_make_lm, tmp_path):
+    patch_make_lm(ANSWERS)
+    out = tmp_path / "filled"
+    run_id = eval_holes.main(holes_argv(bench, out, *SAMPLE))["run_id"]
+    decide(tmp_path, run_id, {"q2:d5": "Relevant", "q3:d6": "Relevant"})  # q2:d6 left
+    summary = json.loads((out / "summary.json").read_text())  # rewritten by the decisions themselves
+    s = summary["human_sample"]
+    assert (s["decided"], s["pending"], s["partial"]) == (1, {"q2": 1}, ["q2"])
+    assert summary["runs"][0]["estimates"]["ndcg@3"]["ci"] is None  # one decided query: no interval
+    report = (out / "report.md").read_text()
+    assert "Partly labelled, not counted until every pair is decided: q2 (1 left)." in report
+    assert "fewer than 2 sampled queries are decided" in report
+
+
+def test_a_sample_larger_than_the_queries_or_redrawn_is_refused(bench, patch_make_lm, tmp_path):
+    patch_make_lm(ANSWERS)
+    with pytest.raises(SystemExit, match="the benchmark has only 4 queries; ask for at most 4"):
+        eval_holes.main(holes_argv(bench, tmp_path / "x", "--human-sample", "5"))
+    eval_holes.main(holes_argv(bench, tmp_path / "y", *SAMPLE))
+    with pytest.raises(SystemExit, match="already has a human sample .* never redrawn"):
+        eval_holes.main(holes_argv(bench, tmp_path / "y", "--human-sample", "3"))
+
+
+def biased_bench(tmp_path, n: int = 18) -> tuple[dict, dict]:
+    """n "cat" queries (the scripted judge calls every hole not relevant) whose holes are in truth often relevant:
+    one judged relevant document each, two holes; truth: hole x relevant unless i % 3 == 0, hole y when i is even."""
+    topics = write(tmp_path / "topics.tsv", [f"c{i}\tcat film {i}" for i in range(n)])
+    docs = [{"id": f"{k}{i}", "title": f"{k} {i}", "text": "text"} for i in range(n) for k in "exy"]
+    corpus = write(tmp_path / "corpus.jsonl", [json.dumps(d) for d in docs])
+    qrels = write(tmp_path / "qrels.txt", [f"c{i} 0 e{i} 1" for i in range(n)])
+    run_a = write(tmp_path / "a.run", [f"c{i} Q0 {d}{i} {r} {3 - r} a" for i in range(n) for r, d in
+                                       enumerate("xey", 1)])
+    run_b = write(tmp_path / "b.run", [f"c{i} Q0 {d}{i} {r} {3 - r} b" for i in range(n) for r, d in
+                                       enumerate("yex", 1)])
+    truth = {f"c{i}:x{i}": "Irrelevant" if i % 3 == 0 else "Relevant" for i in range(n)}
+    truth |= {f"c{i}:y{i}": "Relevant" if i % 2 == 0 else "Irrelevant" for i in range(n)}
+    return {"topics": topics, "corpus": corpus, "qrels": qrels, "runs": [run_a, run_b]}, truth
+
+
+def test_biased_machine_misses_and_the_ppi_interval_covers_the_truth(patch_make_lm, tmp_path):
+    patch_make_lm(ANSWERS)
+    bench, truth = biased_bench(tmp_path)
+    out = tmp_path / "filled"
+    run_id = eval_holes.main(holes_argv(bench, out, "--human-sample", "50%", "--sample-seed", "3"))["run_id"]
+    sampled = set(json.loads((out / "summary.json").read_text())["human_sample"]["sample_queries"])
+    decide(tmp_path, run_id, {i: lab for i, lab in truth.items() if i.split(":")[0] in sampled})
+    summary = eval_holes.main(holes_argv(bench, out))
+    scheme = get_scheme("msrd")
+    full = {(q, d): scheme.labels.index(lab) for q, d in (i.split(":") for i in truth) for lab in [truth[f"{q}:{d}"]]}
+    full |= {(f"c{i}", f"e{i}"): 1 for i in range(18)}
+    queries = [f"c{i}" for i in range(18)]
+    for run, path in zip(("a", "b"), bench["runs"]):
+        target = float(np.mean(per_query(read_run(path), full, queries, named_measures(scheme, 3))["ndcg@3"]))
+        e = next(r for r in summary["runs"] if r["run"] == run)["estimates"]["ndcg@3"]
+        assert e["n"] == 9 and abs(e["machine"] - target) > 0.1  # the judge calls every hole irrelevant
+        assert not e["ci"][0] <= e["machine"] <= e["ci"][1]
+        assert e["ci"][0] <= target <= e["ci"][1], (run, target, e)
