@@ -17,6 +17,7 @@ import argparse
 import json
 import sys
 from collections import Counter
+from collections.abc import Iterable
 from pathlib import Path
 
 from hiera_dspy.cli.options import (
@@ -24,14 +25,14 @@ from hiera_dspy.cli.options import (
     cli_main,
     exit_on_error_rate,
     load_data,
-    metrics_from_rows,
     output_folder,
     print_metrics,
 )
 from hiera_dspy.data import DataError
-from hiera_dspy.labelling.exports import records_of
+from hiera_dspy.labelling import freshness
 from hiera_dspy.labelling.run import add_labelling_arguments, export, label_pairs
 from hiera_dspy.runs.files import write_atomic
+from hiera_dspy.runs.tally import Tally
 
 
 def parser() -> argparse.ArgumentParser:
@@ -57,38 +58,70 @@ def main(argv: list[str] | None = None) -> dict:
     split = args.split or dataset.default_split
     out = Path(args.out).resolve()
     labelling = {"kind": "label", "out": str(out), "scheme": dataset.scheme.to_dict()}
-    run = label_pairs(args, dataset, pairs, split, labelling)
+    run = label_pairs(args, dataset, pairs, split, labelling, reuse_export=True)
     if run is None:  # --dry-run: the estimate is printed, nothing was sent
         return {}
-    written = export(run.store, run.run_id)
-    records = [r for r in records_of(run.store, run.run_id) if r["id"] in {p.id for p in pairs}]
-    summary = summarize(records)
+    if run.fresh is not None:  # a finished run, exported from exactly this input and these rows: nothing to redo
+        print_summary(run.fresh, run.run_id, [])
+        return run.fresh | {"run_id": run.run_id}
+    counts = LabelCounts()
+    written = export(run.store, run.run_id, tap=counts.add)
+    summary = counts.summary()
     skipped = dataset.notes.get("skipped_rows") or []
     if skipped:
         summary["skipped_rows"] = len(skipped)
-    gold = [r for r in run.rows if r.get("gold") is not None]
-    if gold:
-        metrics = metrics_from_rows(gold, list(dataset.scheme.labels)) | {"run_id": run.run_id}
+    if summary["pairs"] == len(run.rows.ids):  # every pair of the split has its row: a later run may reuse this
+        freshness.mark_fresh(run.store, run.run_id, run.signature, summary)
+    gold = Tally(list(dataset.scheme.labels)).add_all(run.rows.with_gold())
+    if gold.pairs:
+        metrics = gold.metrics() | {"run_id": run.run_id}
         write_atomic(out / "metrics.json", json.dumps(metrics, indent=1))
-        print_metrics(f"{run.config.get('method')} on the {len(gold)} pairs with gold", metrics)
+        print_metrics(f"{run.config.get('method')} on the {gold.pairs} pairs with gold", metrics)
     else:
         print("no gold labels in these pairs: nothing to score (metrics skipped)", file=sys.stderr)
-    print(f"labelled {summary['labelled']} of {summary['pairs']} pairs ({summary['escalated']} escalated, "
-          f"{summary['errors']} errors); confidence from {summary['confidence_sources']}")
-    print(f"wrote {', '.join(str(p) for p in written)} (run id {run.run_id}); "
-          f"review: python -m eval.review --run {run.run_id}")
+    print_summary(summary, run.run_id, written)
     exit_on_error_rate({run.run_id: {"errors": summary["errors"], "pairs": summary["pairs"]}}, args.max_error_rate,
                        "rerun with --retry-errors to retry only those")
     return summary | {"run_id": run.run_id}
 
 
-def summarize(records: list[dict]) -> dict:
-    """Counts of a labelling: pairs, labelled, escalated, errors, confidence sources and labels."""
-    return {"pairs": len(records), "labelled": sum(1 for r in records if r["label"]),
-            "escalated": sum(1 for r in records if r["escalated"] and not r["label"]),
-            "errors": sum(1 for r in records if r["error"]),
-            "confidence_sources": dict(Counter(r["confidence_source"].split(" (")[0] for r in records)),
-            "labels": dict(Counter(r["label"] for r in records if r["label"]))}
+def print_summary(summary: dict, run_id: str, written: list[Path]) -> None:
+    """The closing lines: what was labelled, and where the files are."""
+    print(f"labelled {summary['labelled']} of {summary['pairs']} pairs ({summary['escalated']} escalated, "
+          f"{summary['errors']} errors); confidence from {summary['confidence_sources']}")
+    where = f"wrote {', '.join(str(p) for p in written)}" if written else "outputs up to date"
+    print(f"{where} (run id {run_id}); review: python -m eval.review --run {run_id}")
+
+
+class LabelCounts:
+    """Counts of a labelling, one record at a time: pairs, labelled, escalated, errors, confidence sources, labels."""
+
+    def __init__(self):
+        self.counts: Counter = Counter()
+        self.sources: Counter = Counter()
+        self.labels: Counter = Counter()
+
+    def add(self, r: dict) -> None:
+        """Count one labels.jsonl record."""
+        self.counts.update(pairs=1, labelled=bool(r["label"]), escalated=bool(r["escalated"] and not r["label"]),
+                           errors=bool(r["error"]))
+        self.sources[r["confidence_source"].split(" (")[0]] += 1
+        if r["label"]:
+            self.labels[r["label"]] += 1
+
+    def summary(self) -> dict:
+        """The counts as eval.label's summary."""
+        c = self.counts
+        return {"pairs": c["pairs"], "labelled": c["labelled"], "escalated": c["escalated"], "errors": c["errors"],
+                "confidence_sources": dict(self.sources), "labels": dict(self.labels)}
+
+
+def summarize(records: Iterable[dict]) -> dict:
+    """Counts of a labelling, in one pass: pairs, labelled, escalated, errors, confidence sources and labels."""
+    counts = LabelCounts()
+    for r in records:
+        counts.add(r)
+    return counts.summary()
 
 
 if __name__ == "__main__":

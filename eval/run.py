@@ -69,7 +69,8 @@ def main(argv: list[str] | None = None) -> dict:
     if args.dry_run:  # nothing is sent and no run starts; a pilot of this run in the store gives the delegation rate
         return dry_run(program, pairs, lms, args, knowledge.name, store.rows(run_id))
     begin_run(store, run_id, identity, args, may_differ=("limit",))
-    print(f"run {run_id}: {len(pairs)} pairs of {args.dataset} [{split}] with {program.method} "
+    count = len(pairs) if isinstance(pairs, list) else "all the"  # a large JSONL split is read lazily
+    print(f"run {run_id}: {count} pairs of {args.dataset} [{split}] with {program.method} "
           f"(LMs {spec.lms}, knowledge {knowledge.name})", file=sys.stderr)
     recipe = functools.partial(replica, list(sys.argv[1:] if argv is None else argv))  # --engine ray's replicas
     rows = judge(args.engine, Job(program, pairs, store, run_id, lms, retry_errors=args.retry_errors,

@@ -10,6 +10,8 @@ caller that sets a variable later is honoured).
 | HIERA_LM_NUM_RETRIES, HIERA_LM_TIMEOUT | 3, 300 s | DSPy's transport retries and read timeout per request |
 | HIERA_RETRY_ATTEMPTS, _BASE_DELAY, _MAX_DELAY, _MAX_RETRY_AFTER | 3, 1, 30, 120 s | content retries (retry.py) |
 | HIERA_LOCAL_THREADS, _CTX, _RAM_CACHE_MB, _MAX_CHARS, _EXTRA_BUFTS | see local.py | the embedded model |
+| HIERA_LOCAL_RUNTIME | the first installed | the llama.cpp binding: xllamacpp or llama-cpp-python (lm/runtimes) |
+| HIERA_PROBE_BATCH | 8 | prompts per llama.cpp batch for the probe's hidden states (lm/hidden.py) |
 | HIERA_MODEL_PATH, HIERA_OFFLINE, HIERA_NO_MIRROR, HIERA_KEEP_MIRROR, HIERA_NO_PROGRESS | | model_store, runs/progress |
 | HF_ENDPOINT, HF_HUB_OFFLINE | huggingface.co, off | model_store (huggingface_hub's own names) |
 | HIERA_REFERENCE, HIERA_REFERENCE_EMBEDDER | on, auto | the embed-lr reference line of eval.run / optimize.compile |
@@ -145,6 +147,16 @@ def local_ram_cache_mb(default: int) -> int:
 def local_max_chars(default: int) -> int:
     """$HIERA_LOCAL_MAX_CHARS: the cap on every free-text output field in characters (0: no cap)."""
     return env_int("HIERA_LOCAL_MAX_CHARS", default)
+
+
+def local_runtime() -> str | None:
+    """$HIERA_LOCAL_RUNTIME: the llama.cpp binding to use (xllamacpp, llama-cpp-python); None: the first installed."""
+    return env_text("HIERA_LOCAL_RUNTIME")
+
+
+def probe_batch(default: int) -> int:
+    """$HIERA_PROBE_BATCH: prompts per llama.cpp batch for the probe's hidden states (0 or unset: `default`)."""
+    return env_int("HIERA_PROBE_BATCH", default) or default
 
 
 def local_extra_bufts() -> bool | None:

@@ -51,7 +51,7 @@ from hiera_dspy.cli.options import (
 )
 from hiera_dspy.knowledge import make_knowledge
 from hiera_dspy.lm.roles import add_lm_arguments, lms_from_args
-from hiera_dspy.methods import BuildContext, build
+from hiera_dspy.methods import BuildContext, available, build
 from hiera_dspy.runs.artifact_format import ArtifactError, read_artifact
 from hiera_dspy.runs.artifacts import save_judge
 from hiera_dspy.runs.outputs import write_outputs
@@ -90,6 +90,8 @@ def parser() -> argparse.ArgumentParser:
 def evaluate(program, pairs, store, run_id, threads, labels, skipped: int = 0, dataset=None, progress=True) -> dict:
     """Judge `pairs` as run `run_id`, write its outputs under the runs folder; return the metrics (`progress`: as
     run_pairs takes it)."""
+    if hasattr(program, "prefetch"):  # e.g. the probe's hidden states, computed in batches before judging
+        program.prefetch(pairs)
     rows = run_pairs(program, pairs, store, run_id, threads=threads, progress=progress)
     metrics = metrics_from_rows(rows, labels)
     metrics["run_id"] = run_id
@@ -97,6 +99,20 @@ def evaluate(program, pairs, store, run_id, threads, labels, skipped: int = 0, d
     metrics["summary"] = summary_line(rows, labels, dataset, pairs, getattr(program, "method", ""))
     write_outputs(runs_dir() / run_id, {"run_id": run_id, "skipped_rows": skipped}, metrics, rows)
     return metrics
+
+
+NEXT = (  # (what, command): the three commands a newcomer runs next with the compiled judge
+    ("label your own pairs", "python -m eval.label --dataset jsonl:YOUR_PAIRS.jsonl --scheme {scheme} --judge {art} "
+                             "--out runs/mine"),
+    ("fill a benchmark's holes", "python -m eval.holes --topics topics.tsv --corpus corpus.jsonl --qrels qrels.txt "
+                                 "--runs a.run,b.run --scheme {scheme} --judge {art} --out runs/filled"),
+    ("review the least sure", "python -m eval.review --run RUN_ID     (RUN_ID: printed by either command above)"),
+)
+
+
+def next_steps(artifact: Path, scheme: str) -> str:
+    """The three commands a newcomer runs next with the compiled judge."""
+    return "next:\n" + "\n".join(f"  {what + ':':<25} {cmd.format(art=artifact, scheme=scheme)}" for what, cmd in NEXT)
 
 
 def main(argv: list[str] | None = None) -> dict:
@@ -145,7 +161,7 @@ def main(argv: list[str] | None = None) -> dict:
     print(f"compiling {method} on {args.dataset}: {len(train)} train / {len(dev)} dev pairs, optimizer {optimizer}, "
           f"budget {args.budget}; LMs {run.lms}; knowledge {knowledge.name}", file=sys.stderr)
     before = None
-    if not args.skip_before:
+    if not args.skip_before and program.predictors():  # a learned judge has no prompt to compile: before == after
         before_id = replace(run, qualifiers=("dev", "uncompiled")).run_id
         begin_run(store, before_id, {**identity, "phase": "before"}, args)
         before = evaluate(program, dev, store, before_id, args.threads, labels, skipped_rows(dataset), dataset,
@@ -167,6 +183,9 @@ def main(argv: list[str] | None = None) -> dict:
     training = source.record(len(dataset.splits["train"]), fit_seconds)
     save_judge(compiled, out, scheme=dataset.scheme, lms=lms, knowledge=knowledge.name, dataset=args.dataset,
                metrics=metrics, training=training)
+    info = available().get(method)
+    print(f"compiled: {method} ({info.doc if info else 'a registered method'}); optimizer {optimizer}, "
+          f"{len(dataset.splits['train'])} train pairs available, scored on {len(dev)} dev pairs")
     if before:
         print_metrics("dev before", before)
         print(f"  {before['summary']}")
@@ -178,6 +197,7 @@ def main(argv: list[str] | None = None) -> dict:
           + (f" + {training['decisions']} decisions of {len(runs)} run(s)" if runs else "")
           + f"; fit {fit_seconds:.1f} s, peak memory {training['peak_rss_mb']:.0f} MB")
     print(f"artifact: {out}  (models: {run.lms})")
+    print(next_steps(out, dataset.scheme.name))
     exit_on_error_rate({f"dev {phase} (run {m['run_id']})": m for phase, m in (("before", before), ("after", after))
                         if m}, args.max_error_rate, f"the artifact is {out}; each run's errors are in "
                        f"{runs_dir()}/RUN/predictions.jsonl")

@@ -32,6 +32,8 @@ class Budget:
 BUDGETS = {
     # smoke: a few minutes with the local 1.5B model on 2 cores; bootstrapped demos only
     "smoke": Budget(n_train=2, n_dev=4, max_demos=1, optimizer="bootstrap"),
+    # quickstart: README command 1 (a learned judge: every train pair, 150 dev pairs: a kappa CI of about +-0.12)
+    "quickstart": Budget(n_train=10**9, n_dev=150, max_demos=1, optimizer="none"),
     "light": Budget(n_train=40, n_dev=40, max_demos=2, optimizer="mipro", candidates=4, trials=8, minibatch=20),
     # light-full: light's search on every train pair, valset and before/after on every dev pair (bench/compile_local.py)
     "light-full": Budget(n_train=10**9, n_dev=10**9, max_demos=2, optimizer="mipro", candidates=4, trials=8,

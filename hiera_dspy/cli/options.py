@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Iterable
 from pathlib import Path
 
 from hiera_dspy import settings
@@ -149,11 +150,12 @@ def runs_dir() -> Path:
     return settings.runs_dir()
 
 
-def metrics_from_rows(rows: list[dict], labels: list[str]) -> dict:
-    """metrics.json content (`hiera_dspy.metrics.classification.run_metrics`)."""
-    from hiera_dspy.metrics.classification import run_metrics
+def metrics_from_rows(rows: Iterable[dict], labels: list[str]) -> dict:
+    """metrics.json content (`hiera_dspy.metrics.classification.run_metrics`), counted in one pass over the rows
+    (`hiera_dspy.runs.tally`: a stream of a million rows is never held)."""
+    from hiera_dspy.runs.tally import Tally
 
-    return run_metrics(rows, labels)
+    return Tally(labels).add_all(rows).metrics()
 
 
 def print_metrics(title: str, m: dict, file=None) -> None:

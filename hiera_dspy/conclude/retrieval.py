@@ -1,66 +1,91 @@
 """Holes in a retrieval benchmark and what filling them changes (DREAM/BRIDGE's Hole@k and system rankings).
 
 A hole is a (qid, docid) in some run's top `depth` that the qrels never judged; `pool_holes` lists each once (union
-over runs). Retrieval metrics come from ir_measures (pytrec_eval underneath): nDCG@k with the grades as gains, P@k
-counting grades at or above the scheme's relevance threshold, averaged over the queries that have judgments
-(trec_eval's convention; how many is reported beside them). The hole rate is the share of a run's top-k documents
+over runs). Retrieval metrics are trec_eval's (what ir_measures computes through pytrec_eval; a test holds them equal),
+computed here one query at a time so that a run of millions of lines is never held in memory: nDCG@k with the grades
+as gains, P@k counting grades at or above the scheme's relevance threshold, averaged over the queries that have
+judgments (trec_eval's convention; how many is reported beside them). The hole rate is the share of a run's top-k documents
 (over all its queries) that nobody judged. Kendall's tau (tau-b, scipy) compares system orderings.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable, Iterator
 
 from hiera_dspy.data.trec import RunLine, ranked
 from hiera_dspy.labels import LabelScheme
 
 Qrels = dict[tuple[str, str], int]
+Run = Iterable[RunLine]  # a list of run lines, or a RunFile (hiera_dspy.data.trec_stream) read one query at a time
 
 
-def top_k(lines: list[RunLine], depth: int) -> dict[str, list[str]]:
+def query_groups(run: Run) -> Iterator[tuple[str, list[RunLine]]]:
+    """(qid, its lines in rank order) of a run: a RunFile streams them one query at a time, a list is grouped."""
+    groups = getattr(run, "groups", None)
+    return groups() if groups else iter(ranked(run).items())
+
+
+def top_k(lines: Run, depth: int) -> dict[str, list[str]]:
     """qid -> its first `depth` docids in rank order."""
-    return {qid: [rl.docid for rl in ls[:depth]] for qid, ls in ranked(lines).items()}
+    return {qid: [rl.docid for rl in ls[:depth]] for qid, ls in query_groups(lines)}
 
 
-def pool_holes(runs: dict[str, list[RunLine]], qrels: Qrels, depth: int) -> list[tuple[str, str]]:
+def pool_holes(runs: dict[str, Run], qrels: Qrels, depth: int) -> list[tuple[str, str]]:
     """The unjudged (qid, docid) pairs in the top `depth` of any run, each once: runs in the given order, queries
-    in order of first appearance, then rank."""
+    in order of first appearance, then rank. Each run is read one query at a time."""
     holes: dict[tuple[str, str], None] = {}
-    for lines in runs.values():
-        for qid, docids in top_k(lines, depth).items():
-            for docid in docids:
-                if (qid, docid) not in qrels:
-                    holes.setdefault((qid, docid), None)
+    for run in runs.values():
+        for qid, lines in query_groups(run):
+            for rl in lines[:depth]:
+                if (qid, rl.docid) not in qrels:
+                    holes.setdefault((qid, rl.docid), None)
     return list(holes)
 
 
-def hole_rate(lines: list[RunLine], qrels: Qrels, depth: int) -> float | None:
+def hole_rate(lines: Run, qrels: Qrels, depth: int) -> float | None:
     """Share of the run's top-`depth` documents (all queries) with no judgment."""
-    shown = [(qid, d) for qid, docids in top_k(lines, depth).items() for d in docids]
-    return sum((pair not in qrels) for pair in shown) / len(shown) if shown else None
+    shown = unjudged = 0
+    for qid, ls in query_groups(lines):
+        shown += len(ls[:depth])
+        unjudged += sum((qid, rl.docid) not in qrels for rl in ls[:depth])
+    return unjudged / shown if shown else None
 
 
-def measures(scheme: LabelScheme, depth: int):
-    """The ir_measures measures for a scheme: nDCG@depth and P@depth at the scheme's relevance threshold."""
-    from ir_measures import P, nDCG
+def evaluate(lines: Run, qrels: Qrels, scheme: LabelScheme, depth: int = 10) -> dict:
+    """{"ndcg@k", "p@k", "hole_rate", "queries"} in one pass over the run, one query at a time; metrics are None
+    when no query of the run has a judgment. nDCG@k and P@k as trec_eval's ndcg_cut and P (what ir_measures
+    computes through pytrec_eval; a test holds them equal): gains are the grades, the ideal ranking is the query's
+    judged documents by grade, P@k counts grades at or above the scheme's threshold over k, and the mean runs over
+    the run's queries that have judgments."""
+    by_query: dict[str, dict[str, int]] = {}
+    for (q, d), g in qrels.items():
+        by_query.setdefault(q, {})[d] = g
+    threshold = scheme.labels.index(scheme.threshold)
+    ndcg = p = 0.0
+    queries = shown = unjudged = 0
+    for qid, ls in query_groups(lines):
+        top = ls[:depth]
+        shown += len(top)
+        unjudged += sum((qid, rl.docid) not in qrels for rl in top)
+        judged = by_query.get(qid)
+        if not judged:
+            continue
+        queries += 1
+        grades = [judged.get(rl.docid, 0) for rl in top]
+        ndcg += _ndcg(grades, sorted(judged.values(), reverse=True)[:depth])
+        p += sum(g >= threshold for g in grades) / depth
+    return {f"ndcg@{depth}": ndcg / queries if queries else None, f"p@{depth}": p / queries if queries else None,
+            "hole_rate": unjudged / shown if shown else None, "queries": queries}
 
-    return {f"ndcg@{depth}": nDCG @ depth, f"p@{depth}": P(rel=scheme.labels.index(scheme.threshold)) @ depth}
 
+def _ndcg(grades: list[int], ideal: list[int]) -> float:
+    """DCG of the grades in rank order over DCG of the ideal grades (linear gains, log2(rank + 1) discounts)."""
+    def dcg(gs):
+        return sum(g / math.log2(i + 2) for i, g in enumerate(gs) if g > 0)
 
-def evaluate(lines: list[RunLine], qrels: Qrels, scheme: LabelScheme, depth: int = 10) -> dict:
-    """{"ndcg@k", "p@k", "hole_rate", "queries"}; metrics are None when no query of the run has a judgment."""
-    import ir_measures
-
-    named = measures(scheme, depth)
-    judged_queries = {qid for qid, _ in qrels}
-    run_queries = {rl.qid for rl in lines}
-    qrel_rows = [ir_measures.Qrel(q, d, g) for (q, d), g in qrels.items() if q in run_queries]
-    run_rows = [ir_measures.ScoredDoc(rl.qid, rl.docid, rl.score) for rl in lines]
-    values = ir_measures.calc_aggregate(list(named.values()), qrel_rows, run_rows) if qrel_rows else {}
-    out = {name: _number(values.get(m)) for name, m in named.items()}
-    out["hole_rate"] = hole_rate(lines, qrels, depth)
-    out["queries"] = len(run_queries & judged_queries)
-    return out
+    best = dcg(ideal)
+    return dcg(grades) / best if best > 0 else 0.0
 
 
 def kendall_tau(before: list[float], after: list[float]) -> float | None:

@@ -7,13 +7,16 @@ resumed with another and `eval.metrics` cannot tell them apart.
     batch    OpenAI's Batch API, level by level over all pairs; batch ids in the run store (restart polls, never resubmits)
     ray      a Ray actor pool (one program replica and LM endpoint per actor); rows flow back to the driver's store
 
-A new engine is one module here with `run(job: Job) -> list[Judgment]` and its line in ENGINES.
+A new engine is one module here with `run(job: Job) -> RunRows` and its line in ENGINES. Every engine reads the
+pairs lazily through `runner.pending` (a window at a time), keeps a bounded number in flight, and returns the rows
+streamed from the store (`runner.RunRows`): memory does not grow with the run.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -51,10 +54,11 @@ class EngineOptions:
 
 @dataclass
 class Job:
-    """One engine invocation: judge `pairs` of run `run_id` with `program` (its role LMs are `lms`)."""
+    """One engine invocation: judge `pairs` of run `run_id` with `program` (its role LMs are `lms`); `pairs` is any
+    re-iterable collection (a list, or a lazily read split)."""
 
     program: dspy.Module
-    pairs: list[Pair]
+    pairs: Iterable[Pair]
     store: RunStore
     run_id: str
     lms: dict | None = None
@@ -64,8 +68,9 @@ class Job:
     factory: Callable[[str | None], dspy.Module] | None = None  # ray: builds a replica, given an actor's api_base
 
 
-def judge(engine: str, job: Job) -> list[Judgment]:
-    """Run `job` with the named engine; returns the run's rows for the job's pairs, in split order."""
+def judge(engine: str, job: Job) -> Sequence[Judgment]:
+    """Run `job` with the named engine; returns the run's rows for the job's pairs, in split order (a `RunRows`:
+    streamed from the store when iterated)."""
     if engine not in ENGINES:
         raise SystemExit(f"error: unknown engine {engine!r}; engines: {', '.join(ENGINES)}")
     job.store.claim(job.run_id)  # one writer per run, whatever the engine (a no-op when already held)

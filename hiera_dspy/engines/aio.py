@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import sys
 import time
+from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 
 import dspy
@@ -23,7 +24,7 @@ from hiera_dspy.engines import Job
 from hiera_dspy.lm import ledger, pacing
 from hiera_dspy.lm.retry import retrying
 from hiera_dspy.records import Judgment, Pair
-from hiera_dspy.runs.runner import Progress, judge_one, judgment_row, pending, run_rows
+from hiera_dspy.runs.runner import Progress, RunRows, judge_one, judgment_row, pending, run_rows
 from hiera_dspy.untrusted.screen import program_inputs
 
 
@@ -49,7 +50,7 @@ async def ajudge_one(program: dspy.Module, pair: Pair, position: int | None = No
     return judgment_row(pair, position, book, prediction, error, time.perf_counter() - start)
 
 
-async def judge_all(job: Job, todo: list[tuple[int, Pair]], report) -> pacing.Pacer:
+async def judge_all(job: Job, todo: Iterable[tuple[int, Pair]], report) -> pacing.Pacer:
     """Judge `todo` with `concurrency` workers on the running loop; returns the pacer (its counters)."""
     opts = job.options
     concurrency = max(1, opts.concurrency)
@@ -61,7 +62,7 @@ async def judge_all(job: Job, todo: list[tuple[int, Pair]], report) -> pacing.Pa
         print(f"{getattr(job.program, 'method', type(job.program).__name__)} has no async path: judged on "
               f"{concurrency} worker threads instead (no RPM/TPM pacing)", file=sys.stderr)
     pacer = pacing.Pacer(opts.rpm, opts.tpm, opts.cooldown)
-    queue = iter(todo)
+    queue = iter(todo)  # read lazily: only the `concurrency` pairs being judged are in memory
 
     async def worker():
         for position, pair in queue:  # one shared iterator: each pair is taken by exactly one worker
@@ -77,13 +78,13 @@ async def judge_all(job: Job, todo: list[tuple[int, Pair]], report) -> pacing.Pa
     return pacer
 
 
-def run(job: Job) -> list[Judgment]:
+def run(job: Job) -> RunRows:
     """Judge the pending pairs concurrently on one asyncio loop, paced by the rpm/tpm limits; return the run's rows."""
     todo = pending(job.pairs, job.store, job.run_id, job.retry_errors, job.progress)
-    report = Progress(len(job.pairs), len(job.pairs) - len(todo), job.progress)
+    report = Progress(todo.total, todo.done, job.progress)
     if todo:
         pacer = asyncio.run(judge_all(job, todo, report))
         if job.progress and (pacer.rate_limits or pacer.waited):
             print(f"async: {pacer.rate_limits} rate limits (429) seen, {pacer.waited:.1f} s waited for pacing",
                   file=sys.stderr)
-    return run_rows(job.store, job.run_id, job.pairs)
+    return run_rows(job.store, job.run_id, todo)

@@ -2,8 +2,9 @@
 
 Each round replays every unfinished pair's program in-process with its role LMs' engines swapped for a
 `ReplayEngine` (`hiera_dspy.lm.intercept`): a request whose answer is known is answered from the run store, the first
-unknown one stops that pair for this round and is collected. The requests a round collects (all triages, then the
-plans of the delegated pairs, then their specialists, ...) become batch jobs, one per endpoint and model, split at
+unknown one stops that pair for this round and is collected. Pairs go in waves of at most `batch_max_requests`, read lazily
+from the split, and answers are looked up in the store by key, so memory holds one wave. The requests a round
+collects (all triages, then the plans of the delegated pairs, then their specialists, ...) become batch jobs, one per endpoint and model, split at
 `batch_max_requests` / `batch_max_bytes` (OpenAI: 50,000 requests, 200 MB). Bodies are exactly what DSPy's native
 engine would POST (same adapter, same lm15 serialisation); answers are parsed by the same adapter and their usage
 lands in the ledger, so rows are ordinary judgments with the same tokens and calls as the thread engine. Identical
@@ -25,6 +26,7 @@ import json
 import os
 import sys
 import time
+from collections.abc import Mapping
 
 import dspy
 
@@ -33,8 +35,7 @@ from hiera_dspy.engines import EngineOptions, Job
 from hiera_dspy.engines.openai_batch import BatchClient
 from hiera_dspy.lm.intercept import lm_objects, openai_chat_body, openai_chat_response, swapped_engines, wire_model
 from hiera_dspy.lm.retry import RetryPolicy, retrying_adapter
-from hiera_dspy.records import Judgment
-from hiera_dspy.runs.runner import Progress, judge_one, pending, run_rows
+from hiera_dspy.runs.runner import Progress, RunRows, judge_one, pending, run_rows, windows
 from hiera_dspy.runs.store import RunStore
 
 OPENAI_BASE = "https://api.openai.com/v1"
@@ -189,22 +190,49 @@ def collect(client: BatchClient, batch: dict, keys: list[str]) -> dict:
     return answers
 
 
-def run(job: Job) -> list[Judgment]:
-    """Judge the pending pairs through provider batches: finish open batches, submit the missing requests, wait,
-    replay; return the run's rows."""
+class StoredAnswers(Mapping):
+    """The run's collected batch answers, read from the store one request key at a time (never all at once)."""
+
+    def __init__(self, store: RunStore, run_id: str):
+        self.store, self.run_id = store, run_id
+
+    def __getitem__(self, key: str) -> tuple[str | None, str | None]:
+        answer = self.store.batch_answer(self.run_id, key)
+        if answer is None:
+            raise KeyError(key)
+        return answer
+
+    def __iter__(self):
+        raise TypeError("StoredAnswers is looked up by key, never listed")
+
+    def __len__(self) -> int:
+        raise TypeError("StoredAnswers is looked up by key, never counted")
+
+
+def run(job: Job) -> RunRows:
+    """Judge the pending pairs through provider batches: finish open batches, then wave by wave (at most
+    `batch_max_requests` pairs, read lazily) submit the missing requests level by level, wait, replay; return the
+    run's rows."""
     if job.lms is None:
         raise SystemExit("error: --engine batch needs the role LMs (Job.lms)")
     opts = job.options
     todo = pending(job.pairs, job.store, job.run_id, job.retry_errors, job.progress)
-    report = Progress(len(job.pairs), len(job.pairs) - len(todo), job.progress)
+    report = Progress(todo.total, todo.done, job.progress)
     endpoints = {id(lm): Endpoint(lm) for lm in lm_objects(job.lms)}
     clients = {e.base_url: e.client for e in endpoints.values()}
     if job.retry_errors:
         job.store.forget_batch_errors(job.run_id)
     wait(job.store, job.run_id, clients, opts, job.progress)  # a restarted run: finish what is open, never resubmit
+    answers = StoredAnswers(job.store, job.run_id)
+    for wave in windows(todo, max(1, opts.batch_max_requests)):
+        _levels(job, wave, answers, endpoints, clients, report)
+    return run_rows(job.store, job.run_id, todo)
+
+
+def _levels(job: Job, todo: list, answers: StoredAnswers, endpoints: dict, clients: dict, report) -> None:
+    """Judge one wave of pairs: replay, submit what is missing, wait, until every pair of the wave has its row."""
     level = 0
     while todo:
-        answers = job.store.batch_answers(job.run_id)
         todo, wanted = replay_round(job, todo, answers, endpoints, report)
         if not todo:
             break
@@ -216,6 +244,5 @@ def run(job: Job) -> list[Judgment]:
                                "(a program whose requests change between replays cannot run as batches)")
         if job.progress:
             print(f"level {level}: {len(new)} requests for {len(todo)} pairs", file=sys.stderr)
-        submit(job.store, job.run_id, new, opts, job.progress)
-        wait(job.store, job.run_id, clients, opts, job.progress)
-    return run_rows(job.store, job.run_id, job.pairs)
+        submit(job.store, job.run_id, new, job.options, job.progress)
+        wait(job.store, job.run_id, clients, job.options, job.progress)

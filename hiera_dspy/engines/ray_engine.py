@@ -1,6 +1,7 @@
 """The Ray engine: judging on a Ray cluster, one program replica and one LM endpoint per actor (`--engine ray`).
 
-Pairs are grouped by query (so a replica's query analyses are reused within a group), groups of at most
+Pairs are read a window at a time and grouped by query within it (so a replica's query analyses are reused within a
+group), groups of at most
 `GROUP_SIZE` pairs go to a pool of `--ray-actors` actors, at most two groups in flight per actor. Each actor builds
 its own program from `Job.factory(api_base)` (a picklable recipe, e.g. eval.run's command line with the actor's
 `--api-base`: actor i uses the i-th of `--api-base a,b,c`, cycling), so no LM, lock or model is shipped. Every finished
@@ -21,10 +22,11 @@ from pathlib import Path
 from hiera_dspy import settings
 from hiera_dspy.engines import Job
 from hiera_dspy.records import Judgment
-from hiera_dspy.runs.runner import Progress, judge_one, pending, run_rows
+from hiera_dspy.runs.runner import Progress, RunRows, judge_one, pending, run_rows, windows
 
 GROUP_SIZE = 16
 IN_FLIGHT_PER_ACTOR = 2
+WINDOW_GROUPS = 4  # pending pairs read at a time: actors x in flight x group size x this
 ACTOR_CPUS = 0.25
 
 
@@ -66,37 +68,43 @@ def _init_ray(job: Job):
     return ray
 
 
-def run(job: Job) -> list[Judgment]:
+def run(job: Job) -> RunRows:
     """Judge the pending pairs on Ray actors, one program replica each (spread over the API bases); return the run's
-    rows."""
+    rows. The pending pairs are read a window at a time (grouped by query within it), so memory stays bounded."""
     if job.factory is None:
         raise SystemExit("error: --engine ray needs a program recipe (Job.factory) to build one replica per actor")
     todo = pending(job.pairs, job.store, job.run_id, job.retry_errors, job.progress)
-    report = Progress(len(job.pairs), len(job.pairs) - len(todo), job.progress)
+    report = Progress(todo.total, todo.done, job.progress)
     if not todo:
-        return run_rows(job.store, job.run_id, job.pairs)
+        return run_rows(job.store, job.run_id, todo)
     ray = _init_ray(job)
     bases = job.options.api_bases or [None]
     # an actor mostly waits on its endpoint: a small CPU share, so more actors than cores can be placed
     remote = ray.remote(num_cpus=ACTOR_CPUS, max_restarts=2, max_task_retries=2)(JudgeActor)
     actors = [remote.remote(job.factory, bases[i % len(bases)]) for i in range(max(1, job.options.ray_actors))]
-    queue = groups_by_query(todo)
-    queue.reverse()  # pop() from the end keeps split order
-    in_flight: dict = {}
+    window = len(actors) * IN_FLIGHT_PER_ACTOR * GROUP_SIZE * WINDOW_GROUPS
     try:
-        while queue or in_flight:
-            for actor in actors:
-                while queue and sum(1 for a in in_flight.values() if a is actor) < IN_FLIGHT_PER_ACTOR:
-                    in_flight[actor.judge.remote(queue.pop())] = actor
-            done, _ = ray.wait(list(in_flight), num_returns=1)
-            for ref in done:
-                in_flight.pop(ref)
-                for row in ray.get(ref):
-                    job.store.record(job.run_id, row)
-                    report(row)
+        for part in windows(todo, window):
+            _dispatch(ray, actors, groups_by_query(part), job, report)
     finally:
         for actor in actors:
             ray.kill(actor)
         if job.progress:
             print(f"ray: {len(actors)} actors, endpoints {bases}", file=sys.stderr)
-    return run_rows(job.store, job.run_id, job.pairs)
+    return run_rows(job.store, job.run_id, todo)
+
+
+def _dispatch(ray, actors: list, queue: list, job: Job, report) -> None:
+    """Send the groups to the actors, at most IN_FLIGHT_PER_ACTOR each; record every row as its group returns."""
+    queue.reverse()  # pop() from the end keeps split order
+    in_flight: dict = {}
+    while queue or in_flight:
+        for actor in actors:
+            while queue and sum(1 for a in in_flight.values() if a is actor) < IN_FLIGHT_PER_ACTOR:
+                in_flight[actor.judge.remote(queue.pop())] = actor
+        done, _ = ray.wait(list(in_flight), num_returns=1)
+        for ref in done:
+            in_flight.pop(ref)
+            for row in ray.get(ref):
+                job.store.record(job.run_id, row)
+                report(row)

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 from hiera_dspy.engines import Job
-from hiera_dspy.records import Judgment
-from hiera_dspy.runs.runner import run_pairs
+from hiera_dspy.runs.runner import RunRows, run_pairs
 
 
-def run(job: Job) -> list[Judgment]:
+def run(job: Job) -> RunRows:
     """Judge the job's pending pairs on a thread pool; return every row of the run in split order."""
     return run_pairs(job.program, job.pairs, job.store, job.run_id, threads=job.options.threads,
                      retry_errors=job.retry_errors, progress=job.progress)

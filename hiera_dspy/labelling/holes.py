@@ -10,7 +10,8 @@ from pathlib import Path
 
 from hiera_dspy.conclude.retrieval import evaluate, kendall_tau
 from hiera_dspy.data import DataError
-from hiera_dspy.data.trec import format_qrels, read_corpus, read_qrels, read_run, read_topics
+from hiera_dspy.data.trec import format_qrels, read_corpus, read_qrels, read_topics
+from hiera_dspy.data.trec_stream import RunFile
 from hiera_dspy.labelling.exports import qrels_of, write_jsonl
 from hiera_dspy.labels import LabelScheme
 from hiera_dspy.metrics.format import number
@@ -24,14 +25,15 @@ class Inputs:
     def __init__(self, topics: str, corpus: str, qrels: str, runs: list[str], scheme: LabelScheme,
                  on_bad_row: str = "error"):
         self.skipped: list[dict] = []
+        self._noted: set[tuple[str, int]] = set()
         kw = dict(on_bad_row=on_bad_row, skipped=self.skipped)
         self.topics = read_topics(topics, **kw)
         self.corpus = read_corpus(corpus, **kw)
         self.qrels = read_qrels(qrels, scheme, **kw)
-        self.runs = {}
+        self.runs: dict[str, RunFile] = {}  # read one query at a time, each time they are used
         for path in runs:
             name = Path(path).stem if Path(path).stem not in self.runs else path
-            self.runs[name] = [rl for rl in read_run(path, **kw) if self._known(path, rl, on_bad_row)]
+            self.runs[name] = RunFile(path, keep=lambda p, rl: self._known(p, rl, on_bad_row), **kw).check()
 
     def _known(self, path: str, rl, on_bad_row: str) -> bool:
         problem = (f"qid {rl.qid!r} is not in the topics" if rl.qid not in self.topics else
@@ -40,7 +42,9 @@ class Inputs:
             return True
         if on_bad_row != "skip":
             raise DataError(f"{path}, line {rl.line}: {problem}")
-        self.skipped.append({"file": path, "line": rl.line, "error": problem})
+        if (path, rl.line) not in self._noted:  # a run file is read several times: note a bad line once
+            self._noted.add((path, rl.line))
+            self.skipped.append({"file": path, "line": rl.line, "error": problem})
         return False
 
     def pair(self, qid: str, docid: str, label: str | None = None) -> Pair:
@@ -72,6 +76,7 @@ def export_holes(store, run_id: str, config: dict, records: list[dict]) -> list[
     labelling = config["labelling"]
     out, scheme, depth = Path(labelling["out"]), LabelScheme.from_dict(labelling["scheme"]), labelling["depth"]
     inputs = read_inputs(labelling, scheme)
+    records = list(records)  # read three times below; a record has no step trace (a few hundred bytes)
     filled = {k: g for k, g in qrels_of(records, scheme).items() if k not in inputs.qrels}
     after = {**inputs.qrels, **filled}
     summary = summarize(inputs, after, records, scheme, depth) | {"run_id": run_id, "method": config.get("method")}

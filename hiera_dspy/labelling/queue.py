@@ -8,6 +8,8 @@ review (rerun them with --retry-errors). Escalations come first, then ascending 
 
 from __future__ import annotations
 
+import heapq
+from collections.abc import Iterable, Mapping
 from typing import NamedTuple
 
 from hiera_dspy.labelling.confidence import Confidence, confidence
@@ -20,15 +22,29 @@ class QueueEntry(NamedTuple):
     reason: str  # "escalated" | "low confidence"
 
 
-def review_queue(rows: list[dict], budget: int) -> list[QueueEntry]:
-    """Escalated judgments, then the `budget` least confident of the others (ties in run order)."""
+def review_queue(rows: Iterable[Mapping], budget: int) -> list[QueueEntry]:
+    """Escalated judgments, then the `budget` least confident of the others (ties in run order). One pass over
+    `rows` (a stream from the store is fine): only the escalated and the `budget` least confident so far are kept."""
     if budget < 0:
         raise ValueError(f"budget must be >= 0, got {budget}")
-    judged = [(r, confidence(r)) for r in rows if not r.get("error")]
-    escalated = [QueueEntry(r, c, "escalated") for r, c in judged if r.get("escalated")]
-    rest = [(r, c) for r, c in judged if not r.get("escalated")]
-    rest.sort(key=lambda rc: (rc[1].value is not None, rc[1].value or 0.0, _position(rc[0])))
-    return escalated + [QueueEntry(r, c, "low confidence") for r, c in rest[:budget]]
+    escalated: list[QueueEntry] = []
+
+    def rest():
+        for r in rows:
+            if r.get("error"):
+                continue
+            c = confidence(r)
+            if r.get("escalated"):
+                escalated.append(QueueEntry(r, c, "escalated"))
+            else:
+                yield r, c
+
+    least = heapq.nsmallest(budget, rest(), key=lambda rc: (rc[1].value is not None, rc[1].value or 0.0,
+                                                            _position(rc[0])))
+    if budget == 0:  # nsmallest(0, ...) reads nothing: the escalations still have to be found
+        for _ in rest():
+            pass
+    return escalated + [QueueEntry(r, c, "low confidence") for r, c in least]
 
 
 def _position(row: dict) -> tuple:

@@ -14,6 +14,9 @@ replaced the object):
   parse, so neither its own retry nor a later `--retry-errors` run is served the same garbage, and the retry's good
   answer is cached like any other.
 
+- **Bounded memory tier.** DSPy's memory tier keeps up to a million answers by default, which a million-pair run
+  fills (gigabytes); `install()` caps it at `MEMORY_ENTRIES` (the most recent answers; the disk tier keeps the rest).
+
 Why a class swap and not a public hook (DSPy 3.4): DSPy has no cache callback, and the documented way to customise
 the cache, assigning `dspy.cache = MyCache(...)`, builds a new object: it would drop the entries already in memory,
 and every `dspy.configure_cache(...)` (the CLIs and tests call it) assigns a plain `Cache` again, whose settings (size
@@ -35,6 +38,7 @@ import dspy
 _answers: ContextVar[list | None] = ContextVar("hiera_cache_answers", default=None)
 _CLASSES: dict[type, type] = {}
 _LOCK = threading.Lock()
+MEMORY_ENTRIES = 10_000  # answers kept in DSPy's memory tier (its default, 1,000,000, grows with a long run)
 
 
 def _usage_of(record: Any) -> dict | None:
@@ -99,7 +103,22 @@ def install() -> HonestCache:
             if cls not in _CLASSES:
                 _CLASSES[cls] = type(f"Honest{cls.__name__}", (HonestCache, cls), {})
             cache.__class__ = _CLASSES[cls]
+            _cap_memory(cache)
     return cache
+
+
+def _cap_memory(cache) -> None:
+    """Replace an LRU memory tier larger than MEMORY_ENTRIES by one of that size, keeping its newest entries."""
+    tier = getattr(cache, "memory_cache", None)
+    if getattr(tier, "maxsize", 0) <= MEMORY_ENTRIES:
+        return
+    from cachetools import LRUCache
+
+    capped = LRUCache(maxsize=MEMORY_ENTRIES)
+    for key in list(tier)[-MEMORY_ENTRIES:]:
+        capped[key] = tier[key]
+    with cache._lock:
+        cache.memory_cache = capped
 
 
 @contextmanager

@@ -1,24 +1,29 @@
 """The embedded model's hidden state for a pair: the probe's features (`hiera_dspy.methods.probe`).
 
 llama.cpp in embedding mode with pooling LAST returns the final hidden state of the prompt's last token (1,536 floats
-for Qwen2.5-1.5B): a summary of what the model understood of a chat-formatted relevance question about the pair.
+for Qwen2.5-1.5B): a summary of what the model understood of a short relevance question about the pair.
 
-- `probe_prompt` builds that prompt (byte-identical to the measured prototype, so its embedding cache is reused);
-- `embedder_for(lm)` gives `prompt -> vector` for a role's LM: the embedded local model (its GGUF file, or the
-  registered default one via `model_store.ensure_model`, which honours HIERA_MODEL_PATH); a hosted LM gives no hidden
-  states, so it raises HieraError;
-- one embedding-mode `Llama` per file per process, loaded on first use, every call under one lock;
+- `states_for(lm, labels)` gives a `HiddenStates` for a role's LM: the embedded local model (its GGUF file, or the
+  registered default one via `model_store.ensure_model`, which honours HIERA_MODEL_PATH); a hosted LM gives no
+  hidden states, so it raises HieraError. Its `prompt(...)` builds the question (`probe_prompt.PromptFormat`: the
+  scheme's labels, the model's own chat template, the item as untrusted data) and `many(prompts)` embeds them,
+  several prompts per llama.cpp batch (`BATCH`, $HIERA_PROBE_BATCH);
+- one embedding model per file per process, loaded on first use by the installed runtime (`hiera_dspy.lm.runtimes`),
+  every call under one lock;
 - vectors are cached on disk under the cache root (`probe/<sha256(prompt)[:24]>.npy`; a model other than the registered
-  default one gets its own sub-folder `probe/<sha256 of the file[:12]>/`), so a rerun or a killed prepare costs nothing.
+  default one gets its own sub-folder `probe/<sha256 of the file[:12]>/`), so a rerun or a killed prepare costs
+  nothing. The key is the prompt: a prompt change (this one, of issue 21) starts a fresh cache. Behind the disk cache,
+  the bundled seed (`probe_seed`: the MSRD train pairs' vectors for the default model) answers the prompts it has.
 
-Tests inject an embedder with `use_embedder(fn)` (the real model is never loaded).
+Tests inject an embedder with `use_embedder(fn)` (`fn(prompt) -> vector`; the real model is never loaded; the prompt
+then uses the plain layout, no chat template).
 """
 
 from __future__ import annotations
 
 import hashlib
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -26,27 +31,16 @@ import numpy as np
 
 from hiera_dspy import settings
 from hiera_dspy.errors import HieraError
-from hiera_dspy.lm import model_store
+from hiera_dspy.lm import model_store, probe_seed
+from hiera_dspy.lm.probe_prompt import PromptFormat
 
 Embedder = Callable[[str], np.ndarray]
-
-# The prompt as measured (bench/probe.py). It is kept byte-identical (the embedding cache is keyed by it), so
-# the item goes in as the prototype put it rather than through `untrusted.item_block`. llama-cpp-python's embed()
-# tokenizes without parsing special tokens (the template's markers included, as measured), so a "<|im_end|>"
-# inside an item is plain text to the model and cannot end the user turn.
-PROMPT = ("<|im_start|>system\nYou judge search relevance for a movie search engine.<|im_end|>\n"
-          "<|im_start|>user\nSearch query: {query}\n\nMovie: {title}\n{text}\n\n"
-          "Is this movie a relevant result for the search query? Answer Relevant or Irrelevant.<|im_end|>\n"
-          "<|im_start|>assistant\n")
+BatchEmbedder = Callable[[list[str]], list[np.ndarray]]
+BATCH = 8  # prompts per llama.cpp batch (measured in docs/local-model.md)
 
 _MODELS: dict[str, object] = {}
 _LOCK = threading.Lock()
 _override: Embedder | None = None
-
-
-def probe_prompt(query: str, title: str, text: str | None, text_chars: int = 600) -> str:
-    """The probe's prompt for one pair (item text cut to `text_chars` characters)."""
-    return PROMPT.format(query=query, title=title, text=(text or "")[:text_chars])
 
 
 def prompt_key(prompt: str) -> str:
@@ -54,43 +48,82 @@ def prompt_key(prompt: str) -> str:
     return hashlib.sha256(prompt.encode()).hexdigest()[:24]
 
 
-def _llama(path: str):
-    """The process's embedding-mode Llama for `path` (created on first use; callers hold _LOCK)."""
-    if path not in _MODELS:
-        from hiera_dspy.lm.local import _import_llama_cpp
+def batch_size() -> int:
+    """Prompts per llama.cpp batch: $HIERA_PROBE_BATCH, else BATCH."""
+    return settings.probe_batch(BATCH)
 
-        llama_cpp = _import_llama_cpp()
-        _MODELS[path] = llama_cpp.Llama(model_path=path, embedding=True,
-                                        pooling_type=llama_cpp.LLAMA_POOLING_TYPE_LAST, n_ctx=1024, n_threads=2,
-                                        n_threads_batch=2, n_batch=512, verbose=False)
+
+def _model(path: str):
+    """The process's embedding model for `path` (created on first use; callers hold _LOCK)."""
+    if path not in _MODELS:
+        from hiera_dspy.lm.local import default_threads
+        from hiera_dspy.lm.runtimes import choose
+
+        _MODELS[path] = choose().load_embedder(path, default_threads(), batch_size())
     return _MODELS[path]
 
 
-def llama_embedder(path: str) -> Embedder:
-    """`prompt -> last-token hidden state` with the GGUF at `path` (one model per file, calls serialised)."""
+def llama_embedder(path: str) -> BatchEmbedder:
+    """`prompts -> last-token hidden states` with the GGUF at `path` (one model per file, calls serialised)."""
 
-    def embed(prompt: str) -> np.ndarray:
+    def embed(prompts: list[str]) -> list[np.ndarray]:
         with _LOCK:
-            return np.asarray(_llama(path).embed(prompt), dtype=np.float32).reshape(-1)
+            return _model(path).embed(list(prompts))
 
     return embed
 
 
-def cached(embed: Embedder, folder: Path) -> Embedder:
-    """`embed` with an on-disk cache of its vectors in `folder` (one .npy per prompt key)."""
+def cached(embed: BatchEmbedder, folder: Path, seed: dict[str, np.ndarray] | None = None) -> BatchEmbedder:
+    """`embed` with an on-disk cache of its vectors in `folder` (one .npy per prompt key) and, behind it, the bundled
+    `seed` ({prompt key: vector}, `probe_seed`); only the prompts found in neither go to `embed`, in one call."""
+    seed = seed or {}
 
-    def lookup(prompt: str) -> np.ndarray:
-        file = folder / f"{prompt_key(prompt)}.npy"
+    def known(prompt: str, file: Path) -> np.ndarray | None:
         if file.is_file():
             return np.load(file)
-        vec = embed(prompt)
-        folder.mkdir(parents=True, exist_ok=True)
-        tmp = file.with_suffix(f".{threading.get_ident()}.tmp.npy")
-        np.save(tmp, vec)
-        tmp.replace(file)
-        return vec
+        vec = seed.get(prompt_key(prompt))
+        return None if vec is None else np.asarray(vec, dtype=np.float32)
+
+    def lookup(prompts: list[str]) -> list[np.ndarray]:
+        files = [folder / f"{prompt_key(p)}.npy" for p in prompts]
+        out: list[np.ndarray | None] = [known(p, f) for p, f in zip(prompts, files)]
+        missing = [i for i, v in enumerate(out) if v is None]
+        if missing:
+            folder.mkdir(parents=True, exist_ok=True)
+            for i, vec in zip(missing, embed([prompts[i] for i in missing])):
+                tmp = files[i].with_suffix(f".{threading.get_ident()}.tmp.npy")
+                np.save(tmp, vec)
+                tmp.replace(files[i])
+                out[i] = vec
+        return out  # type: ignore[return-value]
 
     return lookup
+
+
+class HiddenStates:
+    """Prompts and hidden states for one model: `prompt(...)`, `many(prompts)`, and `self(prompt)` for one."""
+
+    def __init__(self, fmt: PromptFormat, embed: BatchEmbedder):
+        self.fmt, self._embed = fmt, embed
+
+    def prompt(self, query: str, title: str, text: str | None, text_chars: int = 600) -> str:
+        """The probe's prompt for one pair (see `probe_prompt`)."""
+        return self.fmt.render(query, title, text, text_chars)
+
+    def many(self, prompts: Sequence[str], chunk: int | None = None,
+             progress: Callable[[int], None] | None = None) -> list[np.ndarray]:
+        """The hidden state of every prompt, `chunk` prompts per call (default: 4 llama.cpp batches), reporting the
+        number done to `progress` after each call."""
+        chunk = chunk or 4 * batch_size()
+        out: list[np.ndarray] = []
+        for start in range(0, len(prompts), chunk):
+            out.extend(self._embed(list(prompts[start:start + chunk])))
+            if progress:
+                progress(len(out))
+        return out
+
+    def __call__(self, prompt: str) -> np.ndarray:
+        return self._embed([prompt])[0]
 
 
 def local_model_file(lm) -> tuple[str, str | None]:
@@ -108,18 +141,21 @@ def local_model_file(lm) -> tuple[str, str | None]:
     return engine.path, engine.spec
 
 
-def embedder_for(lm, cache: bool = True) -> Embedder:
-    """The hidden-state embedder of the model `lm` runs (see the module doc), with its disk cache unless `cache` is
-    False (to time the model); an injected one if set."""
+def states_for(lm, labels: Sequence[str], cache: bool = True) -> HiddenStates:
+    """The hidden states of the model `lm` runs for a scheme with `labels` (see the module doc), with the disk cache
+    unless `cache` is False (to time the model); an injected embedder if set."""
     if _override is not None:
-        return _override
+        single = _override
+        return HiddenStates(PromptFormat(tuple(labels)), lambda prompts: [single(p) for p in prompts])
     path, spec = local_model_file(lm)
+    fmt = PromptFormat.for_model(labels, path)
     if not cache:
-        return llama_embedder(path)
+        return HiddenStates(fmt, llama_embedder(path))
     folder = settings.cache_dir() / "probe"
     if spec != model_store.DEFAULT_MODEL:
         folder = folder / model_store.identify_file(path)[:12]
-    return cached(llama_embedder(path), folder)
+    seed = probe_seed.seed_vectors(model_store.get_spec(spec).sha256) if spec else {}
+    return HiddenStates(fmt, cached(llama_embedder(path), folder, seed))
 
 
 @contextmanager

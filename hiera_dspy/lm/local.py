@@ -51,7 +51,8 @@ from dspy.lm15 import (  # noqa: E402
 )
 
 from hiera_dspy import settings  # noqa: E402
-from hiera_dspy.lm import model_store
+from hiera_dspy.lm import model_store, runtimes
+from hiera_dspy.lm.local_logprobs import openai_logprobs
 
 __all__ = [
     "AsyncLocalEngine",
@@ -66,13 +67,19 @@ __all__ = [
 
 DEFAULT_CTX = 4096
 DEFAULT_RAM_CACHE_MB = 256  # KV states of recent prompts (~28 KB per token for the 1.5B model): ~20 prompts of 400
-INSTALL_HINT = ("the local model needs llama-cpp-python: pip install 'hiera-dspy[local]' "
-                "(it builds llama.cpp from source: ~7 min on 2 cores; the built wheel is cached by pip afterwards). "
-                "Or use a hosted/served model: --lm openai/..., --lm anthropic/..., --api-base URL.")
+INSTALL_HINT = runtimes.INSTALL_HINT
 
 
 class LocalLMUnavailable(RuntimeError):
-    """llama-cpp-python is missing or the model file cannot be used."""
+    """No llama.cpp binding is installed or the model file cannot be used."""
+
+
+def _runtime() -> runtimes.Runtime:
+    """The llama.cpp binding to run the model with (`hiera_dspy.lm.runtimes.choose`)."""
+    try:
+        return runtimes.choose()
+    except runtimes.RuntimeUnavailable as exc:
+        raise LocalLMUnavailable(str(exc)) from exc
 
 
 def _import_llama_cpp():
@@ -81,6 +88,19 @@ def _import_llama_cpp():
     except ImportError as exc:
         raise LocalLMUnavailable(f"{INSTALL_HINT} ({exc})") from exc
     return llama_cpp
+
+
+def load_llama_cpp_python(path: str, n_ctx: int, threads: int):
+    """llama-cpp-python's `Llama` for `path` (the llama-cpp-python runtime's chat model), with the lean prefix-state
+    cache and weight repacking off where llama.cpp was built with AMX (see `_use_extra_bufts`)."""
+    llama_cpp = _import_llama_cpp()
+    with _model_params(llama_cpp, use_extra_bufts=_use_extra_bufts(llama_cpp)):
+        llama = llama_cpp.Llama(model_path=path, n_ctx=n_ctx, n_threads=threads, n_threads_batch=threads,
+                                n_batch=512, seed=0, verbose=False)
+    ram_mb = settings.local_ram_cache_mb(DEFAULT_RAM_CACHE_MB)
+    if ram_mb:
+        llama.set_cache(_prefix_state_cache(llama_cpp, ram_mb << 20))
+    return llama
 
 
 def default_threads() -> int:
@@ -176,7 +196,7 @@ def _load(path: str, n_ctx: int) -> _Loaded:
         loaded = _MODELS.get(path)
         if loaded is not None and loaded.n_ctx >= n_ctx:
             return loaded
-        llama_cpp = _import_llama_cpp()
+        runtime = _runtime()
         old_lock = loaded.lock if loaded else None
         if old_lock:
             old_lock.acquire()
@@ -184,13 +204,7 @@ def _load(path: str, n_ctx: int) -> _Loaded:
             if loaded is not None:
                 loaded.llama.close()
             started = time.perf_counter()
-            threads = default_threads()
-            with _model_params(llama_cpp, use_extra_bufts=_use_extra_bufts(llama_cpp)):
-                llama = llama_cpp.Llama(model_path=path, n_ctx=n_ctx, n_threads=threads, n_threads_batch=threads,
-                                        n_batch=512, seed=0, verbose=False)
-            ram_mb = settings.local_ram_cache_mb(DEFAULT_RAM_CACHE_MB)
-            if ram_mb:
-                llama.set_cache(_prefix_state_cache(llama_cpp, ram_mb << 20))
+            llama = runtime.load_chat(path, n_ctx, default_threads())
             fresh = _Loaded(path=path, n_ctx=n_ctx, llama=llama, load_seconds=time.perf_counter() - started)
             if loaded is not None:
                 fresh.lock = loaded.lock  # callers already queued on the old lock stay serialised
@@ -374,7 +388,9 @@ class LocalEngine:
                     continue  # unloaded meanwhile (unload_all): load again
                 # (reloaded meanwhile with a larger window: same lock, and `current` holds the new Llama)
                 current.calls += 1
-                if cfg.logprobs is not None:  # read from the logits as they are sampled (no logits_all: see module)
+                if cfg.logprobs is not None and getattr(current.llama, "native_logprobs", False):
+                    kwargs["top_logprobs"] = max(1, int(cfg.logprobs))  # the runtime returns them (xllamacpp)
+                elif cfg.logprobs is not None:  # read from the logits as they are sampled (no logits_all: see module)
                     from hiera_dspy.lm.local_logprobs import LogprobRecorder
 
                     recorder = LogprobRecorder(max(1, int(cfg.logprobs)), current.llama.detokenize)
@@ -399,7 +415,8 @@ class LocalEngine:
             finish_reason=finish,
             usage=Usage(input_tokens=int(usage.get("prompt_tokens", 0)),
                         output_tokens=int(usage.get("completion_tokens", 0))),
-            logprobs=recorder.token_logprobs(int(usage.get("completion_tokens", 0)) or None) if recorder else None,
+            logprobs=(recorder.token_logprobs(int(usage.get("completion_tokens", 0)) or None) if recorder
+                      else openai_logprobs(choice.get("logprobs"))),
         )
 
     def stream(self, request: Request):
@@ -483,7 +500,7 @@ def make_local_lm(path: str | None, max_tokens: int = 256, *, n_ctx: int | None 
 
     The weights load on the first call (or now with `load=True`); all LMs on the same file share one loaded model.
     """
-    _import_llama_cpp()
+    _runtime()
     file, sha, spec = resolve_model_file(path, spec_name=spec_name)
     engine = LocalEngine(str(file.resolve()), sha, n_ctx=n_ctx, spec=spec, max_tokens=max_tokens)
     if load:

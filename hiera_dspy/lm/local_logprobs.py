@@ -60,3 +60,13 @@ class LogprobRecorder:
             top = tuple(TopLogprob(token=self._text(i), logprob=lp) for i, lp in zip(step.top_ids, step.top_logprobs))
             out.append(TokenLogprob(token=self._text(chosen), logprob=chosen_lp, token_id=chosen, top=top))
         return tuple(out)
+
+
+def openai_logprobs(block: dict | None) -> tuple[TokenLogprob, ...] | None:
+    """An OpenAI `choices[0].logprobs` block (what llama.cpp's server returns: xllamacpp) as TokenLogprobs."""
+    if not block or not block.get("content"):
+        return None
+    return tuple(TokenLogprob(token=t.get("token", ""), logprob=float(t.get("logprob", 0.0)), token_id=t.get("id"),
+                              top=tuple(TopLogprob(token=a.get("token", ""), logprob=float(a.get("logprob", 0.0)))
+                                        for a in t.get("top_logprobs") or ()))
+                 for t in block["content"])

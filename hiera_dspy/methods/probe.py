@@ -123,32 +123,44 @@ def probed_sample(pairs: list[Pair], limit: int | None, seed: int = 0) -> list[P
 class LLMProbeProgram(Learner, dspy.Module):
     """llm-probe: the probe alone (one embedding of the pair, no text generated)."""
 
-    def __init__(self, ctx: BuildContext, probe_C: float = 0.01, text_chars: int = 600, folds: int = 5):
+    def __init__(self, ctx: BuildContext, probe_C: float = 0.01, text_chars: int = 256, folds: int = 5):
         super().__init__()
         self.scheme, self.lms, self.train = ctx.scheme, ctx.lms, [p for p in ctx.train if p.label in ctx.scheme.labels]
         self.probe_C, self.text_chars, self.folds = float(probe_C), int(text_chars), int(folds)
         self.probe: Probe | None = None
-        self._embed: hidden.Embedder | None = None
+        self._states: hidden.HiddenStates | None = None
 
     # ── the hidden state ──
+    def states(self) -> hidden.HiddenStates:
+        """The judge model's hidden states for this scheme (prompt builder, batched embedder, disk cache)."""
+        if self._states is None:
+            self._states = hidden.states_for(self._judge_lm(), self.scheme.labels)
+        return self._states
+
     def embed(self, query: str, item_title: str, item_text: str | None) -> np.ndarray:
         """The hidden state of the probe's prompt for one pair (cached on disk)."""
-        if self._embed is None:
-            self._embed = hidden.embedder_for(self._judge_lm())
-        return self._embed(hidden.probe_prompt(query, item_title, item_text, self.text_chars))
+        states = self.states()
+        return states(states.prompt(query, item_title, item_text, self.text_chars))
 
     def _judge_lm(self):
         """The judge role's LM; None (a bare BuildContext): the registered default model."""
         return self.lms.for_role("judge") if self.lms is not None else None
 
     def embed_many(self, pairs: Sequence[Pair], what: str = "train") -> np.ndarray:
-        """Hidden states of `pairs` (progress on stderr every 25)."""
-        out = []
-        for i, p in enumerate(pairs):
-            out.append(self.embed(p.query, p.item_title, p.item_text))
-            if (i + 1) % 25 == 0:
-                print(f"{self.method_name}: hidden states of {i + 1}/{len(pairs)} {what} pairs", file=sys.stderr)
-        return np.stack(out)
+        """Hidden states of `pairs`, several per llama.cpp batch (progress on stderr)."""
+        states = self.states()
+        prompts = [states.prompt(p.query, p.item_title, p.item_text, self.text_chars) for p in pairs]
+
+        def progress(done: int) -> None:
+            print(f"{self.method_name}: hidden states of {done}/{len(pairs)} {what} pairs", file=sys.stderr)
+
+        return np.stack(states.many(prompts, progress=progress))
+
+    def prefetch(self, pairs: Sequence[Pair]) -> None:
+        """Compute the hidden states of pairs about to be judged, in batches, into the disk cache (then each
+        judgment reads its vector from the cache)."""
+        if pairs:
+            self.embed_many(pairs, "judged")
 
     @property
     def method_name(self) -> str:
@@ -201,7 +213,7 @@ class ProbeStackedProgram(LLMProbeProgram):
     """probe-stacked: the learned scorer and the probe, combined by a Stacker fitted on out-of-fold train
     distributions."""
 
-    def __init__(self, ctx: BuildContext, probe_C: float = 0.01, text_chars: int = 600, folds: int = 5,
+    def __init__(self, ctx: BuildContext, probe_C: float = 0.01, text_chars: int = 256, folds: int = 5,
                  stack_C: float = 1.0, embedder="auto", C: float = 1.0, probe_pairs: int | None = None, **options):
         super().__init__(ctx, probe_C, text_chars, folds)
         self.stack_C = float(stack_C)
@@ -256,7 +268,7 @@ class ProbeStackedProgram(LLMProbeProgram):
         return self._prediction(self.stacker.predict_proba(scores, probe), scores=scores, probe_probs=probe)
 
 
-PROBE = dict(family="probe", lm_roles=("judge",), probe_C=0.01, text_chars=600, folds=5)
+PROBE = dict(family="probe", lm_roles=("judge",), probe_C=0.01, text_chars=256, folds=5)
 
 
 @register("llm-probe", "Linear probe (logistic regression, fitted on train) on the embedded LLM's last-token hidden "

@@ -102,8 +102,13 @@ def classification_metrics(gold: list[str], pred: list[str | None], labels: list
     `answered_only` is the same over the labelled pairs. Undefined values (no pairs, kappa at chance agreement 1)
     are None.
     """
-    cm = confusion(gold, pred, labels)
-    n, answered = len(gold), int(cm[:, :-1].sum())
+    return confusion_metrics(confusion(gold, pred, labels), labels)
+
+
+def confusion_metrics(cm: np.ndarray, labels: list[str]) -> dict:
+    """`classification_metrics` from its K x (K+1) confusion counts (rows gold, columns labels + "(no label)"): what a
+    one-pass tally over a million rows computes without keeping the labels (hiera_dspy/runs/tally.py)."""
+    n, answered = int(cm.sum()), int(cm[:, :-1].sum())
     out = {"n": n, "answered": answered, "unlabelled": n - answered, "coverage": answered / n if n else None,
            "labels": list(labels)}
     out |= _point(cm)

@@ -1,4 +1,8 @@
-"""Judge a list of pairs with worker threads, writing each judgment to the run store as it finishes.
+"""Judge the pairs of a split with worker threads, writing each judgment to the run store as it finishes.
+
+Memory stays bounded whatever the split's size: the pairs are read as they are needed (any iterable, re-iterated
+twice: a counting pass, then the judging pass), at most `threads x IN_FLIGHT` are in flight, finished rows live only
+in the store, and the rows returned are streamed back from it (`RunRows`).
 
 One bad pair never cancels the run: its exception becomes an error row (after the LM client's own bounded retries),
 and `retry_errors=True` re-judges only those rows later.
@@ -8,7 +12,9 @@ from __future__ import annotations
 
 import sys
 import time
-from concurrent.futures import ThreadPoolExecutor, as_completed
+from collections.abc import Iterable, Iterator, Sequence
+from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, as_completed, wait
+from itertools import islice
 
 import dspy
 
@@ -16,9 +22,13 @@ from hiera_dspy.lm import ledger
 from hiera_dspy.lm.retry import retrying
 from hiera_dspy.lm.secrets import redact
 from hiera_dspy.records import Judgment, Pair
+from hiera_dspy.runs.idset import IdSet
 from hiera_dspy.runs.progress import Display, Progress
 from hiera_dspy.runs.store import RunStore
 from hiera_dspy.untrusted.screen import manipulation_flags, program_inputs
+
+WINDOW = 1000  # pairs checked against the store per query when finding what is left to judge
+IN_FLIGHT = 4  # pairs submitted per worker thread ahead of the one it is judging
 
 
 def judge_one(program: dspy.Module, pair: Pair, position: int | None = None) -> Judgment:
@@ -47,13 +57,14 @@ def judgment_row(pair: Pair, position: int | None, book: ledger.Ledger, predicti
     return judgment
 
 
-def run_pairs(program: dspy.Module, pairs: list[Pair], store: RunStore, run_id: str, threads: int = 1,
-              retry_errors: bool = False, progress: bool | Display = True) -> list[Judgment]:
-    """Judge every pair of the split not yet finished in `run_id`; return all rows of the run for these pairs.
-    `progress`: False (silent), True (a bar on a terminal, else a log line every 10 s or 5%) or a `Display`.
+def run_pairs(program: dspy.Module, pairs: Iterable[Pair], store: RunStore, run_id: str, threads: int = 1,
+              retry_errors: bool = False, progress: bool | Display = True) -> RunRows:
+    """Judge every pair of the split not yet finished in `run_id`; return the run's rows for these pairs (streamed
+    from the store on demand, see RunRows). `progress`: False (silent), True (a bar on a terminal, else a log line
+    every 10 s or 5%) or a `Display`.
 
     The run's lease (see RunStore.start_run) is taken first if not held (RunBusy while another process writes the
-    run) and released at the end: one writer per run."""
+    run) and released at the end: one writer per run. At most `threads x IN_FLIGHT` pairs are in memory at once."""
     store.claim(run_id)
     try:
         return _run_pairs(program, pairs, store, run_id, threads, retry_errors, progress)
@@ -61,26 +72,98 @@ def run_pairs(program: dspy.Module, pairs: list[Pair], store: RunStore, run_id: 
         store.release(run_id)
 
 
-def pending(pairs: list[Pair], store: RunStore, run_id: str, retry_errors: bool = False,
-            progress: bool | Display = True) -> list[tuple[int, Pair]]:
-    """(position, pair) for every pair of the split not yet finished in `run_id` (every engine starts here)."""
-    done = store.finished_ids(run_id, include_errors=not retry_errors)
-    todo = [(i, p) for i, p in enumerate(pairs) if p.id not in done]
-    if progress and done:
-        print(f"resuming run {run_id}: {len(pairs) - len(todo)} of {len(pairs)} judgments already done",
-              file=sys.stderr)
+def pending(pairs: Iterable[Pair], store: RunStore, run_id: str, retry_errors: bool = False,
+            progress: bool | Display = True) -> Todo:
+    """The pairs of the split not yet finished in `run_id` (every engine starts here): a `Todo`, which counts the
+    split once (one pass, one store query per window) and then yields (position, pair) lazily."""
+    todo = Todo(pairs, store, run_id, retry_errors)
+    if progress and todo.done:
+        print(f"resuming run {run_id}: {todo.done} of {todo.total} judgments already done", file=sys.stderr)
     return todo
 
 
-def run_rows(store: RunStore, run_id: str, pairs: list[Pair]) -> list[Judgment]:
-    """The run's judgments of these pairs, in split order (what every engine returns)."""
-    wanted = {p.id for p in pairs}
-    return [r for r in store.rows(run_id) if r.id in wanted]
+class Todo:
+    """The unfinished (position, pair) of a split, found a window at a time (`WINDOW` pairs, one indexed store query
+    each), never by loading the run's ids. Construction makes one counting pass: `total`, `done`, and `ids` (the
+    split's ids as a compact IdSet, for `RunRows`); iteration makes a second pass and yields what is still missing
+    at that moment. `len()` is the number pending at construction."""
+
+    def __init__(self, pairs: Iterable[Pair], store: RunStore, run_id: str, retry_errors: bool = False):
+        if iter(pairs) is pairs:  # a one-shot iterator cannot be read twice: keep it (callers pass lists or splits)
+            pairs = list(pairs)
+        self.pairs, self.store, self.run_id, self.retry_errors = pairs, store, run_id, retry_errors
+        self.ids = IdSet()
+        self.total = self.done = 0
+        for window in windows(enumerate(pairs), WINDOW):
+            for _, pair in window:
+                self.ids.add(pair.id)
+            self.total += len(window)
+            self.done += len(self._finished(window))
+
+    def _finished(self, window: list[tuple[int, Pair]]) -> set[str]:
+        return self.store.finished_among(self.run_id, [p.id for _, p in window],
+                                         include_errors=not self.retry_errors)
+
+    def __len__(self) -> int:
+        return self.total - self.done
+
+    def __bool__(self) -> bool:
+        return self.total > self.done
+
+    def __iter__(self) -> Iterator[tuple[int, Pair]]:
+        if not self:
+            return
+        for window in windows(enumerate(self.pairs), WINDOW):
+            finished = self._finished(window)
+            yield from ((i, p) for i, p in window if p.id not in finished)
 
 
-def _run_pairs(program, pairs, store, run_id, threads, retry_errors, progress) -> list[Judgment]:
+def windows(items: Iterable, size: int) -> Iterator[list]:
+    """`items` in consecutive lists of at most `size`."""
+    it = iter(items)
+    while window := list(islice(it, size)):
+        yield window
+
+
+class RunRows(Sequence):
+    """The run's judgments of a split, in split order, streamed from the store each time it is iterated (rows of
+    the run outside the split are left out). Indexing or slicing reads the rows into memory once (fine for a small
+    run or a test); a million-row run is iterated."""
+
+    def __init__(self, store: RunStore, run_id: str, ids: IdSet):
+        self.store, self.run_id, self.ids = store, run_id, ids
+        self._count: int | None = None
+        self._list: list[Judgment] | None = None
+
+    def __iter__(self) -> Iterator[Judgment]:
+        if self._list is not None:
+            yield from self._list
+            return
+        yield from (r for r in self.store.iter_rows(self.run_id) if r.id in self.ids)
+
+    def __len__(self) -> int:
+        if self._count is None:
+            self._count = sum(1 for _ in self)
+        return self._count
+
+    def with_gold(self) -> Iterator[Judgment]:
+        """The rows of pairs that carry a gold label (the store filters; a labelling run usually has none)."""
+        yield from (r for r in self.store.iter_rows(self.run_id, gold_only=True) if r.id in self.ids)
+
+    def __getitem__(self, index):
+        if self._list is None:
+            self._list = list(self)
+        return self._list[index]
+
+
+def run_rows(store: RunStore, run_id: str, todo: Todo) -> RunRows:
+    """The run's judgments of the todo's split, in split order (what every engine returns)."""
+    return RunRows(store, run_id, todo.ids)
+
+
+def _run_pairs(program, pairs, store, run_id, threads, retry_errors, progress) -> RunRows:
     todo = pending(pairs, store, run_id, retry_errors, progress)
-    report = Progress(len(pairs), len(pairs) - len(todo), progress)
+    report = Progress(todo.total, todo.done, progress)
 
     def task(item):
         position, pair = item
@@ -88,10 +171,17 @@ def _run_pairs(program, pairs, store, run_id, threads, retry_errors, progress) -
         store.record(run_id, row)
         return row
 
-    pool = ThreadPoolExecutor(max_workers=max(1, threads))
+    workers = max(1, threads)
+    pool = ThreadPoolExecutor(max_workers=workers)
+    in_flight: set = set()
     try:
-        futures = [pool.submit(task, item) for item in todo]
-        for future in as_completed(futures):
+        for item in todo:  # a bounded window: a pair is read only when a worker will soon be free for it
+            if len(in_flight) >= workers * IN_FLIGHT:
+                finished, in_flight = wait(in_flight, return_when=FIRST_COMPLETED)
+                for future in finished:
+                    report(future.result())
+            in_flight.add(pool.submit(task, item))
+        for future in as_completed(in_flight):
             report(future.result())
     except BaseException:
         # Ctrl-C or a fatal error: judgments already running finish and are recorded; queued ones never start
@@ -100,4 +190,4 @@ def _run_pairs(program, pairs, store, run_id, threads, retry_errors, progress) -
     finally:
         report.close()
     pool.shutdown(wait=True)
-    return run_rows(store, run_id, pairs)
+    return run_rows(store, run_id, todo)

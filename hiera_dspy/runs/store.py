@@ -17,6 +17,8 @@ import threading
 import time
 import uuid
 import weakref
+import zlib
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from hiera_dspy.runs import lease
@@ -35,6 +37,10 @@ CREATE TABLE IF NOT EXISTS judgments (
     attempts INTEGER DEFAULT 1, finished REAL,
     PRIMARY KEY (run_id, pair_id)
 );
+CREATE INDEX IF NOT EXISTS judgments_in_order ON judgments (run_id, position, pair_id);
+CREATE TABLE IF NOT EXISTS notes (
+    run_id TEXT NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL, PRIMARY KEY (run_id, key)
+);
 CREATE TABLE IF NOT EXISTS batches (
     batch_id TEXT, run_id TEXT NOT NULL, endpoint TEXT NOT NULL, model TEXT NOT NULL, input_file_id TEXT NOT NULL,
     keys TEXT NOT NULL, status TEXT NOT NULL, created REAL NOT NULL, PRIMARY KEY (run_id, input_file_id)
@@ -47,6 +53,9 @@ RUN_ID = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._+=@-]{0,127}")
 RUN_ID_RULE = "1-128 characters from A-Z a-z 0-9 . _ - + = @, not starting with . - + = @ and without '..'"
 BATCH_DONE = ("completed", "failed", "expired", "cancelled")  # a provider batch that will not change
 WAIT_POLL = 0.5  # seconds between looks at a busy run's lease while waiting for it
+WINDOW_QUERY = 500  # pair ids per `finished_among` query (far below SQLite's bound on variables)
+READ_BATCH = 512  # rows fetched at a time by `iter_rows`
+COMPRESSED = b"z"  # first byte of a compressed steps column (zlib of its JSON); older rows hold plain JSON text
 
 
 class StoreError(ValueError):
@@ -234,6 +243,31 @@ class RunStore:
         with self._lock:
             return {r[0] for r in self._db.execute(sql, (run_id,))}
 
+    def finished_among(self, run_id: str, pair_ids: Iterable[str], include_errors: bool = True) -> set[str]:
+        """Which of `pair_ids` (a window of a split: at most a few thousand) have a stored row in the run; one
+        indexed query per window, so resuming never loads the ids of a whole run."""
+        ids = list(pair_ids)
+        found: set[str] = set()
+        extra = "" if include_errors else " AND error IS NULL"
+        for start in range(0, len(ids), WINDOW_QUERY):
+            part = ids[start:start + WINDOW_QUERY]
+            sql = f"SELECT pair_id FROM judgments WHERE run_id=? AND pair_id IN ({','.join('?' * len(part))}){extra}"
+            with self._lock:
+                found.update(r[0] for r in self._db.execute(sql, (run_id, *part)))
+        return found
+
+    def count(self, run_id: str) -> int:
+        """How many judgments the run has stored."""
+        with self._lock:
+            return self._db.execute("SELECT count(*) FROM judgments WHERE run_id=?", (run_id,)).fetchone()[0]
+
+    def last_change(self, run_id: str) -> tuple[int, float | None]:
+        """(rows, time of the last row written or human label set): what an export of the run is up to date with."""
+        with self._lock:
+            n, last = self._db.execute("SELECT count(*), max(finished) FROM judgments WHERE run_id=?",
+                                       (run_id,)).fetchone()
+        return n, last
+
     def record(self, run_id: str, row: Judgment | dict) -> None:
         """Write one judgment in its own transaction (a retried judgment replaces its error row). Every string in it
         is redacted of keys first (an error or a step may quote a server that echoed one); the writer must hold the
@@ -249,6 +283,20 @@ class RunStore:
                 self._db.execute("ROLLBACK")
                 raise
 
+    def record_many(self, run_id: str, rows: Iterable[Judgment | dict]) -> None:
+        """`record` for many judgments in one transaction (an import, a benchmark's or a test's fixture)."""
+        self.claim(run_id)
+        values = [(run_id, *_columns(redact_obj(as_judgment(r).to_dict())), time.time()) for r in rows]
+        with self._lock:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                self._db.executemany("INSERT OR REPLACE INTO judgments VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                                     values)
+                self._db.execute("COMMIT")
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+
     def set_human_label(self, run_id: str, pair_id: str, label: str) -> bool:
         """Set one judgment's human label; False if the run has no row for that pair."""
         with self._lock:
@@ -257,12 +305,25 @@ class RunStore:
         return cur.rowcount == 1
 
     def rows(self, run_id: str) -> list[Judgment]:
-        """The run's judgments, in split order."""
-        with self._lock:
-            cur = self._db.execute("SELECT * FROM judgments WHERE run_id=? ORDER BY position, pair_id", (run_id,))
+        """The run's judgments, in split order (a list: for small runs and tests; `iter_rows` streams)."""
+        return list(self.iter_rows(run_id))
+
+    def iter_rows(self, run_id: str, *, columns: str = "*", gold_only: bool = False) -> Iterator[Judgment]:
+        """The run's judgments in split order, streamed: a read connection of its own (WAL: a snapshot; writers are
+        not blocked) walks the (run_id, position) index a batch at a time, so memory holds one batch, whatever the
+        run's size. `columns` may name fewer columns (e.g. without `steps`) for readers that need less; `gold_only`
+        keeps the rows with a gold label."""
+        db = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True, timeout=60)
+        try:
+            where = " AND gold IS NOT NULL" if gold_only else ""
+            cur = db.execute(f"SELECT {columns} FROM judgments WHERE run_id=?{where} "
+                             "ORDER BY run_id, position, pair_id", (run_id,))
             names = [d[0] for d in cur.description]
-            raw = cur.fetchall()
-        return [_judgment(dict(zip(names, values))) for values in raw]
+            while batch := cur.fetchmany(READ_BATCH):
+                for values in batch:
+                    yield _judgment(dict(zip(names, values)))
+        finally:
+            db.close()
 
     # --- provider batches (--engine batch): ids and answers, so a restarted run polls and never resubmits ---------
     def add_batch(self, run_id: str, endpoint: str, model: str, input_file_id: str, keys: list[str],
@@ -315,11 +376,29 @@ class RunStore:
             cur = self._db.execute("SELECT key, response, error FROM batch_answers WHERE run_id=?", (run_id,))
             return {k: (r, e) for k, r, e in cur.fetchall()}
 
+    def batch_answer(self, run_id: str, key: str) -> tuple[str | None, str | None] | None:
+        """One collected batch answer: (response JSON, error), or None when the request has no answer yet."""
+        with self._lock:
+            row = self._db.execute("SELECT response, error FROM batch_answers WHERE run_id=? AND key=?",
+                                   (run_id, key)).fetchone()
+        return None if row is None else (row[0], row[1])
+
     def forget_batch_errors(self, run_id: str) -> int:
         """Drop the run's failed batch answers (--retry-errors: those requests are sent again)."""
         with self._lock:
             return self._db.execute("DELETE FROM batch_answers WHERE run_id=? AND error IS NOT NULL",
                                     (run_id,)).rowcount
+
+    def note(self, run_id: str, key: str):
+        """A small JSON value kept beside the run (e.g. what its last export was made from); None when unset."""
+        with self._lock:
+            row = self._db.execute("SELECT value FROM notes WHERE run_id=? AND key=?", (run_id, key)).fetchone()
+        return json.loads(row[0]) if row else None
+
+    def set_note(self, run_id: str, key: str, value) -> None:
+        """Keep a small JSON value beside the run (replacing the last one under `key`)."""
+        with self._lock:
+            self._db.execute("INSERT OR REPLACE INTO notes VALUES (?,?,?)", (run_id, key, json.dumps(value)))
 
     def run_ids(self) -> list[str]:
         """Every run id in the store, oldest first."""
@@ -327,13 +406,13 @@ class RunStore:
             return [r[0] for r in self._db.execute("SELECT run_id FROM runs ORDER BY created")]
 
 
-JSON_COLUMNS = ("fields", "steps", "tokens_by_role")  # judgment columns stored as JSON text
+JSON_COLUMNS = ("fields", "steps", "tokens_by_role")  # judgment columns stored as JSON (steps compressed)
 
 
 def _columns(row: dict) -> tuple:
     """A judgment's `to_dict()` as the judgments table's columns after run_id, before `finished`."""
     return (row["id"], row["position"], row["gold"], row["label"], json.dumps(row["fields"], default=str),
-            json.dumps(row["steps"], default=str), row["tokens"], row["lm_calls"], json.dumps(row["tokens_by_role"]),
+            _pack_steps(row["steps"]), row["tokens"], row["lm_calls"], json.dumps(row["tokens_by_role"]),
             row["seconds"], row["error"], int(bool(row["escalated"])),
             None if row["delegated"] is None else int(row["delegated"]), row["human_label"], row["attempts"])
 
@@ -341,11 +420,26 @@ def _columns(row: dict) -> tuple:
 def _judgment(columns: dict) -> Judgment:
     """A Judgment from one judgments-table row (JSON columns decoded; rows of every earlier version load)."""
     for key in JSON_COLUMNS:
-        columns[key] = json.loads(columns[key]) if columns[key] else None
+        if key in columns:
+            columns[key] = _unpack(columns[key]) if columns[key] else None
     try:
         return Judgment.from_dict(columns)
     except RecordError as exc:
         raise StoreError(f"run {columns.get('run_id')!r}, pair {columns.get('pair_id')!r}: {exc}") from None
+
+
+def _pack_steps(steps: list) -> bytes | str:
+    """The steps column: zlib-compressed JSON (a HIERA step trace shrinks several times; see docs/scale.md)."""
+    if not steps:
+        return "[]"
+    return COMPRESSED + zlib.compress(json.dumps(steps, default=str, separators=(",", ":")).encode(), 6)
+
+
+def _unpack(value: bytes | str):
+    """A JSON column's value: plain JSON text, or a compressed steps blob."""
+    if isinstance(value, bytes):
+        return json.loads(zlib.decompress(value[1:]) if value[:1] == COMPRESSED else value)
+    return json.loads(value)
 
 
 def _beat(ref: weakref.ref) -> None:

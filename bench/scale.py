@@ -1,0 +1,228 @@
+"""eval.label at scale: wall time, time per 1k pairs, peak RSS (from the OS), store size and stderr lines, offline.
+
+    python bench/scale.py label --pairs 10000 100000            # zero-shot, loopback server, --threads 32
+    python bench/scale.py label --pairs 100000 --method hiera    # HIERA (every triage unclear: it always delegates)
+    python bench/scale.py resume --pairs 1000000 --real 20000    # a finished 1M run: seed the store, time the resume
+    python bench/scale.py table                                  # bench/results/scale.jsonl as a Markdown table
+
+Pairs are synthetic and unlabelled: real MSRD queries (the bundled train and dev files) x random catalog movies
+(seed 0). Each measurement runs `python -m eval.label` in a fresh process under `/usr/bin/time -v` (peak RSS is the
+kernel's maximum resident set size), against an OpenAI-compatible loopback server in its own process
+(tests/fault_server.py, no latency, no faults; `--backend fake` uses the in-process fake LM instead). The store,
+caches and outputs live in a scratch folder (`--scratch`, default /tmp/hiera-scale), never in the repository; one
+JSON line per measurement is appended to bench/results/scale.jsonl. `resume` judges the first `--real` pairs for real,
+copies their rows (new ids and positions) for the rest of the split straight into the store, then times eval.label
+on the whole split twice: first every pair is found done and the exports run (`resume+export`), then the export is
+found up to date (`resume-finished`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import re
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "bench" / "results" / "scale.jsonl"
+HIERA_ANSWERS = {"query_interpretability": "unclear"}  # hiera then always delegates (all four agents run)
+
+
+def make_pairs(n: int, scratch: Path) -> Path:
+    """n synthetic unlabelled pairs (MSRD queries x random catalog movies, seed 0), written once per n."""
+    path = scratch / f"pairs-{n}.jsonl"
+    if path.is_file():
+        return path
+    sys.path.insert(0, str(ROOT))
+    from hiera_dspy.data.msrd import BUNDLED, read_catalog
+
+    queries = sorted({json.loads(line)["query"] for name in ("train.jsonl", "dev.jsonl")
+                      for line in (BUNDLED / name).read_text(encoding="utf-8").splitlines() if line.strip()})
+    catalog = read_catalog(BUNDLED / "movies-corpus.jsonl.gz")
+    rng = random.Random(0)
+    tmp = path.with_suffix(".tmp")
+    with open(tmp, "w", encoding="utf-8") as fh:
+        for i in range(n):
+            q, movie = rng.randrange(len(queries)), catalog[rng.randrange(len(catalog))]
+            fh.write(json.dumps({"id": f"p{i}", "query": queries[q], "item_title": movie.title,
+                                 "item_text": movie.text, "query_id": f"q{q}", "item_id": movie.id}) + "\n")
+    tmp.rename(path)
+    return path
+
+
+class Loopback:
+    """tests/fault_server.py in its own process (it must not share eval.label's GIL or RSS)."""
+
+    def __init__(self, answers: dict):
+        self.proc = subprocess.Popen([sys.executable, str(ROOT / "tests" / "fault_server.py"), "--latency", "0",
+                                      "--answers", json.dumps(answers)], stdout=subprocess.PIPE, text=True, cwd=ROOT)
+        line = self.proc.stdout.readline()
+        if not line.startswith("URL "):
+            raise RuntimeError(f"loopback server did not start: {line!r}")
+        self.url = line.split()[1]
+
+    def close(self) -> None:
+        self.proc.terminate()
+        self.proc.wait(30)
+
+
+def label_command(pairs: Path, out: Path, method: str, threads: int, backend: str, url: str | None,
+                  extra: list[str]) -> list[str]:
+    """The eval.label command line of one measurement."""
+    argv = ["--dataset", f"jsonl:{pairs}", "--scheme", "msrd", "--method", method, "--threads", str(threads),
+            "--knowledge", "none", "--out", str(out), "--run-id", out.name, *extra]
+    if backend == "loopback":
+        return [sys.executable, "-m", "eval.label", *argv, "--lm", "openai/bench", "--api-base", url]
+    answers = json.dumps(HIERA_ANSWERS if method == "hiera" else {})
+    return [sys.executable, str(Path(__file__).resolve()), "_fake", answers, *argv, "--lm", "openai/bench"]
+
+
+def measure(command: list[str], scratch: Path, tag: str) -> dict:
+    """Run `command` under /usr/bin/time -v; wall seconds, peak RSS MB (the OS's), stderr lines."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "HIERA_RUNS_DIR": str(scratch / "runs"),
+           "HIERA_CACHE_DIR": str(scratch / "cache")}
+    err = scratch / f"{tag}.stderr"
+    start = time.perf_counter()
+    with open(err, "w") as fh:
+        code = subprocess.call(["/usr/bin/time", "-v", *command], stdout=subprocess.DEVNULL, stderr=fh, cwd=ROOT,
+                               env=env)
+    wall = time.perf_counter() - start
+    text = err.read_text(errors="replace")
+    rss = re.search(r"Maximum resident set size \(kbytes\): (\d+)", text)
+    lines = text.split("\tCommand being timed", 1)[0].count("\n")
+    if code:
+        raise SystemExit(f"{tag}: exit {code}; see {err}")
+    return {"wall_s": round(wall, 1), "peak_rss_mb": round(int(rss.group(1)) / 1024) if rss else None,
+            "stderr_lines": lines}
+
+
+def store_mb(scratch: Path) -> float:
+    """The run store's size on disk (database + WAL), MB."""
+    return round(sum(p.stat().st_size for p in (scratch / "runs").glob("store.sqlite*")) / 2**20, 1)
+
+
+def row_bytes(scratch: Path, run_id: str) -> int | None:
+    """Mean bytes of a stored row of the run (its columns as stored: the step trace compressed)."""
+    with sqlite3.connect(scratch / "runs" / "store.sqlite") as db:
+        n, size = db.execute("SELECT count(*), sum(length(pair_id) + length(fields) + length(steps) + "
+                             "length(tokens_by_role) + coalesce(length(label), 0) + 60) FROM judgments "
+                             "WHERE run_id=?", (run_id,)).fetchone()
+    return round(size / n) if n else None
+
+
+def record(result: dict) -> dict:
+    """Append one measurement to bench/results/scale.jsonl and print it."""
+    RESULTS.parent.mkdir(parents=True, exist_ok=True)
+    with open(RESULTS, "a") as fh:
+        fh.write(json.dumps(result) + "\n")
+    print(json.dumps(result), flush=True)
+    return result
+
+
+def label(args) -> None:
+    """Fresh eval.label runs, one per --pairs value."""
+    server = Loopback(HIERA_ANSWERS if args.method == "hiera" else {}) if args.backend == "loopback" else None
+    try:
+        for n in args.pairs:
+            pairs = make_pairs(n, args.scratch)
+            tag = f"{args.method}-{n}-{int(time.time())}"
+            out = args.scratch / tag
+            result = measure(label_command(pairs, out, args.method, args.threads, args.backend,
+                                           server and server.url, []), args.scratch, tag)
+            record({"kind": "label", "method": args.method, "pairs": n, "backend": args.backend,
+                    "threads": args.threads, **result, "s_per_1k": round(result["wall_s"] / n * 1000, 2),
+                    "store_mb": store_mb(args.scratch), "row_bytes": row_bytes(args.scratch, tag),
+                    "load": os.getloadavg()[0], "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())})
+    finally:
+        if server:
+            server.close()
+
+
+def resume(args) -> None:
+    """A finished run of --pairs: judge --real pairs, copy their rows for the rest, time the resume."""
+    n = args.pairs[0]
+    pairs = make_pairs(n, args.scratch)
+    tag = f"resume-{args.method}-{n}-{int(time.time())}"
+    out = args.scratch / tag
+    server = Loopback(HIERA_ANSWERS if args.method == "hiera" else {}) if args.backend == "loopback" else None
+    try:
+        command = label_command(pairs, out, args.method, args.threads, args.backend, server and server.url, [])
+        first = measure([*command, "--limit", str(args.real)], args.scratch, tag + "-real")
+    finally:
+        if server:
+            server.close()
+    start = time.perf_counter()
+    fill(args.scratch / "runs" / "store.sqlite", tag, args.real, n)
+    filled = round(time.perf_counter() - start, 1)
+    # the first resume finds every pair done and exports; the second finds the export up to date
+    for kind, name in (("resume+export", tag), ("resume-finished", tag + "-again")):
+        result = measure(command, args.scratch, name)  # no server: nothing is left to send
+        record({"kind": kind, "method": args.method, "pairs": n, "real_pairs": args.real, "backend": args.backend,
+                "real_wall_s": first["wall_s"], "fill_s": filled, **result, "store_mb": store_mb(args.scratch),
+                "row_bytes": row_bytes(args.scratch, tag), "load": os.getloadavg()[0],
+                "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())})
+
+
+def fill(store: Path, run_id: str, real: int, n: int) -> None:
+    """Copy the run's `real` judged rows (cycling) as the rows of pairs p{real}..p{n-1}, in batched transactions."""
+    with sqlite3.connect(store) as db:
+        cur = db.execute("SELECT * FROM judgments WHERE run_id=? ORDER BY position", (run_id,))
+        names = [d[0] for d in cur.description]
+        rows = [dict(zip(names, r)) for r in cur.fetchall()]
+        marks = ",".join("?" * len(names))
+        for start in range(real, n, 10_000):
+            batch = []
+            for i in range(start, min(n, start + 10_000)):
+                row = dict(rows[i % len(rows)], pair_id=f"p{i}", position=i, finished=time.time())
+                batch.append([row[k] for k in names])
+            db.executemany(f"INSERT OR REPLACE INTO judgments VALUES ({marks})", batch)
+            db.commit()
+
+
+def table(_args) -> None:
+    """The measurements so far as a Markdown table."""
+    print("| kind | method | pairs | wall s | s per 1k pairs | peak RSS MB | store MB | bytes/row | stderr lines "
+          "| load |\n|---|---|---|---|---|---|---|---|---|---|")
+    for line in RESULTS.read_text().splitlines():
+        r = json.loads(line)
+        print(f"| {r['kind']} | {r['method']} | {r['pairs']:,} | {r['wall_s']} | {r.get('s_per_1k', '-')} | "
+              f"{r['peak_rss_mb']} | {r['store_mb']} | {r.get('row_bytes')} | {r['stderr_lines']:,} | "
+              f"{r.get('load', 0):.1f} |")
+
+
+def fake_label(answers: str, argv: list[str]) -> None:
+    """eval.label with every role LM the in-process fake LM (`--backend fake`)."""
+    sys.path.insert(0, str(ROOT))
+    from eval import label as eval_label
+    from hiera_dspy.lm.roles import lm_factory
+    from hiera_dspy.testing import fake_lm
+
+    with lm_factory(lambda spec, role: fake_lm(json.loads(answers))):
+        eval_label.main(argv)
+
+
+def main() -> None:
+    if len(sys.argv) > 2 and sys.argv[1] == "_fake":
+        return fake_label(sys.argv[2], sys.argv[3:])
+    p = argparse.ArgumentParser(prog="python bench/scale.py", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("what", choices=("label", "resume", "table"))
+    p.add_argument("--pairs", type=int, nargs="+", default=[10_000])
+    p.add_argument("--method", default="zero-shot", choices=("zero-shot", "hiera"))
+    p.add_argument("--threads", type=int, default=32)
+    p.add_argument("--backend", default="loopback", choices=("loopback", "fake"))
+    p.add_argument("--real", type=int, default=20_000, help="resume: pairs judged for real before the copy")
+    p.add_argument("--scratch", type=Path, default=Path("/tmp/hiera-scale"))
+    args = p.parse_args()
+    args.scratch.mkdir(parents=True, exist_ok=True)
+    {"label": label, "resume": resume, "table": table}[args.what](args)
+
+
+if __name__ == "__main__":
+    main()
