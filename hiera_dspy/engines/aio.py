@@ -25,6 +25,7 @@ from hiera_dspy.lm import ledger, pacing
 from hiera_dspy.lm.retry import retrying
 from hiera_dspy.records import Judgment, Pair
 from hiera_dspy.runs.runner import Progress, RunRows, judge_one, judgment_row, pending, run_rows
+from hiera_dspy.untrusted.screen import program_inputs
 
 
 def has_async_path(program: dspy.Module) -> bool:
@@ -43,7 +44,7 @@ async def ajudge_one(program: dspy.Module, pair: Pair, position: int | None = No
     prediction, error = None, None
     with ledger.bind(book), retrying():
         try:
-            prediction = await program.acall(**pair.inputs())
+            prediction = await program.acall(**program_inputs(pair))
         except Exception as exc:  # noqa: BLE001 - one pair's failure must not stop the run
             error = exc
     return judgment_row(pair, position, book, prediction, error, time.perf_counter() - start)

@@ -55,13 +55,17 @@ def iter_pairs_file(path: Path) -> Iterator[dict]:
 
 def record(row: dict, pair: dict, method: str, decision: dict | None) -> dict:
     """One judgment as a labels.jsonl / new.jsonl record: the final label (a person's decision over the machine's),
-    where it came from, the machine label, its confidence and that confidence's source."""
+    where it came from, the machine label, its confidence and that confidence's source; `manipulation`, the screen's
+    flags, when the item text looked manipulated (`hiera_dspy.untrusted.screen`)."""
     conf = confidence(row)
     final = decision["label"] if decision else row.get("label")
     out = {"id": row["id"], "query_id": pair["query_id"], "item_id": pair["item_id"], "label": final,
            "source": "human" if decision else ("machine" if final else "none"), "machine_label": row.get("label"),
            "confidence": conf.value, "confidence_source": conf.source, "distribution": conf.distribution,
            "escalated": bool(row.get("escalated")), "method": method, "error": row.get("error")}
+    flags = (row.get("fields") or {}).get("manipulation")
+    if flags:
+        out["manipulation"] = list(flags)
     if decision:
         out |= {"decided_by": decision["who"], "decided_at": iso(decision["at"]), "decided_via": decision["via"]}
     return out

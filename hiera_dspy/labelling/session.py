@@ -14,6 +14,7 @@ from hiera_dspy.labelling.run import export
 from hiera_dspy.labelling.sample import SAMPLE_REASON, read_sample, sample_entries
 from hiera_dspy.labels import LabelScheme
 from hiera_dspy.runs.store import RunStore
+from hiera_dspy.untrusted.screen import screen_item
 
 
 class Review:
@@ -55,7 +56,7 @@ class Review:
                 "machine_label": row.get("label"), "confidence": entry.confidence.value,
                 "confidence_source": entry.confidence.source, "distribution": entry.confidence.distribution,
                 "escalated": bool(row.get("escalated")), "reason": entry.reason, "transcript": transcript(row),
-                "decision": _public(decision)} | _hidden(entry, decision)
+                "decision": _public(decision), **manipulation(row, pair)} | _hidden(entry, decision)
 
     def decide(self, pair_id: str, label: str, who: str, via: str = "review-page") -> dict:
         """Store one decision and re-export the labelling run's files. ValueError / UnknownPair for bad input."""
@@ -65,6 +66,16 @@ class Review:
             decision = self.decisions.record(self.run_id, pair_id, label, who, via=via)
             written = export(self.store, self.run_id) if "labelling" in self.config else []
         return {"decision": _public(decision), "written": [str(p) for p in written]}
+
+
+def manipulation(row: dict, pair: dict) -> dict:
+    """What the review page shows of a judgment whose item looked manipulated: the screen's flags and the item as
+    the judge read it (`hiera_dspy.untrusted.screen`); empty flags and no judged text for a clean item."""
+    flags = list((row.get("fields") or {}).get("manipulation") or [])
+    if not flags or not pair:
+        return {"manipulation": flags}
+    screened = screen_item(pair.get("query", ""), pair.get("item_title", ""), pair.get("item_text", ""))
+    return {"manipulation": flags, "judged_title": screened.title, "judged_text": screened.text}
 
 
 def _hidden(entry: QueueEntry, decision: dict | None) -> dict:

@@ -25,6 +25,7 @@ from hiera_dspy.records import Judgment, Pair
 from hiera_dspy.runs.idset import IdSet
 from hiera_dspy.runs.progress import Display, Progress
 from hiera_dspy.runs.store import RunStore
+from hiera_dspy.untrusted.screen import manipulation_flags, program_inputs
 
 WINDOW = 1000  # pairs checked against the store per query when finding what is left to judge
 IN_FLIGHT = 4  # pairs submitted per worker thread ahead of the one it is judging
@@ -37,7 +38,7 @@ def judge_one(program: dspy.Module, pair: Pair, position: int | None = None) -> 
     prediction, error = None, None
     with ledger.bind(book), retrying():
         try:
-            prediction = program(**pair.inputs())
+            prediction = program(**program_inputs(pair))  # the screened item: hiera_dspy.untrusted.screen
         except Exception as exc:  # noqa: BLE001 - one pair's failure must not stop the run
             error = exc
     return judgment_row(pair, position, book, prediction, error, time.perf_counter() - start)
@@ -46,9 +47,14 @@ def judge_one(program: dspy.Module, pair: Pair, position: int | None = None) -> 
 def judgment_row(pair: Pair, position: int | None, book: ledger.Ledger, prediction, error: Exception | None,
                  seconds: float) -> Judgment:
     """The run store's row for one finished judgment (every engine builds its rows here): the prediction's own
-    outputs become its `fields` (`hiera_dspy.records.prediction_fields`), an exception its redacted `error`."""
+    outputs become its `fields` (`hiera_dspy.records.prediction_fields`), an exception its redacted `error`; an item
+    the screen changed because it looked manipulated gets `fields["manipulation"]`, the screen's flags."""
     message = None if error is None else redact(f"{type(error).__name__}: {error}")[:500]  # a server may echo the key
-    return Judgment.of(pair, prediction, message, book, seconds, position)
+    judgment = Judgment.of(pair, prediction, message, book, seconds, position)
+    flags = manipulation_flags(pair)
+    if flags:
+        judgment.fields["manipulation"] = list(flags)
+    return judgment
 
 
 def run_pairs(program: dspy.Module, pairs: Iterable[Pair], store: RunStore, run_id: str, threads: int = 1,

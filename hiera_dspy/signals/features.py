@@ -82,11 +82,15 @@ class LexicalModel:
         sum_t idf(t) * tf * (k1 + 1) / (tf + k1 * (1 - b + b * len / avgdl)),
         idf(t) = ln(1 + (N - df + 0.5) / (df + 0.5)); a term never seen at fit time has df = 0.
     Items are de-duplicated by (title, text) before counting document frequencies.
+    `tf_cap` caps a term's count (1: a term counts once however often an item repeats it, so repetition does not
+    pay; None: raw counts, the model saved before the cap existed).
     """
 
-    def __init__(self, k1: float = 1.5, b: float = 0.75, stopwords: Iterable[str] = STOPWORDS):
+    def __init__(self, k1: float = 1.5, b: float = 0.75, stopwords: Iterable[str] = STOPWORDS,
+                 tf_cap: int | None = 1):
         self.k1 = float(k1)
         self.b = float(b)
+        self.tf_cap = None if tf_cap is None else int(tf_cap)
         self.stopwords = frozenset(stopwords)
         self.n_docs = 0
         self.avgdl = 0.0
@@ -129,19 +133,22 @@ class LexicalModel:
         bm25 = 0.0
         for term in terms:
             tf = doc_counts.get(term, 0)
+            if self.tf_cap is not None:
+                tf = min(tf, self.tf_cap)
             if tf:
                 bm25 += self.idf.get(term, self.idf_unseen) * tf * (self.k1 + 1.0) / (tf + norm)
         return [title_overlap, text_overlap, bm25]
 
     def to_dict(self) -> dict:
         """The parameters and learned statistics as JSON-ready data."""
-        return {"k1": self.k1, "b": self.b, "stopwords": sorted(self.stopwords), "n_docs": self.n_docs,
+        return {"k1": self.k1, "b": self.b, "tf_cap": self.tf_cap, "stopwords": sorted(self.stopwords),
+                "n_docs": self.n_docs,
                 "avgdl": self.avgdl, "idf_unseen": self.idf_unseen, "idf": dict(self.idf)}
 
     @classmethod
     def from_dict(cls, d: dict) -> LexicalModel:
         """The model `to_dict` wrote."""
-        model = cls(k1=d["k1"], b=d["b"], stopwords=d["stopwords"])
+        model = cls(k1=d["k1"], b=d["b"], stopwords=d["stopwords"], tf_cap=d.get("tf_cap"))
         model.n_docs = int(d["n_docs"])
         model.avgdl = float(d["avgdl"])
         model.idf_unseen = float(d["idf_unseen"])
@@ -276,13 +283,15 @@ class FeatureExtractor:
         return LEXICAL_FEATURES + (EMBEDDING_FEATURES if self.embedder is not None else ())
 
     def fit(self, items: Iterable[tuple[str, str, str]]) -> FeatureExtractor:
-        """Fit the idf table on the items of (query, item_title, item_text) triples."""
-        self.lexical.fit((title, text) for _query, title, text in items)
+        """Fit the idf table on the items of (query, item_title, item_text) triples (screened, as `transform` reads
+        them)."""
+        self.lexical.fit((title, text) for _query, title, text in screened(items))
         return self
 
     def transform(self, triples: Sequence[tuple[str, str, str]]) -> np.ndarray:
-        """A (len(triples), len(feature_names)) float64 matrix for (query, item_title, item_text) triples."""
-        triples = list(triples)
+        """A (len(triples), len(feature_names)) float64 matrix for (query, item_title, item_text) triples. Items are
+        screened first (`screened`): features are computed on what the item says, not on stuffing or orders."""
+        triples = screened(triples)
         rows = np.array([self.lexical.features(q, t, x) for q, t, x in triples], dtype=np.float64)
         rows = rows.reshape(len(triples), len(LEXICAL_FEATURES))
         if self.embedder is None:
@@ -323,6 +332,17 @@ class FeatureExtractor:
         if fx.embedding_model != model_id:
             raise ValueError(f"saved model used embeddings of {model_id!r}, got an embedder of {fx.embedding_model!r}")
         return fx
+
+
+def screened(triples: Iterable[tuple[str, str, str]]) -> list[tuple[str, str, str]]:
+    """(query, title, text) triples with the item through the untrusted-text screen (`hiera_dspy.untrusted.screen`:
+    normalised, orders and claims removed, stuffing and query echoes taken out). A clean item reads the same. (The
+    strict echo rule, `screen_item(..., strict=True)`, would also drop a sentence that repeats the query once; it
+    stops claims in new words on MSRD but removes honest descriptions that repeat the query, so it is not used.)"""
+    from hiera_dspy.untrusted.screen import screen_item_cached
+
+    items = [(query, screen_item_cached(query, title, text)) for query, title, text in triples]
+    return [(query, item.title, item.text) for query, item in items]
 
 
 def _cosine(a: np.ndarray, b: np.ndarray) -> float:

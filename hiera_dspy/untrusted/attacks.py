@@ -1,4 +1,5 @@
-"""Prompt-injection probes: hostile item texts for tests and the flip-rate benchmark (bench/injection.py).
+"""Prompt-injection probes: hostile item texts for tests and the flip-rate benchmark (bench/injection.py); the
+manipulation families of bench/manipulation.py are in `hiera_dspy.untrusted.families`.
 
 Item text, catalog rows and web results are untrusted; these attacks try to change the task, fake DSPy's field
 markers, or role-play a new instruction. A sound judge labels the injected copy as it labels the clean one.

@@ -193,8 +193,9 @@ def test_as_data_strips_field_markers():
 
 def test_as_data_truncates():
     assert as_data("short", 10) == "short"
-    out = as_data("word " * 1000)
+    out = as_data(" ".join(f"word{i}" for i in range(1000)))  # distinct words: a repeated one is stuffing, cut to one
     assert out.endswith("…[truncated]")
+    assert as_data("word " * 1000) == "word"
     assert len(out) <= ITEM_TEXT_BUDGET + len(" …[truncated]")
     assert as_data("x" * 20, 10) == "x" * 10 + " …[truncated]"
     assert as_data(None) == "" and as_data(42) == "42"
