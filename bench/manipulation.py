@@ -35,6 +35,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout's 
 import numpy as np  # noqa: E402
 
 from hiera_dspy.data import load_dataset  # noqa: E402
+from hiera_dspy.data.msrd import CATALOG_FIELDS  # noqa: E402
+from hiera_dspy.data.msrd_pool import pool_item_text  # noqa: E402
 from hiera_dspy.metrics.classification import classification_metrics  # noqa: E402
 from hiera_dspy.records import Pair  # noqa: E402
 from hiera_dspy.untrusted.families import FAMILIES, attack, opposite_of_gold, phrasings  # noqa: E402
@@ -46,22 +48,6 @@ except ImportError:  # pragma: no cover - the "before" checkout
 
 MSRD = Path(__file__).resolve().parents[1] / "hiera_dspy" / "data" / "msrd"
 OUT = Path("bench/results/manipulation")
-CATALOG_FIELDS = ("overview", "year", "genres", "director", "actors", "characters", "tags")
-
-
-def _item_text(row: dict) -> str:
-    """A catalog row as the bundled pairs' item text (`Name: value` lines; a year of 0 left out)."""
-    parts = []
-    for name in CATALOG_FIELDS:
-        value = row.get(name)
-        if isinstance(value, list):
-            value = ", ".join(map(str, value))
-        if value in (None, "", []) or (name == "year" and value == 0):
-            continue
-        parts.append(f"{name.capitalize()}: {value}")
-    return "\n".join(parts)
-
-
 def held_out(dataset, n: int, seed: int) -> list[Pair]:
     """`n` pool pairs (half relevant) of queries outside train and dev, one per query, in a seeded order."""
     seen = {p.query_id for split in ("train", "dev") for p in dataset.splits[split]}
@@ -77,7 +63,7 @@ def held_out(dataset, n: int, seed: int) -> list[Pair]:
         label = dataset.scheme.from_raw(int(grade))
         if qid in seen or row is None or qid in by_label["Irrelevant"] or qid in by_label["Relevant"]:
             continue
-        by_label[label][qid] = Pair(f"msrd:{qid}:{doc}", query, str(row["title"]), _item_text(row), label, qid, doc)
+        by_label[label][qid] = Pair(f"msrd:{qid}:{doc}", query, str(row["title"]), pool_item_text(row, CATALOG_FIELDS), label, qid, doc)
     half = n // 2
     pairs = list(by_label["Relevant"].values())[:half] + list(by_label["Irrelevant"].values())[:n - half]
     random.Random(seed).shuffle(pairs)

@@ -11,10 +11,9 @@ Example:
 
 from __future__ import annotations
 
-import sqlite3
-import threading
 import time
-from pathlib import Path
+
+from hiera_dspy.runs.side_table import SideTable
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS decisions (
@@ -29,20 +28,10 @@ class UnknownPair(KeyError):
     """The pair is not a judgment of the run."""
 
 
-class DecisionLog:
+class DecisionLog(SideTable):
     """Decisions on the judgments of runs in one store file (its own connection; WAL lets it share the file)."""
 
-    def __init__(self, path: str | Path):
-        self.path = Path(path)
-        self._db = sqlite3.connect(self.path, check_same_thread=False, timeout=60, isolation_level=None)
-        self._lock = threading.Lock()
-        with self._lock:
-            self._db.executescript(SCHEMA)
-
-    def close(self) -> None:
-        """Close the log's database connection."""
-        with self._lock:
-            self._db.close()
+    schema = SCHEMA
 
     def record(self, run_id: str, pair_id: str, label: str, who: str, via: str = "review-page") -> dict:
         """Append one decision and mirror it into the judgment's `human_label`, in one transaction."""

@@ -17,14 +17,13 @@ from __future__ import annotations
 
 import math
 import random
-import sqlite3
-import threading
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from hiera_dspy.errors import HieraError
+from hiera_dspy.runs.side_table import SideTable
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS human_sample (
@@ -128,20 +127,10 @@ def sample_entries(sample: Sample | None, rows: Sequence[dict], pair_query: dict
 SAMPLE_REASON = "sample: label every pair of this query"
 
 
-class SampleLog:
+class SampleLog(SideTable):
     """The human samples of the runs in one run store file (its own connection, like the decision log)."""
 
-    def __init__(self, path: str | Path):
-        self.path = Path(path)
-        self._db = sqlite3.connect(self.path, check_same_thread=False, timeout=60, isolation_level=None)
-        self._lock = threading.Lock()
-        with self._lock:
-            self._db.executescript(SCHEMA)
-
-    def close(self) -> None:
-        """Close the connection."""
-        with self._lock:
-            self._db.close()
+    schema = SCHEMA
 
     def get(self, run_id: str) -> Sample | None:
         """The run's sample, or None if it has none."""
