@@ -94,6 +94,7 @@ def slug(heading: str) -> str:
 
 def test_relative_links_and_anchors_resolve():
     broken = []
+    anchors: dict[Path, set[str]] = {}  # each page's heading slugs, read once
     for page in pages():
         for target in LINK.findall(page.read_text(encoding="utf-8")):
             if re.match(r"[a-z]+:", target):
@@ -103,7 +104,9 @@ def test_relative_links_and_anchors_resolve():
             if not file.exists():
                 broken.append(f"{page.relative_to(ROOT)}: {target}")
             elif anchor and file.suffix == ".md":
-                headings = re.findall(r"^#+ (.+)$", file.read_text(encoding="utf-8"), re.M)
-                if anchor not in {slug(h) for h in headings}:
+                if file not in anchors:
+                    headings = re.findall(r"^#+ (.+)$", file.read_text(encoding="utf-8"), re.M)
+                    anchors[file] = {slug(h) for h in headings}
+                if anchor not in anchors[file]:
                     broken.append(f"{page.relative_to(ROOT)}: {target} (no such heading)")
     assert not broken, broken
