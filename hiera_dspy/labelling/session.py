@@ -9,6 +9,7 @@ from pathlib import Path
 
 from hiera_dspy.labelling.decisions import DecisionLog
 from hiera_dspy.labelling.exports import iso, read_pairs_file
+from hiera_dspy.labelling.history import folder_decisions
 from hiera_dspy.labelling.queue import QueueEntry, review_queue
 from hiera_dspy.labelling.run import export
 from hiera_dspy.labelling.sample import SAMPLE_REASON, read_sample, sample_entries
@@ -32,10 +33,19 @@ class Review:
         self.sample = read_sample(store.path, run_id)
         self._lock = threading.Lock()
 
+    def decided_earlier(self) -> set[str]:
+        """Pairs a person decided on an earlier run of this run's output folder and not on this run: their decision
+        holds for this run too (`hiera_dspy.labelling.history`), so they are not queued again."""
+        here = set(self.decisions.latest(self.run_id))
+        return {pid for pid, d in folder_decisions(self.store, self.run_id).items()
+                if d["run_id"] != self.run_id and pid not in here}
+
     def queue(self) -> list[QueueEntry]:
         """The judgments a person should look at: the human sample's pairs first (every pair of each sampled
-        query), then escalations, then the least confident within the budget."""
-        rows = self.store.rows(self.run_id)
+        query), then escalations, then the least confident within the budget; never a pair decided on an earlier
+        run of the same output folder (the budget counts the others)."""
+        done = self.decided_earlier()
+        rows = [r for r in self.store.rows(self.run_id) if r["id"] not in done]
         first = sample_entries(self.sample, rows, {i: p.get("query_id") for i, p in self.pairs.items()})
         taken = {e.row["id"] for e in first}
         return first + [e for e in review_queue(rows, self.budget) if e.row["id"] not in taken]

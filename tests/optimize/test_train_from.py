@@ -12,6 +12,7 @@ from eval import escalations
 from eval import label as eval_label
 from hiera_dspy.cli.options import runs_dir
 from hiera_dspy.labelling.gold import NoDecisions
+from hiera_dspy.labelling.session import Review
 from hiera_dspy.runs.artifact_format import read_artifact
 from hiera_dspy.runs.store import RunStore
 from optimize import compile as compile_cli
@@ -81,6 +82,11 @@ def test_a_refit_on_decisions_changes_a_label_they_taught(world):
             assert r["label"] == "Irrelevant" and r["source"] == "human" and r["decided_by"] == "ana"
         else:  # nobody decided these two: the refitted judge learned from the decisions
             assert r["label"] == "Irrelevant" and r["source"] == "machine" and before[pid]["label"] == "Relevant"
+    relabelled = _run_id()
+    assert relabelled != run_id  # the refitted judge's run: the review queues only what nobody decided
+    queued = [e.row["id"] for e in Review(RunStore(runs_dir() / "store.sqlite"), relabelled, budget=50).queue()]
+    assert sorted(queued) == ["p110", "p111"]
+    assert len(Review(RunStore(runs_dir() / "store.sqlite"), run_id, budget=50).queue()) == 12  # its own decisions stay
 
 
 def test_train_from_needs_a_judge_and_a_labelling_run(world):
