@@ -23,6 +23,7 @@ from functools import lru_cache
 from hiera_dspy.untrusted.blocks import item_block
 
 SYSTEM = "Judge how relevant an item is to a search query. Answer {labels}."
+QUESTION = "How relevant is this item to the search query? Answer {labels}."
 PLAIN = "{% for m in messages %}{{ m.role | capitalize }}: {{ m.content }}\n\n{% endfor %}Assistant:"
 
 
@@ -91,15 +92,17 @@ class PromptFormat:
         bos, eos = gguf_meta.bos_eos(path)
         return cls(tuple(labels), gguf_meta.chat_template(path), gguf_meta.special_tokens(path), bos, eos)
 
-    def user_message(self, query: str, title: str, text: str | None, text_chars: int) -> str:
-        """The user turn: the query, then the item as data (its block ends by restating the task)."""
+    def user_message(self, query: str, title: str, text: str | None, text_chars: int, question: bool = True) -> str:
+        """The user turn: the query, then the item as data (its block ends by restating the task), then (`question`)
+        the relevance question with the scheme's labels, the last words before the answer."""
         text = compact(text or "", text_chars)
-        return break_special(f"Search query: {query}\n{item_block(title, text, len(text) + 20)}", self.special)
+        ask = f"\n{QUESTION.format(labels=label_list(self.labels))}" if question else ""
+        return break_special(f"Search query: {query}\n{item_block(title, text, len(text) + 20)}", self.special) + ask
 
-    def render(self, query: str, title: str, text: str | None, text_chars: int = 600) -> str:
+    def render(self, query: str, title: str, text: str | None, text_chars: int = 600, question: bool = True) -> str:
         """The whole prompt, ending where the model's answer would start."""
         messages = [{"role": "system", "content": SYSTEM.format(labels=label_list(self.labels))},
-                    {"role": "user", "content": self.user_message(query, title, text, text_chars)}]
+                    {"role": "user", "content": self.user_message(query, title, text, text_chars, question)}]
         template = _template(self.template or PLAIN)
         return template.render(messages=messages, add_generation_prompt=True, bos_token=self.bos,
                                eos_token=self.eos, tools=None)
