@@ -212,8 +212,8 @@ def table(args) -> dict:
         if x is None:
             print(f"{variant}: not every vector cached; skipped", file=sys.stderr)
             continue
-        extra = {"question": VARIANTS[variant][0], "text_chars": VARIANTS[variant][1], **timing_of(Path(args.out),
-                                                                                                  variant)}
+        extra = {"question": VARIANTS[variant][0], "text_chars": VARIANTS[variant][1], **timing_of(Path(args.out), variant,
+                                                                                                  args.split)}
         probe = argmax(probe_oof(x, pairs, labels, args.probe_C, folds))
         stacked = argmax(stacked_oof(x, pairs, labels, scorer_dists, args.probe_C, folds))
         if first is None:
