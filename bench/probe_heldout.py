@@ -156,17 +156,23 @@ def table(args) -> dict:
     rows.append(metrics_row("probe-stacked 300", gold, argmax(st300), reference, labels, train_pairs=len(train),
                             s_per_pair=timing.get("wall_s_per_pair"), cpu_s_per_pair=timing.get("cpu_s_per_pair")))
 
-    # the pool scorer: the pool minus the held-out and dev queries (dev is never in the pool split)
+    # the pool scorer: the pool minus the held-out and dev queries (dev is never in the pool split); --pool-limit 0:
+    # none, and the stacks below use embed-lr 300 (honest on dev and on the held-out pairs too)
     heldq = {p.query_id for p in held}
-    pool = [p for p in dataset.split("pool") if p.query_id not in heldq]
-    if args.cached_only:
-        pool = cache_filter(embedder)(pool)
-    if args.pool_limit and len(pool) > args.pool_limit:
-        pool = [pool[i] for i in sorted(random.Random(args.seed).sample(range(len(pool)), args.pool_limit))]
-    spool, fitpool = scorer_fit(pool, **POOL_OPTIONS)
-    dpool, s_pairpool = scored(spool, held)
-    rows.append(metrics_row("embed-lr pool (hgb, query, balanced)", gold, argmax(dpool), reference, labels,
-                            train_pairs=len(pool), fit_s=fitpool, s_per_pair=s_pairpool))
+    pool: list[Pair] = []
+    spool, dpool, kind = s300, d300, "300"
+    if args.pool_limit != 0:
+        pool = [p for p in dataset.split("pool") if p.query_id not in heldq]
+        if args.cached_only:
+            pool = cache_filter(embedder)(pool)
+        if args.pool_limit and len(pool) > args.pool_limit:
+            pool = [pool[i] for i in sorted(random.Random(args.seed).sample(range(len(pool)), args.pool_limit))]
+        spool, fitpool = scorer_fit(pool, **POOL_OPTIONS)
+        dpool, s_pairpool = scored(spool, held)
+        kind = "pool"
+        rows.append(metrics_row("embed-lr pool (hgb, query, balanced)", gold, argmax(dpool), reference, labels,
+                                train_pairs=len(pool), fit_s=fitpool, s_per_pair=s_pairpool))
+    scorer_pairs = len(pool) or len(train)
 
     # probe-stacked pool: probe on train + dev; stacker on dev (pool scorer honest there, probe out-of-fold)
     timed = {"s_per_pair": timing.get("wall_s_per_pair"), "cpu_s_per_pair": timing.get("cpu_s_per_pair")}
@@ -186,8 +192,8 @@ def table(args) -> dict:
         rows.append(metrics_row(f"llm-probe {len(base)} (train + dev)", gold, argmax(p600), reference, labels,
                                 train_pairs=len(base), **timed))
         stp = [stackpool.predict_proba(s, p) for s, p in zip(dpool, p600)]
-        rows.append(metrics_row(f"probe-stacked pool (pool scorer + probe {len(base)}, stacker on dev)", gold,
-                                argmax(stp), reference, labels, train_pairs=len(pool), **timed))
+        rows.append(metrics_row(f"probe-stacked {kind} (scorer {kind} + probe {len(base)}, stacker on dev)", gold,
+                                argmax(stp), reference, labels, train_pairs=scorer_pairs, **timed))
 
     # + the other half of the held-out queries (cross-fitted over 2 query-grouped folds)
     cross_probe, cross_stack = [None] * len(held), [None] * len(held)
@@ -211,8 +217,8 @@ def table(args) -> dict:
     n_cross = len(base) + len(held) // 2
     rows.append(metrics_row(f"llm-probe {n_cross} (+ held-out half, cross-fitted)", gold, argmax(cross_probe),
                             reference, labels, train_pairs=n_cross, **timed))
-    rows.append(metrics_row(f"probe-stacked pool, probe {n_cross} (+ held-out half, cross-fitted)", gold,
-                            argmax(cross_stack), reference, labels, train_pairs=len(pool), **timed))
+    rows.append(metrics_row(f"probe-stacked {kind}, probe {n_cross} (+ held-out half, cross-fitted)", gold,
+                            argmax(cross_stack), reference, labels, train_pairs=scorer_pairs, **timed))
 
     result = {"variant": args.variant, "question": VARIANTS[args.variant][0], "text_chars": VARIANTS[args.variant][1],
               "n": len(held), "queries": len(heldq), "relevant": sum(g == labels[-1] for g in gold),
@@ -259,7 +265,7 @@ def main(argv: list[str] | None = None):
     t.add_argument("--embedder", default="auto")
     t.add_argument("--probe-C", type=float, default=0.01)
     t.add_argument("--cached-only", action="store_true", help="the pool scorer: pairs whose texts are cached")
-    t.add_argument("--pool-limit", type=int)
+    t.add_argument("--pool-limit", type=int, help="the pool scorer on a seeded sample of N pool pairs (0: no pool scorer)")
     t.add_argument("--timing", default=str(OUT), help="folder of probe_ablation_timing.jsonl")
     t.add_argument("--out", default=str(OUT))
     args = ap.parse_args(argv)
