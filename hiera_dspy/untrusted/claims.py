@@ -49,7 +49,8 @@ ENGLISH = (
     (r"\b(?:if|when|whether)\s+you(?:'re|\s+are|'ve|\s+have|\s+were)?\s+(?:\w+\s+){0,2}?(?:search\w*|look\w*\s+for|"
      r"typ(?:ed|ing)|googl\w*|want(?:ed)?|after|hoping\s+for|craving|in\s+the\s+mood\s+for|came\s+for)\b"),
     r"\bwhat\s+you(?:'re|\s+are|\s+were)\s+(?:really\s+)?(?:looking|searching|after|hoping)\b",
-    r"\byou(?:'re|\s+are|\s+were)\s+(?:really\s+)?after\b",
+    r"\byou(?:'re|\s+are|\s+were)\s+(?:really\s+)?after\b|\byou\s+came\s+(?:here\s+)?for\b",
+    r"\b(?:wrong|right|correct|perfect)\s+(?:result|pick|search)\b",
     r"\bthe\s+(?:one|\w+)\s+you\s+(?:really\s+)?(?:want|wanted|meant|mean|are\s+after|had\s+in\s+mind)\b",
     r"\blook\s+no\s+further\b|\b(?:stop|keep)\s+(?:scrolling|searching|looking)\s*(?:[.!,:;]|$|here\b|now\b)|\bskip\s+(?:this|it)\b",
     r"\byou(?:'ve|\s+have)?\s+(?:just\s+)?found\s+(?:it|the\s+one|what)\b",

@@ -58,6 +58,7 @@ _ROLES = (r"\b(?:the|an?|any|every|each|all|dear|our|your|attention|hey|human|au
           r"évaluat(?:eur|rice)s?|annotat(?:eur|rice)s?|correcteurs?|bewerter(?:in|innen)?|gutachter(?:in)?|"
           r"prüfer(?:in)?|evaluador(?:es|as?)?|anotador(?:es|as?)?|valutator[ei]|annotator[ei]|avaliador(?:es|as?)?|"
           r"beoordelaars?|oceniając\w*)\b")
+_LABEL_NAMED = r"(?-i:\b(?:(?:Not|Highly|Somewhat|Partially)\s+)?(?:Irrelevant|Relevant|IRRELEVANT|RELEVANT)\b)"
 _QUOTE_OPEN, _QUOTE_CLOSE = r"[\"'«“„‹‘]", r"[\"'»”“›’]"
 
 INSTRUCTION = [re.compile(p, re.IGNORECASE) for p in (
@@ -77,6 +78,7 @@ INSTRUCTION = [re.compile(p, re.IGNORECASE) for p in (
     r"[\"']label[\"']\s*:",
     rf"^\W*{VERDICT}\W*$|\|\s*{VERDICT}\s*\|",  # a bare verdict on its own line (a fake output field), a table cell
     _ROLES,  # the roles that judge an item, or the model reading it, named at all: no description names them
+    _LABEL_NAMED,  # a relevance label, capitalised as a label is: an order in any language has to name it
 )]
 
 # One alternation per filter: a sentence is read once per filter, not once per pattern.
@@ -86,7 +88,7 @@ FILTERS: dict[str, re.Pattern] = {name: re.compile("|".join(f"(?:{p.pattern})" f
 _MARKER = re.compile(r"\[\[\s*##(.*?)##\s*\]\]")
 _BRACES = re.compile(r"[\"']\s*\}|\{\s*[\"']")  # a JSON object's edge: '"}' or '{"'
 _SENTENCE = re.compile(r"[^.!?\n]*(?:[.!?]+|\n|$)")
-_CLAUSE = re.compile(r"\s*[(\[]|\s+[-|—–]\s+")
+_CLAUSE = re.compile(r"\s*[(\[]|\s+[-|—–~]\s+")
 _KEY_LINE = re.compile(r"^\s*[^\W\d][\w .'-]{0,30}?\s*:\s")
 
 

@@ -25,7 +25,7 @@ from hiera_dspy.untrusted.filters import filter_sentences, flag_of
 from hiera_dspy.untrusted.normalise import collapse_whitespace, normalise
 from hiera_dspy.untrusted.stuffing import destuff, echoes, query_terms
 
-_CLAUSE = re.compile(r"\s*[(\[]|\s+[-|—–]\s+")  # where a clause starts: "(ignore the", " - Assessor"
+_CLAUSE = re.compile(r"\s*[(\[]|\s+[-|—–~]\s+")  # where a clause starts: "(ignore the", " - Assessor"
 
 
 class Screened(NamedTuple):

@@ -165,9 +165,9 @@ def _drop_echoes(text: str, terms: list[str], lists: bool = True) -> tuple[str, 
             continue
         sentences = _SENTENCE.findall(line)
         kept = [s for s in sentences if not echoes(s, terms)]
-        if len(kept) != len(sentences):
+        if len(kept) != len(sentences):  # a line outside the item's fields goes whole: its rest goes with the echo
             changed = True
-            if "".join(kept).strip():
+            if key_line and "".join(kept).strip():
                 out.append("".join(kept).strip())
             continue
         out.append(line)
