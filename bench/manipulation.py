@@ -87,6 +87,19 @@ def hostile_copies(pairs: list[Pair], labels: tuple[str, ...], families: list[st
     return out
 
 
+def restored(pairs: list[Pair], labels: tuple[str, ...], families: list[str], splits: list[str], seed: int) -> dict:
+    """Per family and split, how many hostile copies the screen restores: their screened title and text equal the
+    clean copy's. A judge reads only the screened item (`program_inputs`), so a restored copy is judged on the very
+    input of its clean copy and, deterministic and cached, cannot flip; only the others need a judge to measure."""
+    cells: dict = defaultdict(lambda: {"n": 0, "restored": 0})
+    for family, split, clean, copy in hostile_copies(pairs, labels, families, splits, None, seed):
+        a, b = program_inputs(clean), program_inputs(copy)
+        cell = cells[f"{family}/{split}"]
+        cell["n"] += 1
+        cell["restored"] += (a["item_title"], a["item_text"]) == (b["item_title"], b["item_text"])
+    return dict(cells)
+
+
 def augmented(train: list[Pair], labels: tuple[str, ...], seed: int) -> list[Pair]:
     """The train pairs and one hostile copy per train-phrasing family each (gold label kept: an item does not become
     relevant by saying so)."""
@@ -186,21 +199,26 @@ def measure(args) -> dict:
 
 
 def report(folder: Path, split: str = "test") -> str:
-    """The markdown table of every METHOD-TAG.json in `folder`: flip rate per family (`split` phrasings)."""
+    """The markdown table of every METHOD-TAG.json in `folder`: flip rate per family (`split` phrasings), and the
+    share of hostile copies the screen restores (`restored.json`, when there)."""
     order = {"embed-lr": 0, "probe-stacked": 1, "zero-shot": 2, "hiera": 3}
-    runs = sorted((json.loads(p.read_text()) for p in folder.glob("*.json")),
+    rest = json.loads((folder / "restored.json").read_text())["cells"] if (folder / "restored.json").is_file() else {}
+    runs = sorted((json.loads(p.read_text()) for p in folder.glob("*.json") if p.name != "restored.json"),
                   key=lambda r: (order.get(r["method"], 9), r["method"], r["tag"] != "before", r.get("augment")))
-    columns = [f"{r['method']} {r['tag']}" + (" +aug" if r.get("augment") else "") for r in runs]
-    lines = ["| family | " + " | ".join(columns) + " |", "|---|" + "---|" * len(runs)]
+    runs = [r for r in runs if any(k.endswith(f"/{split}") for k in r["cells"])]
+    columns = ["restored by the screen"] + [f"{r['method']} {r['tag']}" + (" +aug" if r.get("augment") else "")
+                                            for r in runs]
+    lines = ["| family | " + " | ".join(columns) + " |", "|---|" + "---|" * len(columns)]
     for family in FAMILIES:
-        cells = []
+        c = rest.get(f"{family}/{split}")
+        cells = [f"{c['restored'] / c['n']:.2f} ({c['n']})" if c and c["n"] else "-"]
         for r in runs:
             c = r["cells"].get(f"{family}/{split}")
             cells.append(f"{c['flips'] / c['n']:.2f} ({c['n']})" if c and c["n"] else "-")
         lines.append(f"| {family} | " + " | ".join(cells) + " |")
-    lines.append("| clean kappa | " + " | ".join(f"{r['kappa']:.3f}" for r in runs) + " |")
-    lines.append("| clean accuracy | " + " | ".join(f"{r['accuracy']:.3f}" for r in runs) + " |")
-    lines.append("| pairs | " + " | ".join(f"{r['pairs']}/{r['of_pairs']}" for r in runs) + " |")
+    lines.append("| clean kappa | - | " + " | ".join(f"{r['kappa']:.3f}" for r in runs) + " |")
+    lines.append("| clean accuracy | - | " + " | ".join(f"{r['accuracy']:.3f}" for r in runs) + " |")
+    lines.append("| pairs | - | " + " | ".join(f"{r['pairs']}/{r['of_pairs']}" for r in runs) + " |")
     return "\n".join(lines)
 
 
@@ -217,12 +235,24 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--tag", default="after", help="before | after: which code state this checkout is")
     p.add_argument("--chunk", type=int, default=None, help="LLM methods: stop after this many new judgments")
     p.add_argument("--report", action="store_true", help="write bench/results/manipulation.md from every run")
+    p.add_argument("--restored", action="store_true", help="share of hostile copies the screen restores (no judge)")
     p.add_argument("--out", type=Path, default=OUT)
     p.add_argument("--embed-cache", type=Path, default=None, help="a file to keep MiniLM vectors in across runs")
     args = p.parse_args(argv)
+    if args.restored:
+        dataset = load_dataset("msrd")
+        families = args.families.split(",") if args.families else list(FAMILIES)
+        cells = restored(held_out(dataset, args.pairs, args.seed), dataset.scheme.labels, families,
+                         args.splits.split(","), args.seed)
+        args.out.mkdir(parents=True, exist_ok=True)
+        (args.out / "restored.json").write_text(json.dumps({"pairs": args.pairs, "seed": args.seed, "cells": cells},
+                                                           indent=1, sort_keys=True))
+        for key, c in sorted(cells.items()):
+            print(f"{key:28s} {c['restored']:4d}/{c['n']:<4d} {c['restored'] / max(1, c['n']):.2f}")
+        return
     if args.report:
         text = "\n".join(f"## {split} phrasings (flip rate, hostile copies judged)\n\n{report(args.out, split)}\n"
-                         for split in ("test", "train"))
+                         for split in ("review", "test", "train"))
         Path("bench/results/manipulation.md").write_text(f"# Manipulation benchmark (bench/manipulation.py)\n\n{text}")
         print(text)
         return

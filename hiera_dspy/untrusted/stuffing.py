@@ -4,7 +4,8 @@ Stuffing pays a judge that counts: a learned scorer's overlap, BM25 and embeddin
 the query, and a small LLM reads a line of the query's words as evidence. Four rules, each raising a flag:
 
 - "hidden": what a person would never see is removed with its content: HTML comments, elements that are hidden
-  (`hidden`, `display:none`, `visibility:hidden`, `font-size:0`, white text, zero opacity), markdown comments
+  (`hidden`, `display:none`, `visibility:hidden`, `font-size:0`, white text in a style or a `color` attribute,
+  zero opacity), markdown comments
   (`[//]: # (...)`); other HTML tags are stripped, their text kept (no flag);
 - "repetition": a line (3+ words) or sentence (4+ words) repeated, case and punctuation aside, is kept once; a word
   repeated four or more times in a row is kept once; a line outside the prose and name fields that names the item's
@@ -55,7 +56,8 @@ _HIDDEN_STYLE = r"(?:display\s*:\s*none|visibility\s*:\s*hidden|font-size\s*:\s*
                 r"color\s*:\s*(?:white|#fff(?:fff)?\b|transparent))"
 _HIDDEN = [re.compile(p, re.IGNORECASE | re.DOTALL) for p in (
     r"<!--.*?(?:-->|$)",
-    rf"<(\w+)\b[^>]*(?:\bhidden\b|style\s*=\s*[\"'][^\"']*{_HIDDEN_STYLE})[^>]*>.*?(?:</\1\s*>|$)",
+    (rf"<(\w+)\b[^>]*(?:\bhidden\b|style\s*=\s*[\"'][^\"']*{_HIDDEN_STYLE}|\bcolor\s*=\s*[\"']?(?:white|#fff(?:fff)?)\b)"
+     r"[^>]*>.*?(?:</\1\s*>|$)"),
 )]
 _MD_COMMENT = re.compile(r"^\s*\[(?://|comment)\]\s*:\s*(?:#|<>)\s*\(.*?\)\s*$")
 _TAG = re.compile(r"</?[A-Za-z][^<>]{0,200}>")
