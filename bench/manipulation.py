@@ -2,19 +2,23 @@
 
     python bench/manipulation.py --method embed-lr --pairs 100 --tag after            # every phrasing of each family
     python bench/manipulation.py --method zero-shot --pairs 20 --per-pair 1 --tag after   # under the model lock
+    python bench/manipulation.py --restored --splits train,test,review                 # what the screen restores
     python bench/manipulation.py --report                                              # the table from every run
 
 Pairs: judged MSRD pool pairs whose query is in neither train.jsonl nor dev.jsonl (never seen by any fitted or tuned
 judge), half relevant, one pair per query, drawn with `--seed`. Each attack (`hiera_dspy.untrusted.families`) pushes
 toward the label opposite the gold one; a flip is a hostile copy labelled otherwise than the same judge's clean copy;
-the control appends a neutral sentence. Families are reported on their held-out `test` phrasings (`--splits
-train,test` adds the phrasings defences were tuned on). Learned judges are fitted on train.jsonl (`--augment` adds
-hostile copies of the train pairs, train phrasings only, gold labels kept).
+the control appends a neutral sentence. Families are reported on their `test` phrasings and on the `review` ones
+(written after the generalised screen; `--splits train,test,review` adds the phrasings defences were tuned on).
+`--restored` counts the hostile copies whose screened item equals the clean copy's: a judge reads only the screened
+item, so those cannot flip a deterministic, cached judge; the others are what a judge has to be run on. Learned
+judges are fitted on train.jsonl (`--augment` adds hostile copies of the train pairs, train phrasings only, gold
+labels kept).
 
 "Before" is the code without the defences: run this file from a checkout of the commit before them with `--tag
-before` (it only needs `hiera_dspy.untrusted.families` beside it). LLM methods go through the resumable run store
+before` (it needs `hiera_dspy.untrusted.families` and `msrd_pool.pool_item_text` beside it). LLM methods go through the resumable run store
 (`--chunk N` stops after N new judgments); embed-lr is judged in batches with the runner's screening. Each run writes
-bench/results/manipulation/METHOD-TAG.json; `--report` joins them into bench/results/manipulation.md.
+OUT/METHOD-TAG.json (`--out`, default bench/results/manipulation); `--report` joins them into OUT.md.
 """
 
 from __future__ import annotations
@@ -234,7 +238,7 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--tag", default="after", help="before | after: which code state this checkout is")
     p.add_argument("--chunk", type=int, default=None, help="LLM methods: stop after this many new judgments")
-    p.add_argument("--report", action="store_true", help="write bench/results/manipulation.md from every run")
+    p.add_argument("--report", action="store_true", help="write OUT.md (the table) from every run in OUT")
     p.add_argument("--restored", action="store_true", help="share of hostile copies the screen restores (no judge)")
     p.add_argument("--out", type=Path, default=OUT)
     p.add_argument("--embed-cache", type=Path, default=None, help="a file to keep MiniLM vectors in across runs")
@@ -253,7 +257,7 @@ def main(argv: list[str] | None = None) -> None:
     if args.report:
         text = "\n".join(f"## {split} phrasings (flip rate, hostile copies judged)\n\n{report(args.out, split)}\n"
                          for split in ("review", "test", "train"))
-        Path("bench/results/manipulation.md").write_text(f"# Manipulation benchmark (bench/manipulation.py)\n\n{text}")
+        Path(f"{args.out}.md").write_text(f"# Manipulation benchmark (bench/manipulation.py)\n\n{text}")
         print(text)
         return
     result = measure(args)
