@@ -179,6 +179,8 @@ def measure(args) -> dict:
         train = augmented(train, labels, args.seed)
     families = args.families.split(",") if args.families else list(FAMILIES)
     hostile = hostile_copies(pairs, labels, families, args.splits.split(","), args.per_pair, args.seed)
+    if args.unrestored_only:  # the copies a judge can flip on: the screen did not give back the clean item
+        hostile = [h for h in hostile if program_inputs(h[2]) != program_inputs(h[3])]
     program = build_judge(args.method, dataset, args.lm, train, args.embed_cache)
     everything = pairs + [h for _, _, _, h in hostile]
     if args.method == "embed-lr":
@@ -198,6 +200,8 @@ def measure(args) -> dict:
         cell["errors"] += got[copy.id] is None
         cell["flips"] += got[copy.id] != got[clean.id]
     return {"method": args.method, "tag": args.tag, "lm": args.lm, "augment": args.augment, "seed": args.seed,
+            "unrestored_only": args.unrestored_only, "families": families, "splits": args.splits,
+            "per_pair": args.per_pair,
             "pairs": len(judged), "of_pairs": len(pairs), "kappa": metrics["kappa"], "accuracy": metrics["accuracy"],
             "cells": dict(cells)}
 
@@ -211,7 +215,7 @@ def report(folder: Path, split: str = "test") -> str:
                   key=lambda r: (order.get(r["method"], 9), r["method"], r["tag"] != "before", r.get("augment")))
     runs = [r for r in runs if any(k.endswith(f"/{split}") for k in r["cells"])]
     columns = ["restored by the screen"] + [f"{r['method']} {r['tag']}" + (" +aug" if r.get("augment") else "")
-                                            for r in runs]
+                                            + (" unrestored only" if r.get("unrestored_only") else "") for r in runs]
     lines = ["| family | " + " | ".join(columns) + " |", "|---|" + "---|" * len(columns)]
     for family in FAMILIES:
         c = rest.get(f"{family}/{split}")
@@ -239,6 +243,8 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--tag", default="after", help="before | after: which code state this checkout is")
     p.add_argument("--chunk", type=int, default=None, help="LLM methods: stop after this many new judgments")
     p.add_argument("--report", action="store_true", help="write OUT.md (the table) from every run in OUT")
+    p.add_argument("--unrestored-only", action="store_true",
+                   help="judge only the hostile copies the screen does not restore (a slow judge's sample)")
     p.add_argument("--restored", action="store_true", help="share of hostile copies the screen restores (no judge)")
     p.add_argument("--out", type=Path, default=OUT)
     p.add_argument("--embed-cache", type=Path, default=None, help="a file to keep MiniLM vectors in across runs")
