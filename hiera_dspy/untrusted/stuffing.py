@@ -19,8 +19,8 @@ the query, and a small LLM reads a line of the query's words as evidence. Four r
   item loses one sentence; in a list line (`Key: a, b | c`) the elements that echo it are removed, unless the title
   itself repeats the query (then its tags naming it are its own). The first line of a name field (director, actors,
   characters, brand, ...) is left alone: "Director: Ridley Scott" for the query "ridley scott" is the item's own
-  truth. Measured on 20,000 MSRD pool pairs (seed 0): the screen changes 0.9% of the relevant pairs' items (27 of
-  2,927, one overview sentence naming the query) and 0.1% of the irrelevant ones (24 of 17,073); the clean kappa it
+  truth. Measured on 20,000 MSRD pool pairs (seed 0): the screen changes 0.9% of the relevant pairs' items (28 of
+  2,927, one overview sentence naming the query) and 0.2% of the irrelevant ones (28 of 17,073); the clean kappa it
   costs is in docs/security.md.
 
 Example:
