@@ -19,8 +19,8 @@ and skewed. Two classical corrections are applied, the way survey sampling treat
 difference estimator, PPI++ the regression estimator of Cochran, "Sampling Techniques", 3rd ed., Wiley 1977, sections
 7.1-7.3): the variance of the human-minus-machine term is estimated without bias (divisor n - 1, or n - 2 when lam
 is fitted on the same sample, Cochran's regression-estimator variance) and the quantile is Student's t with those
-degrees of freedom (scipy) instead of the normal one. Both are applied by calling ppi_py at the level whose normal
-quantile equals the t quantile times the variance factor (`t_alpha`), so ppi_py still computes every interval. The
+degrees of freedom (scipy) instead of the normal one. Both are applied by widening ppi_py's interval about its
+centre by the ratio of the two quantiles times the variance factor (`t_factor`), so ppi_py computes every interval. The
 intervals target the mean over the population the queries stand for (queries as a random sample, as IR
 significance tests treat them), with no finite-population correction: for the mean over exactly the benchmark's
 queries they are conservative by a factor sqrt(1 - n / N). How many sampled queries the normal approximation needs
@@ -115,23 +115,31 @@ def _estimate(y, yhat, yhat_unlabeled, level, lam, w, w_unlabeled, tell_lam) -> 
     human = float(np.average(y, weights=kw["w"]))
     if n < 2:
         return Estimate(machine, point, None, human, None, n, big_n, lam=used, note=FEW)
-    lo, hi = ppi_mean_ci(y, yhat, unl, alpha=t_alpha(alpha, n, fitted=used is None), lam=used, **kw)
-    hlo, hhi = classical_mean_ci(y, w=kw["w"], alpha=t_alpha(alpha, n, fitted=False))
+    lo, hi = widen(*ppi_mean_ci(y, yhat, unl, alpha=alpha, lam=used, **kw), alpha, n, fitted=used is None)
+    hlo, hhi = widen(*classical_mean_ci(y, w=kw["w"], alpha=alpha), alpha, n, fitted=False)
     told = _lam(used, y, yhat, unl, kw) if tell_lam or used is not None else None
     return Estimate(machine, point, (_scalar(lo), _scalar(hi)), human, (_scalar(hlo), _scalar(hhi)), n, big_n,
                     lam=told if tell_lam else used, n_min=None if told is None else min_queries(y - told * yhat))
 
 
-def t_alpha(alpha: float, n: int, fitted: bool) -> float:
-    """The error level at which a normal interval with the plug-in variance (ppi_py's) equals the Student-t interval
-    with the unbiased one: z_{a/2} = t_{alpha/2, df} * sqrt(n / df), df = n - 1, or n - 2 when lam is fitted on the
-    same sample (Cochran 1977, section 7.3: the regression estimator's variance divides by n - 2). Needs df >= 1."""
+def t_factor(alpha: float, n: int, fitted: bool) -> float:
+    """How much wider the Student-t interval with the unbiased variance is than a normal interval with the plug-in
+    variance (ppi_py's) at the same level: t_{alpha/2, df} * sqrt(n / df) / z_{alpha/2}, df = n - 1, or n - 2 when lam
+    is fitted on the same sample (Cochran 1977, section 7.3: the regression estimator's variance divides by n - 2).
+    Needs df >= 1."""
     from scipy.stats import norm, t
 
     df = n - (2 if fitted else 1)
     if df < 1:
         raise ValueError(f"a t interval needs a degree of freedom: {n} sampled queries, lam {'fitted' if fitted else 'fixed'}")
-    return float(2 * norm.sf(t.ppf(1 - alpha / 2, df) * math.sqrt(n / df)))
+    return float(t.ppf(1 - alpha / 2, df) * math.sqrt(n / df) / norm.ppf(1 - alpha / 2))
+
+
+def widen(lo, hi, alpha: float, n: int, fitted: bool):
+    """ppi_py's normal interval (centred on the point estimate) widened into the Student-t one (`t_factor`)."""
+    lo, hi = np.asarray(lo, dtype=float), np.asarray(hi, dtype=float)
+    mid, half = (lo + hi) / 2, (hi - lo) / 2 * t_factor(alpha, n, fitted)
+    return mid - half, mid + half
 
 
 def min_queries(values) -> int | None:
@@ -181,14 +189,12 @@ def estimate_columns(y, yhat, yhat_unlabeled, level: float = 0.95, lam: float | 
         plain = np.isnan(lams)
         lams[plain] = 1.0
         point = np.asarray(ppi_mean_pointestimate(y, yhat, unl, lam=lams), dtype=float).ravel()
-        lo, hi = (np.asarray(a, dtype=float).ravel() for a in ppi_mean_ci(y, yhat, unl, lam=lams,
-                                                                         alpha=t_alpha(alpha, n, fitted)))
+        lo, hi = (a.ravel() for a in widen(*ppi_mean_ci(y, yhat, unl, lam=lams, alpha=alpha), alpha, n, fitted))
         if fitted and plain.any():  # plain PPI's interval has one more degree of freedom
             cols = np.flatnonzero(plain)
-            flo, fhi = ppi_mean_ci(y[:, cols], yhat[:, cols], unl[:, cols], lam=1, alpha=t_alpha(alpha, n, False))
+            flo, fhi = widen(*ppi_mean_ci(y[:, cols], yhat[:, cols], unl[:, cols], lam=1, alpha=alpha), alpha, n, False)
             lo[cols], hi[cols] = np.asarray(flo, dtype=float).ravel(), np.asarray(fhi, dtype=float).ravel()
-        hlo, hhi = (np.asarray(a, dtype=float).ravel() for a in ppi_mean_ci(y, yhat, unl, lam=0,
-                                                                           alpha=t_alpha(alpha, n, False)))
+        hlo, hhi = (a.ravel() for a in widen(*ppi_mean_ci(y, yhat, unl, lam=0, alpha=alpha), alpha, n, False))
     n_min = np.array([min_queries(col) or 0 for col in (y - lams * yhat).T])
     return Columns(point, lo, hi, hlo, hhi, lams, n_min)
 
@@ -224,7 +230,7 @@ def p_value(y, yhat, yhat_unlabeled, null: float = 0.0, lam: float | None = None
 
 def t_p_value(p_z: float, n: int, fitted: bool) -> float:
     """The two-sided Student-t p-value of the statistic whose normal p-value with the plug-in variance is `p_z`
-    (the test that `t_alpha`'s interval inverts): |t| = |z| * sqrt(df / n), df as in `t_alpha`."""
+    (the test that `widen`'s interval inverts): |t| = |z| * sqrt(df / n), df as in `t_factor`."""
     from scipy.stats import norm, t
 
     df = n - (2 if fitted else 1)

@@ -9,7 +9,7 @@ import pytest
 from scipy import stats
 
 from hiera_dspy.conclude.ppi import (FEW, Values, differences, estimate, holm, min_queries, more_queries,
-                                   p_value, t_alpha)
+                                   p_value, t_factor, widen)
 
 Y, YHAT, REST = [0.5, 0.7, 0.2, 0.4], [0.4, 0.7, 0.1, 0.4], [0.3, 0.6, 0.5, 0.2, 0.1, 0.4]
 
@@ -45,16 +45,16 @@ def test_human_only_interval_and_p_value_are_students_t():
 
 
 def test_a_fitted_lam_costs_a_degree_of_freedom():
-    from ppi_py import ppi_mean_ci
-
-    # ppi_py's normal interval at t_alpha's level is the t interval: n = 12, lam fitted, df = 10
-    lo, hi = ppi_mean_ci(BIG_Y, BIG_YHAT, BIG_REST, alpha=0.05, lam=0.5)
-    z_half = (hi - lo) / 2
-    lo2, hi2 = ppi_mean_ci(BIG_Y, BIG_YHAT, BIG_REST, alpha=t_alpha(0.05, 12, fitted=True), lam=0.5)
-    t_half = (hi2 - lo2) / 2
-    assert t_half / z_half == pytest.approx(stats.t.ppf(0.975, 10) * np.sqrt(12 / 10) / stats.norm.ppf(0.975))
+    # n = 12 sampled queries: df = 11 with lam given, 10 with lam fitted on the same sample
+    for fitted, df in ((False, 11), (True, 10)):
+        assert t_factor(0.05, 12, fitted) == pytest.approx(stats.t.ppf(0.975, df) * np.sqrt(12 / df)
+                                                           / stats.norm.ppf(0.975))
+    assert widen(0.4, 0.6, 0.05, 12, True) == pytest.approx((0.5 - 0.1 * t_factor(0.05, 12, True),
+                                                            0.5 + 0.1 * t_factor(0.05, 12, True)))
+    two = estimate([0.2, 0.9], [0.3, 0.7], [0.5, 0.4])  # two queries: plain PPI, df = 1, a wide but finite interval
+    assert two.lam == 1.0 and np.isfinite(two.ci).all() and two.ci[1] - two.ci[0] > 1
     with pytest.raises(ValueError, match="degree of freedom"):
-        t_alpha(0.05, 2, fitted=True)
+        t_factor(0.05, 2, fitted=True)
 
 
 def test_min_queries_is_cochrans_rule_on_the_skewness():
