@@ -91,13 +91,23 @@ def small_sample_note(c: dict) -> str | None:
             "coverage measured on MSRD); label more sampled queries.")
 
 
+def machine_values_line(c: dict) -> str:
+    """Which machine values the estimates use."""
+    if c.get("machine_values") == "labels":
+        return "Machine values: each query's metric under the judge's labels (--machine-values labels)."
+    return (f"Machine values: each query's metric expected under the judge's label probabilities "
+            f"(--machine-values expected; {c.get('soft_holes', 0)} holes carried probabilities, the others count "
+            "their label).")
+
+
 def section(c: dict) -> str:
     """The conclusions as a Markdown section of report.md."""
     pct = f"{c['level']:.0%}"
     lines = ["## Conclusions", "", *sample_lines(c["human_sample"]), "",
              f"Estimates over {c['queries']} queries (a query a run does not answer counts 0): machine-only (every hole "
              f"labelled by the judge), PPI++ (machine labels corrected by the human sample, ppi_py) with its {pct} CI, "
-             f"and the human sample alone with its {pct} CI.", "", *estimates_table(c), ""]
+             f"and the human sample alone with its {pct} CI (Student-t intervals).", machine_values_line(c), "",
+             *estimates_table(c), ""]
     if c["human_sample"] and c["human_sample"]["decided"]:
         caution = small_sample_note(c)
         lines += [caution, ""] if caution else []

@@ -58,3 +58,22 @@ def test_a_graded_distribution_gives_its_expected_grade_and_relevance():
                                     and esci.labels.index(label) >= esci.labels.index(esci.threshold)))
     with pytest.raises(ValueError, match="positive probability"):
         gains({"nope": 1.0}, esci)
+
+
+def test_conclusions_use_the_judges_probabilities_by_default_and_labels_on_request():
+    from hiera_dspy.conclude.holes import conclusions
+
+    runs = {"a": [RunLine("q1", d, r, 5.0 - r, "a", 0) for r, d in enumerate(["x", "y"], 1)]
+            + [RunLine("q2", "z", 1, 1.0, "a", 0)]}
+    originals = {("q1", "x"): 1, ("q2", "w"): 1}
+    records = [{"id": "q1:y", "query_id": "q1", "item_id": "y", "machine_label": "Irrelevant",
+                "distribution": {"Relevant": 0.4, "Irrelevant": 0.6}, "source": "machine"},
+               {"id": "q2:z", "query_id": "q2", "item_id": "z", "machine_label": "Relevant", "distribution": None,
+                "source": "machine"}]
+    soft = conclusions(runs, originals, records, None, MSRD, 2)
+    hard = conclusions(runs, originals, records, None, MSRD, 2, machine_values="labels")
+    assert soft["estimates"]["a"]["p@2"]["machine"] == pytest.approx(((1 + 0.4) / 2 + 1 / 2) / 2)
+    assert hard["estimates"]["a"]["p@2"]["machine"] == pytest.approx((1 / 2 + 1 / 2) / 2)
+    assert (soft["machine_values"], soft["soft_holes"], hard["machine_values"]) == ("expected", 1, "labels")
+    with pytest.raises(ValueError, match="machine_values"):
+        conclusions(runs, originals, records, None, MSRD, 2, machine_values="soft")
