@@ -1,7 +1,7 @@
 """Benchmark the conclusions of a filled benchmark (PPI over per-query metrics) against full human judgments, offline.
 
-    python bench/conclusions.py                       # 200 queries, 300 samples at 5/10/20%, embed-lr + simulated
-    python bench/conclusions.py --queries 200 --samples 200 --judges embed-lr
+    python bench/conclusions.py --lexical --queries 400   # 1000 samples at 5/10/20%, learned + simulated judges
+    python bench/conclusions.py --queries 200 --judges embed-lr,embed-lr-pool --sizes 10,20,40   # with MiniLM
 
 The truth: the bundled MSRD judgments pool (hiera_dspy/data/msrd/judgments-pool.tsv.gz). `--queries` queries of the
 pool that are not in the bundled train pairs (seeded; at least 10 judged movies and one relevant) are the benchmark.
@@ -13,12 +13,17 @@ is judged by MSRD (the target of hole filling: what a person labelling every hol
 
 Judges fill the holes once: embed-lr (the learned scorer fitted on the bundled 300 train pairs, whose queries are
 disjoint from the benchmark), embed-lr-pool (the same scorer fitted on 1,000 pool judgments of queries outside the
-benchmark: a better offline judge), and simulated judges that flip MSRD's label of each hole with a fixed
-probability (to show how the width tracks the judge's kappa). The human sample is simulated from the truth: for each
-of `--samples` seeds and each sample fraction, a random set of whole queries whose holes get MSRD's labels. Per
-judge and fraction the table gives: CI coverage of the full-judgment value (the lowest over systems, the mean, and
-the same over the 28 pairwise differences), the mean PPI CI width against the human-only CI width of the same
-sample, and Kendall's tau of the PPI ranking (and of the machine-only ranking) against the full-judgment ranking.
+benchmark), embed-lr-allpool (fitted on every pool judgment of a query outside the benchmark and the train pairs,
+~110,000), embed-lr-allpool-hgb (the same with gradient-boosted trees over the query features, docs/learning.md's
+best offline judge), and simulated judges that flip MSRD's label of each hole with a fixed probability (to show
+how the width tracks the judge's kappa). A learned judge's machine values are its labels' metric ("labels") and the
+metric expected under its probabilities ("expected", eval.holes' default). The human sample is simulated from the truth: for each
+of `--samples` seeds and each sample size (5%, 10%, 20% of the queries, or `--sizes`), a random set of whole queries
+whose holes get MSRD's labels. Per judge and size the table gives: CI coverage of the full-judgment value (the
+lowest over systems, the mean, and the same over the 28 pairwise differences) with its Monte-Carlo standard error,
+the same for the human-only interval, how often the sample meets Cochran's rule (the report's caution) and the
+coverage where it does and does not, the mean PPI CI width against the human-only CI width of the same sample, and
+Kendall's tau of the PPI ranking (and of the machine-only ranking) against the full-judgment ranking.
 
 Writes WORK/built.json (the machine labelling, reused on rerun) and prints the Markdown table; --table FILE also
 writes it there (bench/results/conclusions.md).
