@@ -211,6 +211,7 @@ def fit_judge(name: str, train_pairs: list[Pair], holes: list[Pair], lexical: bo
 LEARNED = {  # judge -> (train pairs: "bundled" 300 train pairs, or a number of pool judgments, "all"; options)
     "embed-lr": ("bundled", {}),
     "embed-lr-pool": (POOL_TRAIN, {}),
+    "embed-lr-pool20k": (20_000, {}),
     "embed-lr-allpool": ("all", {}),
     "embed-lr-allpool-hgb": ("all", {"model": "hgb", "features": "query"}),
 }
@@ -226,11 +227,10 @@ def build(args) -> dict:
     if built is None or {"lexical": False, **built["key"]} != key:  # built before --lexical: no such key
         built = build_benchmark(args, key)
     built.setdefault("probs", {})
-    missing = [j for j in wanted if j not in built["probs"]]
-    if missing:
-        fit_judges(args, built, missing)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(built))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    for name in [j for j in wanted if j not in built["probs"]]:
+        fit_judges(args, built, [name])
+        path.write_text(json.dumps(built))  # each judge kept as soon as it is fitted
     return built
 
 

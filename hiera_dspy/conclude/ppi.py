@@ -195,8 +195,18 @@ def estimate_columns(y, yhat, yhat_unlabeled, level: float = 0.95, lam: float | 
             flo, fhi = widen(*ppi_mean_ci(y[:, cols], yhat[:, cols], unl[:, cols], lam=1, alpha=alpha), alpha, n, False)
             lo[cols], hi[cols] = np.asarray(flo, dtype=float).ravel(), np.asarray(fhi, dtype=float).ravel()
         hlo, hhi = (a.ravel() for a in widen(*ppi_mean_ci(y, yhat, unl, lam=0, alpha=alpha), alpha, n, False))
-    n_min = np.array([min_queries(col) or 0 for col in (y - lams * yhat).T])
-    return Columns(point, lo, hi, hlo, hhi, lams, n_min)
+    return Columns(point, lo, hi, hlo, hhi, lams, min_queries_columns(y - lams * yhat))
+
+
+def min_queries_columns(values: np.ndarray) -> np.ndarray:
+    """`min_queries` of every column of an (n, d) array at once (0 below 3 rows)."""
+    from scipy.stats import skew
+
+    if values.shape[0] < 3:
+        return np.zeros(values.shape[1], dtype=int)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        g = np.where(np.ptp(values, axis=0) > 1e-12, skew(values, axis=0, bias=False), 0.0)
+    return (np.floor(28 + 25 * np.nan_to_num(g) ** 2) + 1).astype(int)
 
 
 def _lams(y: np.ndarray, yhat: np.ndarray, unl: np.ndarray) -> np.ndarray:

@@ -63,6 +63,10 @@ def test_min_queries_is_cochrans_rule_on_the_skewness():
     g = stats.skew(spike, bias=False)
     assert min_queries(spike) == int(28 + 25 * g * g) + 1 > 400
     assert min_queries([0.2, 0.2, 0.2]) == 29 and min_queries([0.1, 0.2]) is None
+    from hiera_dspy.conclude.ppi import min_queries_columns
+
+    cols = np.column_stack([np.linspace(0, 1, 20), spike, np.full(20, 0.2)])
+    assert list(min_queries_columns(cols)) == [min_queries(c) for c in cols.T]
 
 
 def test_one_or_no_sampled_query_gives_no_interval_and_says_why():
