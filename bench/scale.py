@@ -3,6 +3,7 @@
     python bench/scale.py label --pairs 10000 100000            # zero-shot, loopback server, --threads 32
     python bench/scale.py label --pairs 100000 --method hiera    # HIERA (every triage unclear: it always delegates)
     python bench/scale.py resume --pairs 1000000 --real 20000    # a finished 1M run: seed the store, time the resume
+    python bench/scale.py kill --pairs 100000 --backend fake   # SIGKILLed 6 times, resumed: every pair exactly once
     python bench/scale.py table                                  # bench/results/scale.jsonl as a Markdown table
 
 Pairs are synthetic and unlabelled: real MSRD queries (the bundled train and dev files) x random catalog movies
@@ -95,11 +96,37 @@ def measure(command: list[str], scratch: Path, tag: str) -> dict:
     wall = time.perf_counter() - start
     text = err.read_text(errors="replace")
     rss = re.search(r"Maximum resident set size \(kbytes\): (\d+)", text)
+    cpu = sum(float(m) for m in re.findall(r"(?:User|System) time \(seconds\): ([\d.]+)", text))
     lines = text.split("\tCommand being timed", 1)[0].count("\n")
     if code:
         raise SystemExit(f"{tag}: exit {code}; see {err}")
     return {"wall_s": round(wall, 1), "peak_rss_mb": round(int(rss.group(1)) / 1024) if rss else None,
-            "stderr_lines": lines}
+            "stderr_lines": lines, "cpu_s": round(cpu, 1)}
+
+
+PROGRESS = re.compile(r"(\d+)/(\d+) \(\d+%\).*elapsed (\d+):(\d\d):(\d\d)")
+
+
+def windows(stderr: Path) -> dict:
+    """Seconds per 1k pairs in the first and the last tenth of the run, from its progress lines (pairs done, elapsed):
+    the flatness of the time per pair within one run, free of start-up cost and of other runs' load."""
+    points = []
+    for line in stderr.read_text(errors="replace").splitlines():
+        m = PROGRESS.search(line)
+        if m:
+            done, total, h, mi, se = map(int, m.groups())
+            points.append((done, total, h * 3600 + mi * 60 + se))
+    if len(points) < 4:
+        return {}
+    total = points[-1][1]
+
+    def rate(lo: float, hi: float) -> float | None:
+        inside = [p for p in points if lo * total <= p[0] <= hi * total]
+        if len(inside) < 2 or inside[-1][0] == inside[0][0]:
+            return None
+        return round((inside[-1][2] - inside[0][2]) / (inside[-1][0] - inside[0][0]) * 1000, 2)
+
+    return {"s_per_1k_first_tenth": rate(0.0, 0.1), "s_per_1k_last_tenth": rate(0.9, 1.0)}
 
 
 def store_mb(scratch: Path) -> float:
@@ -133,12 +160,18 @@ def label(args) -> None:
             pairs = make_pairs(n, args.scratch)
             tag = f"{args.method}-{n}-{int(time.time())}"
             out = args.scratch / tag
-            result = measure(label_command(pairs, out, args.method, args.threads, args.backend,
-                                           server and server.url, []), args.scratch, tag)
+            command = label_command(pairs, out, args.method, args.threads, args.backend, server and server.url, [])
+            result = measure(command, args.scratch, tag)
             record({"kind": "label", "method": args.method, "pairs": n, "backend": args.backend,
                     "threads": args.threads, **result, "s_per_1k": round(result["wall_s"] / n * 1000, 2),
+                    "cpu_s_per_1k": round(result["cpu_s"] / n * 1000, 2), **windows(args.scratch / f"{tag}.stderr"),
                     "store_mb": store_mb(args.scratch), "row_bytes": row_bytes(args.scratch, tag),
                     "load": os.getloadavg()[0], "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())})
+            if args.again:  # the same command on the finished run: every pair found done, the export up to date
+                again = measure(command, args.scratch, tag + "-again")
+                record({"kind": "resume-finished", "method": args.method, "pairs": n, "backend": args.backend,
+                        **again, "store_mb": store_mb(args.scratch), "load": os.getloadavg()[0],
+                        "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())})
     finally:
         if server:
             server.close()
@@ -167,6 +200,67 @@ def resume(args) -> None:
                 "real_wall_s": first["wall_s"], "fill_s": filled, **result, "store_mb": store_mb(args.scratch),
                 "row_bytes": row_bytes(args.scratch, tag), "load": os.getloadavg()[0],
                 "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())})
+
+
+def kill(args) -> None:
+    """A fresh run killed with SIGKILL --kills times at random moments (judging or exporting), then run to the end:
+    every pair exactly once in the store and in labels.jsonl, no finished row judged again."""
+    import signal
+
+    n, rng = args.pairs[0], random.Random(args.seed)
+    pairs = make_pairs(n, args.scratch)
+    tag = f"kill-{args.method}-{n}-{int(time.time())}"
+    out, store = args.scratch / tag, args.scratch / "runs" / "store.sqlite"
+    server = Loopback(HIERA_ANSWERS if args.method == "hiera" else {}) if args.backend == "loopback" else None
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "HIERA_RUNS_DIR": str(args.scratch / "runs"),
+           "HIERA_CACHE_DIR": str(args.scratch / "cache")}
+    command = label_command(pairs, out, args.method, args.threads, args.backend, server and server.url, [])
+    finished: dict[str, float] = {}
+    start, killed_at = time.perf_counter(), []
+    try:
+        for _ in range(args.kills):
+            proc = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
+                                    stderr=subprocess.DEVNULL)
+            time.sleep(rng.uniform(args.min_s, args.max_s))
+            if proc.poll() is not None:
+                break
+            os.kill(proc.pid, signal.SIGKILL)
+            proc.wait()
+            rows = stored(store, tag)
+            rejudged = [p for p, t in finished.items() if rows.get(p) != t]
+            if rejudged:
+                raise SystemExit(f"{len(rejudged)} finished pairs were judged again, e.g. {rejudged[:3]}")
+            finished.update(rows)
+            killed_at.append(len(rows))
+            print(f"kill {len(killed_at)}: {len(rows):,}/{n:,} rows stored", flush=True)
+        final = measure(command, args.scratch, tag + "-final")
+    finally:
+        if server:
+            server.close()
+    rows = stored(store, tag)
+    ids = [json.loads(line)["id"] for line in open(out / "labels.jsonl", encoding="utf-8")]
+    exact = len(rows) == n and len(ids) == n and len(set(ids)) == n
+    record({"kind": "kill", "method": args.method, "pairs": n, "backend": args.backend, "kills": len(killed_at),
+            "rows_at_kills": killed_at, "rows": len(rows), "labels_lines": len(ids), "unique_ids": len(set(ids)),
+            "rejudged": sum(1 for p, t in finished.items() if rows.get(p) != t), "exactly_once": exact,
+            "wall_s": round(time.perf_counter() - start, 1), "final_wall_s": final["wall_s"],
+            "peak_rss_mb": final["peak_rss_mb"], "stderr_lines": final["stderr_lines"], "store_mb": store_mb(args.scratch),
+            "load": os.getloadavg()[0], "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())})
+    if not exact:
+        raise SystemExit("not every pair exactly once: see the record above")
+
+
+def stored(store: Path, run_id: str) -> dict[str, float]:
+    """pair id -> `finished` time of every row the run has stored (read-only)."""
+    if not store.exists():
+        return {}
+    db = sqlite3.connect(f"file:{store}?mode=ro", uri=True, timeout=30)
+    try:
+        return dict(db.execute("SELECT pair_id, finished FROM judgments WHERE run_id=?", (run_id,)))
+    except sqlite3.OperationalError:
+        return {}
+    finally:
+        db.close()
 
 
 def fill(store: Path, run_id: str, real: int, n: int) -> None:
@@ -212,16 +306,21 @@ def main() -> None:
         return fake_label(sys.argv[2], sys.argv[3:])
     p = argparse.ArgumentParser(prog="python bench/scale.py", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("what", choices=("label", "resume", "table"))
+    p.add_argument("what", choices=("label", "resume", "kill", "table"))
     p.add_argument("--pairs", type=int, nargs="+", default=[10_000])
     p.add_argument("--method", default="zero-shot", choices=("zero-shot", "hiera"))
     p.add_argument("--threads", type=int, default=32)
     p.add_argument("--backend", default="loopback", choices=("loopback", "fake"))
+    p.add_argument("--again", action="store_true", help="label: rerun each finished run once (the resume time)")
     p.add_argument("--real", type=int, default=20_000, help="resume: pairs judged for real before the copy")
+    p.add_argument("--kills", type=int, default=6, help="kill: SIGKILLs before the run may finish")
+    p.add_argument("--min-s", type=float, default=5.0, help="kill: shortest life of a killed process, s")
+    p.add_argument("--max-s", type=float, default=40.0, help="kill: longest life of a killed process, s")
+    p.add_argument("--seed", type=int, default=0)
     p.add_argument("--scratch", type=Path, default=Path("/tmp/hiera-scale"))
     args = p.parse_args()
     args.scratch.mkdir(parents=True, exist_ok=True)
-    {"label": label, "resume": resume, "table": table}[args.what](args)
+    {"label": label, "resume": resume, "kill": kill, "table": table}[args.what](args)
 
 
 if __name__ == "__main__":

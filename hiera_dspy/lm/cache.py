@@ -38,7 +38,7 @@ import dspy
 _answers: ContextVar[list | None] = ContextVar("hiera_cache_answers", default=None)
 _CLASSES: dict[type, type] = {}
 _LOCK = threading.Lock()
-MEMORY_ENTRIES = 10_000  # answers kept in DSPy's memory tier (its default, 1,000,000, grows with a long run)
+MEMORY_ENTRIES = 2_000  # answers kept in DSPy's memory tier (its default, 1,000,000, grows with a long run)
 
 
 def _usage_of(record: Any) -> dict | None:
