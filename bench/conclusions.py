@@ -1,7 +1,7 @@
 """Benchmark the conclusions of a filled benchmark (PPI over per-query metrics) against full human judgments, offline.
 
-    python bench/conclusions.py                       # 200 queries, 300 samples at 5/10/20%, embed-lr + simulated
-    python bench/conclusions.py --queries 200 --samples 200 --judges embed-lr
+    python bench/conclusions.py --lexical --queries 400   # 1000 samples at 5/10/20%, learned + simulated judges
+    python bench/conclusions.py --queries 200 --judges embed-lr,embed-lr-pool --sizes 10,20,40   # with MiniLM
 
 The truth: the bundled MSRD judgments pool (hiera_dspy/data/msrd/judgments-pool.tsv.gz). `--queries` queries of the
 pool that are not in the bundled train pairs (seeded; at least 10 judged movies and one relevant) are the benchmark.
@@ -13,12 +13,17 @@ is judged by MSRD (the target of hole filling: what a person labelling every hol
 
 Judges fill the holes once: embed-lr (the learned scorer fitted on the bundled 300 train pairs, whose queries are
 disjoint from the benchmark), embed-lr-pool (the same scorer fitted on 1,000 pool judgments of queries outside the
-benchmark: a better offline judge), and simulated judges that flip MSRD's label of each hole with a fixed
-probability (to show how the width tracks the judge's kappa). The human sample is simulated from the truth: for each
-of `--samples` seeds and each sample fraction, a random set of whole queries whose holes get MSRD's labels. Per
-judge and fraction the table gives: CI coverage of the full-judgment value (the lowest over systems, the mean, and
-the same over the 28 pairwise differences), the mean PPI CI width against the human-only CI width of the same
-sample, and Kendall's tau of the PPI ranking (and of the machine-only ranking) against the full-judgment ranking.
+benchmark), embed-lr-allpool (fitted on every pool judgment of a query outside the benchmark and the train pairs,
+~110,000), embed-lr-allpool-hgb (the same with gradient-boosted trees over the query features, docs/learning.md's
+best offline judge), and simulated judges that flip MSRD's label of each hole with a fixed probability (to show
+how the width tracks the judge's kappa). A learned judge's machine values are its labels' metric ("labels") and the
+metric expected under its probabilities ("expected", eval.holes' default). The human sample is simulated from the truth: for each
+of `--samples` seeds and each sample size (5%, 10%, 20% of the queries, or `--sizes`), a random set of whole queries
+whose holes get MSRD's labels. Per judge and size the table gives: CI coverage of the full-judgment value (the
+lowest over systems, the mean, and the same over the 28 pairwise differences) with its Monte-Carlo standard error,
+the same for the human-only interval, how often the sample meets Cochran's rule (the report's caution) and the
+coverage where it does and does not, the mean PPI CI width against the human-only CI width of the same sample, and
+Kendall's tau of the PPI ranking (and of the machine-only ranking) against the full-judgment ranking.
 
 Writes WORK/built.json (the machine labelling, reused on rerun) and prints the Markdown table; --table FILE also
 writes it there (bench/results/conclusions.md).
@@ -39,6 +44,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
 
+from hiera_dspy.conclude.expected import expected_per_query  # noqa: E402
 from hiera_dspy.conclude.per_query import named_measures, per_query  # noqa: E402
 from hiera_dspy.conclude.ppi import estimate_columns  # noqa: E402
 from hiera_dspy.data.msrd import BUNDLED, read_catalog  # noqa: E402
@@ -56,9 +62,12 @@ def parser() -> argparse.ArgumentParser:
     """The command line of `python bench/conclusions.py`."""
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--queries", type=int, default=200, help="benchmark queries (default 200)")
-    p.add_argument("--samples", type=int, default=300, help="seeded human samples per fraction (default 300)")
-    p.add_argument("--judges", default="embed-lr,embed-lr-pool,flip-5%,flip-10%",
-                   help="comma-separated: embed-lr, embed-lr-pool, flip-P%% (simulated)")
+    p.add_argument("--samples", type=int, default=1000, help="seeded human samples per size (default 1000)")
+    p.add_argument("--sizes", help="comma-separated sample sizes in queries (default: 5%%, 10%%, 20%% of --queries)")
+    p.add_argument("--judges", default="embed-lr,embed-lr-pool,embed-lr-allpool,flip-5%,flip-10%",
+                   help="comma-separated: " + ", ".join(LEARNED) + ", flip-P%% (simulated)")
+    p.add_argument("--machine-values", default="labels,expected",
+                   help="for the learned judges: labels (hard), expected (under the judge's probabilities), or both")
     p.add_argument("--work", default="runs/bench-conclusions", help="folder for the built benchmark (reused)")
     p.add_argument("--seed", type=int, default=20, help="seed of the query choice and the random system")
     p.add_argument("--table", help="also write the Markdown table to this file")
@@ -185,30 +194,51 @@ def pool_and_holes(runs: dict, truth: dict, lexical: bool = False) -> tuple[dict
     return pool, list(holes)
 
 
-def fit_judge(name: str, train_pairs: list[Pair], holes: list[Pair], lexical: bool = False) -> list[int]:
-    """The grades a learned judge gives the holes (lexical features only with `lexical`)."""
+def fit_judge(name: str, train_pairs: list[Pair], holes: list[Pair], lexical: bool = False,
+              **options) -> tuple[list[int], list[float]]:
+    """The grades a learned judge gives the holes and its probability of Relevant for each (lexical features only
+    with `lexical`; `options` go to RelevanceScorer, e.g. model="hgb", features="query")."""
     from hiera_dspy.signals import RelevanceScorer
 
     t = time.time()
-    scorer = RelevanceScorer(SCHEME, embedder=None if lexical else cached_embedder()).fit(train_pairs)
-    labels = scorer.predict_many(holes)
+    scorer = RelevanceScorer(SCHEME, embedder=None if lexical else cached_embedder(), **options).fit(train_pairs)
+    labels, dists = scorer.predict_many(holes), scorer.predict_proba_many(holes)
     print(f"{name}: fitted on {len(train_pairs)} pairs, {len(holes)} holes judged in {time.time() - t:.0f} s",
           file=sys.stderr)
-    return [SCHEME.labels.index(label) for label in labels]
+    return [SCHEME.labels.index(label) for label in labels], [float(d.get(SCHEME.labels[-1], 0.0)) for d in dists]
+
+
+LEARNED = {  # judge -> (train pairs: "bundled" 300 train pairs, or a number of pool judgments, "all"; options)
+    "embed-lr": ("bundled", {}),
+    "embed-lr-pool": (POOL_TRAIN, {}),
+    "embed-lr-pool20k": (20_000, {}),
+    "embed-lr-allpool": ("all", {}),
+    "embed-lr-allpool-hgb": ("all", {"model": "hgb", "features": "query"}),
+}
 
 
 def build(args) -> dict:
-    """The benchmark and every learned judge's labels of its holes (cached in WORK/built.json)."""
+    """The benchmark and the labels (and probabilities of Relevant) every wanted learned judge gives its holes,
+    cached in WORK/built.json: a judge missing from the cache is fitted and added, the rest is reused."""
     path = Path(args.work) / "built.json"
     key = {"queries": args.queries, "seed": args.seed, "lexical": args.lexical}
-    if path.exists():
-        built = json.loads(path.read_text())
-        if {"lexical": False, **built["key"]} == key:  # tables built before --lexical existed have no such key
-            return built
+    wanted = [j for j in judge_names(args) if j in LEARNED]
+    built = json.loads(path.read_text()) if path.exists() else None
+    if built is None or {"lexical": False, **built["key"]} != key:  # built before --lexical: no such key
+        built = build_benchmark(args, key)
+    built.setdefault("probs", {})
+    path.parent.mkdir(parents=True, exist_ok=True)
+    for name in [j for j in wanted if j not in built["probs"]]:
+        fit_judges(args, built, [name])
+        path.write_text(json.dumps(built))  # each judge kept as soon as it is fitted
+    return built
+
+
+def build_benchmark(args, key: dict) -> dict:
+    """The queries, the eight systems' rankings, the shallow pool and the holes with their truth."""
     started = time.time()
     queries, truth = read_pool()
-    train = [json.loads(line) for line in (BUNDLED / "train.jsonl").read_text().splitlines() if line.strip()]
-    train_queries = {r["query_id"] for r in train}
+    train_queries = {r["query_id"] for r in bundled_train()}
     chosen = choose_queries(queries, truth, args.queries, args.seed, train_queries)
     catalog = {e.id: e for e in read_catalog(BUNDLED / "movies-corpus.jsonl.gz")}
     candidates: dict[str, list[str]] = {}
@@ -221,24 +251,37 @@ def build(args) -> dict:
     runs = systems(chosen, queries, candidates, catalog, args.seed, args.lexical)
     print(f"systems ranked in {time.time() - started:.0f} s", file=sys.stderr)
     pool, holes = pool_and_holes(runs, truth, args.lexical)
+    return {"key": key, "queries": chosen, "runs": runs, "pool": [[q, d, g] for (q, d), g in pool.items()],
+            "holes": [[q, d, truth[(q, d)]] for q, d in holes], "judges": {}, "probs": {}}
+
+
+def bundled_train() -> list[dict]:
+    """The bundled 300 MSRD train pairs (their queries are never benchmark queries)."""
+    return [json.loads(line) for line in (BUNDLED / "train.jsonl").read_text().splitlines() if line.strip()]
+
+
+def fit_judges(args, built: dict, names: list[str]) -> None:
+    """Fit each named learned judge and store its labels and probabilities of the holes in `built`."""
+    queries, truth = read_pool()
+    catalog = {e.id: e for e in read_catalog(BUNDLED / "movies-corpus.jsonl.gz")}
+    train = bundled_train()
+    train_queries, bench = {r["query_id"] for r in train}, set(built["queries"])
 
     def pair(q: str, d: str, grade: int | None = None) -> Pair:
         e = catalog[d]
         return Pair(id=f"{q}:{d}", query=queries[q], item_title=e.title, item_text=e.text,
                     label=None if grade is None else SCHEME.labels[grade], query_id=q, item_id=d)
 
-    hole_pairs = [pair(q, d) for q, d in holes]
-    judges = {"embed-lr": fit_judge("embed-lr", [pair(r["query_id"], r["item_id"], int(r["label"])) for r in train
-                                                 if r["item_id"] in catalog], hole_pairs, args.lexical)}
-    outside = sorted(k for k in truth if k[0] not in wanted and k[0] not in train_queries and k[1] in catalog)
-    pool_train = random.Random(args.seed).sample(outside, POOL_TRAIN)
-    judges["embed-lr-pool"] = fit_judge("embed-lr-pool", [pair(q, d, truth[(q, d)]) for q, d in pool_train],
-                                        hole_pairs, args.lexical)
-    built = {"key": key, "queries": chosen, "runs": runs, "pool": [[q, d, g] for (q, d), g in pool.items()],
-             "holes": [[q, d, truth[(q, d)]] for q, d in holes], "judges": judges}
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(built))
-    return built
+    hole_pairs = [pair(q, d) for q, d, _ in built["holes"]]
+    outside = sorted(k for k in truth if k[0] not in bench and k[0] not in train_queries and k[1] in catalog)
+    for name in names:
+        source, options = LEARNED[name]
+        if source == "bundled":
+            pairs = [pair(r["query_id"], r["item_id"], int(r["label"])) for r in train if r["item_id"] in catalog]
+        else:
+            keys = outside if source == "all" else random.Random(args.seed).sample(outside, source)
+            pairs = [pair(q, d, truth[(q, d)]) for q, d in keys]
+        built["judges"][name], built["probs"][name] = fit_judge(name, pairs, hole_pairs, args.lexical, **options)
 
 
 # ----------------------------------------------------------------------------------------------- the resamples
@@ -271,8 +314,25 @@ def values_of(built: dict, grades: list[int]) -> dict[str, dict[str, np.ndarray]
     return out
 
 
+def expected_values_of(built: dict, probs: list[float]) -> dict[str, dict[str, np.ndarray]]:
+    """measure -> system -> per-query expected values when each hole is relevant with the judge's probability
+    (the pool keeps the truth): hiera_dspy.conclude.expected, the machine values eval.holes uses by default."""
+    from hiera_dspy.conclude.expected import one_hot
+
+    dists = {(q, d): one_hot(g, SCHEME) for q, d, g in built["pool"]}
+    dists |= {(q, d): {SCHEME.labels[-1]: p, SCHEME.labels[0]: 1.0 - p} for (q, d, _), p in zip(built["holes"], probs)}
+    out: dict[str, dict[str, np.ndarray]] = {m: {} for m in named_measures(SCHEME, DEPTH)}
+    for name, ranking in built["runs"].items():
+        lines = [RunLine(q, d, r, float(len(ds) - r), name, 0) for q, ds in ranking.items()
+                 for r, d in enumerate(ds, 1)]
+        for m, v in expected_per_query(lines, dists, built["queries"], SCHEME, DEPTH).items():
+            out[m][name] = v
+    return out
+
+
 def resample(truth: dict, machine: dict, n: int, seeds: range, level: float = 0.95) -> dict:
-    """Coverage, widths and Kendall's tau over seeded samples of `n` whole queries, per measure."""
+    """Coverage, widths and Kendall's tau over seeded samples of `n` whole queries, per measure; with the
+    Monte-Carlo standard error of a coverage figure and the coverage where the sample meets Cochran's rule."""
     from scipy.stats import kendalltau
 
     total = len(next(iter(next(iter(truth.values())).values())))
@@ -280,35 +340,63 @@ def resample(truth: dict, machine: dict, n: int, seeds: range, level: float = 0.
     for m in truth:
         names = list(truth[m])
         pairs = list(combinations(range(len(names)), 2))
+        a, b = (np.array(ix) for ix in zip(*pairs))
         target = np.array([truth[m][s].mean() for s in names])
-        pair_target = np.array([target[a] - target[b] for a, b in pairs])
+        target = np.concatenate([target, target[a] - target[b]])  # the systems, then the pairwise differences
         t_mat = np.column_stack([truth[m][s] for s in names])
         m_mat = np.column_stack([machine[m][s] for s in names])
-        machine_mean = m_mat.mean(axis=0)
-        cover, ppi_w, hum_w, pair_cover, taus, machine_taus, hum_cover = [], [], [], [], [], [], []
+        t_mat, m_mat = np.hstack([t_mat, t_mat[:, a] - t_mat[:, b]]), np.hstack([m_mat, m_mat[:, a] - m_mat[:, b]])
+        k = len(names)
+        machine_tau = kendalltau(target[:k], m_mat[:, :k].mean(axis=0)).statistic
+        cover, hum_cover, ppi_w, hum_w, taus, met = [], [], [], [], [], []
         for seed in seeds:
             picked = np.zeros(total, dtype=bool)
             picked[np.random.default_rng(seed).choice(total, n, replace=False)] = True
             e = estimate_columns(t_mat[picked], m_mat[picked], m_mat[~picked], level)
             cover.append((e.lo - 1e-12 <= target) & (target <= e.hi + 1e-12))
             hum_cover.append((e.human_lo - 1e-12 <= target) & (target <= e.human_hi + 1e-12))
-            ppi_w.append(e.hi - e.lo)
-            hum_w.append(e.human_hi - e.human_lo)
-            a, b = (np.array(ix) for ix in zip(*pairs))
-            d = estimate_columns(t_mat[picked][:, a] - t_mat[picked][:, b], m_mat[picked][:, a] - m_mat[picked][:, b],
-                                 m_mat[~picked][:, a] - m_mat[~picked][:, b], level)
-            pair_cover.append((d.lo - 1e-12 <= pair_target) & (pair_target <= d.hi + 1e-12))
-            taus.append(kendalltau(target, e.ppi).statistic)
-            machine_taus.append(kendalltau(target, machine_mean).statistic)
-        cover, pair_cover = np.array(cover, dtype=float), np.array(pair_cover, dtype=float)
-        hum_cover = np.array(hum_cover, dtype=float)
-        stats[m] = {"coverage_min": cover.mean(axis=0).min(), "coverage_mean": cover.mean(),
-                    "pair_coverage_min": pair_cover.mean(axis=0).min(), "pair_coverage_mean": pair_cover.mean(),
-                    "human_coverage_min": hum_cover.mean(axis=0).min(), "human_coverage_mean": hum_cover.mean(),
+            ppi_w.append((e.hi - e.lo)[:k])
+            hum_w.append((e.human_hi - e.human_lo)[:k])
+            met.append(n >= e.n_min)
+            taus.append(kendalltau(target[:k], e.ppi[:k]).statistic)
+        cover, hum_cover, met = (np.array(x, dtype=float) for x in (cover, hum_cover, met))
+        per = cover.mean(axis=0)
+        stats[m] = {"coverage_min": per[:k].min(), "coverage_mean": per[:k].mean(),
+                    "pair_coverage_min": per[k:].min(), "pair_coverage_mean": per[k:].mean(),
+                    "mc_se": float(np.sqrt(level * (1 - level) / len(seeds))),
+                    "human_coverage_min": hum_cover.mean(axis=0)[:k].min(),
+                    "human_coverage_mean": hum_cover.mean(axis=0)[:k].mean(),
+                    "human_pair_coverage_min": hum_cover.mean(axis=0)[k:].min(),
+                    "rule_met": met.mean(), "coverage_rule_met": (cover * met).sum() / max(met.sum(), 1),
+                    "coverage_rule_not_met": (cover * (1 - met)).sum() / max((1 - met).sum(), 1) if (1 - met).sum()
+                    else None,
                     "ppi_width": np.mean(ppi_w), "human_width": np.mean(hum_w),
-                    "narrower": 1 - np.mean(ppi_w) / np.mean(hum_w), "tau": np.mean(taus),
-                    "tau_machine": np.mean(machine_taus)}
+                    "narrower": 1 - np.mean(ppi_w) / np.mean(hum_w), "tau": np.mean(taus), "tau_machine": machine_tau}
     return stats
+
+
+def judge_names(args) -> list[str]:
+    """The --judges list."""
+    return [j.strip() for j in args.judges.split(",") if j.strip()]
+
+
+def machine_variants(args, built: dict, judge: str, truth_grades: list[int]) -> list[tuple[str, list[int], dict]]:
+    """(machine values, the judge's labels, per-query values) for each --machine-values kind the judge has:
+    "labels" (the hard labels) and, for a learned judge, "expected" (under its probabilities)."""
+    if judge.startswith("flip-"):
+        grades = flip_labels(truth_grades, float(judge[5:].rstrip("%")) / 100, args.seed)
+        return [("labels", grades, values_of(built, grades))]
+    grades = built["judges"][judge]
+    out = []
+    for kind in [k.strip() for k in args.machine_values.split(",") if k.strip()]:
+        values = values_of(built, grades) if kind == "labels" else expected_values_of(built, built["probs"][judge])
+        out.append((kind, grades, values))
+    return out
+
+
+HEADER = ("| judge | kappa | machine values | sample | queries | measure | coverage min / mean | pairs min / mean | "
+          "human-only min / mean (pairs min) | rule met | coverage where met / not | PPI width | human-only width | "
+          "narrower | tau PPI | tau machine |")
 
 
 def main(argv: list[str] | None = None) -> str:
@@ -318,44 +406,46 @@ def main(argv: list[str] | None = None) -> str:
     truth_grades = [g for _, _, g in built["holes"]]
     truth = values_of(built, truth_grades)
     n_q = len(built["queries"])
+    sizes = [int(x) for x in args.sizes.split(",")] if args.sizes else [max(2, round(f * n_q)) for f in FRACTIONS]
     rows, notes = [], []
-    for judge in [j.strip() for j in args.judges.split(",") if j.strip()]:
-        if judge.startswith("flip-"):
-            grades = flip_labels(truth_grades, float(judge[5:].rstrip("%")) / 100, args.seed)
-        else:
-            grades = built["judges"][judge]
-        machine = values_of(built, grades)
-        k = kappa(truth_grades, grades)
-        gap = {m: max(abs(machine[m][s].mean() - truth[m][s].mean()) for s in truth[m]) for m in truth}
-        corr = {m: np.nanmean([np.corrcoef(machine[m][s], truth[m][s])[0, 1] for s in truth[m]]) for m in truth}
-        notes.append(f"{judge}: largest machine-only error over the systems "
-                     + ", ".join(f"{m} {g:.3f}" for m, g in gap.items())
-                     + "; mean per-query correlation of machine and full-judgment values "
-                     + ", ".join(f"{m} {r:.3f}" for m, r in corr.items()))
-        for fraction in FRACTIONS:
-            n = max(2, round(fraction * n_q))
-            t = time.time()
-            stats = resample(truth, machine, n, range(args.samples))
-            for m, s in stats.items():
-                rows.append((judge, k, fraction, n, m, s))
-            print(f"{judge} at {fraction:.0%}: {time.time() - t:.0f} s", file=sys.stderr)
+    for judge in judge_names(args):
+        for kind, grades, machine in machine_variants(args, built, judge, truth_grades):
+            k = kappa(truth_grades, grades)
+            gap = {m: max(abs(machine[m][s].mean() - truth[m][s].mean()) for s in truth[m]) for m in truth}
+            corr = {m: np.nanmean([np.corrcoef(machine[m][s], truth[m][s])[0, 1] for s in truth[m]]) for m in truth}
+            notes.append(f"{judge} ({kind}): largest machine-only error over the systems "
+                         + ", ".join(f"{m} {g:.3f}" for m, g in gap.items())
+                         + "; mean per-query correlation of machine and full-judgment values "
+                         + ", ".join(f"{m} {r:.3f}" for m, r in corr.items()))
+            for n in sizes:
+                t = time.time()
+                for m, s in resample(truth, machine, n, range(args.samples)).items():
+                    rows.append((judge, k, kind, n / n_q, n, m, s))
+                print(f"{judge} ({kind}) at {n} queries: {time.time() - t:.0f} s", file=sys.stderr)
     holes = len(built["holes"])
+    se = rows[0][-1]["mc_se"] if rows else 0
     lines = [f"Benchmark: {n_q} MSRD pool queries (not in the bundled train pairs), 8 systems ranking each query's "
              f"judged movies{' (lexical variant: no MiniLM)' if args.lexical else ''}, shallow pool = top "
              f"{POOL_DEPTH} of {' and '.join(pool_systems(args.lexical))} "
              f"({len(built['pool'])} judgments), {holes} holes in the top {DEPTH} "
-             f"({sum(truth_grades)} relevant); {args.samples} seeded human samples per fraction; 95% CIs (PPI++, "
-             "ppi_py). Coverage: share of samples whose CI contains the full-judgment value (min over the 8 systems / "
-             "mean; pairs: min over the 28 differences / mean). Narrower: 1 - mean PPI CI width / mean human-only CI "
-             "width on the same samples. tau: Kendall's tau of the PPI (machine-only) ranking vs the full-judgment "
-             "ranking, mean over samples.", "",
-             "| judge | kappa | sample | queries | measure | coverage min / mean | pairs min / mean | human-only "
-             "coverage min / mean | PPI width | human-only width | narrower | tau PPI | tau machine |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
-    for judge, k, fraction, n, m, s in rows:
-        lines.append(f"| {judge} | {k:.3f} | {fraction:.0%} | {n} | {m} | {s['coverage_min']:.3f} / "
+             f"({sum(truth_grades)} relevant); {args.samples} seeded human samples per size; 95% CIs: PPI++ (ppi_py) "
+             "with Student-t quantiles and unbiased variances (hiera_dspy.conclude.ppi). Coverage: share of samples "
+             "whose CI contains the full-judgment value (min over the 8 systems / mean; pairs: min over the 28 "
+             f"differences / mean); Monte-Carlo standard error of one coverage figure near 0.95: {se:.4f}, so the "
+             f"minimum over 8 systems sits up to about {1.42 * se:.3f} and over 28 pairs up to {1.97 * se:.3f} below the "
+             "mean by chance alone. Human-only: the Student-t interval of the same sample's human values. Rule met: "
+             "share of the estimates (systems and pairs) whose sample size meets Cochran's rule n > 28 + 25 g^2 "
+             "(g: skewness of the sample's human-minus-lam-machine values), which the report flags when it fails; "
+             "coverage where met / not: over those estimates. Narrower: 1 - mean PPI CI width / mean human-only "
+             "CI width (systems). tau: Kendall's tau of the PPI ranking (mean over samples) and of the machine-only "
+             "ranking vs the full-judgment ranking. Machine values: `labels` = the metric under the judge's labels, "
+             "`expected` = the expected metric under its probabilities.", "", HEADER, "|" + "---|" * 16]
+    for judge, k, kind, fraction, n, m, s in rows:
+        not_met = "-" if s["coverage_rule_not_met"] is None else f"{s['coverage_rule_not_met']:.3f}"
+        lines.append(f"| {judge} | {k:.3f} | {kind} | {fraction:.0%} | {n} | {m} | {s['coverage_min']:.3f} / "
                      f"{s['coverage_mean']:.3f} | {s['pair_coverage_min']:.3f} / {s['pair_coverage_mean']:.3f} | "
-                     f"{s['human_coverage_min']:.3f} / {s['human_coverage_mean']:.3f} | {s['ppi_width']:.3f} | "
+                     f"{s['human_coverage_min']:.3f} / {s['human_coverage_mean']:.3f} ({s['human_pair_coverage_min']:.3f}) | "
+                     f"{s['rule_met']:.0%} | {s['coverage_rule_met']:.3f} / {not_met} | {s['ppi_width']:.3f} | "
                      f"{s['human_width']:.3f} | {s['narrower']:.0%} | {s['tau']:.3f} | {s['tau_machine']:.3f} |")
     full = {m: {s: round(float(v.mean()), 4) for s, v in truth[m].items()} for m in truth}
     lines += ["", f"Full-judgment values: {json.dumps(full)}", "", *[f"- {n}" for n in notes], ""]

@@ -2,19 +2,23 @@
 
     python bench/manipulation.py --method embed-lr --pairs 100 --tag after            # every phrasing of each family
     python bench/manipulation.py --method zero-shot --pairs 20 --per-pair 1 --tag after   # under the model lock
+    python bench/manipulation.py --restored --splits train,test,review                 # what the screen restores
     python bench/manipulation.py --report                                              # the table from every run
 
 Pairs: judged MSRD pool pairs whose query is in neither train.jsonl nor dev.jsonl (never seen by any fitted or tuned
 judge), half relevant, one pair per query, drawn with `--seed`. Each attack (`hiera_dspy.untrusted.families`) pushes
 toward the label opposite the gold one; a flip is a hostile copy labelled otherwise than the same judge's clean copy;
-the control appends a neutral sentence. Families are reported on their held-out `test` phrasings (`--splits
-train,test` adds the phrasings defences were tuned on). Learned judges are fitted on train.jsonl (`--augment` adds
-hostile copies of the train pairs, train phrasings only, gold labels kept).
+the control appends a neutral sentence. Families are reported on their `test` phrasings and on the `review` ones
+(written after the generalised screen; `--splits train,test,review` adds the phrasings defences were tuned on).
+`--restored` counts the hostile copies whose screened item equals the clean copy's: a judge reads only the screened
+item, so those cannot flip a deterministic, cached judge; the others are what a judge has to be run on. Learned
+judges are fitted on train.jsonl (`--augment` adds hostile copies of the train pairs, train phrasings only, gold
+labels kept).
 
 "Before" is the code without the defences: run this file from a checkout of the commit before them with `--tag
-before` (it only needs `hiera_dspy.untrusted.families` beside it). LLM methods go through the resumable run store
+before` (it needs `hiera_dspy.untrusted.families` and `msrd_pool.pool_item_text` beside it). LLM methods go through the resumable run store
 (`--chunk N` stops after N new judgments); embed-lr is judged in batches with the runner's screening. Each run writes
-bench/results/manipulation/METHOD-TAG.json; `--report` joins them into bench/results/manipulation.md.
+OUT/METHOD-TAG.json (`--out`, default bench/results/manipulation); `--report` joins them into OUT.md.
 """
 
 from __future__ import annotations
@@ -85,6 +89,19 @@ def hostile_copies(pairs: list[Pair], labels: tuple[str, ...], families: list[st
                     hostile = attack(pair, family, target, labels, split, seed, i)
                     out.append((family, split, pair, hostile._replace(id=f"{hostile.id}:{split}")))
     return out
+
+
+def restored(pairs: list[Pair], labels: tuple[str, ...], families: list[str], splits: list[str], seed: int) -> dict:
+    """Per family and split, how many hostile copies the screen restores: their screened title and text equal the
+    clean copy's. A judge reads only the screened item (`program_inputs`), so a restored copy is judged on the very
+    input of its clean copy and, deterministic and cached, cannot flip; only the others need a judge to measure."""
+    cells: dict = defaultdict(lambda: {"n": 0, "restored": 0})
+    for family, split, clean, copy in hostile_copies(pairs, labels, families, splits, None, seed):
+        a, b = program_inputs(clean), program_inputs(copy)
+        cell = cells[f"{family}/{split}"]
+        cell["n"] += 1
+        cell["restored"] += (a["item_title"], a["item_text"]) == (b["item_title"], b["item_text"])
+    return dict(cells)
 
 
 def augmented(train: list[Pair], labels: tuple[str, ...], seed: int) -> list[Pair]:
@@ -162,6 +179,8 @@ def measure(args) -> dict:
         train = augmented(train, labels, args.seed)
     families = args.families.split(",") if args.families else list(FAMILIES)
     hostile = hostile_copies(pairs, labels, families, args.splits.split(","), args.per_pair, args.seed)
+    if args.unrestored_only:  # the copies a judge can flip on: the screen did not give back the clean item
+        hostile = [h for h in hostile if program_inputs(h[2]) != program_inputs(h[3])]
     program = build_judge(args.method, dataset, args.lm, train, args.embed_cache)
     everything = pairs + [h for _, _, _, h in hostile]
     if args.method == "embed-lr":
@@ -181,26 +200,33 @@ def measure(args) -> dict:
         cell["errors"] += got[copy.id] is None
         cell["flips"] += got[copy.id] != got[clean.id]
     return {"method": args.method, "tag": args.tag, "lm": args.lm, "augment": args.augment, "seed": args.seed,
+            "unrestored_only": args.unrestored_only, "families": families, "splits": args.splits,
+            "per_pair": args.per_pair,
             "pairs": len(judged), "of_pairs": len(pairs), "kappa": metrics["kappa"], "accuracy": metrics["accuracy"],
             "cells": dict(cells)}
 
 
 def report(folder: Path, split: str = "test") -> str:
-    """The markdown table of every METHOD-TAG.json in `folder`: flip rate per family (`split` phrasings)."""
+    """The markdown table of every METHOD-TAG.json in `folder`: flip rate per family (`split` phrasings), and the
+    share of hostile copies the screen restores (`restored.json`, when there)."""
     order = {"embed-lr": 0, "probe-stacked": 1, "zero-shot": 2, "hiera": 3}
-    runs = sorted((json.loads(p.read_text()) for p in folder.glob("*.json")),
+    rest = json.loads((folder / "restored.json").read_text())["cells"] if (folder / "restored.json").is_file() else {}
+    runs = sorted((json.loads(p.read_text()) for p in folder.glob("*.json") if p.name != "restored.json"),
                   key=lambda r: (order.get(r["method"], 9), r["method"], r["tag"] != "before", r.get("augment")))
-    columns = [f"{r['method']} {r['tag']}" + (" +aug" if r.get("augment") else "") for r in runs]
-    lines = ["| family | " + " | ".join(columns) + " |", "|---|" + "---|" * len(runs)]
+    runs = [r for r in runs if any(k.endswith(f"/{split}") for k in r["cells"])]
+    columns = ["restored by the screen"] + [f"{r['method']} {r['tag']}" + (" +aug" if r.get("augment") else "")
+                                            + (" unrestored only" if r.get("unrestored_only") else "") for r in runs]
+    lines = ["| family | " + " | ".join(columns) + " |", "|---|" + "---|" * len(columns)]
     for family in FAMILIES:
-        cells = []
+        c = rest.get(f"{family}/{split}")
+        cells = [f"{c['restored'] / c['n']:.2f} ({c['n']})" if c and c["n"] else "-"]
         for r in runs:
             c = r["cells"].get(f"{family}/{split}")
             cells.append(f"{c['flips'] / c['n']:.2f} ({c['n']})" if c and c["n"] else "-")
         lines.append(f"| {family} | " + " | ".join(cells) + " |")
-    lines.append("| clean kappa | " + " | ".join(f"{r['kappa']:.3f}" for r in runs) + " |")
-    lines.append("| clean accuracy | " + " | ".join(f"{r['accuracy']:.3f}" for r in runs) + " |")
-    lines.append("| pairs | " + " | ".join(f"{r['pairs']}/{r['of_pairs']}" for r in runs) + " |")
+    lines.append("| clean kappa | - | " + " | ".join(f"{r['kappa']:.3f}" for r in runs) + " |")
+    lines.append("| clean accuracy | - | " + " | ".join(f"{r['accuracy']:.3f}" for r in runs) + " |")
+    lines.append("| pairs | - | " + " | ".join(f"{r['pairs']}/{r['of_pairs']}" for r in runs) + " |")
     return "\n".join(lines)
 
 
@@ -216,14 +242,28 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--tag", default="after", help="before | after: which code state this checkout is")
     p.add_argument("--chunk", type=int, default=None, help="LLM methods: stop after this many new judgments")
-    p.add_argument("--report", action="store_true", help="write bench/results/manipulation.md from every run")
+    p.add_argument("--report", action="store_true", help="write OUT.md (the table) from every run in OUT")
+    p.add_argument("--unrestored-only", action="store_true",
+                   help="judge only the hostile copies the screen does not restore (a slow judge's sample)")
+    p.add_argument("--restored", action="store_true", help="share of hostile copies the screen restores (no judge)")
     p.add_argument("--out", type=Path, default=OUT)
     p.add_argument("--embed-cache", type=Path, default=None, help="a file to keep MiniLM vectors in across runs")
     args = p.parse_args(argv)
+    if args.restored:
+        dataset = load_dataset("msrd")
+        families = args.families.split(",") if args.families else list(FAMILIES)
+        cells = restored(held_out(dataset, args.pairs, args.seed), dataset.scheme.labels, families,
+                         args.splits.split(","), args.seed)
+        args.out.mkdir(parents=True, exist_ok=True)
+        (args.out / "restored.json").write_text(json.dumps({"pairs": args.pairs, "seed": args.seed, "cells": cells},
+                                                           indent=1, sort_keys=True))
+        for key, c in sorted(cells.items()):
+            print(f"{key:28s} {c['restored']:4d}/{c['n']:<4d} {c['restored'] / max(1, c['n']):.2f}")
+        return
     if args.report:
         text = "\n".join(f"## {split} phrasings (flip rate, hostile copies judged)\n\n{report(args.out, split)}\n"
-                         for split in ("test", "train"))
-        Path("bench/results/manipulation.md").write_text(f"# Manipulation benchmark (bench/manipulation.py)\n\n{text}")
+                         for split in ("review", "test", "train"))
+        Path(f"{args.out}.md").write_text(f"# Manipulation benchmark (bench/manipulation.py)\n\n{text}")
         print(text)
         return
     result = measure(args)

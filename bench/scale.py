@@ -280,14 +280,16 @@ def fill(store: Path, run_id: str, real: int, n: int) -> None:
 
 
 def table(_args) -> None:
-    """The measurements so far as a Markdown table."""
-    print("| kind | method | pairs | wall s | s per 1k pairs | peak RSS MB | store MB | bytes/row | stderr lines "
-          "| load |\n|---|---|---|---|---|---|---|---|---|---|")
+    """The measurements so far as a Markdown table (CPU seconds and the per-tenth times where they were recorded)."""
+    print("| kind | method | backend | pairs | wall s | s per 1k | CPU s per 1k | s per 1k, first / last tenth "
+          "| peak RSS MB | store MB | bytes/row | stderr lines | load |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for line in RESULTS.read_text().splitlines():
         r = json.loads(line)
-        print(f"| {r['kind']} | {r['method']} | {r['pairs']:,} | {r['wall_s']} | {r.get('s_per_1k', '-')} | "
-              f"{r['peak_rss_mb']} | {r['store_mb']} | {r.get('row_bytes')} | {r['stderr_lines']:,} | "
-              f"{r.get('load', 0):.1f} |")
+        tenths = (f"{r['s_per_1k_first_tenth']} / {r['s_per_1k_last_tenth']}" if r.get("s_per_1k_first_tenth")
+                  else "-")
+        print(f"| {r['kind']} | {r['method']} | {r.get('backend', '-')} | {r['pairs']:,} | {r['wall_s']} | "
+              f"{r.get('s_per_1k', '-')} | {r.get('cpu_s_per_1k', '-')} | {tenths} | {r['peak_rss_mb']} | "
+              f"{r['store_mb']} | {r.get('row_bytes') or '-'} | {r['stderr_lines']:,} | {r.get('load', 0):.1f} |")
 
 
 def fake_label(answers: str, argv: list[str]) -> None:

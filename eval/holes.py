@@ -15,8 +15,9 @@ With --human-sample N|P% a seeded random sample of whole queries is drawn once a
 lists its pairs for a person (eval.review shows them first; eval.escalations --labels loads a file of decisions).
 Every export (this command rerun, or each decision) recomputes the conclusions: per system and measure the
 machine-only value, the PPI estimate with its --ci interval and the human-only one, every pairwise difference with
-its Holm-adjusted p-value (summary.json "estimates", "differences", "human_sample"; report.md in words). See
-docs/conclusions.md.
+its Holm-adjusted p-value (summary.json "estimates", "differences", "human_sample"; report.md in words). The machine's
+per-query values are expected under the judge's label probabilities (--machine-values expected, the default) or
+from its hard labels (labels). See docs/conclusions.md.
 """
 
 from __future__ import annotations
@@ -75,7 +76,7 @@ def main(argv: list[str] | None = None) -> dict:
     labelling = {"kind": "holes", "out": str(out), "scheme": scheme.to_dict(), "depth": args.depth,
                  "topics": _abs(args.topics), "corpus": _abs(args.corpus), "qrels": _abs(args.qrels),
                  "runs": [_abs(r) for r in args.runs.split(",") if r.strip()], "on_bad_row": args.on_bad_row,
-                 "ci": args.ci}
+                 "ci": args.ci, "machine_values": args.machine_values}
     inputs = read_inputs(labelling, scheme)
     check_sample_size(args, population(inputs.runs))
     holes = [inputs.pair(q, d) for q, d in pool_holes(inputs.runs, inputs.qrels, args.depth)]

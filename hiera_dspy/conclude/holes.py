@@ -6,6 +6,10 @@ escalated hole with no machine label stays unjudged), and `Y` the metric with th
 person's decision on every hole of a sampled query. The original judgments are human labels and enter both as they
 are. A sampled query counts once every one of its holes is decided; human decisions outside the sample (a reviewed
 escalation) stay in qrels.txt but not in the estimates, which must treat every query's machine value alike.
+With `machine_values="expected"` (the default) `Yhat` is the metric expected under the judge's label probabilities
+(a record's `distribution`; a hole without one counts its label): P@k and DCG are linear in the labels, so this is a
+smoother predictor of `Y` than the hard labels' metric, which narrows the PPI interval (`hiera_dspy.conclude.expected`;
+measured in docs/conclusions.md). `"labels"` uses the hard labels. Either is valid: PPI holds for any predictor.
 Estimators: `hiera_dspy.conclude.ppi` (ppi_py). Pure: records and runs in, a JSON-ready dict out.
 """
 
@@ -13,12 +17,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from hiera_dspy.conclude.expected import Dist, expected_per_query, gains, one_hot
 from hiera_dspy.conclude.per_query import named_measures, per_query
 from hiera_dspy.conclude.ppi import Values, differences, estimate
 from hiera_dspy.labelling.sample import Sample, SampleState, state
 from hiera_dspy.labels import LabelScheme
 
 CORRECTION = "holm"
+MACHINE_VALUES = ("expected", "labels")
 
 
 def population(runs: dict[str, list]) -> list[str]:
@@ -34,10 +40,33 @@ def holes_by_query(records: Sequence[dict]) -> dict[str, list[str]]:
     return out
 
 
+def machine_dists(originals: dict, records: Sequence[dict], scheme: LabelScheme) -> tuple[dict[tuple[str, str], Dist],
+                                                                                          int]:
+    """(qid, docid) -> label distribution for the expected machine values: an original judgment is certain, a
+    machine-labelled hole has its record's distribution (or its label, certain, when it has none or an unusable
+    one); and how many holes carried a distribution."""
+    dists: dict[tuple[str, str], Dist] = {k: one_hot(g, scheme) for k, g in originals.items()}
+    soft = 0
+    for r in records:
+        if not r.get("machine_label"):
+            continue
+        dist = r.get("distribution")
+        try:
+            usable = isinstance(dist, dict) and gains(dist, scheme) is not None
+        except ValueError:  # no probability on any of the scheme's labels
+            usable = False
+        dists[(r["query_id"], r["item_id"])] = dist if usable else one_hot(scheme.labels.index(r["machine_label"]),
+                                                                           scheme)
+        soft += usable
+    return dists, soft
+
+
 def conclusions(runs: dict[str, list], originals: dict, records: Sequence[dict], sample: Sample | None,
-                scheme: LabelScheme, depth: int, level: float = 0.95) -> dict:
+                scheme: LabelScheme, depth: int, level: float = 0.95, machine_values: str = "expected") -> dict:
     """{"human_sample", "estimates" (run -> measure -> Estimate dict), "differences", "ranking", "level",
-    "correction"}; with no sample, the machine-only values alone."""
+    "correction", "machine_values", "soft_holes"}; with no sample, the machine-only values alone."""
+    if machine_values not in MACHINE_VALUES:
+        raise ValueError(f"machine_values must be one of {MACHINE_VALUES}, got {machine_values!r}")
     queries = population(runs)
     by_query = holes_by_query(records)
     human_decided = {r["id"] for r in records if r.get("source") == "human"}
@@ -51,11 +80,17 @@ def conclusions(runs: dict[str, list], originals: dict, records: Sequence[dict],
                       if r["query_id"] in decided and r.get("source") == "human"}}
     labelled = [q for q in st.decided if q in set(queries)]
     rest = [q for q in queries if q not in decided]
+    dists, soft = machine_dists(originals, records, scheme) if machine_values == "expected" else ({}, 0)
+
+    def machine(lines, queries):
+        if machine_values == "labels":
+            return per_query(lines, machine_qrels, queries, measures)
+        return expected_per_query(lines, dists, queries, scheme, depth)
+
     values: dict[str, dict[str, Values]] = {m: {} for m in measures}
     for name, lines in runs.items():
         y = per_query(lines, human_qrels, labelled, measures)
-        yhat_s, yhat_r = per_query(lines, machine_qrels, labelled, measures), per_query(lines, machine_qrels, rest,
-                                                                                         measures)
+        yhat_s, yhat_r = machine(lines, labelled), machine(lines, rest)
         for m in measures:
             values[m][name] = Values(y[m], yhat_s[m], yhat_r[m])
     estimates = {name: {m: estimate(values[m][name].human, values[m][name].machine_sampled,
@@ -65,7 +100,7 @@ def conclusions(runs: dict[str, list], originals: dict, records: Sequence[dict],
     ranking = {m: sorted(runs, key=lambda n: -(_key(estimates[n][m]))) for m in measures}
     return {"level": level, "correction": CORRECTION, "queries": len(queries), "measures": list(measures),
             "human_sample": _sample_summary(sample, st, by_query), "estimates": estimates, "differences": diffs,
-            "ranking": ranking}
+            "ranking": ranking, "machine_values": machine_values, "soft_holes": soft}
 
 
 def _key(e: dict) -> float:

@@ -72,16 +72,32 @@ def sentences(c: dict, measure: str) -> list[str]:
     return out
 
 
-SMALL_SAMPLE = 30  # below this many decided sample queries the normal-approximation intervals tend to under-cover
-
-
-def small_sample_note(n: int) -> str | None:
-    """A caution when the decided sample is small (bench/conclusions.py measured the under-coverage)."""
-    if n >= SMALL_SAMPLE or n < 2:
+def small_sample_note(c: dict) -> str | None:
+    """A caution naming the estimates whose decided sample is smaller than the normal approximation needs (each
+    estimate's `n_min`: Cochran's rule as refined by Sugden, Smith and Jones 2000, from the skewness of its
+    human-minus-machine values; hiera_dspy.conclude.ppi.min_queries). None when every estimate has enough."""
+    short = [(f"{run} {m}", e) for run, per in c["estimates"].items() for m, e in per.items()]
+    short += [(f"{d['a']} - {d['b']} {d['measure']}", d) for d in c["differences"]]
+    short = [(name, e) for name, e in short if e.get("n_min") and e.get("n") and e["n"] < e["n_min"]]
+    if not short:
         return None
-    return (f"Caution: {n} decided sample queries. The intervals (PPI's and the human-only one alike) rest on a "
-            f"normal approximation, which with fewer than {SMALL_SAMPLE} queries tends to cover less often than the "
-            "stated level (docs/conclusions.md gives the coverage measured on MSRD); label more sampled queries.")
+    total = sum(len(per) for per in c["estimates"].values()) + len(c["differences"])
+    worst = sorted(short, key=lambda x: -x[1]["n_min"])
+    named = ", ".join(f"{name} ({e['n_min']})" for name, e in worst[:5]) + (", ..." if len(worst) > 5 else "")
+    return (f"Caution: {short[0][1]['n']} decided sample queries are fewer than the normal approximation behind the "
+            f"intervals needs for {len(short)} of the {total} estimates (n > 28 + 25 g^2, g the skewness of the "
+            f"human-minus-machine values: Cochran's rule as refined by Sugden, Smith and Jones 2000); the most "
+            f"needed: {named}. Their intervals may cover less often than stated (docs/conclusions.md gives the "
+            "coverage measured on MSRD); label more sampled queries.")
+
+
+def machine_values_line(c: dict) -> str:
+    """Which machine values the estimates use."""
+    if c.get("machine_values") == "labels":
+        return "Machine values: each query's metric under the judge's labels (--machine-values labels)."
+    return (f"Machine values: each query's metric expected under the judge's label probabilities "
+            f"(--machine-values expected; {c.get('soft_holes', 0)} holes carried probabilities, the others count "
+            "their label).")
 
 
 def section(c: dict) -> str:
@@ -90,9 +106,10 @@ def section(c: dict) -> str:
     lines = ["## Conclusions", "", *sample_lines(c["human_sample"]), "",
              f"Estimates over {c['queries']} queries (a query a run does not answer counts 0): machine-only (every hole "
              f"labelled by the judge), PPI++ (machine labels corrected by the human sample, ppi_py) with its {pct} CI, "
-             f"and the human sample alone with its {pct} CI.", "", *estimates_table(c), ""]
+             f"and the human sample alone with its {pct} CI (Student-t intervals).", machine_values_line(c), "",
+             *estimates_table(c), ""]
     if c["human_sample"] and c["human_sample"]["decided"]:
-        caution = small_sample_note(c["human_sample"]["decided"])
+        caution = small_sample_note(c)
         lines += [caution, ""] if caution else []
         for m in c["measures"]:
             lines += [f"Ranking by {m} (PPI): {' > '.join(c['ranking'][m])}.", "", *[f"- {s}" for s in sentences(c, m)],

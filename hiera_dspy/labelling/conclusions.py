@@ -10,7 +10,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from hiera_dspy.conclude.holes import conclusions, holes_by_query
+from hiera_dspy.conclude.holes import MACHINE_VALUES, conclusions, holes_by_query
 from hiera_dspy.conclude.report import section
 from hiera_dspy.errors import HieraError
 from hiera_dspy.labelling.sample import SampleLog, count, ensure, parse_size
@@ -18,7 +18,7 @@ from hiera_dspy.labels import LabelScheme
 
 
 def add_sample_arguments(p: argparse.ArgumentParser) -> None:
-    """--human-sample, --sample-seed, --sample and --ci."""
+    """--human-sample, --sample-seed, --sample, --ci and --machine-values."""
     g = p.add_argument_group("conclusions (prediction-powered inference; docs/conclusions.md)")
     g.add_argument("--human-sample", metavar="N|P%",
                    help="draw a random sample of N queries (or P%% of them) whose every hole a person labels; drawn "
@@ -26,6 +26,9 @@ def add_sample_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument("--sample-seed", type=int, default=0, help="seed of the human sample (default 0; recorded)")
     g.add_argument("--sample", default="random", choices=["random"], help="how the sample is drawn (random)")
     g.add_argument("--ci", type=float, default=0.95, help="confidence level of the intervals (default 0.95)")
+    g.add_argument("--machine-values", default="expected", choices=list(MACHINE_VALUES),
+                   help="the machine's per-query metric: expected under the judge's label probabilities (default; "
+                        "a hole without them counts its label) or from its hard labels")
 
 
 def check_sample_size(args, queries: list[str]) -> None:
@@ -57,7 +60,8 @@ def draw_sample(args, store, run_id: str, queries: list[str]) -> None:
 
 
 def conclude(summary: dict, store, run_id: str, runs: dict, originals: dict, records: list[dict],
-             scheme: LabelScheme, depth: int, level: float, out: Path) -> tuple[list[Path], str]:
+             scheme: LabelScheme, depth: int, level: float, out: Path,
+             machine_values: str = "expected") -> tuple[list[Path], str]:
     """Add the conclusions to `summary` (per run "estimates", "differences", "human_sample", "conclusions"), write
     OUT/sample.jsonl when the run has a sample; returns (written paths, the report's Markdown section)."""
     from hiera_dspy.labelling.exports import read_pairs_file, write_jsonl
@@ -67,11 +71,12 @@ def conclude(summary: dict, store, run_id: str, runs: dict, originals: dict, rec
         sample = log.get(run_id)
     finally:
         log.close()
-    c = conclusions(runs, originals, records, sample, scheme, depth, level)
+    c = conclusions(runs, originals, records, sample, scheme, depth, level, machine_values)
     for row in summary["runs"]:
         row["estimates"] = c["estimates"][row["run"]]
     summary |= {"differences": c["differences"], "human_sample": c["human_sample"],
-                "conclusions": {k: c[k] for k in ("level", "correction", "queries", "measures", "ranking")}}
+                "conclusions": {k: c[k] for k in ("level", "correction", "queries", "measures", "ranking", "machine_values",
+                                                "soft_holes")}}
     written = []
     if sample is not None:
         pairs = read_pairs_file(out)

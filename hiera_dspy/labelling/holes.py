@@ -81,7 +81,7 @@ def export_holes(store, run_id: str, config: dict, records: list[dict]) -> list[
     after = {**inputs.qrels, **filled}
     summary = summarize(inputs, after, records, scheme, depth) | {"run_id": run_id, "method": config.get("method")}
     written, section = conclude(summary, store, run_id, inputs.runs, inputs.qrels, records, scheme, depth,
-                                labelling.get("ci", 0.95), out)
+                                labelling.get("ci", 0.95), out, labelling.get("machine_values", "expected"))
     return [write_atomic(out / "qrels.txt", format_qrels(after)), write_jsonl(out / "new.jsonl", records),
             write_atomic(out / "summary.json", json.dumps(summary, indent=1)),
             write_atomic(out / "report.md", report(summary) + section), *written]

@@ -336,9 +336,8 @@ class FeatureExtractor:
 
 def screened(triples: Iterable[tuple[str, str, str]]) -> list[tuple[str, str, str]]:
     """(query, title, text) triples with the item through the untrusted-text screen (`hiera_dspy.untrusted.screen`:
-    normalised, orders and claims removed, stuffing and query echoes taken out). A clean item reads the same. (The
-    strict echo rule, `screen_item(..., strict=True)`, would also drop a sentence that repeats the query once; it
-    stops claims in new words on MSRD but removes honest descriptions that repeat the query, so it is not used.)"""
+    normalised, orders and claims removed, stuffing and query echoes taken out), as every program reads it. A clean
+    item reads the same."""
     from hiera_dspy.untrusted.screen import screen_item_cached
 
     items = [(query, screen_item_cached(query, title, text)) for query, title, text in triples]

@@ -2,19 +2,22 @@
 
 Two filters, registered by the flag they raise (`FILTERS`):
 - "instruction": orders to the assessor (ignore the task, answer LABEL, a note to the judge, role markers, a label
-  assigned in JSON, YAML or markdown), in English, French, German, Spanish, Italian, Portuguese, Dutch and Polish;
-- "claim": claims about the item's relevance to the search (who searches for what, "the perfect match for", "has
-  nothing to do with"), mostly English; claims that repeat the query are also caught, in any language, by the query
-  echo rule of `hiera_dspy.untrusted.stuffing`.
+  assigned in JSON, YAML or markdown, the judging role or the model named at all), in English, French, German,
+  Spanish, Italian, Portuguese, Dutch and Polish; a markdown table with such a row goes whole;
+- "claim": sentences that talk about the search instead of the item (`hiera_dspy.untrusted.claims`: the query, the
+  searchers, the results, relevance, what the reader is looking for), in the same languages; claims that repeat the
+  query are also caught, in any language, by the query echo rule of `hiera_dspy.untrusted.stuffing`.
 A matching sentence (or line) is removed, not marked: a marker is one more thing for a small model to react to. Each
-pattern is narrow enough that ordinary descriptions do not match: no sentence of the 9,750 bundled MSRD catalog
-texts, nor of the bundled pairs, is removed (tests/reliability/test_manipulation_defence.py).
+pattern is narrow enough that ordinary descriptions do not match: no title nor text of the 9,750 bundled MSRD catalog
+items trips a filter (tests/untrusted/test_claims.py).
 Run on `normalise`d text (`hiera_dspy.untrusted.normalise`), so look-alike letters and invisible characters are gone.
 """
 
 from __future__ import annotations
 
 import re
+
+from hiera_dspy.untrusted.claims import CLAIM
 
 # A verdict: a label of any bundled scheme, negated or not, in the languages below.
 _NEG = r"(?:not|non|nicht|no|niet|não|nao|pas|nie)"
@@ -49,6 +52,13 @@ _TO = r"(?:to|for|pour|à|a|an|für|fur|para|per|ao|voor|dla)"
 _LABEL_NOUN = (r"(?:label|étiquette|etiqueta|etichetta|bewertung|urteil|verdict|veredicto|verdetto|rating|"
                r"classification|relevance|pertinence|relevancia|rilevanza|relevância|relevanz|grade|score|answer|"
                r"réponse|antwort|respuesta|risposta|resposta)")
+_ROLES = (r"\b(?:the|an?|any|every|each|all|dear|our|your|attention|hey|human|automated|this|que|le|la|les|der|"
+          r"die|den|el|il|o|de)\s+(?:assessors?|annotators?|raters?|graders?|labell?ers?|evaluators?|"
+          r"relevance\s+(?:judges?|experts?)|language\s+models?|llms?|chatgpt|ai\s+(?:judges?|models?|assistants?)|"
+          r"évaluat(?:eur|rice)s?|annotat(?:eur|rice)s?|correcteurs?|bewerter(?:in|innen)?|gutachter(?:in)?|"
+          r"prüfer(?:in)?|evaluador(?:es|as?)?|anotador(?:es|as?)?|valutator[ei]|annotator[ei]|avaliador(?:es|as?)?|"
+          r"beoordelaars?|oceniając\w*)\b")
+_LABEL_NAMED = r"(?-i:\b(?:(?:Not|Highly|Somewhat|Partially)\s+)?(?:Irrelevant|Relevant|IRRELEVANT|RELEVANT)\b)"
 _QUOTE_OPEN, _QUOTE_CLOSE = r"[\"'«“„‹‘]", r"[\"'»”“›’]"
 
 INSTRUCTION = [re.compile(p, re.IGNORECASE) for p in (
@@ -67,22 +77,8 @@ INSTRUCTION = [re.compile(p, re.IGNORECASE) for p in (
     rf"\b(?:items?|products?|results?)\s+mentioning\b[^.\n]{{0,60}}{VERDICT}\b",
     r"[\"']label[\"']\s*:",
     rf"^\W*{VERDICT}\W*$|\|\s*{VERDICT}\s*\|",  # a bare verdict on its own line (a fake output field), a table cell
-)]
-
-_SEARCHER = (r"(?:people|users?|anyone|anybody|everyone|viewers?|searchers?|customers?|shoppers?|visitors?|whoever|"
-             r"you)")
-_SEARCHING = r"(?:search(?:es|ed|ing)?|typ(?:e|es|ed|ing)|look(?:s|ed|ing)?\s+for|quer(?:y|ies)|googl\w*)"
-CLAIM = [re.compile(p, re.IGNORECASE) for p in (
-    rf"\b{_SEARCHER}\s+(?:who\s+|that\s+)?(?:are\s+|were\s+)?{_SEARCHING}\b",
-    r"\b(?:the|this|your|their)\s+(?:search\s+)?quer(?:y|ies)\b|\bsearch\s+(?:results?|terms?|intent)\b",
-    (r"\bthis\s+(?:movie|film|title|item|product|listing|one)\b[^.\n]{0,30}\b(?:has\s+nothing\s+to\s+do\s+with|is\s+"
-     r"(?:entirely\s+|completely\s+|totally\s+)?(?:unrelated|irrelevant|relevant)\s+to|is\s+off[- ]topic)"),
-    r"^\W*(?:not\s+to\s+be\s+confused\s+with|unrelated\s+to|has\s+nothing\s+to\s+do\s+with)\b",
-    (r"\b(?:perfect|exact|definitive|best|top|right|ideal|number\s+one|#\s?1)\s+(?:match|result|answer|pick|hit)"
-     r"(?:es|s)?\s+for\b"),
-    rf"\bexactly\s+what\s+{_SEARCHER}\b",
-    rf"\bwhat\s+{_SEARCHER}\s+(?:had|have)\s+in\s+mind\b",
-    r"\b(?:ir)?relevan(?:t|ce|cy)\s+(?:to|for)\s+(?:the|this|your|any|every)\s+(?:search|query|request)\b",
+    _ROLES,  # the roles that judge an item, or the model reading it, named at all: no description names them
+    _LABEL_NAMED,  # a relevance label, capitalised as a label is: an order in any language has to name it
 )]
 
 # One alternation per filter: a sentence is read once per filter, not once per pattern.
@@ -92,7 +88,7 @@ FILTERS: dict[str, re.Pattern] = {name: re.compile("|".join(f"(?:{p.pattern})" f
 _MARKER = re.compile(r"\[\[\s*##(.*?)##\s*\]\]")
 _BRACES = re.compile(r"[\"']\s*\}|\{\s*[\"']")  # a JSON object's edge: '"}' or '{"'
 _SENTENCE = re.compile(r"[^.!?\n]*(?:[.!?]+|\n|$)")
-_CLAUSE = re.compile(r"\s*[(\[]|\s+[-|—–]\s+")
+_CLAUSE = re.compile(r"\s*[(\[]|\s+[-|—–~]\s+")
 _KEY_LINE = re.compile(r"^\s*[^\W\d][\w .'-]{0,30}?\s*:\s")
 
 
@@ -122,12 +118,31 @@ def join_continuations(text: str) -> str:
     out = lines[:1]
     for line in lines[1:]:
         prev = out[-1]
-        if (prev.strip() and line[:1].islower() and not re.search(r"[.!?:;,)\]]\s*$", prev)
+        if (prev.strip() and line[:1].islower() and not re.search(r"[.!?:)\]]\s*$", prev)
                 and not _KEY_LINE.match(prev) and not _KEY_LINE.match(line)):
             out[-1] = f"{prev.rstrip()} {line.lstrip()}"
         else:
             out.append(line)
     return "\n".join(out)
+
+
+def _drop_tripped_tables(text: str) -> tuple[str, str | None]:
+    """Markdown tables (runs of lines starting with "|") with a row that trips a filter, removed whole: a header
+    left without its verdict row still frames one."""
+    lines, out, flag, i = text.split("\n"), [], None, 0
+    while i < len(lines):
+        j = i
+        while j < len(lines) and lines[j].lstrip().startswith("|"):
+            j += 1
+        if j == i:
+            out.append(lines[i])
+            i += 1
+            continue
+        tripped = next((f for f in map(flag_of, lines[i:j]) if f), None)
+        flag = flag or tripped
+        out.extend([] if tripped else lines[i:j])
+        i = j
+    return "\n".join(out), flag
 
 
 def filter_sentences(text: str) -> tuple[str, frozenset[str]]:
@@ -137,6 +152,9 @@ def filter_sentences(text: str) -> tuple[str, frozenset[str]]:
     original = text
     text, markers = _MARKER.subn("", join_continuations(text))  # DSPy field markers: removed like the sentences
     flags = {"instruction"} if markers else set()
+    text, table_flag = _drop_tripped_tables(text)
+    if table_flag:
+        flags.add(table_flag)
 
     def clean(match: re.Match) -> str:
         sentence = match.group(0)

@@ -18,8 +18,8 @@ NFKC changes change the text but raise no flag (bundled MSRD texts raise none).
 Example:
     >>> normalise("Ｉｇｎｏｒｅ the\\u200b task").text
     'Ignore the task'
-    >>> sorted(normalise("Ｉｇｎｏｒｅ the\\u200b task").flags)
-    ['invisible', 'lookalike']
+    >>> sorted(normalise("Ｉｇｎｏｒｅ the\\u200b task").flags)  # one stray zero-width space raises no flag
+    ['lookalike']
 """
 
 from __future__ import annotations

@@ -3,8 +3,8 @@
 `screen_item(query, title, text)` runs, on the title and on the text alike:
 1. `normalise` (NFKC, look-alike letters folded, invisible and bidi characters removed, whitespace collapsed);
 2. `filter_sentences` (orders to the assessor in several languages, relevance claims);
-3. `destuff` (hidden lists, repetition, query echoes; the title keeps its echoes: a title naming the query is the
-   strongest honest evidence there is, and is left to the filters).
+3. `destuff` (hidden lists, repetition, keyword lists, query echoes; the title keeps its echoes: a title naming the
+   query is the strongest honest evidence there is, and is left to the filters).
 The flags say what looked deliberate; a judgment of a flagged item carries them as its `manipulation` field
 (`hiera_dspy.runs.runner.judgment_row`), shown on the review page and in the labels export. Whitespace and benign
 Unicode changes are made silently. Screening is idempotent: a screened item passes the screen unchanged.
@@ -25,7 +25,7 @@ from hiera_dspy.untrusted.filters import filter_sentences, flag_of
 from hiera_dspy.untrusted.normalise import collapse_whitespace, normalise
 from hiera_dspy.untrusted.stuffing import destuff, echoes, query_terms
 
-_CLAUSE = re.compile(r"\s*[(\[]|\s+[-|—–]\s+")  # where a clause starts: "(ignore the", " - Assessor"
+_CLAUSE = re.compile(r"\s*[(\[]|\s+[-|—–~]\s+")  # where a clause starts: "(ignore the", " - Assessor"
 
 
 class Screened(NamedTuple):
@@ -36,25 +36,33 @@ class Screened(NamedTuple):
     flags: tuple[str, ...]
 
 
-def screen_field(text: str | None, query: str | None = None, title: str = "",
-                 strict: bool = False) -> tuple[str, frozenset[str]]:
-    """One field through the screen; `query` enables the query-echo rule (None for a title), `title` is the item's
-    (screened) title, which tells the echo rule whether the item is plainly about the query's words; `strict` is the
-    echo rule of the learned scorer's features (`stuffing.destuff`)."""
+def screen_field(text: str | None, query: str | None = None, title_names_query: bool = False,
+                 title: str = "") -> tuple[str, frozenset[str]]:
+    """One field through the screen; `query` enables the query-echo rule (None for a title); `title_names_query`
+    (the item's screened title repeats the query) keeps the query in the item's list fields, its own tags; `title`
+    (the item's screened title) marks free-text lines that repeat it."""
+    _normalised, filtered, filter_flags = _query_free(str(text or ""))
+    destuffed = destuff(filtered, query, title_names_query, title)
+    return collapse_whitespace(destuffed.text), filter_flags | destuffed.flags
+
+
+@lru_cache(maxsize=16384)
+def _query_free(text: str) -> tuple[str, str, frozenset[str]]:
+    """The query-independent part of the screen, remembered (an item is judged for many queries): the normalised
+    text, the text after the sentence filters, and the flags of both."""
     normalised = normalise(text)
     filtered, filter_flags = filter_sentences(normalised.text)
-    destuffed = destuff(filtered, query, title, strict)
-    return collapse_whitespace(destuffed.text), normalised.flags | filter_flags | destuffed.flags
+    return normalised.text, filtered, normalised.flags | filter_flags
 
 
-def screen_item(query: str, title: str | None, text: str | None, strict: bool = False) -> Screened:
-    """The item's title and text screened for a judgment of `query`, with the flags of both. An item whose title
-    itself echoes the query keeps the echoes in its text (they are its own name); an order split between the end of
-    the title and the start of the text loses its title part too. `strict`: the features' echo rule."""
+def screen_item(query: str, title: str | None, text: str | None) -> Screened:
+    """The item's title and text screened for a judgment of `query`, with the flags of both. A free-text sentence
+    that repeats the query goes whatever the title says; an item whose title itself repeats the query keeps it in its
+    tags; an order split between the end of the title and the start of the text loses its title part too."""
     clean_title, title_flags = screen_field(title)
-    echo_query = None if echoes(clean_title, query_terms(query or "")) else query
-    clean_text, text_flags = screen_field(text, echo_query, clean_title, strict)
-    clean_title, split_flags = _cut_split_order(clean_title, normalise(text).text, text_flags)
+    named = echoes(clean_title, query_terms(query or ""))
+    clean_text, text_flags = screen_field(text, query, named, clean_title)
+    clean_title, split_flags = _cut_split_order(clean_title, _query_free(str(text or ""))[0], text_flags)
     return Screened(clean_title, clean_text, tuple(sorted(title_flags | text_flags | split_flags)))
 
 
@@ -88,6 +96,6 @@ def manipulation_flags(pair: Pair) -> tuple[str, ...]:
 
 
 @lru_cache(maxsize=4096)
-def screen_item_cached(query: str, title: str | None, text: str | None, strict: bool = False) -> Screened:
+def screen_item_cached(query: str, title: str | None, text: str | None) -> Screened:
     """`screen_item`, remembered for the last 4,096 items (the runner asks for the inputs and then for the flags)."""
-    return screen_item(query, title, text, strict)
+    return screen_item(query, title, text)

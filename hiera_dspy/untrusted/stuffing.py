@@ -1,23 +1,27 @@
 """Keyword stuffing: hidden lists, repetition and query echoes taken out of an item's text before anything reads it.
 
 Stuffing pays a judge that counts: a learned scorer's overlap, BM25 and embedding features rise with every copy of
-the query, and a small LLM reads a line of the query's words as evidence. Three rules, each raising a flag:
+the query, and a small LLM reads a line of the query's words as evidence. Four rules, each raising a flag:
 
 - "hidden": what a person would never see is removed with its content: HTML comments, elements that are hidden
-  (`hidden`, `display:none`, `visibility:hidden`, `font-size:0`, white text, zero opacity), markdown comments
+  (`hidden`, `display:none`, `visibility:hidden`, `font-size:0`, white text in a style or a `color` attribute,
+  zero opacity), markdown comments
   (`[//]: # (...)`); other HTML tags are stripped, their text kept (no flag);
 - "repetition": a line (3+ words) or sentence (4+ words) repeated, case and punctuation aside, is kept once; a word
-  repeated four or more times in a row is kept once;
-- "query-echo" (needs the query; queries of two or more content words): the full query repeated in the item, as
-  consecutive content words in any order or run together in one word ("#alienmovie"). In a list line (`Key: a, b |
-  c`) the elements that echo the query are removed; a sentence of free text that echoes it twice or is mostly the
-  query's words is removed (`stuffed`), unless the item's title names at least half of the query's words (then the
-  item is plainly about them, as a product's description repeats its title). The first line of a name field
-  (director, actors, characters, brand, ...) is left alone: "Director: Ridley Scott" for the query "ridley scott" is
-  the item's own truth. Measured on 20,000 MSRD pool
-  pairs: 0.8% of the relevant pairs and 0.1% of the irrelevant ones echo their query in free text, and a tag equal
-  to the query is rarer still (8 pairs), so the rule costs a real item little, while an echo is what every stuffing
-  and most claims need.
+  repeated four or more times in a row is kept once; a line outside the prose and name fields that names the item's
+  title twice goes;
+- "keyword-list": a line that is a bare keyword list (four or more short elements outside any field), and every index
+  field (tags, keywords, ...) after the item's first;
+- "query-echo" (needs the query; queries of two or more content words): the full query repeated in the item, nearly
+  verbatim (plurals folded, at most one other word among its terms, in any order) or run together in one word
+  ("#alienmovie"). Every sentence of free text that echoes it is removed, whatever the title says: a claim in any
+  words ("Fans of QUERY agree...", "Not a QUERY film at all") has to name the query to be about it, and an honest
+  item loses one sentence; in a list line (`Key: a, b | c`) the elements that echo it are removed, unless the title
+  itself repeats the query (then its tags naming it are its own). The first line of a name field (director, actors,
+  characters, brand, ...) is left alone: "Director: Ridley Scott" for the query "ridley scott" is the item's own
+  truth. Measured on 20,000 MSRD pool pairs (seed 0): the screen changes 0.9% of the relevant pairs' items (28 of
+  2,927, one overview sentence naming the query) and 0.2% of the irrelevant ones (28 of 17,073); the clean kappa it
+  costs is in docs/security.md.
 
 Example:
     >>> destuff("A crew meets a creature.\\nTags: alien movie, alien movie film", "alien movie").text
@@ -40,6 +44,11 @@ NAME_FIELDS = frozenset((
     "authors", "creator", "creators", "studio", "brand", "manufacturer", "year", "genres", "genre", "title",
     "original title", "artist", "publisher", "country", "language", "color", "colour", "material", "model",
 ))
+# "Key: value" lines that index the item for search: an item has one; a second is stuffing.
+INDEX_FIELDS = frozenset((
+    "tags", "tag", "keywords", "keyword", "labels", "hashtags", "topics", "search terms", "search tags", "seo",
+    "popular searches", "related searches", "related", "also searched", "meta keywords",
+))
 # "Key: value" lines whose value is running text (split into sentences, not list elements).
 PROSE_FIELDS = frozenset(("overview", "description", "plot", "summary", "synopsis", "about", "details", "review"))
 
@@ -47,7 +56,8 @@ _HIDDEN_STYLE = r"(?:display\s*:\s*none|visibility\s*:\s*hidden|font-size\s*:\s*
                 r"color\s*:\s*(?:white|#fff(?:fff)?\b|transparent))"
 _HIDDEN = [re.compile(p, re.IGNORECASE | re.DOTALL) for p in (
     r"<!--.*?(?:-->|$)",
-    rf"<(\w+)\b[^>]*(?:\bhidden\b|style\s*=\s*[\"'][^\"']*{_HIDDEN_STYLE})[^>]*>.*?(?:</\1\s*>|$)",
+    (rf"<(\w+)\b[^>]*(?:\bhidden\b|style\s*=\s*[\"'][^\"']*{_HIDDEN_STYLE}|\bcolor\s*=\s*[\"']?(?:white|#fff(?:fff)?)\b)"
+     r"[^>]*>.*?(?:</\1\s*>|$)"),
 )]
 _MD_COMMENT = re.compile(r"^\s*\[(?://|comment)\]\s*:\s*(?:#|<>)\s*\(.*?\)\s*$")
 _TAG = re.compile(r"</?[A-Za-z][^<>]{0,200}>")
@@ -78,34 +88,27 @@ def query_terms(query: str) -> list[str]:
     return [t for t in distinct if t not in STOPWORDS] or distinct
 
 
+def fold(word: str) -> str:
+    """A word without its plural ending ("witches" -> "witch", "movies" -> "movie"): an echo need not be verbatim."""
+    if len(word) > 4 and word.endswith("es") and word[-3] in "sxzh":
+        return word[:-2]
+    return word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith("ss") else word
+
+
 def echoes(text: str, terms: list[str]) -> bool:
-    """Whether `text` repeats the whole query: its terms as consecutive content words (in any order), or run
-    together in one word. Queries of fewer than two terms never echo (too common in real items)."""
+    """Whether `text` repeats the whole query, verbatim or nearly: its terms (plurals folded) within consecutive
+    content words, in any order, with at most one other word among them, or run together in one word. Queries of
+    fewer than two terms never echo (too common in real items)."""
     if len(terms) < 2:
         return False
-    tokens = [t for t in words(text) if t not in STOPWORDS]
+    every = words(text)
     joined = "".join(terms)
-    if any(joined in t for t in tokens):
+    if any(joined in t for t in every):
         return True
-    need, width = set(terms), len(terms)
+    tokens = [fold(t) for t in every if t not in STOPWORDS]
+    need = {fold(t) for t in terms}
+    width = len(need) + 1
     return any(tok in need and need <= set(tokens[i:i + width]) for i, tok in enumerate(tokens))
-
-
-def stuffed(sentence: str, terms: list[str]) -> bool:
-    """Whether a sentence of free text is query stuffing: it echoes the query twice or more, or it is mostly the
-    query's words ("Best alien movie!"). A sentence that uses the query's words once among its own ("A shark attack
-    at a lab." for "shark attack") describes the item."""
-    if not echoes(sentence, terms):
-        return False
-    tokens = words(sentence)
-    need, width, count, i = set(terms), len(terms), 0, 0
-    content = [t for t in tokens if t not in STOPWORDS]
-    while i < len(content):
-        if content[i] in need and need <= set(content[i:i + width]):
-            count, i = count + 1, i + width
-        else:
-            i += 1
-    return count >= 2 or 2 * sum(t in need for t in tokens) > len(tokens)
 
 
 def _unhide(text: str) -> tuple[str, bool]:
@@ -142,10 +145,8 @@ def _dedupe(text: str) -> tuple[str, bool]:
     return "\n".join(out), changed
 
 
-def _drop_echoes(text: str, terms: list[str], prose: bool = True, strict: bool = False) -> tuple[str, bool]:
-    """Echoing elements of list lines out, and (`prose`) sentences of free text that are stuffing (`strict`: that
-    echo the query at all)."""
-    drop = echoes if strict else stuffed
+def _drop_echoes(text: str, terms: list[str], lists: bool = True) -> tuple[str, bool]:
+    """Sentences of free text that echo the query out, and (`lists`) the echoing elements of list lines."""
     out, changed, named = [], False, set()
     for line in text.split("\n"):
         key_line = _KEY_LINE.match(line)
@@ -156,7 +157,7 @@ def _drop_echoes(text: str, terms: list[str], prose: bool = True, strict: bool =
             continue
         if key_line and key not in PROSE_FIELDS and key not in NAME_FIELDS:  # a list line: drop echoing elements
             elements = [e for e in _LIST_SPLIT.split(key_line.group(2)) if e]
-            kept = [e for e in elements if not echoes(e, terms)]
+            kept = [e for e in elements if not (lists and echoes(e, terms))]
             if len(kept) != len(elements):
                 changed = True
                 if kept:
@@ -165,32 +166,71 @@ def _drop_echoes(text: str, terms: list[str], prose: bool = True, strict: bool =
             out.append(line)
             continue
         sentences = _SENTENCE.findall(line)
-        kept = [s for s in sentences if not (prose and drop(s, terms))]
-        if len(kept) != len(sentences):
+        kept = [s for s in sentences if not echoes(s, terms)]
+        if len(kept) != len(sentences):  # a line outside the item's fields goes whole: its rest goes with the echo
             changed = True
-            if "".join(kept).strip():
+            if key_line and "".join(kept).strip():
                 out.append("".join(kept).strip())
             continue
         out.append(line)
     return "\n".join(out), changed
 
 
-def destuff(text: str, query: str | None = None, title: str = "", strict: bool = False) -> Destuffed:
-    """`text` without hidden content, repetition and (with `query`) query echoes; see the module doc. `title`, the
-    item's title, decides whether free-text echoes are the item's own words. `strict` (what the learned scorer's
-    features read): every free-text sentence that echoes the query goes, stuffed or not, unless the title names the
-    query; a claim in new words repeats the query once, and counts would pay for it."""
+def _drop_keyword_lists(text: str) -> tuple[str, bool]:
+    """Lines that are bare keyword lists (four or more short elements outside any field), and every index field
+    (tags, keywords, ...) after the item's first: a record has one, and a second is written to be searched."""
+    out, changed, indexed = [], False, False
+    for line in text.split("\n"):
+        key_line = _KEY_LINE.match(line)
+        key = key_line.group(1).strip().lower() if key_line else None
+        if key in INDEX_FIELDS:
+            if indexed:
+                changed = True
+                continue
+            indexed = True
+        elements = [e for e in _LIST_SPLIT.split(line.strip(" .!?")) if e.strip()] if not key_line else []
+        if len(elements) >= 4 and all(len(e.split()) <= 4 for e in elements):
+            changed = True
+            continue
+        out.append(line)
+    return "\n".join(out), changed
+
+
+def _drop_title_repeats(text: str, title: str) -> tuple[str, bool]:
+    """Lines other than the item's prose and name fields that name its title (two or more words) twice or more: its
+    name pumped (an overview may well name the film twice; "More Alien, more Alien." is not a field)."""
+    name = " ".join(words(title))
+    if len(name.split()) < 2:
+        return text, False
+
+    def keep(line: str) -> bool:
+        key_line = _KEY_LINE.match(line)
+        if key_line and key_line.group(1).strip().lower() in PROSE_FIELDS | NAME_FIELDS:
+            return True
+        return f" {' '.join(words(line))} ".count(f" {name} ") < 2
+
+    lines = text.split("\n")
+    kept = [line for line in lines if keep(line)]
+    return "\n".join(kept), len(kept) != len(lines)
+
+
+def destuff(text: str, query: str | None = None, title_names_query: bool = False, title: str = "") -> Destuffed:
+    """`text` without hidden content, repetition, keyword lists and (with `query`) query echoes; see the module doc.
+    `title_names_query`: the item's title repeats the query, so its list fields (tags) naming it are its own;
+    `title`, the item's title: free-text lines that repeat it are repetition."""
     flags = set()
     text, hidden = _unhide(text)
     if hidden:
         flags.add("hidden")
     text, repeated = _dedupe(text)
-    if repeated:
+    text, title_repeated = _drop_title_repeats(text, title)
+    if repeated or title_repeated:
         flags.add("repetition")
+    text, listed = _drop_keyword_lists(text)
+    if listed:
+        flags.add("keyword-list")
     if query:
-        terms = query_terms(query)
-        named = set(terms) & set(words(title))
-        text, echoed = _drop_echoes(text, terms, prose=2 * len(named) < len(terms), strict=strict)
+        text, echoed = _drop_echoes(text, query_terms(query), lists=not title_names_query)
         if echoed:
             flags.add("query-echo")
     return Destuffed(text, frozenset(flags))

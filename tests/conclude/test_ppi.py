@@ -6,7 +6,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from hiera_dspy.conclude.ppi import FEW, Values, differences, estimate, holm, more_queries, p_value
+from scipy import stats
+
+from hiera_dspy.conclude.ppi import (FEW, Values, differences, estimate, holm, min_queries, more_queries,
+                                   p_value, t_factor, widen)
 
 Y, YHAT, REST = [0.5, 0.7, 0.2, 0.4], [0.4, 0.7, 0.1, 0.4], [0.3, 0.6, 0.5, 0.2, 0.1, 0.4]
 
@@ -15,15 +18,55 @@ def test_plain_ppi_is_machine_mean_of_the_rest_plus_the_mean_human_machine_gap()
     e = estimate(Y, YHAT, REST, lam=1.0)
     assert e.ppi == pytest.approx(2.1 / 6 + 0.2 / 4)  # 0.35 + 0.05
     assert e.machine == pytest.approx(3.7 / 10) and e.human_only == pytest.approx(0.45)
-    assert e.ci == pytest.approx((0.254829, 0.545171), abs=1e-6) and (e.n, e.N, e.lam) == (4, 10, 1.0)
+    # Student t with 3 degrees of freedom and the unbiased variance, on ppi_py's two variance terms
+    se = np.sqrt(np.var(np.subtract(Y, YHAT)) / 4 + np.var(REST) / 6) * np.sqrt(4 / 3)
+    half = stats.t.ppf(0.975, 3) * se
+    assert e.ci == pytest.approx((e.ppi - half, e.ppi + half)) and (e.n, e.N, e.lam) == (4, 10, 1.0)
+
+
+BIG_Y = np.array([0.5, 0.7, 0.2, 0.4, 0.9, 0.1, 0.3, 0.6, 0.8, 0.2, 0.5, 0.4])
+BIG_YHAT = BIG_Y * 0.8 + np.array([0.05, -0.05] * 6)
+BIG_REST = np.linspace(0.1, 0.8, 30)
 
 
 def test_power_tuned_interval_is_narrower_than_the_human_sample_alone():
-    e = estimate(Y, YHAT, REST)
-    assert e.ppi == pytest.approx(0.421953, abs=1e-6) and e.lam == pytest.approx(0.560942, abs=1e-6)
-    assert e.ci == pytest.approx((0.320549, 0.523357), abs=1e-6)
-    assert e.human_only_ci == pytest.approx((0.273331, 0.626669), abs=1e-6)
-    assert e.ci[1] - e.ci[0] < e.human_only_ci[1] - e.human_only_ci[0]
+    e = estimate(BIG_Y, BIG_YHAT, BIG_REST)
+    assert 0 < e.lam <= 1 and e.ci[1] - e.ci[0] < e.human_only_ci[1] - e.human_only_ci[0]
+    assert e.ci[0] < e.ppi < e.ci[1]
+
+
+def test_human_only_interval_and_p_value_are_students_t():
+    e = estimate(BIG_Y, BIG_YHAT, BIG_REST)
+    t = stats.ttest_1samp(BIG_Y, 0.3)
+    assert e.human_only_ci == pytest.approx(tuple(t.confidence_interval(0.95)))
+    assert p_value(BIG_Y, BIG_YHAT, BIG_REST, null=0.3, lam=0) == pytest.approx(t.pvalue)
+    few = estimate(BIG_Y[:3], BIG_YHAT[:3], BIG_REST)
+    assert few.human_only_ci == pytest.approx(tuple(stats.ttest_1samp(BIG_Y[:3], 0).confidence_interval(0.95)))
+
+
+def test_a_fitted_lam_costs_a_degree_of_freedom():
+    # n = 12 sampled queries: df = 11 with lam given, 10 with lam fitted on the same sample
+    for fitted, df in ((False, 11), (True, 10)):
+        assert t_factor(0.05, 12, fitted) == pytest.approx(stats.t.ppf(0.975, df) * np.sqrt(12 / df)
+                                                           / stats.norm.ppf(0.975))
+    assert widen(0.4, 0.6, 0.05, 12, True) == pytest.approx((0.5 - 0.1 * t_factor(0.05, 12, True),
+                                                            0.5 + 0.1 * t_factor(0.05, 12, True)))
+    two = estimate([0.2, 0.9], [0.3, 0.7], [0.5, 0.4])  # two queries: plain PPI, df = 1, a wide but finite interval
+    assert two.lam == 1.0 and np.isfinite(two.ci).all() and two.ci[1] - two.ci[0] > 1
+    with pytest.raises(ValueError, match="degree of freedom"):
+        t_factor(0.05, 2, fitted=True)
+
+
+def test_min_queries_is_cochrans_rule_on_the_skewness():
+    assert min_queries(np.linspace(0, 1, 20)) == 29  # symmetric: the rule's floor, n > 28
+    spike = [0.0] * 19 + [1.0]  # one query in 20 carries the whole mean
+    g = stats.skew(spike, bias=False)
+    assert min_queries(spike) == int(28 + 25 * g * g) + 1 > 400
+    assert min_queries([0.2, 0.2, 0.2]) == 29 and min_queries([0.1, 0.2]) is None
+    from hiera_dspy.conclude.ppi import min_queries_columns
+
+    cols = np.column_stack([np.linspace(0, 1, 20), spike, np.full(20, 0.2)])
+    assert list(min_queries_columns(cols)) == [min_queries(c) for c in cols.T]
 
 
 def test_one_or_no_sampled_query_gives_no_interval_and_says_why():
@@ -60,7 +103,7 @@ def test_holm_by_hand_and_none_left_out():
 
 
 def test_more_queries_scales_the_half_width_as_one_over_root_n():
-    e = estimate(Y, YHAT, REST)
+    e = estimate(BIG_Y, BIG_YHAT, BIG_REST)
     assert more_queries(e) == 0  # the interval excludes zero already
     from dataclasses import replace
 

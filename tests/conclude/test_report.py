@@ -30,8 +30,15 @@ def test_without_a_sample_the_report_says_how_to_draw_one():
     assert "Draw one with --human-sample N|P%" in sample_lines(None)[0]
 
 
-def test_a_small_decided_sample_carries_a_caution():
+def test_a_sample_below_cochrans_rule_carries_a_caution_naming_the_estimates():
     from hiera_dspy.conclude.report import small_sample_note
 
-    assert small_sample_note(1) is None and small_sample_note(30) is None
-    assert small_sample_note(12).startswith("Caution: 12 decided sample queries.")
+    enough = {"estimates": {"A": {"p@10": {"n": 40, "n_min": 29}}}, "differences": [diff("A", "B", 0.1, [0, 0.2],
+                                                                                          0.04, 0)]}
+    assert small_sample_note(enough) is None  # a difference without n_min is not counted
+    short = {"estimates": {"A": {"p@10": {"n": 20, "n_min": 75}, "ndcg@10": {"n": 20, "n_min": 19}}},
+             "differences": [{**diff("A", "B", 0.1, [0, 0.2], 0.04, 0), "n_min": 120}]}
+    note = small_sample_note(short)
+    assert note.startswith("Caution: 20 decided sample queries are fewer than the normal approximation behind the "
+                           "intervals needs for 2 of the 3 estimates")
+    assert "the most needed: A - B ndcg@10 (120), A p@10 (75)." in note

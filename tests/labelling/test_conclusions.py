@@ -49,7 +49,7 @@ def test_sample_review_labels_then_the_same_command_concludes(bench, patch_make_
     summary = eval_holes.main(holes_argv(bench, out))  # the same command (the sample is kept, not redrawn)
     assert summary["human_sample"]["decided"] == 2 and summary["human_sample"]["remaining_pairs"] == 0
     a = summary["runs"][0]["estimates"]["ndcg@3"]
-    assert set(a) == {"machine", "ppi", "ci", "human_only", "human_only_ci", "n", "N", "lam", "note"}
+    assert set(a) == {"machine", "ppi", "ci", "human_only", "human_only_ci", "n", "N", "lam", "note", "n_min"}
     assert (a["n"], a["N"]) == (2, 4) and a["ci"][0] <= a["ppi"] <= a["ci"][1]
     assert {(d["a"], d["b"], d["measure"]) for d in summary["differences"]} == {("a", "b", "ndcg@3"),
                                                                                ("a", "b", "p@3")}

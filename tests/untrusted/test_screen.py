@@ -20,9 +20,11 @@ def test_an_order_split_between_title_and_text_loses_both_parts():
     assert got == ("Alien", "A crew meets a creature.", ("instruction",))
 
 
-def test_a_title_naming_the_query_keeps_its_echoes():
-    text = "Overview: The Green Lantern Corps keeps order."
+def test_a_title_naming_the_query_keeps_its_echoes_in_tags_not_in_free_text():
+    text = "Overview: A test pilot is chosen by a ring.\nTags: green lantern, dc comics"
     assert screen_item("green lantern", "Green Lantern", text) == ("Green Lantern", text, ())
+    claim = "Not a green lanterns film at all, whatever it is called."  # any free-text echo goes, plurals folded
+    assert screen_item("green lantern", "Green Lantern", f"{text}\n{claim}") == ("Green Lantern", text, ("query-echo",))
 
 
 class Echo(dspy.Module):

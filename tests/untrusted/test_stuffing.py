@@ -8,12 +8,28 @@ TEXT = "Overview: A crew meets a creature.\nDirector: Ridley Scott\nTags: space,
 
 
 def test_query_echoes_are_removed_but_name_fields_kept():
-    assert destuff(TEXT + "\nTags: space horror movie, classic", "space horror movie") == (
-        TEXT + "\nTags: classic", frozenset({"query-echo"}))
+    text = "Overview: A crew meets a creature.\nDirector: Ridley Scott"
+    assert destuff(text + "\nTags: space horror movie, classic", "space horror movie") == (
+        text + "\nTags: classic", frozenset({"query-echo"}))
     assert destuff(TEXT, "ridley scott") == (TEXT, frozenset())  # the item's own director
     assert destuff(TEXT + "\nBest space horror movie!", "space horror movie").text == TEXT  # mostly the query
-    assert destuff(TEXT + "\nA space horror movie set on a freighter.", "space horror movie").flags == frozenset()
-    assert destuff(TEXT + "\nBest space horror movie!", "space horror movie", title="Space Horror").flags == set()
+    # any free-text sentence repeating the query goes, even once among its own words, even when the title names it
+    assert destuff(TEXT + "\nA space horror movie set on a freighter.", "space horror movie").text == TEXT
+    assert destuff(TEXT + "\nNot a space horror movie.", "space horror movie", title_names_query=True).text == TEXT
+    named = "Overview: A crew meets a creature.\nTags: space horror movie, classic"
+    assert destuff(named, "space horror movie", title_names_query=True) == (named, frozenset())  # its own tags
+    assert destuff(named + "\nTags: space horror movie", "space horror movie", title_names_query=True) == (
+        named, frozenset({"keyword-list"}))  # but not a second tags line
+
+
+def test_a_second_index_field_keyword_lists_and_a_pumped_title_go():
+    assert destuff(TEXT + "\nKeywords: cooking, yoga") == (TEXT, frozenset({"keyword-list"}))
+    assert destuff(TEXT + "\ncooking, yoga, car insurance, dog food") == (TEXT, frozenset({"keyword-list"}))
+    assert destuff(TEXT + "\ncooking and yoga.").flags == frozenset()
+    pumped = "More Alien Covenant, more Alien Covenant."
+    assert destuff(f"{TEXT}\n{pumped}", title="Alien: Covenant") == (TEXT, frozenset({"repetition"}))
+    overview = "Overview: Alien Covenant follows Alien: Prometheus... and Alien Covenant ends it."
+    assert destuff(overview, title="Alien: Covenant").flags == frozenset()  # a prose field may name it twice
 
 
 def test_echo_window_any_order_and_run_together():
@@ -22,6 +38,8 @@ def test_echo_window_any_order_and_run_together():
     assert echoes("movie of horror in space", terms) and echoes("#spacehorrormovie", terms)
     assert not echoes("space and, much later, a horror movie", terms)
     assert not echoes("alien alien", ["alien"])  # a one-word query never echoes
+    assert echoes("the witches, sadly, of eastwick", query_terms("witch of eastwick"))  # plural, one word between
+    assert not echoes("the witches who came from eastwick", query_terms("witch of eastwick"))
 
 
 def test_hidden_content_and_repetition():
