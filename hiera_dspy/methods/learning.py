@@ -9,6 +9,9 @@ identity (`hiera_dspy.runs.spec.RunSpec`) takes that state; nothing probes a pro
 
 from __future__ import annotations
 
+import hashlib
+import json
+
 from collections.abc import Sequence
 
 from hiera_dspy.records import Pair
@@ -38,8 +41,32 @@ def prepare(program, train: Sequence[Pair] | None, dev: Sequence[Pair] | None) -
 
 
 def learned_state(program) -> dict:
-    """What `program` learned that names a run: `Learner.learned_state()`, else {}."""
-    return program.learned_state() if isinstance(program, Learner) else {}
+    """What `program` learned that names a run: `Learner.learned_state()` plus, once fitted, `"fitted"`: a digest of
+    the fitted weights its artifact would carry (`dump_extra()`), so a judge refitted on other pairs, features or
+    hidden states never resumes the judgments of the old fit; {} for a program that learns nothing."""
+    if not isinstance(program, Learner):
+        return {}
+    state = dict(program.learned_state())
+    extra = program.dump_extra() if callable(getattr(program, "dump_extra", None)) else None
+    if extra:
+        blob = json.dumps(_rounded(extra), sort_keys=True, default=str).encode()
+        state["fitted"] = hashlib.sha256(blob).hexdigest()[:12]
+    return state
+
+
+def _rounded(value):
+    """`value` with every float at 6 significant digits and numpy arrays as lists (in full: str() would abbreviate
+    them): a refit on other data moves the digest, the last bits of a BLAS on another CPU do not."""
+    tolist = getattr(value, "tolist", None)
+    if callable(tolist) and not isinstance(value, (str, bytes)):
+        value = tolist()
+    if isinstance(value, float):
+        return float(f"{value:.6g}")
+    if isinstance(value, dict):
+        return {str(k): _rounded(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_rounded(v) for v in value]
+    return value
 
 
 def reads_dev_labels(program) -> bool:

@@ -25,6 +25,15 @@ def run_id(*parts) -> str:
     return hashlib.sha256(blob.encode()).hexdigest()[:12]
 
 
+def file_digest(path) -> str | None:
+    """The first 12 hex digits of the file's SHA-256 (None when it is not a readable file)."""
+    try:
+        with open(path, "rb") as fh:
+            return hashlib.file_digest(fh, "sha256").hexdigest()[:12]
+    except (OSError, TypeError):
+        return None
+
+
 def describe_lms(lms, program=None) -> dict:
     """role -> model for the roles `program` uses (its method's `lm_roles`; every role when undeclared), plus the
     ensemble pool; a method that uses no LM (embed-lr) describes, and so builds, none."""
@@ -65,9 +74,11 @@ class RunSpec:
                 extra: dict | None = None) -> "RunSpec":
         """A run of eval.run or eval.ablate (one identity: a run started by either is resumed by the other), or of
         a labelling command (eval.label, eval.holes: `extra` names what it labels). A compiled `judge` is named by its
-        artifact path: what it learned is in that file, not in the id."""
+        artifact path and a digest of the file: recompiled into the same path, it is a new judge and a new run."""
+        digest = file_digest(judge) if judge else None
+        judged_by = {"judge": judge, **({"judge_sha256": digest} if digest else {})}
         return cls.of(program, dataset=dataset, split=split, lms=lms, knowledge=knowledge,
-                      learned={} if judge else learned_state(program), extra={"judge": judge, **(extra or {})})
+                      learned={} if judge else learned_state(program), extra={**judged_by, **(extra or {})})
 
     @classmethod
     def compiling(cls, program, *, dataset: str, lms, knowledge: str) -> "RunSpec":
