@@ -181,8 +181,8 @@ def test_multiclass_scorer_and_unseen_label():
         pair(1, "toy story", "Toy Story", "Toys come alive.", "Exact"),
         pair(2, "jaws", "Jaws", "A shark.", "Exact"),
         pair(3, "alien horror", "The Thing", "Horror in the Antarctic.", "Partial"),
-        pair(4, "shark attack", "Deep Blue Sea", "A shark attack at a lab.", "Partial"),
-        pair(5, "toys alive", "Small Soldiers", "Toys come alive and fight.", "Partial"),
+        pair(4, "shark attack", "Deep Blue Sea", "Sharks at a lab. An attack.", "Partial"),  # no query echo
+        pair(5, "toys alive", "Small Soldiers", "Toys come to life. Alive, they fight.", "Partial"),
         pair(6, "alien", "Toy Story", "Toys come alive.", "Irrelevant"),
         pair(7, "jaws", "The Thing", "Horror in the Antarctic.", "Irrelevant"),
         pair(8, "toy story", "Alien", "Sci-fi horror.", "Irrelevant"),
