@@ -289,7 +289,7 @@ def table(_args) -> None:
                   else "-")
         print(f"| {r['kind']} | {r['method']} | {r.get('backend', '-')} | {r['pairs']:,} | {r['wall_s']} | "
               f"{r.get('s_per_1k', '-')} | {r.get('cpu_s_per_1k', '-')} | {tenths} | {r['peak_rss_mb']} | "
-              f"{r['store_mb']} | {r.get('row_bytes') or '-'} | {r['stderr_lines']:,} | {r.get('load', 0):.1f} |")
+              f"{r['store_mb']} | {r.get('row_bytes') or '-'} | {r.get('stderr_lines') if r.get('stderr_lines') is not None else '-'} | {r.get('load', 0):.1f} |")
 
 
 def fake_label(answers: str, argv: list[str]) -> None:
