@@ -47,6 +47,7 @@ VARIANTS = {
     "question-256": (True, 256),  # + the question with the labels right before the answer
     "question-600": (True, 600),
     "question-128": (True, 128),
+    "question-160": (True, 160),  # session 7: fewer tokens a pair (the <= 1 s goal)
     "question-400": (True, 400),
     "question-head-256": (True, 256),
     "question-head-600": (True, 600),
@@ -109,10 +110,12 @@ def embed(args) -> None:
                 continue
         tokens = [len(model.llama.tokenize(p.encode(), special=True)) for p in chunk] \
             if hasattr(model, "llama") else []
+        fed = getattr(getattr(model, "reuse", None), "fed", None)
         wall, cpu = time.perf_counter(), time.process_time()
         embed_many(chunk)
         record = {"variant": args.variant, "split": args.split, "prompts": len(chunk), "wall_s": time.perf_counter() - wall,
                   "cpu_s": time.process_time() - cpu, "tokens": sum(tokens), "batch": hidden.batch_size(),
+                  "tokens_read": None if fed is None else model.reuse.fed - fed,
                   "load": list(map(float, __import__("os").getloadavg()))}
         with timing_file(out).open("a") as fh:
             fh.write(json.dumps(record) + "\n")
