@@ -48,6 +48,7 @@ VARIANTS = {
     "question-600": (True, 600),
     "question-128": (True, 128),
     "question-160": (True, 160),  # session 7: fewer tokens a pair (the <= 1 s goal)
+    "answer-160": ("Answer {labels}.", 160),  # session 7: the labels last in a 7-token line instead of 17
     "question-400": (True, 400),
     "question-head-256": (True, 256),
     "question-head-600": (True, 600),
@@ -186,7 +187,26 @@ def timing_of(out: Path, variant: str, split: str | None = None) -> dict:
     return {"timed_pairs": n, "wall_s_per_pair": sum(r["wall_s"] for r in records) / n,
             "cpu_s_per_pair": sum(r["cpu_s"] for r in records) / n,
             "tokens_per_pair": sum(r["tokens"] for r in records) / n if all(r["tokens"] for r in records) else None,
+            "tokens_read_per_pair": sum(r["tokens_read"] for r in records) / n
+            if all(r.get("tokens_read") for r in records) else None,
             "load": statistics.median(r["load"][0] for r in records)}
+
+
+def fitted_on_train(dataset, fmt, variant: str, x: np.ndarray, scorer_dists, args):
+    """llm-probe's and probe-stacked's labels of the scored pairs (vectors `x`, embed-lr's distributions
+    `scorer_dists`), fitted as `ProbeStackedProgram.prepare` fits them on the 300 train pairs: the stacker on
+    out-of-fold train distributions, the probe on all train pairs. (None, None) when a train vector is missing."""
+    train = list(dataset.splits["train"])
+    x_train = cached_vectors(prompts_for(fmt, train, variant))
+    if x_train is None:
+        return None, None
+    labels, folds = list(dataset.scheme.labels), grouped_folds(train, 5)
+    gold = [p.label for p in train]
+    scorer_oof = scorer_distributions(dataset, train, folds, args.embedder)
+    stacker = Stacker(labels).fit(scorer_oof, probe_oof(x_train, train, labels, args.probe_C, folds), gold)
+    probe = Probe(labels, args.probe_C).fit(x_train, gold)
+    dists = [probe.predict_proba(v) for v in x]
+    return argmax(dists), argmax([stacker.predict_proba(s, d) for s, d in zip(scorer_dists, dists)])
 
 
 def table(args) -> dict:
@@ -217,13 +237,20 @@ def table(args) -> dict:
             continue
         extra = {"question": VARIANTS[variant][0], "text_chars": VARIANTS[variant][1], **timing_of(Path(args.out), variant,
                                                                                                   args.split)}
-        probe = argmax(probe_oof(x, pairs, labels, args.probe_C, folds))
-        stacked = argmax(stacked_oof(x, pairs, labels, scorer_dists, args.probe_C, folds))
+        if args.fit_on_train:  # as the method: fitted on the 300 train pairs, judging `pairs`
+            probe, stacked = fitted_on_train(dataset, fmt, variant, x, scorer_dists, args)
+            if probe is None:
+                print(f"{variant}: not every train vector cached; skipped", file=sys.stderr)
+                continue
+        else:
+            probe = argmax(probe_oof(x, pairs, labels, args.probe_C, folds))
+            stacked = argmax(stacked_oof(x, pairs, labels, scorer_dists, args.probe_C, folds))
         if first is None:
             first = {"llm-probe": probe, "probe-stacked": stacked}
         add("llm-probe", variant, probe, extra)
         add("probe-stacked", variant, stacked, extra)
-    result = {"split": args.split, "n": len(pairs), "embedder": args.embedder, "rows": rows}
+    result = {"split": args.split, "n": len(pairs), "embedder": args.embedder, "rows": rows,
+              "fit_on_train": bool(args.fit_on_train)}
     out = Path(args.out)
     (out / "probe_ablation.json").write_text(json.dumps(result, indent=1) + "\n")
     text = markdown(result)
@@ -233,7 +260,9 @@ def table(args) -> dict:
 
 
 def markdown(result: dict) -> str:
-    lines = [f"### Probe prompt variants: MSRD {result['split']} ({result['n']} pairs), 5 query-grouped folds; "
+    how = ("probe and stack fitted on the 300 bundled train pairs" if result.get("fit_on_train")
+           else "5 query-grouped folds")
+    lines = [f"### Probe prompt variants: MSRD {result['split']} ({result['n']} pairs), {how}; "
              "embed-lr fitted on the 300 bundled train pairs (train pairs: out-of-fold)", "",
              "| judge | variant | question last | text chars | n | kappa [95% CI] | accuracy | McNemar vs embed-lr "
              "(b, c, p) | McNemar vs first variant (b, c, p) | tokens/pair | s/pair wall | CPU-s/pair | load |",
@@ -243,10 +272,11 @@ def markdown(result: dict) -> str:
                                                           for v in r["vs_embed_lr"])
         mf = "-" if not r.get("vs_first") else ", ".join(number(v) if isinstance(v, float) else str(v)
                                                          for v in r["vs_first"])
-        tok = r.get("tokens_per_pair")
+        tok, read = r.get("tokens_per_pair"), r.get("tokens_read_per_pair")
+        tok = tok if read is None or tok is None else f"{tok:.0f} ({read:.0f} read)"
         lines.append(f"| {r['name']} | {r['variant']} | {r.get('question', '-')} | {r.get('text_chars', '-')} | "
                      f"{r['n']} | {with_ci(r['kappa'], r['kappa_ci'])} | {number(r['accuracy'])} | {mc} | {mf} | "
-                     f"{'-' if tok is None else f'{tok:.0f}'} | "
+                     f"{'-' if tok is None else (tok if isinstance(tok, str) else f'{tok:.0f}')} | "
                      f"{number(r['wall_s_per_pair'], '.2f') if 'wall_s_per_pair' in r else '-'} | "
                      f"{number(r['cpu_s_per_pair'], '.2f') if 'cpu_s_per_pair' in r else '-'} | "
                      f"{number(r['load'], '.1f') if 'load' in r else '-'} |")
@@ -266,6 +296,8 @@ def main(argv: list[str] | None = None):
     sub.choices["embed"].add_argument("--chunk", type=int, default=16)
     sub.choices["table"].add_argument("--embedder", default="auto")
     sub.choices["table"].add_argument("--probe-C", type=float, default=0.01)
+    sub.choices["table"].add_argument("--fit-on-train", action="store_true",
+                                      help="fit on the train split and score --split (e.g. dev) instead of folds")
     args = ap.parse_args(argv)
     return embed(args) if args.command == "embed" else table(args)
 

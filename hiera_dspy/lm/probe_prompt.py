@@ -92,14 +92,18 @@ class PromptFormat:
         bos, eos = gguf_meta.bos_eos(path)
         return cls(tuple(labels), gguf_meta.chat_template(path), gguf_meta.special_tokens(path), bos, eos)
 
-    def user_message(self, query: str, title: str, text: str | None, text_chars: int, question: bool = True) -> str:
+    def user_message(self, query: str, title: str, text: str | None, text_chars: int,
+                     question: bool | str = True) -> str:
         """The user turn: the query, then the item as data (its block ends by restating the task), then (`question`)
-        the relevance question with the scheme's labels, the last words before the answer."""
+        the relevance question with the scheme's labels, the last words before the answer (a string: another
+        question, "{labels}" filled in; bench/probe_ablation.py's variants)."""
         text = compact(text or "", text_chars)
-        ask = f"\n{QUESTION.format(labels=label_list(self.labels))}" if question else ""
+        wording = question if isinstance(question, str) else QUESTION
+        ask = f"\n{wording.format(labels=label_list(self.labels))}" if question else ""
         return break_special(f"Search query: {query}\n{item_block(title, text, len(text) + 20)}", self.special) + ask
 
-    def render(self, query: str, title: str, text: str | None, text_chars: int = 600, question: bool = True) -> str:
+    def render(self, query: str, title: str, text: str | None, text_chars: int = 600,
+               question: bool | str = True) -> str:
         """The whole prompt, ending where the model's answer would start."""
         messages = [{"role": "system", "content": SYSTEM.format(labels=label_list(self.labels))},
                     {"role": "user", "content": self.user_message(query, title, text, text_chars, question)}]

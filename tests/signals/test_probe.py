@@ -174,11 +174,13 @@ def test_disk_cache_is_hit_by_prompt_key_and_batches_only_the_missing(tmp_path):
     assert (tmp_path / f"{hidden.prompt_key('a')}.npy").is_file()
 
 
-def test_many_embeds_in_chunks_and_reports_progress(fake):
+def test_many_embeds_in_sorted_chunks_returns_the_callers_order_and_reports_progress(fake):
     states = hidden.states_for(None, MSRD.scheme.labels)
     done = []
-    vectors = states.many([f"p{i}" for i in range(5)], chunk=2, progress=done.append)
-    assert len(vectors) == 5 and done == [2, 4, 5] and fake.prompts == [f"p{i}" for i in range(5)]
+    prompts = ["q2 b", "q1 b", "q2 a", "q1 a", "q3"]
+    vectors = states.many(prompts, chunk=2, progress=done.append)
+    assert done == [2, 4, 5] and fake.prompts == sorted(prompts)  # a query's prompts are read one after another
+    assert [v.tolist() for v in vectors] == [fake(p).tolist() for p in prompts]
 
 
 def test_compile_saves_the_weights_and_eval_run_judges_without_refitting(fake, tmp_path, monkeypatch,
