@@ -42,16 +42,17 @@ from hiera_dspy.signals.stacking import Stacker  # noqa: E402
 OUT = Path("bench/results")
 # name -> (the relevance question after the item block, item text characters); "head": the text's first characters
 # (the overview first, as the first probe had it) instead of `probe_prompt.compact` (longest lines cut first)
+HOW_RELEVANT = "How relevant is this item to the search query? Answer {labels}."  # session 6's last line
 VARIANTS = {
     "system-256": (False, 256),   # session 5's prompt: labels named only in the system line; the restatement last
-    "question-256": (True, 256),  # + the question with the labels right before the answer
-    "question-600": (True, 600),
-    "question-128": (True, 128),
-    "question-160": (True, 160),  # session 7: fewer tokens a pair (the <= 1 s goal)
-    "answer-160": ("Answer {labels}.", 160),  # session 7: the labels last in a 7-token line instead of 17
-    "question-400": (True, 400),
-    "question-head-256": (True, 256),
-    "question-head-600": (True, 600),
+    "question-256": (HOW_RELEVANT, 256),  # + the question with the labels right before the answer (session 6)
+    "question-600": (HOW_RELEVANT, 600),
+    "question-128": (HOW_RELEVANT, 128),
+    "question-400": (HOW_RELEVANT, 400),
+    "question-head-256": (HOW_RELEVANT, 256),
+    "question-head-600": (HOW_RELEVANT, 600),
+    "question-160": (HOW_RELEVANT, 160),  # session 7: fewer tokens a pair (the <= 1 s goal)
+    "answer-160": ("Answer {labels}.", 160),  # session 7: the labels last in 7 tokens instead of 17 (now the default)
 }
 
 
@@ -259,12 +260,19 @@ def table(args) -> dict:
     return result
 
 
+def last_line(question) -> str:
+    """The table's name for a variant's last line."""
+    if question is True or question == HOW_RELEVANT:
+        return "How relevant ...? Answer L."
+    return "Answer L." if question == "Answer {labels}." else ("-" if question in (None, "-") else str(question))
+
+
 def markdown(result: dict) -> str:
     how = ("probe and stack fitted on the 300 bundled train pairs" if result.get("fit_on_train")
            else "5 query-grouped folds")
     lines = [f"### Probe prompt variants: MSRD {result['split']} ({result['n']} pairs), {how}; "
              "embed-lr fitted on the 300 bundled train pairs (train pairs: out-of-fold)", "",
-             "| judge | variant | question last | text chars | n | kappa [95% CI] | accuracy | McNemar vs embed-lr "
+             "| judge | variant | last line (L: the labels) | text chars | n | kappa [95% CI] | accuracy | McNemar vs embed-lr "
              "(b, c, p) | McNemar vs first variant (b, c, p) | tokens/pair | s/pair wall | CPU-s/pair | load |",
              "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in result["rows"]:
@@ -274,7 +282,7 @@ def markdown(result: dict) -> str:
                                                          for v in r["vs_first"])
         tok, read = r.get("tokens_per_pair"), r.get("tokens_read_per_pair")
         tok = tok if read is None or tok is None else f"{tok:.0f} ({read:.0f} read)"
-        lines.append(f"| {r['name']} | {r['variant']} | {r.get('question', '-')} | {r.get('text_chars', '-')} | "
+        lines.append(f"| {r['name']} | {r['variant']} | {last_line(r.get('question'))} | {r.get('text_chars', '-')} | "
                      f"{r['n']} | {with_ci(r['kappa'], r['kappa_ci'])} | {number(r['accuracy'])} | {mc} | {mf} | "
                      f"{'-' if tok is None else (tok if isinstance(tok, str) else f'{tok:.0f}')} | "
                      f"{number(r['wall_s_per_pair'], '.2f') if 'wall_s_per_pair' in r else '-'} | "

@@ -73,12 +73,12 @@ def time_prompts(embedder, prompts: list[str], queries: list[str], share: bool) 
 
 def markdown(rows: list[dict]) -> str:
     """The rows as a table."""
-    lines = ["| source | text chars | mode | pairs (queries) | prompt tokens/pair | tokens read/pair | s/pair wall | "
+    lines = ["| source | text chars | last line | mode | pairs (queries) | prompt tokens/pair | tokens read/pair | s/pair wall | "
              "CPU-s/pair | first pair of a query, s | each further pair, s | threads | load (1 min) |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         further = "-" if r["s_further_pair_of_query"] is None else f"{r['s_further_pair_of_query']:.2f}"
-        lines.append(f"| {r['source']} | {r['text_chars']} | {r['mode']} | {r['pairs']} ({r['queries']}) | "
+        lines.append(f"| {r['source']} | {r['text_chars']} | {r.get('question', 'default')} | {r['mode']} | {r['pairs']} ({r['queries']}) | "
                      f"{r['prompt_tokens_per_pair']:.0f} | {r['tokens_read_per_pair']:.0f} | {r['s_per_pair']:.2f} | "
                      f"{r['cpu_s_per_pair']:.2f} | {r['s_first_pair_of_query']:.2f} | {further} | {r['threads']} | "
                      f"{r['load'][0]:.1f}-{r['load'][1]:.1f} |")
@@ -105,6 +105,7 @@ def main(argv: list[str] | None = None) -> list[dict]:
     ap.add_argument("--per-query", type=int, default=24)
     ap.add_argument("--pairs", type=int, default=48, help="--source dev: how many dev pairs")
     ap.add_argument("--text-chars", type=int, default=PROBE["text_chars"])
+    ap.add_argument("--question", help="another last line (\"{labels}\" filled in; default: the prompt builder's)")
     ap.add_argument("--modes", default="alone,shared")
     ap.add_argument("--write", action="store_true", help="record the rows in bench/results/probe_timing.*")
     ap.add_argument("--out", default=str(OUT))
@@ -116,7 +117,8 @@ def main(argv: list[str] | None = None) -> list[dict]:
         else list(dataset.splits["dev"][:args.pairs])
     path = str(model_store.ensure_model())
     fmt = PromptFormat.for_model(dataset.scheme.labels, path)
-    prompts = [fmt.render(p.query, p.item_title, p.item_text, args.text_chars) for p in pairs]
+    question = args.question or True
+    prompts = [fmt.render(p.query, p.item_title, p.item_text, args.text_chars, question=question) for p in pairs]
     threads = default_threads()
     embedder = Embedder(path, threads)
     embedder.embed([fmt.render("warm up", "Item", "text", args.text_chars)])
@@ -124,7 +126,8 @@ def main(argv: list[str] | None = None) -> list[dict]:
     for mode in args.modes.split(","):
         load = os.getloadavg()[0]
         row = time_prompts(embedder, prompts, [p.query for p in pairs], share=(mode == "shared"))
-        row.update(source=args.source, text_chars=args.text_chars, threads=threads, load=[load, os.getloadavg()[0]])
+        row.update(source=args.source, text_chars=args.text_chars, question=args.question or "default", threads=threads,
+                   load=[load, os.getloadavg()[0]])
         print(json.dumps(row), flush=True)
         rows.append(row)
     embedder.close()

@@ -49,5 +49,5 @@ def test_markdown_and_write_keep_every_row(tmp_path):
     probe_timing.write([row], tmp_path)
     probe_timing.write([{**row, "mode": "alone", "s_further_pair_of_query": None}], tmp_path)
     text = (tmp_path / "probe_timing.md").read_text()
-    assert "| pool | 256 | shared | 6 (2) | 180 | 140 | 1.10 | 2.00 | 1.50 | 1.00 | 2 | 0.5-0.7 |" in text
+    assert "| pool | 256 | default | shared | 6 (2) | 180 | 140 | 1.10 | 2.00 | 1.50 | 1.00 | 2 | 0.5-0.7 |" in text
     assert "| alone |" in text and text.count("\n| pool") == 2

@@ -3,7 +3,8 @@ chat template.
 
 - one short system line names the task with a neutral item noun and the scheme's labels (`msrd`: "Irrelevant or
   Relevant"; `esci`: its four); the user turn is the query and the item (prompt tokens are the probe's whole cost);
-- the item text is cut to `text_chars` by `compact` (longest lines first: a record's short fields survive), then goes
+- the last line names the labels again ("Answer Irrelevant or Relevant."), right before the answer;
+- the item text is cut to `text_chars` (the method's default: 160) by `compact` (longest lines first: a record's short fields survive), then goes
   in through `untrusted.item_block`, the data handling of every other prompt (instruction-like sentences removed,
   field markers broken, the task restated after the data);
 - the text is rendered by the model's chat template (`tokenizer.chat_template` in the GGUF metadata, Jinja, in a
@@ -23,7 +24,7 @@ from functools import lru_cache
 from hiera_dspy.untrusted.blocks import item_block
 
 SYSTEM = "Judge how relevant an item is to a search query. Answer {labels}."
-QUESTION = "How relevant is this item to the search query? Answer {labels}."
+QUESTION = "Answer {labels}."  # session 7: 7 tokens instead of 17 ("How relevant is this item ...?"), chosen on dev
 PLAIN = "{% for m in messages %}{{ m.role | capitalize }}: {{ m.content }}\n\n{% endfor %}Assistant:"
 
 
