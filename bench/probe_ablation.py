@@ -264,6 +264,8 @@ def last_line(question) -> str:
     """The table's name for a variant's last line."""
     if question is True or question == HOW_RELEVANT:
         return "How relevant ...? Answer L."
+    if question is False:
+        return "none (the restatement last)"
     return "Answer L." if question == "Answer {labels}." else ("-" if question in (None, "-") else str(question))
 
 

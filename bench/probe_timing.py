@@ -73,12 +73,14 @@ def time_prompts(embedder, prompts: list[str], queries: list[str], share: bool) 
 
 def markdown(rows: list[dict]) -> str:
     """The rows as a table."""
-    lines = ["| source | text chars | last line | mode | pairs (queries) | prompt tokens/pair | tokens read/pair | s/pair wall | "
+    lines = ["| source | text chars | last line (L: the labels) | mode | pairs (queries) | prompt tokens/pair | tokens read/pair | s/pair wall | "
              "CPU-s/pair | first pair of a query, s | each further pair, s | threads | load (1 min) |",
              "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         further = "-" if r["s_further_pair_of_query"] is None else f"{r['s_further_pair_of_query']:.2f}"
-        lines.append(f"| {r['source']} | {r['text_chars']} | {r.get('question', 'default')} | {r['mode']} | {r['pairs']} ({r['queries']}) | "
+        line = r.get("question", "default")
+        line = "How relevant ...? Answer L." if line.startswith("How relevant") else line.replace("{labels}", "L")
+        lines.append(f"| {r['source']} | {r['text_chars']} | {line} | {r['mode']} | {r['pairs']} ({r['queries']}) | "
                      f"{r['prompt_tokens_per_pair']:.0f} | {r['tokens_read_per_pair']:.0f} | {r['s_per_pair']:.2f} | "
                      f"{r['cpu_s_per_pair']:.2f} | {r['s_first_pair_of_query']:.2f} | {further} | {r['threads']} | "
                      f"{r['load'][0]:.1f}-{r['load'][1]:.1f} |")
