@@ -280,6 +280,8 @@ def fit_judges(args, built: dict, names: list[str]) -> None:
             pairs = [pair(r["query_id"], r["item_id"], int(r["label"])) for r in train if r["item_id"] in catalog]
         else:
             keys = outside if source == "all" else random.Random(args.seed).sample(outside, source)
+            if any(q in bench or q in train_queries for q, _ in keys):  # held-out honesty, checked not assumed
+                raise SystemExit(f"{name}: a training judgment belongs to a benchmark or train query")
             pairs = [pair(q, d, truth[(q, d)]) for q, d in keys]
         built["judges"][name], built["probs"][name] = fit_judge(name, pairs, hole_pairs, args.lexical, **options)
 
