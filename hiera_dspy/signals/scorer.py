@@ -32,8 +32,9 @@ import numpy as np
 
 from hiera_dspy.labels import LabelScheme
 from hiera_dspy.records import Pair
-from hiera_dspy.signals.feature_sets import FEATURE_SETS, extra_features, extra_names, needs_embedder
+from hiera_dspy.signals.feature_sets import FEATURE_SETS, extra_features, extra_names, needs_embedder, uses_prior
 from hiera_dspy.signals.features import Embedder, FeatureExtractor
+from hiera_dspy.signals.item_prior import ItemPrior
 from hiera_dspy.signals.selection import choose_C
 from hiera_dspy.signals.trees import fit_trees, predict_trees
 
@@ -59,6 +60,7 @@ class RelevanceScorer:
             raise ValueError(f"model must be one of {list(MODELS)}; got {model!r}")
         self.model = model
         self.trees: dict | None = None  # model="hgb": the fitted trees (trees.py)
+        self.prior: ItemPrior | None = None  # a feature set with "prior": the train split's item priors
         self.scheme = scheme
         self.C = float(C)
         self.random_state = int(random_state)
@@ -91,8 +93,12 @@ class RelevanceScorer:
         if self.C_grid and self.model == "lr":
             self.C, self.C_losses = choose_C(self._fit_with_C, pairs, self.C_grid, seed=self.random_state)
         self.features.fit(_triple(p) for p in pairs)
-        x = self._matrix(pairs)
         y = np.array([self.scheme.labels.index(label) for label in labels])
+        if uses_prior(self.feature_set):  # leave-query-out while the train rows are built (item_prior.py)
+            self.prior = ItemPrior().fit([_triple(p) for p in pairs], y / max(1, len(self.scheme.labels) - 1))
+        x = self._matrix(pairs)
+        if self.prior is not None:
+            self.prior.forget_train()
         if self.model == "hgb":
             return self._fit_trees(x, y)
         scaler = StandardScaler().fit(x)
@@ -206,6 +212,7 @@ class RelevanceScorer:
             "feature_names": features["feature_names"],
             "feature_set": self.feature_set,
             **({"model": self.model, "trees": self.trees} if self.trees is not None else {}),
+            **({"item_prior": self.prior.to_dict()} if self.prior is not None else {}),
             "embedding_model": features["embedding_model"],
             "coef": self.coef.tolist(),
             "intercept": self.intercept.tolist(),
@@ -230,6 +237,9 @@ class RelevanceScorer:
                      class_weight=params.get("class_weight"))
         scorer.feature_set = d.get("feature_set", "base")
         scorer.model, scorer.trees = d.get("model", "lr"), d.get("trees")
+        scorer.prior = ItemPrior.from_dict(d["item_prior"]) if "item_prior" in d else None
+        if uses_prior(scorer.feature_set) and scorer.prior is None:
+            raise ValueError(f"feature set {scorer.feature_set!r} needs the saved item priors; none were saved")
         scorer.C_grid = params.get("C_grid")
         scorer.features = FeatureExtractor.from_dict(
             {"feature_names": d["feature_names"], "embedding_model": d["embedding_model"], "lexical": d["lexical"]},
