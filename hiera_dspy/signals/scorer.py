@@ -80,8 +80,12 @@ class RelevanceScorer:
 
     # ------------------------------------------------------------------------------------------- training
 
-    def fit(self, pairs: Sequence[Pair]) -> RelevanceScorer:
-        """Fit the idf table, the scaler and the logistic regression on labelled pairs (labels of the scheme)."""
+    def fit(self, pairs: Sequence[Pair], rows: np.ndarray | None = None) -> RelevanceScorer:
+        """Fit the idf table, the scaler and the logistic regression on labelled pairs (labels of the scheme).
+
+        `rows`: the pairs' feature rows computed beforehand by a scorer of the same options and embedder fitted on
+        the same pairs (a benchmark reusing one matrix for several fits; the prior's columns in their leave-query-out
+        form); the idf table and item priors are still fitted here."""
         from sklearn.linear_model import LogisticRegression
         from sklearn.preprocessing import StandardScaler
 
@@ -96,7 +100,9 @@ class RelevanceScorer:
         y = np.array([self.scheme.labels.index(label) for label in labels])
         if uses_prior(self.feature_set):  # leave-query-out while the train rows are built (item_prior.py)
             self.prior = ItemPrior().fit([_triple(p) for p in pairs], y / max(1, len(self.scheme.labels) - 1))
-        x = self._matrix(pairs)
+        x = self._matrix(pairs) if rows is None else np.asarray(rows, dtype=np.float64)
+        if x.shape[0] != len(pairs):
+            raise ValueError(f"rows has {x.shape[0]} rows for {len(pairs)} pairs")
         if self.prior is not None:
             self.prior.forget_train()
         if self.model == "hgb":

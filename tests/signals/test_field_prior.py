@@ -86,3 +86,16 @@ def test_scorer_with_fields_and_prior_round_trips_and_learns_the_prior():
     probs = {p.item_title: scorer.predict_proba(p)["Relevant"] for p in test[:3]}
     assert probs["Big Hit"] > 0.5 > probs["Dud"]  # the text says nothing about the query: the prior decides
     assert doc["item_prior"]["counts"] and len(doc["item_prior"]["counts"]) == 3
+
+
+def test_fit_from_precomputed_rows_equals_fit():
+    pairs = _pairs(30)
+    options = {"embedder": FakeEmbedder(), "features": "query+fields+prior", "model": "hgb"}
+    plain = RelevanceScorer(get_scheme("msrd"), **options).fit(pairs)
+    wide = RelevanceScorer(get_scheme("msrd"), **options)
+    wide.features.fit([(p.query, p.item_title, p.item_text) for p in pairs])
+    wide.prior = ItemPrior().fit([(p.query, p.item_title, p.item_text) for p in pairs],
+                                 [p.label == "Relevant" for p in pairs])
+    rows = wide._matrix(pairs)  # leave-query-out priors, as fit builds them
+    given = RelevanceScorer(get_scheme("msrd"), **options).fit(pairs, rows=rows)
+    assert given.to_dict() == plain.to_dict()
