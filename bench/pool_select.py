@@ -140,6 +140,7 @@ def main(argv=None):
     start, cpu = time.perf_counter(), time.process_time()
     final = RelevanceScorer(dataset.scheme, embedder=embedder, features=best["features"], model=best["model"],
                             class_weight=best["class_weight"])
+    final.features = wide.features  # its idf table is the matrix's (fitted on these pairs)
     final.fit(pool, rows=x[:, columns(best["features"])])
     fit_s, fit_cpu = time.perf_counter() - start, time.process_time() - cpu
     final.save(work / "pool_scorer.json")

@@ -85,7 +85,8 @@ class RelevanceScorer:
 
         `rows`: the pairs' feature rows computed beforehand by a scorer of the same options and embedder fitted on
         the same pairs (a benchmark reusing one matrix for several fits; the prior's columns in their leave-query-out
-        form); the idf table and item priors are still fitted here."""
+        form); the item priors are still fitted here, and the idf table unless the extractor is already fitted (the
+        one that computed `rows`)."""
         from sklearn.linear_model import LogisticRegression
         from sklearn.preprocessing import StandardScaler
 
@@ -96,7 +97,8 @@ class RelevanceScorer:
             raise ValueError(f"RelevanceScorer.fit needs pairs of at least two labels; got only {present}")
         if self.C_grid and self.model == "lr":
             self.C, self.C_losses = choose_C(self._fit_with_C, pairs, self.C_grid, seed=self.random_state)
-        self.features.fit(_triple(p) for p in pairs)
+        if rows is None or not self.features.lexical.fitted:
+            self.features.fit(_triple(p) for p in pairs)
         y = np.array([self.scheme.labels.index(label) for label in labels])
         if uses_prior(self.feature_set):  # leave-query-out while the train rows are built (item_prior.py)
             self.prior = ItemPrior().fit([_triple(p) for p in pairs], y / max(1, len(self.scheme.labels) - 1))

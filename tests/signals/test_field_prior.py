@@ -99,3 +99,20 @@ def test_fit_from_precomputed_rows_equals_fit():
     rows = wide._matrix(pairs)  # leave-query-out priors, as fit builds them
     given = RelevanceScorer(get_scheme("msrd"), **options).fit(pairs, rows=rows)
     assert given.to_dict() == plain.to_dict()
+
+
+def test_pool_select_columns_are_each_feature_sets_rows():
+    from bench.pool_select import SETS, WIDE, columns
+
+    pairs = _pairs(12)
+    triples = [(p.query, p.item_title, p.item_text) for p in pairs]
+
+    def rows(feature_set):
+        scorer = RelevanceScorer(get_scheme("msrd"), embedder=FakeEmbedder(), features=feature_set, model="hgb")
+        scorer.features.fit(triples)
+        scorer.prior = ItemPrior().fit(triples, [p.label == "Relevant" for p in pairs])
+        return scorer._matrix(pairs)
+
+    wide = rows(WIDE)
+    for feature_set in SETS:
+        assert np.array_equal(wide[:, columns(feature_set)], rows(feature_set)), feature_set
