@@ -1,7 +1,9 @@
 """Benchmark the conclusions of a filled benchmark (PPI over per-query metrics) against full human judgments, offline.
 
     python bench/conclusions.py --lexical --queries 400   # 1000 samples at 5/10/20%, learned + simulated judges
+    python bench/conclusions.py --lexical --queries 1000 --seed 21 --judges embed-lr,embed-lr-allpool-hgb,flip-5%
     python bench/conclusions.py --queries 200 --judges embed-lr,embed-lr-pool --sizes 10,20,40   # with MiniLM
+    python bench/conclusions_small.py --work WORK --sizes 40   # which estimates under-cover, remedies measured
 
 The truth: the bundled MSRD judgments pool (hiera_dspy/data/msrd/judgments-pool.tsv.gz). `--queries` queries of the
 pool that are not in the bundled train pairs (seeded; at least 10 judged movies and one relevant) are the benchmark.
@@ -280,6 +282,8 @@ def fit_judges(args, built: dict, names: list[str]) -> None:
             pairs = [pair(r["query_id"], r["item_id"], int(r["label"])) for r in train if r["item_id"] in catalog]
         else:
             keys = outside if source == "all" else random.Random(args.seed).sample(outside, source)
+            if any(q in bench or q in train_queries for q, _ in keys):  # held-out honesty, checked not assumed
+                raise SystemExit(f"{name}: a training judgment belongs to a benchmark or train query")
             pairs = [pair(q, d, truth[(q, d)]) for q, d in keys]
         built["judges"][name], built["probs"][name] = fit_judge(name, pairs, hole_pairs, args.lexical, **options)
 

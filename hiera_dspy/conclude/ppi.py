@@ -27,7 +27,8 @@ queries they are conservative by a factor sqrt(1 - n / N). How many sampled quer
 at all is `min_queries`: Cochran's rule as refined by Sugden, Smith and Jones ("Cochran's rule for simple random
 sampling", JRSS B 62, 2000): n > 28 + 25 g^2, g the skewness of the values whose mean is estimated (here the
 human-minus-lam-machine values of the sampled queries). A percentile or BCa bootstrap (ppi_py's `ppboot`, scipy)
-was measured and covers less often than the t interval at these sample sizes (docs/conclusions.md).
+and a studentized bootstrap of the rectifier were measured and cover less often than the t interval at these sample
+sizes (docs/conclusions.md).
 
 Example:
     >>> e = estimate(y=[0.5, 0.7, 0.2], yhat=[0.4, 0.7, 0.1], yhat_unlabeled=[0.3, 0.6, 0.5, 0.2])  # doctest: +SKIP

@@ -91,6 +91,17 @@ def small_sample_note(c: dict) -> str | None:
             "coverage measured on MSRD); label more sampled queries.")
 
 
+def blind_spot_note(n: int, level: float) -> str:
+    """What no interval from `n` randomly sampled queries can allow for: a machine error confined to a share p of
+    the queries is absent from the sample with probability (1 - p)^n, which exceeds 1 - `level` for every p below
+    1 - (1 - level)^(1/n) (about 3 / n at 95%: the "rule of three", Hanley and Lippman-Hand, JAMA 249, 1983). A
+    sample that saw none of such an error shows no sign of it, so neither its interval nor the caution above can."""
+    share = 1 - (1 - level) ** (1 / n)
+    return (f"Blind spot: a machine error confined to fewer than {share:.1%} of the queries is missed entirely by "
+            f"more than {1 - level:.0%} of random samples of {n} queries, and an interval cannot allow for an error "
+            "its sample never shows (docs/conclusions.md measures this on MSRD).")
+
+
 def machine_values_line(c: dict) -> str:
     """Which machine values the estimates use."""
     if c.get("machine_values") == "labels":
@@ -111,6 +122,7 @@ def section(c: dict) -> str:
     if c["human_sample"] and c["human_sample"]["decided"]:
         caution = small_sample_note(c)
         lines += [caution, ""] if caution else []
+        lines += [blind_spot_note(c["human_sample"]["decided"], c["level"]), ""]
         for m in c["measures"]:
             lines += [f"Ranking by {m} (PPI): {' > '.join(c['ranking'][m])}.", "", *[f"- {s}" for s in sentences(c, m)],
                       ""]

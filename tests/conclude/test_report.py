@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from hiera_dspy.conclude.report import sample_lines, sentences
 
 
@@ -42,3 +44,13 @@ def test_a_sample_below_cochrans_rule_carries_a_caution_naming_the_estimates():
     assert note.startswith("Caution: 20 decided sample queries are fewer than the normal approximation behind the "
                            "intervals needs for 2 of the 3 estimates")
     assert "the most needed: A - B ndcg@10 (120), A p@10 (75)." in note
+
+
+def test_the_blind_spot_is_the_error_share_a_random_sample_misses_too_often():
+    from hiera_dspy.conclude.report import blind_spot_note
+
+    note = blind_spot_note(40, 0.95)
+    assert "fewer than 7.2% of the queries" in note and "more than 5% of random samples of 40 queries" in note
+    share = float(note.split("fewer than ")[1].split("%")[0]) / 100
+    assert (1 - share) ** 40 == pytest.approx(0.05, abs=0.002)  # missed with exactly the stated probability
+    assert "fewer than 0.7% " in blind_spot_note(400, 0.95)  # about 3 / n
