@@ -19,7 +19,8 @@ cosines) | "interactions" (+ the query x item embedding products, `interactions.
 (each label weighs as much in the fit: a train split with the pool's ~15% relevant then predicts for a balanced
 prior); `C_grid` (C chosen on a query-grouped dev split of the train pairs, `selection.py`; `C` is then ignored); `model`
 "lr" | "hgb" (gradient-boosted trees over the same features, `trees.py`; for thousands of pairs; C unused).
-`features` "query" adds query-level features (`query_features.py`); the sets are in `feature_sets.py`.
+`features` "query" adds query-level features (`query_features.py`), "fields" field-level ones (`field_features.py`),
+"prior" the train split's leave-query-out item priors (`item_prior.py`); the sets are in `feature_sets.py`.
 """
 
 from __future__ import annotations
