@@ -69,11 +69,16 @@ def model_format(labels) -> PromptFormat:
 
 
 def pairs_of(dataset, split: str, limit: int | None):
-    """The pairs of a split of the bundled MSRD data, or "heldout": bench/probe_heldout.py's held-out pairs."""
+    """The pairs of a split of the bundled MSRD data, "heldout": bench/probe_heldout.py's held-out pairs, or
+    "probe-pool:N": its --probe-pool N pairs."""
     if split == "heldout":
         from bench.probe_heldout import heldout_pairs
 
         pairs = heldout_pairs(dataset)
+    elif split.startswith("probe-pool"):  # "probe-pool:500": bench/probe_heldout.py --probe-pool 500's pairs
+        from bench.probe_heldout import probe_pool_pairs
+
+        pairs = probe_pool_pairs(dataset, int(split.partition(":")[2] or 500))
     else:
         pairs = list(dataset.splits[split])
     return pairs[:limit] if limit else pairs

@@ -81,6 +81,22 @@ def heldout_pairs(dataset, n_queries: int = 200, seed: int = 21) -> list[Pair]:
     return pairs
 
 
+def probe_pool_pairs(dataset, n_queries: int, seed: int = 5) -> list[Pair]:
+    """More labelled pairs for the probe (`--probe-pool N`): one relevant and one irrelevant pool pair of each of
+    `n_queries` seeded pool queries that are neither held out (`heldout_pairs`' defaults) nor among
+    `excluded_queries`; in query order, so a query's prompts share their prefix."""
+    labels = dataset.scheme.labels
+    taken = excluded_queries(dataset) | {p.query_id for p in heldout_pairs(dataset)}
+    by_query: dict[str, dict[str, list[Pair]]] = defaultdict(lambda: defaultdict(list))
+    for p in dataset.split("pool"):
+        if p.query_id not in taken:
+            by_query[p.query_id][p.label].append(p)
+    both = sorted(q for q, d in by_query.items() if d[labels[0]] and d[labels[-1]])
+    rng = random.Random(seed)
+    return [rng.choice(by_query[q][label]) for q in sorted(rng.sample(both, min(n_queries, len(both))))
+            for label in (labels[-1], labels[0])]
+
+
 def peak_rss_mb() -> float:
     """This process's peak resident memory so far (MB)."""
     import resource
@@ -114,8 +130,9 @@ def table(args) -> dict:
     held = heldout_pairs(dataset, args.queries, args.seed)
     gold = [p.label for p in held]
     fmt = model_format(dataset.scheme.labels)
+    extra = probe_pool_pairs(dataset, args.probe_pool) if args.probe_pool else []
     x = {name: cached_vectors(prompts_for(fmt, pairs, args.variant))
-         for name, pairs in (("train", train), ("dev", dev), ("held", held))}
+         for name, pairs in (("train", train), ("dev", dev), ("held", held), ("extra", extra)) if pairs}
     missing = [k for k, v in x.items() if v is None and k != "dev"]  # without dev: no rows that learn on it
     if missing:
         raise SystemExit(f"not every hidden state of {args.variant} is cached for: {', '.join(missing)}; run "
@@ -196,20 +213,22 @@ def table(args) -> dict:
 
     # probe-stacked pool: probe on train + dev; stacker on dev (pool scorer honest there, probe out-of-fold)
     timed = {"s_per_pair": timing.get("wall_s_per_pair"), "cpu_s_per_pair": timing.get("cpu_s_per_pair")}
-    base, base_x = (train + dev, np.vstack([x["train"], x["dev"]])) if x["dev"] is not None else (train, x["train"])
+    # --probe-pool N: the probe also learns from 2N labelled pool pairs of other queries (never the held-out ones)
+    first, first_x = (train + extra, np.vstack([x["train"], x["extra"]])) if extra else (train, x["train"])
+    base, base_x = (first + dev, np.vstack([first_x, x["dev"]])) if x["dev"] is not None else (first, first_x)
     dev_pool, dev_probe, dev_gold = [], [], []
     if x["dev"] is not None:
         dev_pool, _ = scored(spool, dev)
         dev_probe, dev_gold = [None] * len(dev), [p.label for p in dev]
         for tr, te in grouped_folds(dev, 5):
             fold_probe = Probe(labels, args.probe_C).fit(
-                np.vstack([x["train"], x["dev"][tr]]), [p.label for p in train] + [dev[i].label for i in tr])
+                np.vstack([first_x, x["dev"][tr]]), [p.label for p in first] + [dev[i].label for i in tr])
             for i in te:
                 dev_probe[i] = fold_probe.predict_proba(x["dev"][i])
         stackpool = Stacker(labels).fit(dev_pool, dev_probe, dev_gold)
         probe600 = Probe(labels, args.probe_C).fit(base_x, [p.label for p in base])
         p600 = [probe600.predict_proba(v) for v in x["held"]]
-        rows.append(metrics_row(f"llm-probe {len(base)} (train + dev)", gold, argmax(p600), reference, labels,
+        rows.append(metrics_row(f"llm-probe {len(base)} (train + dev{' + pool' if extra else ''})", gold, argmax(p600), reference, labels,
                                 train_pairs=len(base), **timed))
         stp = [stackpool.predict_proba(s, p) for s, p in zip(dpool, p600)]
         rows.append(metrics_row(f"probe-stacked {kind} (scorer {kind} + probe {len(base)}, stacker on dev)", gold,
@@ -293,6 +312,8 @@ def main(argv: list[str] | None = None):
     t.add_argument("--pool-set", action="append", metavar="KEY=VALUE",
                    help=f"the pool scorer's options over {POOL_OPTIONS} (e.g. features=query+fields+prior)")
     t.add_argument("--pool-scorer", help="a pool scorer JSON fitted on the same pool pairs (bench/pool_select.py)")
+    t.add_argument("--probe-pool", type=int, default=0, metavar="N",
+                   help="the probe also learns from one relevant and one irrelevant pair of N other pool queries")
     t.add_argument("--timing", default=str(OUT), help="folder of probe_ablation_timing.jsonl")
     t.add_argument("--out", default=str(OUT))
     args = ap.parse_args(argv)
