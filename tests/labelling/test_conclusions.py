@@ -12,6 +12,7 @@ import pytest
 
 from eval import escalations as eval_escalations
 from eval import holes as eval_holes
+from hiera_dspy.labelling.sample import read_sample
 from hiera_dspy.labelling.session import Review
 from hiera_dspy.conclude.per_query import named_measures, per_query
 from hiera_dspy.data.trec import read_run
@@ -121,13 +122,19 @@ def test_biased_machine_misses_and_the_ppi_interval_covers_the_truth(patch_make_
 
 def test_a_stratified_sample_is_drawn_after_judging_recorded_and_kept(bench, patch_make_lm, tmp_path, capsys):
     """The fake judge is sure of q1's and q2's holes (uncertainty 0), 75% sure of q3's one hole (0.1875) and
-    escalates q4's (unknown: 0.25), so 2 strata are {q1, q2} and {q3, q4}, and a sample of 2 takes one of each."""
+    escalates q4's (unknown: 0.25), so 2 strata are {q1, q2} and {q3, q4}, and a sample of 2 takes one of each. A
+    third run lists the queries as q3, q1, q4, q2 (no new hole), so strata in the benchmark's order would differ."""
     patch_make_lm(ANSWERS)
+    c_run = write(tmp_path / "c.run", ["q3 Q0 d6 1 1.0 c", "q1 Q0 d3 1 1.0 c", "q4 Q0 d7 1 1.0 c", "q2 Q0 d5 1 1.0 c"])
+    bench = bench | {"runs": [c_run, *bench["runs"]]}
     out = tmp_path / "filled"
     argv = holes_argv(bench, out, "--human-sample", "2", "--sample", "stratified", "--strata", "2")
-    s = eval_holes.main(argv)["human_sample"]
+    first = eval_holes.main(argv)
+    s = first["human_sample"]
     assert (s["method"], s["strata"], s["allocation"], s["queries"]) == ("stratified", 2, [1, 1], 2)
-    assert len(set(s["sample_queries"]) & {"q1", "q2"}) == 1 and len(set(s["sample_queries"]) & {"q3", "q4"}) == 1
+    stored = read_sample(open_store().path, first["run_id"])
+    assert {q: h for q, h in zip(stored.queries, stored.stratum)} == {
+        q: {"q1": 0, "q2": 0, "q3": 1, "q4": 1}[q] for q in s["sample_queries"]}
     assert json.loads((out / "summary.json").read_text())["human_sample"]["method"] == "stratified"
     report = (out / "report.md").read_text()
     assert "(--human-sample 2, stratified, seed 0)" in report
