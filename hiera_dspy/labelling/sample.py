@@ -17,6 +17,7 @@ Example:
 from __future__ import annotations
 
 import math
+import sqlite3
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -145,7 +146,11 @@ class SampleLog(SideTable):
             have = {r[1] for r in self._db.execute("PRAGMA table_info(human_sample)")}
             for name, kind in ADDED_COLUMNS.items():
                 if name not in have:
-                    self._db.execute(f"ALTER TABLE human_sample ADD COLUMN {name} {kind}")
+                    try:
+                        self._db.execute(f"ALTER TABLE human_sample ADD COLUMN {name} {kind}")
+                    except sqlite3.OperationalError as exc:  # another process added it first
+                        if "duplicate column" not in str(exc):
+                            raise
 
     def get(self, run_id: str) -> Sample | None:
         """The run's sample, or None if it has none."""
