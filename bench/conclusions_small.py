@@ -10,7 +10,8 @@ interval's coverage, and the skewness of the human and human-minus-machine value
 n_min (hiera_dspy.conclude.ppi.min_queries); then coverage (min systems / min pairs) and mean width of: the default
 Student-t PPI++ interval, a studentized bootstrap of the PPI++ rectifier (lam as tuned on the sample; Efron and
 Tibshirani 1993, ch. 12), the default interval on a proportionally stratified sample (strata: quantiles of the
-judge's uncertainty, the sum of p(1 - p) over a query's holes; Cochran 1977, ch. 5), and the human-only interval.
+judge's uncertainty, the sum of p(1 - p) over a query's holes: hiera_dspy.conclude.strata, what
+eval.holes --sample stratified draws; Cochran 1977, ch. 5), and the human-only interval.
 """
 
 from __future__ import annotations

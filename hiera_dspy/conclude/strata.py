@@ -17,7 +17,7 @@ Pure: per-hole probabilities in, arrays out.
 
 Example:
     >>> u = query_uncertainty(["q1", "q2", "q3", "q4"], [("q1", 0.5), ("q1", 0.9), ("q3", 0.2)])
-    >>> [round(x, 2) for x in u]
+    >>> [round(float(x), 2) for x in u]
     [0.34, 0.0, 0.16, 0.0]
     >>> [s.tolist() for s in strata_of(u, 2)]
     [[1, 3], [2, 0]]

@@ -13,8 +13,8 @@ A method is a function of a `Draw` returning (the queries in sample order, each 
 one function and one line in `DRAWS`.
 
 Example:
-    >>> run_draw("stratified", Draw(["a", "b", "c", "d"], 2, 0, 2, lambda: [0.0, 0.1, 0.2, 0.3]))[1]  # doctest: +SKIP
-    [1, 0]
+    >>> run_draw("stratified", Draw(["a", "b", "c", "d"], 2, 0, 2, lambda: [0.3, 0.0, 0.2, 0.1]))
+    (['c', 'd'], [1, 0])
 """
 
 from __future__ import annotations

@@ -9,16 +9,15 @@ import json
 
 import numpy as np
 import pytest
+from labelling_helpers import ANSWERS, holes_argv, open_store, write
 
 from eval import escalations as eval_escalations
 from eval import holes as eval_holes
-from hiera_dspy.labelling.sample import read_sample
-from hiera_dspy.labelling.session import Review
 from hiera_dspy.conclude.per_query import named_measures, per_query
 from hiera_dspy.data.trec import read_run
+from hiera_dspy.labelling.sample import read_sample
+from hiera_dspy.labelling.session import Review
 from hiera_dspy.labels import get_scheme
-
-from labelling_helpers import ANSWERS, holes_argv, open_store, write
 
 SAMPLE = ["--human-sample", "2", "--sample-seed", "1"]  # draws q2, q3 of q1..q4
 
@@ -138,7 +137,7 @@ def test_a_stratified_sample_is_drawn_after_judging_recorded_and_kept(bench, pat
     assert json.loads((out / "summary.json").read_text())["human_sample"]["method"] == "stratified"
     report = (out / "report.md").read_text()
     assert "(--human-sample 2, stratified, seed 0)" in report
-    assert "The sample is stratified: the queries were cut into 2 strata of equal size by the judge's uncertainty" \
+    assert "The sample is stratified: the queries were cut into 2 strata of (nearly) equal size by the judge's uncertainty" \
         in report and "1 / 1 queries from the least to the most uncertain stratum" in report
     capsys.readouterr()
     assert eval_holes.main(argv)["human_sample"]["sample_queries"] == s["sample_queries"]  # resumed: not redrawn
