@@ -75,7 +75,8 @@ def model_seconds(dataset, dev, n: int, text_chars: int) -> float | None:
     return (time.perf_counter() - start) / len(prompts)
 
 
-def table(dataset, limit_train: int, limit_dev: int, embedder: str, timing: int) -> dict:
+def table(dataset, limit_train: int, limit_dev: int, embedder: str, timing: int,
+          text_chars: int = PROBE["text_chars"]) -> dict:
     """Rows for every method of METHODS on `dataset`'s dev split (fitted on its train split)."""
     train, dev = dataset.splits["train"][:limit_train], dataset.splits["dev"][:limit_dev]
     labels = list(dataset.scheme.labels)
@@ -83,6 +84,8 @@ def table(dataset, limit_train: int, limit_dev: int, embedder: str, timing: int)
     preds, rows = {}, []
     for name in METHODS:
         config = {"embedder": embedder} if name != "llm-probe" else {}
+        if name != "embed-lr":
+            config["text_chars"] = text_chars
         pred, seconds = judge_split(name, dataset, train, dev, config)
         preds[name] = pred
         m = classification_metrics(gold, pred, labels)
@@ -92,13 +95,13 @@ def table(dataset, limit_train: int, limit_dev: int, embedder: str, timing: int)
                      "mcnemar_b": test["b"], "mcnemar_c": test["c"], "p_value": test["p_value"],
                      "s_per_pair": statistics.median(seconds)})
     return {"dataset": dataset.name, "labels": labels, "n_train": len(train), "n_dev": len(dev), "rows": rows,
-            "model_s_per_pair": model_seconds(dataset, dev, timing, PROBE["text_chars"])}
+            "text_chars": text_chars, "model_s_per_pair": model_seconds(dataset, dev, timing, text_chars)}
 
 
 def markdown(result: dict) -> str:
     """One dataset's table."""
     lines = [f"### {result['dataset']} (dev n={result['n_dev']}, fitted on {result['n_train']} train pairs; "
-             f"labels {', '.join(result['labels'])})", "",
+             f"labels {', '.join(result['labels'])}; probe item text {result.get('text_chars')} characters)", "",
              "| method | n | kappa [95% CI] | accuracy | McNemar vs embed-lr (b, c, p) | s/pair |",
              "|---|---|---|---|---|---|"]
     for r in result["rows"]:
@@ -118,6 +121,7 @@ def main(argv: list[str] | None = None) -> dict:
     ap.add_argument("--three-level", metavar="FOLDER", help="a Home Depot-format folder (homedepot: dataset)")
     ap.add_argument("--embedder", default="auto", help="the scorer's embedder (auto | lexical | a model id)")
     ap.add_argument("--timing", type=int, default=10, help="dev pairs embedded again without the cache, to time it")
+    ap.add_argument("--text-chars", type=int, default=PROBE["text_chars"], help="item text in the probe's prompt")
     ap.add_argument("--fake", action="store_true", help="a hashed fake embedder instead of the model (plumbing only)")
     ap.add_argument("--out", default=str(OUT))
     args = ap.parse_args(argv)
@@ -125,7 +129,8 @@ def main(argv: list[str] | None = None) -> dict:
     if args.three_level:
         datasets.append(load_dataset(f"homedepot:{args.three_level}"))
     with hidden.use_embedder(fake_embedder) if args.fake else nullcontext():
-        results = [table(d, args.limit_train, args.limit_dev, args.embedder, args.timing) for d in datasets]
+        results = [table(d, args.limit_train, args.limit_dev, args.embedder, args.timing, args.text_chars)
+                   for d in datasets]
     out, stem = Path(args.out), "probe_fake" if args.fake else "probe"
     out.mkdir(parents=True, exist_ok=True)
     text = "".join(markdown(r) + "\n" for r in results)

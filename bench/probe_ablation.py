@@ -42,14 +42,17 @@ from hiera_dspy.signals.stacking import Stacker  # noqa: E402
 OUT = Path("bench/results")
 # name -> (the relevance question after the item block, item text characters); "head": the text's first characters
 # (the overview first, as the first probe had it) instead of `probe_prompt.compact` (longest lines cut first)
+HOW_RELEVANT = "How relevant is this item to the search query? Answer {labels}."  # session 6's last line
 VARIANTS = {
     "system-256": (False, 256),   # session 5's prompt: labels named only in the system line; the restatement last
-    "question-256": (True, 256),  # + the question with the labels right before the answer
-    "question-600": (True, 600),
-    "question-128": (True, 128),
-    "question-400": (True, 400),
-    "question-head-256": (True, 256),
-    "question-head-600": (True, 600),
+    "question-256": (HOW_RELEVANT, 256),  # + the question with the labels right before the answer (session 6)
+    "question-600": (HOW_RELEVANT, 600),
+    "question-128": (HOW_RELEVANT, 128),
+    "question-400": (HOW_RELEVANT, 400),
+    "question-head-256": (HOW_RELEVANT, 256),
+    "question-head-600": (HOW_RELEVANT, 600),
+    "question-160": (HOW_RELEVANT, 160),  # session 7: fewer tokens a pair (the <= 1 s goal)
+    "answer-160": ("Answer {labels}.", 160),  # session 7: the labels last in 7 tokens instead of 17 (now the default)
 }
 
 
@@ -109,10 +112,12 @@ def embed(args) -> None:
                 continue
         tokens = [len(model.llama.tokenize(p.encode(), special=True)) for p in chunk] \
             if hasattr(model, "llama") else []
+        fed = getattr(getattr(model, "reuse", None), "fed", None)
         wall, cpu = time.perf_counter(), time.process_time()
         embed_many(chunk)
         record = {"variant": args.variant, "split": args.split, "prompts": len(chunk), "wall_s": time.perf_counter() - wall,
                   "cpu_s": time.process_time() - cpu, "tokens": sum(tokens), "batch": hidden.batch_size(),
+                  "tokens_read": None if fed is None else model.reuse.fed - fed,
                   "load": list(map(float, __import__("os").getloadavg()))}
         with timing_file(out).open("a") as fh:
             fh.write(json.dumps(record) + "\n")
@@ -183,7 +188,26 @@ def timing_of(out: Path, variant: str, split: str | None = None) -> dict:
     return {"timed_pairs": n, "wall_s_per_pair": sum(r["wall_s"] for r in records) / n,
             "cpu_s_per_pair": sum(r["cpu_s"] for r in records) / n,
             "tokens_per_pair": sum(r["tokens"] for r in records) / n if all(r["tokens"] for r in records) else None,
+            "tokens_read_per_pair": sum(r["tokens_read"] for r in records) / n
+            if all(r.get("tokens_read") for r in records) else None,
             "load": statistics.median(r["load"][0] for r in records)}
+
+
+def fitted_on_train(dataset, fmt, variant: str, x: np.ndarray, scorer_dists, args):
+    """llm-probe's and probe-stacked's labels of the scored pairs (vectors `x`, embed-lr's distributions
+    `scorer_dists`), fitted as `ProbeStackedProgram.prepare` fits them on the 300 train pairs: the stacker on
+    out-of-fold train distributions, the probe on all train pairs. (None, None) when a train vector is missing."""
+    train = list(dataset.splits["train"])
+    x_train = cached_vectors(prompts_for(fmt, train, variant))
+    if x_train is None:
+        return None, None
+    labels, folds = list(dataset.scheme.labels), grouped_folds(train, 5)
+    gold = [p.label for p in train]
+    scorer_oof = scorer_distributions(dataset, train, folds, args.embedder)
+    stacker = Stacker(labels).fit(scorer_oof, probe_oof(x_train, train, labels, args.probe_C, folds), gold)
+    probe = Probe(labels, args.probe_C).fit(x_train, gold)
+    dists = [probe.predict_proba(v) for v in x]
+    return argmax(dists), argmax([stacker.predict_proba(s, d) for s, d in zip(scorer_dists, dists)])
 
 
 def table(args) -> dict:
@@ -214,13 +238,20 @@ def table(args) -> dict:
             continue
         extra = {"question": VARIANTS[variant][0], "text_chars": VARIANTS[variant][1], **timing_of(Path(args.out), variant,
                                                                                                   args.split)}
-        probe = argmax(probe_oof(x, pairs, labels, args.probe_C, folds))
-        stacked = argmax(stacked_oof(x, pairs, labels, scorer_dists, args.probe_C, folds))
+        if args.fit_on_train:  # as the method: fitted on the 300 train pairs, judging `pairs`
+            probe, stacked = fitted_on_train(dataset, fmt, variant, x, scorer_dists, args)
+            if probe is None:
+                print(f"{variant}: not every train vector cached; skipped", file=sys.stderr)
+                continue
+        else:
+            probe = argmax(probe_oof(x, pairs, labels, args.probe_C, folds))
+            stacked = argmax(stacked_oof(x, pairs, labels, scorer_dists, args.probe_C, folds))
         if first is None:
             first = {"llm-probe": probe, "probe-stacked": stacked}
         add("llm-probe", variant, probe, extra)
         add("probe-stacked", variant, stacked, extra)
-    result = {"split": args.split, "n": len(pairs), "embedder": args.embedder, "rows": rows}
+    result = {"split": args.split, "n": len(pairs), "embedder": args.embedder, "rows": rows,
+              "fit_on_train": bool(args.fit_on_train)}
     out = Path(args.out)
     (out / "probe_ablation.json").write_text(json.dumps(result, indent=1) + "\n")
     text = markdown(result)
@@ -229,10 +260,21 @@ def table(args) -> dict:
     return result
 
 
+def last_line(question) -> str:
+    """The table's name for a variant's last line."""
+    if question is True or question == HOW_RELEVANT:
+        return "How relevant ...? Answer L."
+    if question is False:
+        return "none (the restatement last)"
+    return "Answer L." if question == "Answer {labels}." else ("-" if question in (None, "-") else str(question))
+
+
 def markdown(result: dict) -> str:
-    lines = [f"### Probe prompt variants: MSRD {result['split']} ({result['n']} pairs), 5 query-grouped folds; "
+    how = ("probe and stack fitted on the 300 bundled train pairs" if result.get("fit_on_train")
+           else "5 query-grouped folds")
+    lines = [f"### Probe prompt variants: MSRD {result['split']} ({result['n']} pairs), {how}; "
              "embed-lr fitted on the 300 bundled train pairs (train pairs: out-of-fold)", "",
-             "| judge | variant | question last | text chars | n | kappa [95% CI] | accuracy | McNemar vs embed-lr "
+             "| judge | variant | last line (L: the labels) | text chars | n | kappa [95% CI] | accuracy | McNemar vs embed-lr "
              "(b, c, p) | McNemar vs first variant (b, c, p) | tokens/pair | s/pair wall | CPU-s/pair | load |",
              "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in result["rows"]:
@@ -240,10 +282,11 @@ def markdown(result: dict) -> str:
                                                           for v in r["vs_embed_lr"])
         mf = "-" if not r.get("vs_first") else ", ".join(number(v) if isinstance(v, float) else str(v)
                                                          for v in r["vs_first"])
-        tok = r.get("tokens_per_pair")
-        lines.append(f"| {r['name']} | {r['variant']} | {r.get('question', '-')} | {r.get('text_chars', '-')} | "
+        tok, read = r.get("tokens_per_pair"), r.get("tokens_read_per_pair")
+        tok = tok if read is None or tok is None else f"{tok:.0f} ({read:.0f} read)"
+        lines.append(f"| {r['name']} | {r['variant']} | {last_line(r.get('question'))} | {r.get('text_chars', '-')} | "
                      f"{r['n']} | {with_ci(r['kappa'], r['kappa_ci'])} | {number(r['accuracy'])} | {mc} | {mf} | "
-                     f"{'-' if tok is None else f'{tok:.0f}'} | "
+                     f"{'-' if tok is None else (tok if isinstance(tok, str) else f'{tok:.0f}')} | "
                      f"{number(r['wall_s_per_pair'], '.2f') if 'wall_s_per_pair' in r else '-'} | "
                      f"{number(r['cpu_s_per_pair'], '.2f') if 'cpu_s_per_pair' in r else '-'} | "
                      f"{number(r['load'], '.1f') if 'load' in r else '-'} |")
@@ -263,6 +306,8 @@ def main(argv: list[str] | None = None):
     sub.choices["embed"].add_argument("--chunk", type=int, default=16)
     sub.choices["table"].add_argument("--embedder", default="auto")
     sub.choices["table"].add_argument("--probe-C", type=float, default=0.01)
+    sub.choices["table"].add_argument("--fit-on-train", action="store_true",
+                                      help="fit on the train split and score --split (e.g. dev) instead of folds")
     args = ap.parse_args(argv)
     return embed(args) if args.command == "embed" else table(args)
 

@@ -81,6 +81,13 @@ def heldout_pairs(dataset, n_queries: int = 200, seed: int = 21) -> list[Pair]:
     return pairs
 
 
+def peak_rss_mb() -> float:
+    """This process's peak resident memory so far (MB)."""
+    import resource
+
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
 def metrics_row(name: str, gold, pred, reference, labels, **extra) -> dict:
     m = classification_metrics(gold, pred, labels)
     test = mcnemar(gold, reference, pred)
@@ -116,10 +123,13 @@ def table(args) -> dict:
     timing = timing_of(Path(args.timing), args.variant, "heldout")
     embedder = resolve_embedder(args.embedder)
     rows: list[dict] = []
+    fit_cpu: list[float] = []
+    pool_options = {**POOL_OPTIONS, **dict(o.split("=", 1) for o in args.pool_set or [])}
 
     def scorer_fit(pairs, **options):
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         scorer = RelevanceScorer(dataset.scheme, embedder=embedder, **options).fit(pairs)
+        fit_cpu.append(time.process_time() - cpu)
         return scorer, time.perf_counter() - start
 
     def scored(scorer, pairs):
@@ -167,11 +177,21 @@ def table(args) -> dict:
             pool = cache_filter(embedder)(pool)
         if args.pool_limit and len(pool) > args.pool_limit:
             pool = [pool[i] for i in sorted(random.Random(args.seed).sample(range(len(pool)), args.pool_limit))]
-        spool, fitpool = scorer_fit(pool, **POOL_OPTIONS)
+        if args.pool_scorer:  # fitted elsewhere on these pool pairs (bench/pool_select.py): loaded, not refitted
+            side = json.loads(Path(args.pool_scorer).with_suffix(".fit.json").read_text())
+            if side["pairs"] != len(pool):
+                raise SystemExit(f"{args.pool_scorer} was fitted on {side['pairs']} pairs, not these {len(pool)}")
+            spool, fitpool = RelevanceScorer.load(args.pool_scorer, embedder=embedder), side["fit_s"]
+            pool_options, peak = side["options"], side["peak_rss_mb"]
+            fit_cpu.append(side["fit_cpu_s"])
+        else:
+            spool, fitpool = scorer_fit(pool, **pool_options)
+            peak = peak_rss_mb()
         dpool, s_pairpool = scored(spool, held)
         kind = "pool"
-        rows.append(metrics_row("embed-lr pool (hgb, query, balanced)", gold, argmax(dpool), reference, labels,
-                                train_pairs=len(pool), fit_s=fitpool, s_per_pair=s_pairpool))
+        rows.append(metrics_row(f"embed-lr pool ({', '.join(f'{k}={v}' for k, v in pool_options.items())})", gold,
+                                argmax(dpool), reference, labels, train_pairs=len(pool), fit_s=fitpool,
+                                fit_cpu_s=fit_cpu[-1], peak_rss_mb=peak, s_per_pair=s_pairpool))
     scorer_pairs = len(pool) or len(train)
 
     # probe-stacked pool: probe on train + dev; stacker on dev (pool scorer honest there, probe out-of-fold)
@@ -246,6 +266,10 @@ def markdown(result: dict) -> str:
         s = r.get("s_per_pair")
         lines.append(f"| {r['name']} | {r['n']} | {with_ci(r['kappa'], r['kappa_ci'])} | {number(r['accuracy'])} | "
                      f"{mc} | {r.get('train_pairs', '-')} | {'-' if s is None else f'{s:.3f}'} |")
+    for r in result["rows"]:
+        if "fit_cpu_s" in r:
+            lines += ["", f"{r['name']}: fitted on {r['train_pairs']} pairs in {r['fit_s']:.0f} s wall, "
+                          f"{r['fit_cpu_s']:.0f} CPU s, peak memory of the process {r['peak_rss_mb']:.0f} MB."]
     if t:
         lines += ["", f"The probe's hidden states of these {t['timed_pairs']} pairs, uncached, "
                       f"{t['tokens_per_pair'] or 0:.0f} prompt tokens a pair: {t['wall_s_per_pair']:.2f} s a pair wall "
@@ -266,6 +290,9 @@ def main(argv: list[str] | None = None):
     t.add_argument("--probe-C", type=float, default=0.01)
     t.add_argument("--cached-only", action="store_true", help="the pool scorer: pairs whose texts are cached")
     t.add_argument("--pool-limit", type=int, help="the pool scorer on a seeded sample of N pool pairs (0: no pool scorer)")
+    t.add_argument("--pool-set", action="append", metavar="KEY=VALUE",
+                   help=f"the pool scorer's options over {POOL_OPTIONS} (e.g. features=query+fields+prior)")
+    t.add_argument("--pool-scorer", help="a pool scorer JSON fitted on the same pool pairs (bench/pool_select.py)")
     t.add_argument("--timing", default=str(OUT), help="folder of probe_ablation_timing.jsonl")
     t.add_argument("--out", default=str(OUT))
     args = ap.parse_args(argv)

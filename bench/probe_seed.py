@@ -1,6 +1,6 @@
 """Make the bundled probe seed: hidden states of the MSRD train pairs for the default model and today's prompt.
 
-    python bench/probe_seed.py      # 10-20 min on 2 cores; writes hiera_dspy/data/msrd/probe-seed.npz
+    python bench/probe_seed.py      # ~6 min on 2 cores (llama-cpp-python); writes hiera_dspy/data/msrd/probe-seed.npz
 
 Run it again whenever tests/signals/test_probe_seed.py says the prompt builder drifted from the seed.
 """

@@ -1,17 +1,27 @@
-"""The probe's cost per new pair: the old prompt one pair per call against the new prompt batched.
+"""The probe's cost per new pair, with and without the shared prompt prefix (issue 21 part 5: <= 1 s a pair).
 
-    flock /work/model.lock python bench/probe_timing.py --pairs 100 [--runtime xllamacpp] [--batch 8]
+    flock /work/model.lock nice -n -5 python bench/probe_timing.py --source pool --queries 4 --per-query 24
+    flock /work/model.lock nice -n -5 python bench/probe_timing.py --source dev --pairs 48 [--write]
 
-"before": the prompt of the first probe (movie wording, Qwen's markers written out, 600 characters of item text), one
-pair per llama.cpp call. "after": `hiera_dspy.lm.hidden` as it is (the scheme's labels, the model's chat template, the
-item through `untrusted.item_block`, `text_chars` characters compacted), `--batch` pairs per llama.cpp batch. Both
-without the disk cache, on the first `--pairs` MSRD dev pairs; prints seconds per pair and prompt tokens per pair.
+The probe's prompts as `hiera_dspy.lm.hidden` builds them (`--text-chars`: the method's default), without the disk
+cache, read by the llama-cpp-python runtime (`runtimes/llama_cpp_runtime.Embedder`) twice on one loaded model:
+
+- `alone`: every prompt read whole from position 0 (the KV cache cleared each time);
+- `shared`: in sorted order, each prompt read from the end of its longest common token prefix with the one before
+  (`hiera_dspy.lm.prefix_reuse`): the template, the system line and, for the prompts of one query, the query too.
+
+`--source pool`: `--queries` queries of the bundled MSRD pool with `--per-query` items each (a benchmark's holes: a
+query has ~24 judged items); `--source dev`: the first `--pairs` dev pairs (one or two a query). Each prompt is timed
+alone (wall and the process's CPU seconds: llama.cpp's threads included), so the table gives seconds a pair, CPU
+seconds a pair, tokens read a pair, the first pair of a query (its prefix included) against each further pair of it,
+and the load average. `--write` adds the rows to bench/results/probe_timing.md and .json.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -19,52 +29,114 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
 
 from hiera_dspy.data import load_dataset  # noqa: E402
-from hiera_dspy.lm import hidden, model_store  # noqa: E402
+from hiera_dspy.lm import model_store  # noqa: E402
 from hiera_dspy.lm.local import default_threads  # noqa: E402
-from hiera_dspy.lm.runtimes import choose  # noqa: E402
+from hiera_dspy.lm.probe_prompt import PromptFormat  # noqa: E402
 from hiera_dspy.methods.probe import PROBE  # noqa: E402
 
-OLD = ("<|im_start|>system\nYou judge search relevance for a movie search engine.<|im_end|>\n"
-       "<|im_start|>user\nSearch query: {query}\n\nMovie: {title}\n{text}\n\n"
-       "Is this movie a relevant result for the search query? Answer Relevant or Irrelevant.<|im_end|>\n"
-       "<|im_start|>assistant\n")
+OUT = Path("bench/results")
 
 
-def timed(embedder, prompts: list[str], batch: int) -> float:
-    """Seconds per prompt, `batch` prompts per call."""
-    start = time.perf_counter()
-    for i in range(0, len(prompts), batch):
-        embedder.embed(prompts[i:i + batch])
-    return (time.perf_counter() - start) / len(prompts)
+def pool_pairs(dataset, queries: int, per_query: int) -> list:
+    """The first `per_query` pool pairs of each of the first `queries` pool queries (sorted by text) with that many."""
+    by_query: dict[str, list] = {}
+    for pair in dataset.splits["pool"]:
+        by_query.setdefault(pair.query, []).append(pair)
+    chosen = [q for q in sorted(by_query) if len(by_query[q]) >= per_query][:queries]
+    return [p for q in chosen for p in by_query[q][:per_query]]
 
 
-def main(argv: list[str] | None = None) -> dict:
-    """Time before and after; print and return the numbers."""
+def time_prompts(embedder, prompts: list[str], queries: list[str], share: bool) -> dict:
+    """Read every prompt once (sorted, as `PrefixReuse.many` reads them), each timed; `embedder` has `tokens(prompt)`
+    and `reuse` (a `PrefixReuse`). The KV cache starts empty."""
+    reuse = embedder.reuse
+    reuse.share, reuse.held = share, []
+    reuse.truncate(0)
+    tokens = [embedder.tokens(p) for p in prompts]
+    order = sorted(range(len(prompts)), key=lambda i: tokens[i])
+    seen: set[str] = set()
+    first, further, wall_all, cpu_all, fed0 = [], [], 0.0, 0.0, reuse.fed
+    for i in order:
+        wall, cpu = time.perf_counter(), time.process_time()
+        reuse.last_state(tokens[i])
+        wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+        wall_all, cpu_all = wall_all + wall, cpu_all + cpu
+        (further if queries[i] in seen else first).append(wall)
+        seen.add(queries[i])
+    n = len(prompts)
+    return {"mode": "shared" if share else "alone", "pairs": n, "queries": len(seen),
+            "s_per_pair": wall_all / n, "cpu_s_per_pair": cpu_all / n,
+            "prompt_tokens_per_pair": sum(map(len, tokens)) / n, "tokens_read_per_pair": (reuse.fed - fed0) / n,
+            "s_first_pair_of_query": sum(first) / len(first),
+            "s_further_pair_of_query": sum(further) / len(further) if further else None}
+
+
+def markdown(rows: list[dict]) -> str:
+    """The rows as a table."""
+    lines = ["| source | text chars | last line (L: the labels) | mode | pairs (queries) | prompt tokens/pair | tokens read/pair | s/pair wall | "
+             "CPU-s/pair | first pair of a query, s | each further pair, s | threads | load (1 min) |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        further = "-" if r["s_further_pair_of_query"] is None else f"{r['s_further_pair_of_query']:.2f}"
+        line = r.get("question", "default")
+        line = "How relevant ...? Answer L." if line.startswith("How relevant") else line.replace("{labels}", "L")
+        lines.append(f"| {r['source']} | {r['text_chars']} | {line} | {r['mode']} | {r['pairs']} ({r['queries']}) | "
+                     f"{r['prompt_tokens_per_pair']:.0f} | {r['tokens_read_per_pair']:.0f} | {r['s_per_pair']:.2f} | "
+                     f"{r['cpu_s_per_pair']:.2f} | {r['s_first_pair_of_query']:.2f} | {further} | {r['threads']} | "
+                     f"{r['load'][0]:.1f}-{r['load'][1]:.1f} |")
+    return "\n".join(lines) + "\n"
+
+
+def write(rows: list[dict], out: Path) -> None:
+    """Append the rows to probe_timing.json and rewrite probe_timing.md from all of them."""
+    out.mkdir(parents=True, exist_ok=True)
+    file = out / "probe_timing.json"
+    every = (json.loads(file.read_text()) if file.is_file() else []) + rows
+    file.write_text(json.dumps(every, indent=1) + "\n")
+    (out / "probe_timing.md").write_text(
+        "### The probe's cost per new pair (`bench/probe_timing.py`; llama-cpp-python, Qwen2.5-Coder-1.5B Q4_K_M, "
+        "2-core machine shared with other jobs: the load column is the 1-minute load average before and after)\n\n"
+        + markdown(every))
+
+
+def main(argv: list[str] | None = None) -> list[dict]:
+    """Time `alone` and `shared` on one loaded model; print (and with --write, record) the rows."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--pairs", type=int, default=100)
-    ap.add_argument("--runtime", help="xllamacpp | llama-cpp-python (default: the first installed)")
-    ap.add_argument("--batch", type=int, default=hidden.batch_size())
+    ap.add_argument("--source", choices=("pool", "dev"), default="pool")
+    ap.add_argument("--queries", type=int, default=4)
+    ap.add_argument("--per-query", type=int, default=24)
+    ap.add_argument("--pairs", type=int, default=48, help="--source dev: how many dev pairs")
     ap.add_argument("--text-chars", type=int, default=PROBE["text_chars"])
-    ap.add_argument("--skip-before", action="store_true")
+    ap.add_argument("--question", help="another last line (\"{labels}\" filled in; default: the prompt builder's)")
+    ap.add_argument("--modes", default="alone,shared")
+    ap.add_argument("--write", action="store_true", help="record the rows in bench/results/probe_timing.*")
+    ap.add_argument("--out", default=str(OUT))
     args = ap.parse_args(argv)
+    from hiera_dspy.lm.runtimes.llama_cpp_runtime import Embedder
+
     dataset = load_dataset("msrd")
-    pairs = dataset.splits["dev"][:args.pairs]
+    pairs = pool_pairs(dataset, args.queries, args.per_query) if args.source == "pool" \
+        else list(dataset.splits["dev"][:args.pairs])
     path = str(model_store.ensure_model())
-    runtime = choose(args.runtime)
-    states = hidden.states_for(None, dataset.scheme.labels, cache=False)
-    new = [states.prompt(p.query, p.item_title, p.item_text, args.text_chars) for p in pairs]
-    result = {"runtime": runtime.name, "pairs": len(pairs), "batch": args.batch, "text_chars": args.text_chars}
-    if not args.skip_before:
-        old = [OLD.format(query=p.query, title=p.item_title, text=(p.item_text or "")[:600]) for p in pairs]
-        one = runtime.load_embedder(path, default_threads(), 1)
-        one.embed(old[:1])  # warm-up
-        result["before_s_per_pair"] = timed(one, old, 1)
-        one.close()
-    many = runtime.load_embedder(path, default_threads(), args.batch)
-    many.embed(new[:1])
-    result["after_s_per_pair"] = timed(many, new, args.batch)
-    print(json.dumps(result))
-    return result
+    fmt = PromptFormat.for_model(dataset.scheme.labels, path)
+    question = args.question or True
+    prompts = [fmt.render(p.query, p.item_title, p.item_text, args.text_chars, question=question) for p in pairs]
+    threads = default_threads()
+    embedder = Embedder(path, threads)
+    embedder.embed([fmt.render("warm up", "Item", "text", args.text_chars)])
+    rows = []
+    for mode in args.modes.split(","):
+        load = os.getloadavg()[0]
+        row = time_prompts(embedder, prompts, [p.query for p in pairs], share=(mode == "shared"))
+        row.update(source=args.source, text_chars=args.text_chars, question=args.question or "default", threads=threads,
+                   load=[load, os.getloadavg()[0]])
+        print(json.dumps(row), flush=True)
+        rows.append(row)
+    embedder.close()
+    if args.write:
+        write(rows, Path(args.out))
+    print(markdown(rows))
+    return rows
 
 
 if __name__ == "__main__":

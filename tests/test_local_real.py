@@ -335,3 +335,32 @@ def test_bounded_schema_caps_free_text_and_lists_but_not_enums():
     assert props["lookups"]["maxItems"] == 2 and props["lookups"]["items"]["maxLength"] == 30
     assert props["flag"] == {"type": "boolean"} and "maxLength" not in schema["properties"]["argument"]
     assert bounded_schema(schema, max_chars=0) is schema
+
+
+@pytest.mark.real_model
+@pytest.mark.timeout(900)
+def test_real_model_shared_prefix_gives_each_prompts_own_hidden_state(monkeypatch):
+    """llama-cpp-python's embedder reads a query's prompts once up to the item: the vectors match reading each prompt
+    alone (rounding aside) and fewer tokens are read."""
+    import numpy as np
+
+    from hiera_dspy.lm import hidden, model_store
+    from hiera_dspy.lm.local import default_threads
+
+    pytest.importorskip("llama_cpp")
+    from hiera_dspy.lm.runtimes.llama_cpp_runtime import Embedder
+
+    _user_model_cache(monkeypatch)
+    states = hidden.states_for(None, LABELS, cache=False)
+    prompts = [states.prompt("chocolate cake recipe", f"Item {i}", text, 256) for i, (_, text) in enumerate(CASES)]
+    embedder = Embedder(str(model_store.ensure_model()), default_threads())
+    try:
+        shared, read_shared = embedder.embed(prompts), embedder.reuse.fed
+        embedder.reuse.share = False
+        alone = embedder.embed(prompts)
+        read_alone = embedder.reuse.fed - read_shared
+    finally:
+        embedder.close()
+    cosines = [float(a @ b / np.linalg.norm(a) / np.linalg.norm(b)) for a, b in zip(shared, alone)]
+    print(f"\nshared prefix: {read_shared} tokens read vs {read_alone} alone; cos {min(cosines):.5f}")
+    assert read_shared < read_alone and min(cosines) > 0.999

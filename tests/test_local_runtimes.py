@@ -3,6 +3,7 @@ driven by fake modules (the real model is never loaded here; `pytest -m real_mod
 
 from __future__ import annotations
 
+import ctypes
 import sys
 import types
 import uuid
@@ -112,33 +113,61 @@ def test_embed_server_is_in_embedding_mode_and_keeps_the_order(fake_x):
     assert [v.tolist() for v in out] == [[1.0, 0.0], [3.0, 1.0]] and embed.embed([]) == []
 
 
-def test_llama_cpp_embedder_parses_special_tokens_and_batches(monkeypatch):
+def test_llama_cpp_embedder_parses_special_tokens_and_reuses_the_shared_prefix(monkeypatch):
     from hiera_dspy.lm.runtimes import llama_cpp_runtime
 
     class FakeLlama:
+        """Tokens are characters; the context is one KV sequence (cells) driven by the low-level calls below."""
+
         def __init__(self, **kwargs):
-            self.kwargs, self.batches, self.special = kwargs, [], []
+            self.kwargs, self.special, self.cells, self.reads = kwargs, [], [], []
+            self._ctx = types.SimpleNamespace(ctx=self)
 
         def tokenize(self, text, add_bos=True, special=False):
             self.special.append(special)
-            return list(text)
+            return [ord(c) for c in text.decode()]
 
-        def embed(self, prompts):
-            self.batches.append(len(prompts))
-            return [[float(len(self.tokenize(p.encode())))] for p in prompts]
+        def n_embd(self):
+            return 2
 
         def close(self):
-            pass
+            self.closed = True
 
-    fake = types.SimpleNamespace(Llama=FakeLlama, LLAMA_POOLING_TYPE_LAST=3,
+    def decode(ctx, batch):
+        n = batch.n_tokens
+        assert [batch.pos[i] for i in range(n)] == list(range(len(ctx.cells), len(ctx.cells) + n))
+        ctx.cells.extend(batch.token[i] for i in range(n))
+        ctx.reads.append(n)
+        ctx.out = (ctypes.c_float * 2)(len(ctx.cells), sum(ctx.cells))  # a function of everything read
+        return 0
+
+    def batch_init(n, embd, n_seq):
+        return types.SimpleNamespace(token=[0] * n, pos=[0] * n, n_seq_id=[0] * n, logits=[0] * n,
+                                     seq_id=[[0] for _ in range(n)], n_tokens=0)
+
+    def seq_rm(memory, seq, p0, p1):
+        assert seq == 0 and p1 == -1
+        del memory.cells[p0:]
+        return True
+
+    fake = types.SimpleNamespace(Llama=FakeLlama, LLAMA_POOLING_TYPE_NONE=0,
                                  llama_print_system_info=lambda: b"AMX_INT8 = 0",
-                                 llama_cpp=types.SimpleNamespace(llama_model_default_params=lambda: object()))
+                                 llama_cpp=types.SimpleNamespace(llama_model_default_params=lambda: object()),
+                                 llama_get_memory=lambda ctx: ctx, llama_batch_init=batch_init,
+                                 llama_batch_free=lambda b: None, llama_memory_seq_rm=seq_rm, llama_decode=decode,
+                                 llama_get_embeddings_ith=lambda ctx, i: ctx.out)
     monkeypatch.setattr(local, "_import_llama_cpp", lambda: fake)
     embedder = llama_cpp_runtime.Embedder("/m.gguf", 2, n_seq=2)
-    assert embedder.llama.kwargs["embedding"] is True and embedder.llama.kwargs["pooling_type"] == 3
-    out = embedder.embed(["ab", "c", "def"])
-    assert [float(v[0]) for v in out] == [2.0, 1.0, 3.0] and embedder.llama.batches == [2, 1]
-    assert set(embedder.llama.special) == {True}
-    embedder.llama.tokenize(b"x")
-    assert embedder.llama.special[-1] is False  # the instance is itself again after embed()
-    assert np.asarray(out[0]).dtype == np.float32
+    llama = embedder.llama
+    assert llama.kwargs["embedding"] is True and llama.kwargs["pooling_type"] == 0
+    prompts = ["sys q1 item-b", "sys q2 item", "sys q1 item-a"]
+    out = embedder.embed(prompts)
+    expected = [[float(len(p)), float(sum(map(ord, p)))] for p in prompts]
+    assert [v.tolist() for v in out] == expected  # each prompt's own vector, in the caller's order
+    # sorted: "sys q1 item-a" whole (13), "sys q1 item-b" its last token, "sys q2 item" from "q" on (6)
+    assert llama.reads == [13, 1, 6] and embedder.reuse.fed == 20
+    assert set(llama.special) == {True} and np.asarray(out[0]).dtype == np.float32
+    alone = llama_cpp_runtime.Embedder("/m.gguf", 2, share_prefix=False)
+    assert [v.tolist() for v in alone.embed(prompts)] == expected and alone.llama.reads == [13, 13, 11]
+    embedder.close()
+    assert llama.closed and embedder._batch is None

@@ -6,8 +6,9 @@ for Qwen2.5-1.5B): a summary of what the model understood of a short relevance q
 - `states_for(lm, labels)` gives a `HiddenStates` for a role's LM: the embedded local model (its GGUF file, or the
   registered default one via `model_store.ensure_model`, which honours HIERA_MODEL_PATH); a hosted LM gives no
   hidden states, so it raises HieraError. Its `prompt(...)` builds the question (`probe_prompt.PromptFormat`: the
-  scheme's labels, the model's own chat template, the item as untrusted data) and `many(prompts)` embeds them,
-  several prompts per llama.cpp batch (`BATCH`, $HIERA_PROBE_BATCH);
+  scheme's labels, the model's own chat template, the item as untrusted data) and `many(prompts)` embeds them in
+  sorted order, so the llama-cpp-python runtime reads the prefix a query's prompts share once (`prefix_reuse`;
+  xllamacpp takes several prompts per llama.cpp batch, `BATCH`, $HIERA_PROBE_BATCH);
 - one embedding model per file per process, loaded on first use by the installed runtime (`hiera_dspy.lm.runtimes`),
   every call under one lock;
 - vectors are cached on disk under the cache root (`probe/<sha256(prompt)[:24]>.npy`; a model other than the registered
@@ -112,15 +113,19 @@ class HiddenStates:
 
     def many(self, prompts: Sequence[str], chunk: int | None = None,
              progress: Callable[[int], None] | None = None) -> list[np.ndarray]:
-        """The hidden state of every prompt, `chunk` prompts per call (default: 4 llama.cpp batches), reporting the
-        number done to `progress` after each call."""
+        """The hidden state of every prompt (in the order given), `chunk` prompts per call (default: 4 llama.cpp
+        batches) in sorted order, so the prompts of one query are read one after another and share their prefix
+        (`prefix_reuse`); the number done goes to `progress` after each call."""
         chunk = chunk or 4 * batch_size()
-        out: list[np.ndarray] = []
-        for start in range(0, len(prompts), chunk):
-            out.extend(self._embed(list(prompts[start:start + chunk])))
+        order = sorted(range(len(prompts)), key=lambda i: prompts[i])  # a query's prompts together: prefix shared
+        out: list[np.ndarray | None] = [None] * len(prompts)
+        for start in range(0, len(order), chunk):
+            part = order[start:start + chunk]
+            for i, vec in zip(part, self._embed([prompts[i] for i in part])):
+                out[i] = vec
             if progress:
-                progress(len(out))
-        return out
+                progress(start + len(part))
+        return out  # type: ignore[return-value]
 
     def __call__(self, prompt: str) -> np.ndarray:
         return self._embed([prompt])[0]

@@ -3,7 +3,8 @@ chat template.
 
 - one short system line names the task with a neutral item noun and the scheme's labels (`msrd`: "Irrelevant or
   Relevant"; `esci`: its four); the user turn is the query and the item (prompt tokens are the probe's whole cost);
-- the item text is cut to `text_chars` by `compact` (longest lines first: a record's short fields survive), then goes
+- the last line names the labels again ("Answer Irrelevant or Relevant."), right before the answer;
+- the item text is cut to `text_chars` (the method's default: 160) by `compact` (longest lines first: a record's short fields survive), then goes
   in through `untrusted.item_block`, the data handling of every other prompt (instruction-like sentences removed,
   field markers broken, the task restated after the data);
 - the text is rendered by the model's chat template (`tokenizer.chat_template` in the GGUF metadata, Jinja, in a
@@ -23,7 +24,7 @@ from functools import lru_cache
 from hiera_dspy.untrusted.blocks import item_block
 
 SYSTEM = "Judge how relevant an item is to a search query. Answer {labels}."
-QUESTION = "How relevant is this item to the search query? Answer {labels}."
+QUESTION = "Answer {labels}."  # session 7: 7 tokens instead of 17 ("How relevant is this item ...?"), chosen on dev
 PLAIN = "{% for m in messages %}{{ m.role | capitalize }}: {{ m.content }}\n\n{% endfor %}Assistant:"
 
 
@@ -92,14 +93,18 @@ class PromptFormat:
         bos, eos = gguf_meta.bos_eos(path)
         return cls(tuple(labels), gguf_meta.chat_template(path), gguf_meta.special_tokens(path), bos, eos)
 
-    def user_message(self, query: str, title: str, text: str | None, text_chars: int, question: bool = True) -> str:
+    def user_message(self, query: str, title: str, text: str | None, text_chars: int,
+                     question: bool | str = True) -> str:
         """The user turn: the query, then the item as data (its block ends by restating the task), then (`question`)
-        the relevance question with the scheme's labels, the last words before the answer."""
+        the relevance question with the scheme's labels, the last words before the answer (a string: another
+        question, "{labels}" filled in; bench/probe_ablation.py's variants)."""
         text = compact(text or "", text_chars)
-        ask = f"\n{QUESTION.format(labels=label_list(self.labels))}" if question else ""
+        wording = question if isinstance(question, str) else QUESTION
+        ask = f"\n{wording.format(labels=label_list(self.labels))}" if question else ""
         return break_special(f"Search query: {query}\n{item_block(title, text, len(text) + 20)}", self.special) + ask
 
-    def render(self, query: str, title: str, text: str | None, text_chars: int = 600, question: bool = True) -> str:
+    def render(self, query: str, title: str, text: str | None, text_chars: int = 600,
+               question: bool | str = True) -> str:
         """The whole prompt, ending where the model's answer would start."""
         messages = [{"role": "system", "content": SYSTEM.format(labels=label_list(self.labels))},
                     {"role": "user", "content": self.user_message(query, title, text, text_chars, question)}]

@@ -82,8 +82,10 @@ PARAMS: dict[str, Param] = {
     "C": Param(float, "inverse regularisation strength of the scorer's logistic regression", low=1e-6,
                nullable=True),
     "features": Param(str, "what the scorer reads: base (lexical + cosines), query (+ query-level features), "
-                      "interactions (+ query x item embedding products; for thousands of train pairs) or both",
-                      choices=("base", "query", "interactions", "query+interactions"), nullable=True),
+                      "interactions (+ query x item embedding products; for thousands of train pairs), fields (+ "
+                      "the query against each item field), prior (+ the item's leave-query-out relevance rate)",
+                      choices=("base", "query", "interactions", "query+interactions", "fields", "query+fields",
+                               "query+prior", "query+fields+prior"), nullable=True),
     "model": Param(str, "the scorer's classifier: lr (logistic regression) or hgb (gradient-boosted trees, for "
                    "thousands of train pairs)", choices=("lr", "hgb"), nullable=True),
     "class_weight": Param(str, "balanced: every label weighs the same in the scorer's fit (an imbalanced train "

@@ -123,7 +123,7 @@ def probed_sample(pairs: list[Pair], limit: int | None, seed: int = 0) -> list[P
 class LLMProbeProgram(Learner, dspy.Module):
     """llm-probe: the probe alone (one embedding of the pair, no text generated)."""
 
-    def __init__(self, ctx: BuildContext, probe_C: float = 0.01, text_chars: int = 256, folds: int = 5):
+    def __init__(self, ctx: BuildContext, probe_C: float = 0.01, text_chars: int = 160, folds: int = 5):
         super().__init__()
         self.scheme, self.lms, self.train = ctx.scheme, ctx.lms, [p for p in ctx.train if p.label in ctx.scheme.labels]
         self.probe_C, self.text_chars, self.folds = float(probe_C), int(text_chars), int(folds)
@@ -213,7 +213,7 @@ class ProbeStackedProgram(LLMProbeProgram):
     """probe-stacked: the learned scorer and the probe, combined by a Stacker fitted on out-of-fold train
     distributions."""
 
-    def __init__(self, ctx: BuildContext, probe_C: float = 0.01, text_chars: int = 256, folds: int = 5,
+    def __init__(self, ctx: BuildContext, probe_C: float = 0.01, text_chars: int = 160, folds: int = 5,
                  stack_C: float = 1.0, embedder="auto", C: float = 1.0, probe_pairs: int | None = None, **options):
         super().__init__(ctx, probe_C, text_chars, folds)
         self.stack_C = float(stack_C)
@@ -268,7 +268,7 @@ class ProbeStackedProgram(LLMProbeProgram):
         return self._prediction(self.stacker.predict_proba(scores, probe), scores=scores, probe_probs=probe)
 
 
-PROBE = dict(family="probe", lm_roles=("judge",), probe_C=0.01, text_chars=256, folds=5)
+PROBE = dict(family="probe", lm_roles=("judge",), probe_C=0.01, text_chars=160, folds=5)  # 160: docs/local-model.md
 
 
 @register("llm-probe", "Linear probe (logistic regression, fitted on train) on the embedded LLM's last-token hidden "

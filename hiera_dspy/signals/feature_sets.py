@@ -7,7 +7,11 @@ columns. A new block is one function and one line here.
 - base: 3 lexical features + 2 MiniLM cosines (today's embed-lr);
 - query: + QUERY_FEATURES (`query_features.py`);
 - interactions: + the query x title and query x text embedding products (`interactions.py`, needs an embedder);
-- query+interactions: both.
+- query+interactions: both;
+- fields: + FIELD_FEATURES (`field_features.py`: the query against each field of the item, its year);
+- query+fields: query and fields;
+- query+prior, query+fields+prior: + the item's relevance rate over the train split's other queries
+  (`item_prior.py`, leave-query-out at fit time; the scorer keeps the counts).
 """
 
 from __future__ import annotations
@@ -16,7 +20,9 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from hiera_dspy.signals.field_features import FIELD_FEATURES, field_features
 from hiera_dspy.signals.interactions import interaction_features, interaction_names
+from hiera_dspy.signals.item_prior import PRIOR_FEATURES
 from hiera_dspy.signals.query_features import QUERY_FEATURES, query_features
 
 Triples = Sequence[tuple[str, str, str]]
@@ -24,11 +30,16 @@ Triples = Sequence[tuple[str, str, str]]
 BLOCKS: dict[str, tuple[Callable[[object, Triples], np.ndarray], Callable[[int], tuple[str, ...]]]] = {
     "query": (lambda scorer, triples: query_features(scorer.features.lexical, triples),
               lambda width: QUERY_FEATURES),
+    "fields": (lambda scorer, triples: field_features(scorer.features.lexical, triples),
+               lambda width: FIELD_FEATURES),
+    "prior": (lambda scorer, triples: scorer.prior.features(triples), lambda width: PRIOR_FEATURES),
     "interactions": (lambda scorer, triples: interaction_features(scorer.features.embedder, triples),
                      lambda width: interaction_names(width // 2)),
 }
 FEATURE_SETS: dict[str, tuple[str, ...]] = {
     "base": (), "query": ("query",), "interactions": ("interactions",), "query+interactions": ("query", "interactions"),
+    "fields": ("fields",), "query+fields": ("query", "fields"), "query+prior": ("query", "prior"),
+    "query+fields+prior": ("query", "fields", "prior"),
 }
 NEEDS_EMBEDDER = frozenset({"interactions"})
 
@@ -51,3 +62,8 @@ def extra_names(feature_set: str, width: int) -> tuple[str, ...]:
 def needs_embedder(feature_set: str) -> bool:
     """Whether a block of `feature_set` reads embeddings."""
     return bool(NEEDS_EMBEDDER & set(FEATURE_SETS[feature_set]))
+
+
+def uses_prior(feature_set: str) -> bool:
+    """Whether `feature_set` reads the train split's item priors (fitted with the scorer)."""
+    return "prior" in FEATURE_SETS[feature_set]

@@ -19,7 +19,8 @@ cosines) | "interactions" (+ the query x item embedding products, `interactions.
 (each label weighs as much in the fit: a train split with the pool's ~15% relevant then predicts for a balanced
 prior); `C_grid` (C chosen on a query-grouped dev split of the train pairs, `selection.py`; `C` is then ignored); `model`
 "lr" | "hgb" (gradient-boosted trees over the same features, `trees.py`; for thousands of pairs; C unused).
-`features` "query" adds query-level features (`query_features.py`); the sets are in `feature_sets.py`.
+`features` "query" adds query-level features (`query_features.py`), "fields" field-level ones (`field_features.py`),
+"prior" the train split's leave-query-out item priors (`item_prior.py`); the sets are in `feature_sets.py`.
 """
 
 from __future__ import annotations
@@ -32,8 +33,9 @@ import numpy as np
 
 from hiera_dspy.labels import LabelScheme
 from hiera_dspy.records import Pair
-from hiera_dspy.signals.feature_sets import FEATURE_SETS, extra_features, extra_names, needs_embedder
+from hiera_dspy.signals.feature_sets import FEATURE_SETS, extra_features, extra_names, needs_embedder, uses_prior
 from hiera_dspy.signals.features import Embedder, FeatureExtractor
+from hiera_dspy.signals.item_prior import ItemPrior
 from hiera_dspy.signals.selection import choose_C
 from hiera_dspy.signals.trees import fit_trees, predict_trees
 
@@ -59,6 +61,7 @@ class RelevanceScorer:
             raise ValueError(f"model must be one of {list(MODELS)}; got {model!r}")
         self.model = model
         self.trees: dict | None = None  # model="hgb": the fitted trees (trees.py)
+        self.prior: ItemPrior | None = None  # a feature set with "prior": the train split's item priors
         self.scheme = scheme
         self.C = float(C)
         self.random_state = int(random_state)
@@ -78,8 +81,13 @@ class RelevanceScorer:
 
     # ------------------------------------------------------------------------------------------- training
 
-    def fit(self, pairs: Sequence[Pair]) -> RelevanceScorer:
-        """Fit the idf table, the scaler and the logistic regression on labelled pairs (labels of the scheme)."""
+    def fit(self, pairs: Sequence[Pair], rows: np.ndarray | None = None) -> RelevanceScorer:
+        """Fit the idf table, the scaler and the logistic regression on labelled pairs (labels of the scheme).
+
+        `rows`: the pairs' feature rows computed beforehand by a scorer of the same options and embedder fitted on
+        the same pairs (a benchmark reusing one matrix for several fits; the prior's columns in their leave-query-out
+        form); the item priors are still fitted here, and the idf table unless the extractor is already fitted (the
+        one that computed `rows`)."""
         from sklearn.linear_model import LogisticRegression
         from sklearn.preprocessing import StandardScaler
 
@@ -90,9 +98,16 @@ class RelevanceScorer:
             raise ValueError(f"RelevanceScorer.fit needs pairs of at least two labels; got only {present}")
         if self.C_grid and self.model == "lr":
             self.C, self.C_losses = choose_C(self._fit_with_C, pairs, self.C_grid, seed=self.random_state)
-        self.features.fit(_triple(p) for p in pairs)
-        x = self._matrix(pairs)
+        if rows is None or not self.features.lexical.fitted:
+            self.features.fit(_triple(p) for p in pairs)
         y = np.array([self.scheme.labels.index(label) for label in labels])
+        if uses_prior(self.feature_set):  # leave-query-out while the train rows are built (item_prior.py)
+            self.prior = ItemPrior().fit([_triple(p) for p in pairs], y / max(1, len(self.scheme.labels) - 1))
+        x = self._matrix(pairs) if rows is None else np.asarray(rows, dtype=np.float64)
+        if x.shape[0] != len(pairs):
+            raise ValueError(f"rows has {x.shape[0]} rows for {len(pairs)} pairs")
+        if self.prior is not None:
+            self.prior.forget_train()
         if self.model == "hgb":
             return self._fit_trees(x, y)
         scaler = StandardScaler().fit(x)
@@ -206,6 +221,7 @@ class RelevanceScorer:
             "feature_names": features["feature_names"],
             "feature_set": self.feature_set,
             **({"model": self.model, "trees": self.trees} if self.trees is not None else {}),
+            **({"item_prior": self.prior.to_dict()} if self.prior is not None else {}),
             "embedding_model": features["embedding_model"],
             "coef": self.coef.tolist(),
             "intercept": self.intercept.tolist(),
@@ -230,6 +246,9 @@ class RelevanceScorer:
                      class_weight=params.get("class_weight"))
         scorer.feature_set = d.get("feature_set", "base")
         scorer.model, scorer.trees = d.get("model", "lr"), d.get("trees")
+        scorer.prior = ItemPrior.from_dict(d["item_prior"]) if "item_prior" in d else None
+        if uses_prior(scorer.feature_set) and scorer.prior is None:
+            raise ValueError(f"feature set {scorer.feature_set!r} needs the saved item priors; none were saved")
         scorer.C_grid = params.get("C_grid")
         scorer.features = FeatureExtractor.from_dict(
             {"feature_names": d["feature_names"], "embedding_model": d["embedding_model"], "lexical": d["lexical"]},
