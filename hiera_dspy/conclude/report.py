@@ -32,10 +32,10 @@ def design_line(s: dict) -> str:
     """How the sample was drawn, in words."""
     if s.get("method") == "stratified":
         return (f"The sample is stratified: the queries were cut into {s['strata']} strata of (nearly) equal size "
-                f"by the judge's uncertainty on them (the sum of p(1 - p) over a query's holes) and the sample allocated in "
-                f"proportion, {' / '.join(map(str, s['allocation']))} queries from the least to the most uncertain "
-                "stratum, each drawn at random. Proportional allocation keeps the sample self-weighting, so the "
-                "intervals below are computed as for a random sample, which is conservative (Cochran 1977, ch. 5).")
+                "by the judge's uncertainty on them (the sum of p(1 - p) over a query's holes) and the sample "
+                f"allocated in proportion, {' / '.join(map(str, s['allocation']))} queries from the least to the most "
+                "uncertain stratum, each drawn at random. Proportional allocation keeps the sample self-weighting, so "
+                "the intervals below are computed as for a random sample, which is conservative (Cochran 1977, ch. 5).")
     return "The sample was drawn uniformly at random from the queries."
 
 

@@ -1,15 +1,15 @@
 """Strata of a benchmark's queries by the judge's uncertainty, and a proportional allocation of a sample over them.
 
-A query's uncertainty is the sum of p(1 - p) over its holes, p the judge's probability that the hole is relevant
-(at the scheme's threshold): the variance of the number of relevant holes if each were an independent coin with the
-judge's probability, so a query with many holes the judge is unsure of scores high and one whose holes it is sure of
-(or that has none) scores 0. The strata are its quantiles: the queries sorted by uncertainty (stable: ties keep the
-benchmark's order) and cut into `k` groups of as equal size as possible (`numpy.array_split`). A sample of `n` is
-allocated proportionally, n * N_h / N per stratum rounded by largest remainders (Hamilton's method; ties to the
-earlier stratum; each stratum's count is then within one query of n * N_h / N, and with n >= k every stratum
-gets at least one, checked for every N < 120 and k < 10 in tests), so the sample mean is self-weighting: under proportional allocation the stratified sample's mean is
-the unweighted mean of the sampled values and its variance is at most, to first order, a simple random sample's
-(Cochran, *Sampling Techniques*, 3rd ed. 1977, ch. 5, sections 5.3 and 5.7). The PPI estimator of
+A query's uncertainty is the sum of p(1 - p) over its holes, p the judge's probability that the hole is relevant (at the
+scheme's threshold): the variance of the number of relevant holes if each were an independent coin with the judge's
+probability, so a query with many holes the judge is unsure of scores high and one whose holes it is sure of (or that
+has none) scores 0. The strata are its quantiles: the queries sorted by uncertainty (stable: ties keep the benchmark's
+order) and cut into `k` groups of as equal size as possible (`numpy.array_split`). A sample of `n` is allocated
+proportionally, n * N_h / N per stratum rounded by largest remainders (Hamilton's method; ties to the earlier stratum;
+each stratum's count is then within one query of n * N_h / N, and with n >= k every stratum gets at least one, checked
+for every N < 120 and k < 10 in tests), so the sample mean is self-weighting: under proportional allocation the
+stratified sample's mean is the unweighted mean of the sampled values and its variance is at most, to first order, a
+simple random sample's (Cochran, *Sampling Techniques*, 3rd ed. 1977, ch. 5, sections 5.3 and 5.7). The PPI estimator of
 `hiera_dspy.conclude.ppi` and its simple-random-sample variance therefore stay valid on such a sample (conservative:
 they ignore the gain from stratifying). Measured in docs/conclusions.md (bench/conclusions_small.py).
 

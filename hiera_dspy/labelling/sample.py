@@ -2,11 +2,12 @@
 `hiera_dspy.labelling.draws`), whose every hole a person labels.
 
 A per-query metric needs every pair of the query's top k labelled, so the unit of the sample is the query, as in
-prediction-powered inference over IR metrics (Oosterhuis et al., KDD 2024). The sample is drawn once per labelling
-run and kept in the run store (table `human_sample`, beside the judgments, with the method, the number of strata and
-each query's stratum): stopping and resuming never redraws it, and a different request on the same run is refused. Its state follows from the decisions: a sampled query is
-decided when every one of its pairs has a person's label (a query with no holes is decided at once: its existing
-judgments are human already); a partly labelled query is pending and does not count yet.
+prediction-powered inference over IR metrics (Oosterhuis et al., KDD 2024). The sample is drawn once per labelling run
+and kept in the run store (table `human_sample`, beside the judgments, with the method, the number of strata and each
+query's stratum): stopping and resuming never redraws it, and a different request on the same run is refused. Its state
+follows from the decisions: a sampled query is decided when every one of its pairs has a person's label (a query with no
+holes is decided at once: its existing judgments are human already); a partly labelled query is pending and does not
+count yet.
 
 Example:
     >>> size = parse_size("10%")                                                   # doctest: +SKIP

@@ -137,8 +137,8 @@ def test_a_stratified_sample_is_drawn_after_judging_recorded_and_kept(bench, pat
     assert json.loads((out / "summary.json").read_text())["human_sample"]["method"] == "stratified"
     report = (out / "report.md").read_text()
     assert "(--human-sample 2, stratified, seed 0)" in report
-    assert "The sample is stratified: the queries were cut into 2 strata of (nearly) equal size by the judge's uncertainty" \
-        in report and "1 / 1 queries from the least to the most uncertain stratum" in report
+    assert "The sample is stratified: the queries were cut into 2 strata of (nearly) equal size by the judge's " \
+        "uncertainty" in report and "1 / 1 queries from the least to the most uncertain stratum" in report
     capsys.readouterr()
     assert eval_holes.main(argv)["human_sample"]["sample_queries"] == s["sample_queries"]  # resumed: not redrawn
     assert "kept (never redrawn)" in capsys.readouterr().err
