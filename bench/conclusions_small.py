@@ -10,7 +10,8 @@ interval's coverage, and the skewness of the human and human-minus-machine value
 n_min (hiera_dspy.conclude.ppi.min_queries); then coverage (min systems / min pairs) and mean width of: the default
 Student-t PPI++ interval, a studentized bootstrap of the PPI++ rectifier (lam as tuned on the sample; Efron and
 Tibshirani 1993, ch. 12), the default interval on a proportionally stratified sample (strata: quantiles of the
-judge's uncertainty, the sum of p(1 - p) over a query's holes; Cochran 1977, ch. 5), and the human-only interval.
+judge's uncertainty, the sum of p(1 - p) over a query's holes: hiera_dspy.conclude.strata, what
+eval.holes --sample stratified draws; Cochran 1977, ch. 5), and the human-only interval.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a check
 
 import bench.conclusions as bc  # noqa: E402
 from hiera_dspy.conclude.ppi import estimate_columns, min_queries  # noqa: E402
+from hiera_dspy.conclude.strata import allocate, query_uncertainty, strata_of  # noqa: E402
 
 
 def columns(values: dict, m: str):
@@ -50,11 +52,9 @@ def boot_t(r: np.ndarray, offset: np.ndarray, extra_var: np.ndarray, rng, level:
     return mean + offset - hi_q * se, mean + offset - lo_q * se
 
 
-def stratified(strata: list[np.ndarray], n: int, total: int, rng) -> np.ndarray:
-    """A proportionally allocated stratified sample of n queries (largest remainders)."""
-    share = np.array([len(s) for s in strata]) * n / total
-    k = np.floor(share).astype(int)
-    k[np.argsort(-(share - k))[:n - k.sum()]] += 1
+def stratified(strata: list[np.ndarray], n: int, rng) -> np.ndarray:
+    """A proportionally allocated stratified sample of n queries (largest remainders; the library's allocation)."""
+    k = allocate([len(s) for s in strata], n)
     return np.concatenate([rng.choice(s, m, replace=False) for s, m in zip(strata, k)])
 
 
@@ -73,12 +73,10 @@ def main(argv: list[str] | None = None) -> None:
     probs = built["probs"][args.judge]
     machine = (bc.values_of(built, built["judges"][args.judge]) if args.machine_values == "labels"
                else bc.expected_values_of(built, probs))
-    index = {q: i for i, q in enumerate(built["queries"])}
-    uncertainty = np.zeros(len(index))
-    for (q, _, _), pr in zip(built["holes"], probs):
-        uncertainty[index[q]] += pr * (1 - pr)
-    strata = np.array_split(np.argsort(uncertainty, kind="stable"), args.strata)
-    total = len(index)
+    # the library's definition, as eval.holes --sample stratified draws: hiera_dspy.conclude.strata
+    uncertainty = query_uncertainty(built["queries"], ((q, pr) for (q, _, _), pr in zip(built["holes"], probs)))
+    strata = strata_of(uncertainty, args.strata)
+    total = len(built["queries"])
     for m in truth:
         labels, t_mat = columns(truth, m)
         _, m_mat = columns(machine, m)
@@ -90,7 +88,7 @@ def main(argv: list[str] | None = None) -> None:
             for seed in range(args.samples):
                 rng = np.random.default_rng(seed)
                 for design, rows in (("t", rng.choice(total, n, replace=False)),
-                                     ("stratified", stratified(strata, n, total, rng))):
+                                     ("stratified", stratified(strata, n, rng))):
                     picked = np.zeros(total, dtype=bool)
                     picked[rows] = True
                     e = estimate_columns(t_mat[picked], m_mat[picked], m_mat[~picked])

@@ -11,7 +11,9 @@ with label, confidence, method, escalated), OUT/summary.json (per run: hole rate
 Kendall's tau between the system rankings before and after) and OUT/report.md. Escalated holes stay holes until a
 person decides them: python -m eval.review --run RUN_ID.
 
-With --human-sample N|P% a seeded random sample of whole queries is drawn once and kept in the run; OUT/sample.jsonl
+With --human-sample N|P% a seeded sample of whole queries is drawn once, after the judging, and kept in the run
+(--sample random, the default: uniformly; --sample stratified: proportionally over --strata 4 strata of the judge's
+uncertainty per query); OUT/sample.jsonl
 lists its pairs for a person (eval.review shows them first; eval.escalations --labels loads a file of decisions).
 Every export (this command rerun, or each decision) recomputes the conclusions: per system and measure the
 machine-only value, the PPI estimate with its --ci interval and the human-only one, every pairwise difference with
@@ -95,7 +97,7 @@ def main(argv: list[str] | None = None) -> dict:
     run = label_pairs(args, dataset, holes, "holes", labelling, identity)
     if run is None:  # --dry-run: the estimate is printed, nothing was sent
         return {}
-    draw_sample(args, run.store, run.run_id, population(inputs.runs))
+    draw_sample(args, run.store, run.run_id, population(inputs.runs), scheme)
     if run.config["labelling"].get("ci", 0.95) != args.ci:
         print(f"run {run.run_id} reports its intervals at the level it was started with "
               f"(--ci {run.config['labelling'].get('ci', 0.95)}); start a new run for another", file=sys.stderr)

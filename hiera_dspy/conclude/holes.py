@@ -112,7 +112,7 @@ def _sample_summary(sample: Sample | None, st: SampleState, by_query: dict[str, 
     if sample is None:
         return None
     return {"queries": len(sample.queries), "decided": len(st.decided), "seed": sample.seed, "method": sample.method,
-            "requested": sample.requested, "pairs": sum(len(by_query.get(q, [])) for q in sample.queries),
+            "strata": sample.strata, "allocation": sample.allocation, "requested": sample.requested, "pairs": sum(len(by_query.get(q, [])) for q in sample.queries),
             "remaining_pairs": st.remaining_pairs, "pending": st.pending, "partial": st.partial,
             "no_holes": st.no_holes, "sample_queries": sample.queries}
 

@@ -15,9 +15,9 @@ def sample_lines(s: dict | None) -> list[str]:
     if s is None:
         return ["No human sample: the values below are the machine's alone, without a confidence interval. Draw one "
                 "with --human-sample N|P% (whole queries, seeded) to get PPI estimates and intervals."]
-    lines = [f"Human sample: {s['queries']} queries (--human-sample {s['requested']}, {s['method']}, seed {s['seed']}), "
-             f"{s['pairs']} pairs; {s['decided']} queries decided, {len(s['pending'])} pending "
-             f"({s['remaining_pairs']} sample pairs left to label)."]
+    lines = [(f"Human sample: {s['queries']} queries (--human-sample {s['requested']}, {s['method']}, seed "
+              f"{s['seed']}), {s['pairs']} pairs; {s['decided']} queries decided, {len(s['pending'])} pending "
+              f"({s['remaining_pairs']} sample pairs left to label)."), design_line(s)]
     if s["partial"]:
         lines.append(f"Partly labelled, not counted until every pair is decided: "
                      f"{', '.join(f'{q} ({n} left)' for q, n in s['pending'].items() if q in s['partial'])}.")
@@ -26,6 +26,17 @@ def sample_lines(s: dict | None) -> list[str]:
                      f"{', ...' if len(s['no_holes']) > 5 else ''}): their existing judgments are human already, so "
                      "they count as decided with nothing to label.")
     return lines
+
+
+def design_line(s: dict) -> str:
+    """How the sample was drawn, in words."""
+    if s.get("method") == "stratified":
+        return (f"The sample is stratified: the queries were cut into {s['strata']} strata of (nearly) equal size "
+                "by the judge's uncertainty on them (the sum of p(1 - p) over a query's holes) and the sample "
+                f"allocated in proportion, {' / '.join(map(str, s['allocation']))} queries from the least to the most "
+                "uncertain stratum, each drawn at random. Proportional allocation keeps the sample self-weighting, so "
+                "the intervals below are computed as for a random sample, which is conservative (Cochran 1977, ch. 5).")
+    return "The sample was drawn uniformly at random from the queries."
 
 
 def estimates_table(c: dict) -> list[str]:

@@ -1,46 +1,60 @@
-"""The human sample: whole queries drawn at random (seeded), whose every hole a person labels.
+"""The human sample: whole queries drawn at random or stratified by the judge's uncertainty (seeded, `--sample`;
+`hiera_dspy.labelling.draws`), whose every hole a person labels.
 
 A per-query metric needs every pair of the query's top k labelled, so the unit of the sample is the query, as in
-prediction-powered inference over IR metrics (Oosterhuis et al., KDD 2024). The sample is drawn once per labelling
-run and kept in the run store (table `human_sample`, beside the judgments): stopping and resuming never redraws it,
-and a different request on the same run is refused. Its state follows from the decisions: a sampled query is
-decided when every one of its pairs has a person's label (a query with no holes is decided at once: its existing
-judgments are human already); a partly labelled query is pending and does not count yet.
+prediction-powered inference over IR metrics (Oosterhuis et al., KDD 2024). The sample is drawn once per labelling run
+and kept in the run store (table `human_sample`, beside the judgments, with the method, the number of strata and each
+query's stratum): stopping and resuming never redraws it, and a different request on the same run is refused. Its state
+follows from the decisions: a sampled query is decided when every one of its pairs has a person's label (a query with no
+holes is decided at once: its existing judgments are human already); a partly labelled query is pending and does not
+count yet.
 
 Example:
     >>> size = parse_size("10%")                                                   # doctest: +SKIP
-    >>> queries = draw(["q1", "q2", "q3"], count(size, 3), seed=0)                # doctest: +SKIP
+    >>> queries, _ = run_draw("random", Draw(["q1", "q2", "q3"], count(size, 3), seed=0))  # doctest: +SKIP
     >>> SampleLog("runs/store.sqlite").save("RUN_ID", Sample(queries, 0, "random", "10%"))  # doctest: +SKIP
 """
 
 from __future__ import annotations
 
 import math
-import random
+import sqlite3
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from hiera_dspy.errors import HieraError
+from hiera_dspy.labelling.draws import DEFAULT_STRATA, DRAWS, Draw, run_draw
 from hiera_dspy.runs.side_table import SideTable
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS human_sample (
     run_id TEXT NOT NULL, query_id TEXT NOT NULL, rank INTEGER NOT NULL, seed INTEGER NOT NULL, method TEXT NOT NULL,
-    requested TEXT NOT NULL, drawn REAL NOT NULL, PRIMARY KEY (run_id, query_id)
+    requested TEXT NOT NULL, drawn REAL NOT NULL, strata INTEGER, stratum INTEGER, PRIMARY KEY (run_id, query_id)
 );
 """
-METHODS = ("random",)  # how the queries are drawn; "uncertain" (active inference) is not built yet
+ADDED_COLUMNS = {"strata": "INTEGER", "stratum": "INTEGER"}  # stores made before the stratified draw lack them
+METHODS = tuple(DRAWS)  # how the queries are drawn; "uncertain" (active inference) is not built yet
 
 
 @dataclass(frozen=True)
 class Sample:
-    """The sampled query ids in draw order, the seed, the method and what was asked for (`8` or `10%`)."""
+    """The sampled query ids in draw order, the seed, the method and what was asked for (`8` or `10%`); a stratified
+    sample also the number of strata and each query's stratum (0 = least uncertain)."""
     queries: list[str]
     seed: int
     method: str
     requested: str
+    strata: int | None = None
+    stratum: list[int] | None = None
+
+    @property
+    def allocation(self) -> list[int] | None:
+        """A stratified sample's number of queries per stratum (least uncertain first); None for a random one."""
+        if self.strata is None or self.stratum is None:
+            return None
+        return [self.stratum.count(h) for h in range(self.strata)]
 
 
 def parse_size(text: str) -> tuple[float, bool]:
@@ -66,11 +80,6 @@ def count(size: tuple[float, bool], n_queries: int) -> int:
         raise HieraError(f"--human-sample {int(value)}: the benchmark has only {n_queries} queries; ask for at most "
                          f"{n_queries} (or a percentage, e.g. 10%)")
     return wanted
-
-
-def draw(query_ids: Sequence[str], n: int, seed: int) -> list[str]:
-    """`n` of the queries uniformly at random without replacement (Python's `random.Random(seed).sample`)."""
-    return random.Random(seed).sample(list(query_ids), n)
 
 
 @dataclass
@@ -132,14 +141,28 @@ class SampleLog(SideTable):
 
     schema = SCHEMA
 
+    def __init__(self, path: str | Path):
+        super().__init__(path)
+        with self._lock:
+            have = {r[1] for r in self._db.execute("PRAGMA table_info(human_sample)")}
+            for name, kind in ADDED_COLUMNS.items():
+                if name not in have:
+                    try:
+                        self._db.execute(f"ALTER TABLE human_sample ADD COLUMN {name} {kind}")
+                    except sqlite3.OperationalError as exc:  # another process added it first
+                        if "duplicate column" not in str(exc):
+                            raise
+
     def get(self, run_id: str) -> Sample | None:
         """The run's sample, or None if it has none."""
         with self._lock:
-            rows = self._db.execute("SELECT query_id, seed, method, requested FROM human_sample WHERE run_id=? "
-                                    "ORDER BY rank", (run_id,)).fetchall()
+            rows = self._db.execute("SELECT query_id, seed, method, requested, strata, stratum FROM human_sample "
+                                    "WHERE run_id=? ORDER BY rank", (run_id,)).fetchall()
         if not rows:
             return None
-        return Sample([r[0] for r in rows], int(rows[0][1]), rows[0][2], rows[0][3])
+        strata = rows[0][4]
+        return Sample([r[0] for r in rows], int(rows[0][1]), rows[0][2], rows[0][3],
+                      None if strata is None else int(strata), None if strata is None else [int(r[5]) for r in rows])
 
     def save(self, run_id: str, sample: Sample) -> Sample:
         """Store the run's sample once; an existing one is returned unchanged (a sample is never redrawn)."""
@@ -148,9 +171,12 @@ class SampleLog(SideTable):
             try:
                 if self._db.execute("SELECT 1 FROM human_sample WHERE run_id=? LIMIT 1", (run_id,)).fetchone() is None:
                     now = time.time()
-                    self._db.executemany("INSERT INTO human_sample VALUES (?,?,?,?,?,?,?)", [
-                        (run_id, q, i, sample.seed, sample.method, sample.requested, now)
-                        for i, q in enumerate(sample.queries)])
+                    stratum = sample.stratum or [None] * len(sample.queries)
+                    self._db.executemany(
+                        "INSERT INTO human_sample (run_id, query_id, rank, seed, method, requested, drawn, strata, "
+                        "stratum) VALUES (?,?,?,?,?,?,?,?,?)",
+                        [(run_id, q, i, sample.seed, sample.method, sample.requested, now, sample.strata, h)
+                         for i, (q, h) in enumerate(zip(sample.queries, stratum))])
                 self._db.execute("COMMIT")
             except BaseException:
                 self._db.execute("ROLLBACK")
@@ -168,21 +194,47 @@ def read_sample(path: str | Path, run_id: str) -> Sample | None:
 
 
 def ensure(log: SampleLog, run_id: str, query_ids: Sequence[str], requested: str | None, seed: int,
-           method: str = "random") -> Sample | None:
+           method: str | None = None, strata: int | None = None,
+           uncertainty: Callable[[], Sequence[float]] | None = None) -> Sample | None:
     """The run's sample: the stored one, else drawn now from `query_ids` and stored (None when none is asked for).
-    HieraError if the request differs from the stored sample (it is never redrawn) or cannot be met."""
+    `method` (default "random") and `strata` (stratified only, default 4) as given on the command line (None: not
+    given); `uncertainty` returns each query's uncertainty (in `query_ids` order) for a stratified draw, None when the
+    holes are not judged yet. HieraError if the request differs from the stored sample (it is never redrawn) or
+    cannot be met."""
+    if strata is not None and strata < 1:
+        raise HieraError(f"--strata {strata}: give at least 1 stratum (default {DEFAULT_STRATA})")
+    if strata is not None and (method or "random") != "stratified":
+        raise HieraError(f"--strata {strata} applies to --sample stratified only")
     stored = log.get(run_id)
     if stored is not None:
-        if requested is not None and (str(requested).strip(), seed, method) != (stored.requested, stored.seed,
-                                                                                stored.method):
-            raise HieraError(f"run {run_id} already has a human sample ({stored.requested}, seed {stored.seed}, "
-                             f"{stored.method}: {len(stored.queries)} queries) and a sample is never redrawn; rerun "
-                             f"with the same --human-sample and --sample-seed (or none), or start another run with "
-                             f"a new --run-id")
+        if requested is not None:  # the whole request, defaults filled in
+            method = method or "random"
+            strata = (strata or DEFAULT_STRATA) if method == "stratified" else None
+            asked = {"--human-sample": (str(requested).strip(), stored.requested), "--sample-seed": (seed, stored.seed),
+                     "--sample": (method, stored.method), "--strata": (strata, stored.strata)}
+        else:  # a rerun without --human-sample: only what it names must agree
+            asked = {k: v for k, v in {"--sample": (method, stored.method), "--strata": (strata, stored.strata)}.items()
+                     if v[0] is not None}
+        differ = [k for k, (a, b) in asked.items() if a != b]
+        if differ:
+            raise HieraError(f"run {run_id} already has a human sample ({_described(stored)}: "
+                             f"{len(stored.queries)} queries) and a sample is never redrawn; this request differs in "
+                             f"{', '.join(differ)}. Rerun with the same --human-sample, --sample-seed, --sample and "
+                             f"--strata (or none of them), or start another run with a new --run-id")
         return stored
     if requested is None:
+        if method is not None or strata is not None:
+            raise HieraError(f"--sample {method or 'random'} draws nothing without --human-sample N|P%")
         return None
+    method = method or "random"
     if method not in METHODS:
-        raise HieraError(f"--sample {method!r}: only {', '.join(METHODS)} is available")
+        raise HieraError(f"--sample {method!r}: give one of {', '.join(METHODS)}")
     n = count(parse_size(requested), len(query_ids))
-    return log.save(run_id, Sample(draw(query_ids, n, seed), seed, method, str(requested).strip()))
+    k = (strata or DEFAULT_STRATA) if method == "stratified" else None
+    queries, stratum = run_draw(method, Draw(query_ids, n, seed, k or DEFAULT_STRATA, uncertainty))
+    return log.save(run_id, Sample(queries, seed, method, str(requested).strip(), k, stratum))
+
+
+def _described(s: Sample) -> str:
+    how = f"stratified, {s.strata} strata" if s.method == "stratified" else s.method
+    return f"{s.requested}, seed {s.seed}, {how}"

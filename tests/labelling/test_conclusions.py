@@ -9,15 +9,15 @@ import json
 
 import numpy as np
 import pytest
+from labelling_helpers import ANSWERS, holes_argv, open_store, write
 
 from eval import escalations as eval_escalations
 from eval import holes as eval_holes
-from hiera_dspy.labelling.session import Review
 from hiera_dspy.conclude.per_query import named_measures, per_query
 from hiera_dspy.data.trec import read_run
+from hiera_dspy.labelling.sample import read_sample
+from hiera_dspy.labelling.session import Review
 from hiera_dspy.labels import get_scheme
-
-from labelling_helpers import ANSWERS, holes_argv, open_store, write
 
 SAMPLE = ["--human-sample", "2", "--sample-seed", "1"]  # draws q2, q3 of q1..q4
 
@@ -32,7 +32,8 @@ def test_sample_review_labels_then_the_same_command_concludes(bench, patch_make_
     out = tmp_path / "filled"
     first = eval_holes.main(holes_argv(bench, out, *SAMPLE))
     assert first["human_sample"] | {"pending": None} == {
-        "queries": 2, "decided": 0, "seed": 1, "method": "random", "requested": "2", "pairs": 3,
+        "queries": 2, "decided": 0, "seed": 1, "method": "random", "strata": None, "allocation": None,
+        "requested": "2", "pairs": 3,
         "remaining_pairs": 3, "pending": None, "partial": [], "no_holes": [], "sample_queries": ["q2", "q3"]}
     sample = [json.loads(line) for line in (out / "sample.jsonl").read_text().splitlines()]
     assert [(r["id"], r["query_id"], r["item_title"], r["decided"]) for r in sample] == [
@@ -116,3 +117,36 @@ def test_biased_machine_misses_and_the_ppi_interval_covers_the_truth(patch_make_
         assert e["n"] == 9 and abs(e["machine"] - target) > 0.1  # the judge calls every hole irrelevant
         assert not e["ci"][0] <= e["machine"] <= e["ci"][1]
         assert e["ci"][0] <= target <= e["ci"][1], (run, target, e)
+
+
+def test_a_stratified_sample_is_drawn_after_judging_recorded_and_kept(bench, patch_make_lm, tmp_path, capsys):
+    """The fake judge is sure of q1's and q2's holes (uncertainty 0), 75% sure of q3's one hole (0.1875) and
+    escalates q4's (unknown: 0.25), so 2 strata are {q1, q2} and {q3, q4}, and a sample of 2 takes one of each. A
+    third run lists the queries as q3, q1, q4, q2 (no new hole), so strata in the benchmark's order would differ."""
+    patch_make_lm(ANSWERS)
+    c_run = write(tmp_path / "c.run", ["q3 Q0 d6 1 1.0 c", "q1 Q0 d3 1 1.0 c", "q4 Q0 d7 1 1.0 c", "q2 Q0 d5 1 1.0 c"])
+    bench = bench | {"runs": [c_run, *bench["runs"]]}
+    out = tmp_path / "filled"
+    argv = holes_argv(bench, out, "--human-sample", "2", "--sample", "stratified", "--strata", "2")
+    first = eval_holes.main(argv)
+    s = first["human_sample"]
+    assert (s["method"], s["strata"], s["allocation"], s["queries"]) == ("stratified", 2, [1, 1], 2)
+    stored = read_sample(open_store().path, first["run_id"])
+    assert {q: h for q, h in zip(stored.queries, stored.stratum)} == {
+        q: {"q1": 0, "q2": 0, "q3": 1, "q4": 1}[q] for q in s["sample_queries"]}
+    assert json.loads((out / "summary.json").read_text())["human_sample"]["method"] == "stratified"
+    report = (out / "report.md").read_text()
+    assert "(--human-sample 2, stratified, seed 0)" in report
+    assert "The sample is stratified: the queries were cut into 2 strata of (nearly) equal size by the judge's " \
+        "uncertainty" in report and "1 / 1 queries from the least to the most uncertain stratum" in report
+    capsys.readouterr()
+    assert eval_holes.main(argv)["human_sample"]["sample_queries"] == s["sample_queries"]  # resumed: not redrawn
+    assert "kept (never redrawn)" in capsys.readouterr().err
+    with pytest.raises(SystemExit, match="already has a human sample .* differs in --sample, --strata"):
+        eval_holes.main(holes_argv(bench, out, "--human-sample", "2"))
+    with pytest.raises(SystemExit, match="differs in --strata"):
+        eval_holes.main(holes_argv(bench, out, "--human-sample", "2", "--sample", "stratified", "--strata", "1"))
+    with pytest.raises(SystemExit, match="--strata 2: give --sample stratified"):
+        eval_holes.main(holes_argv(bench, tmp_path / "other", "--human-sample", "2", "--strata", "2"))
+    with pytest.raises(SystemExit, match="over 4 strata needs at least 4 sampled queries"):  # before any judging
+        eval_holes.main(holes_argv(bench, tmp_path / "other", "--human-sample", "2", "--sample", "stratified"))

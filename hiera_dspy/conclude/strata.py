@@ -1,0 +1,84 @@
+"""Strata of a benchmark's queries by the judge's uncertainty, and a proportional allocation of a sample over them.
+
+A query's uncertainty is the sum of p(1 - p) over its holes, p the judge's probability that the hole is relevant (at the
+scheme's threshold): the variance of the number of relevant holes if each were an independent coin with the judge's
+probability, so a query with many holes the judge is unsure of scores high and one whose holes it is sure of (or that
+has none) scores 0. The strata are its quantiles: the queries sorted by uncertainty (stable: ties keep the benchmark's
+order) and cut into `k` groups of as equal size as possible (`numpy.array_split`). A sample of `n` is allocated
+proportionally, n * N_h / N per stratum rounded by largest remainders (Hamilton's method; ties to the earlier stratum;
+each stratum's count is then within one query of n * N_h / N, and with n >= k every stratum gets at least one, checked
+for every N < 120 and k < 10 in tests), so the sample mean is self-weighting: under proportional allocation the
+stratified sample's mean is the unweighted mean of the sampled values and its variance is at most, to first order, a
+simple random sample's (Cochran, *Sampling Techniques*, 3rd ed. 1977, ch. 5, sections 5.3 and 5.7). The PPI estimator of
+`hiera_dspy.conclude.ppi` and its simple-random-sample variance therefore stay valid on such a sample (conservative:
+they ignore the gain from stratifying). Measured in docs/conclusions.md (bench/conclusions_small.py).
+
+Pure: per-hole probabilities in, arrays out.
+
+Example:
+    >>> u = query_uncertainty(["q1", "q2", "q3", "q4"], [("q1", 0.5), ("q1", 0.9), ("q3", 0.2)])
+    >>> [round(float(x), 2) for x in u]
+    [0.34, 0.0, 0.16, 0.0]
+    >>> [s.tolist() for s in strata_of(u, 2)]
+    [[1, 3], [2, 0]]
+    >>> allocate([2, 2], 3).tolist()
+    [2, 1]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+import numpy as np
+
+from hiera_dspy.conclude.expected import gains
+from hiera_dspy.labels import LabelScheme
+
+UNKNOWN = 0.5  # the relevance probability of a hole whose judgment says nothing of how sure it is: the least sure
+
+
+def query_uncertainty(queries: Sequence[str], holes: Iterable[tuple[str, float]]) -> np.ndarray:
+    """Per query (in `queries` order) the sum of p(1 - p) over its holes, `holes` = (query id, p) with p the judge's
+    probability that the hole is relevant; holes of queries outside `queries` are ignored."""
+    index = {q: i for i, q in enumerate(queries)}
+    out = np.zeros(len(index))
+    for q, p in holes:
+        if q in index:
+            out[index[q]] += p * (1 - p)
+    return out
+
+
+def strata_of(uncertainty: np.ndarray, k: int) -> list[np.ndarray]:
+    """The query indices cut into `k` strata of (nearly) equal size by increasing uncertainty."""
+    if k < 1:
+        raise ValueError(f"the number of strata must be at least 1, got {k}")
+    return np.array_split(np.argsort(np.asarray(uncertainty), kind="stable"), k)
+
+
+def allocate(sizes: Sequence[int], n: int) -> np.ndarray:
+    """How many of a sample of `n` each stratum of `sizes` gets: proportional, by largest remainders."""
+    sizes = np.asarray(sizes)
+    total = int(sizes.sum())
+    if not 0 <= n <= total:
+        raise ValueError(f"cannot allocate a sample of {n} over {total} queries")
+    share = sizes * n / total
+    k = np.floor(share).astype(int)
+    k[np.argsort(-(share - k), kind="stable")[:n - k.sum()]] += 1
+    return k
+
+
+def relevance_probability(record: dict, scheme: LabelScheme) -> float:
+    """The judge's probability that a judged hole (a record of `hiera_dspy.labelling.exports.record`) is relevant:
+    from its label distribution, else from its confidence in its machine label, else (no machine label: escalated or
+    failed; or no confidence) `UNKNOWN`."""
+    dist = record.get("distribution")
+    if isinstance(dist, dict) and dist:
+        try:
+            return gains(dist, scheme)[1]
+        except ValueError:  # no probability on any of the scheme's labels
+            pass
+    label, conf = record.get("machine_label"), record.get("confidence")
+    if not label or conf is None or label not in scheme.labels:
+        return UNKNOWN
+    relevant = scheme.labels.index(label) >= scheme.labels.index(scheme.threshold)
+    return float(conf) if relevant else 1.0 - float(conf)

@@ -1,0 +1,94 @@
+"""How the human sample's queries are drawn (`--sample`): a registry, one function per method.
+
+- `random`: `n` of the queries uniformly without replacement (Python's `random.Random(seed).sample`).
+- `stratified`: the queries cut into `--strata` strata by the judge's uncertainty on them (quantiles of the sum of
+  p(1 - p) over a query's holes, `hiera_dspy.conclude.strata`), `n` allocated proportionally (largest remainders;
+  at least one query per stratum, so `n` >= the strata), each stratum's share drawn uniformly without replacement,
+  and the whole sample shuffled (so a person who labels it in order and stops part-way leaves a random part, not the
+  low strata, decided). Under proportional allocation the sample is self-weighting: the PPI estimator and its
+  simple-random-sample variance stay valid and are conservative (Cochran, *Sampling Techniques*, 1977, ch. 5). It
+  needs the machine's judgments of the holes, so `eval.holes` draws it after judging.
+
+A method is a function of a `Draw` returning (the queries in sample order, each one's stratum or None); a new one is
+one function and one line in `DRAWS`.
+
+Example:
+    >>> run_draw("stratified", Draw(["a", "b", "c", "d"], 2, 0, 2, lambda: [0.3, 0.0, 0.2, 0.1]))
+    (['c', 'd'], [1, 0])
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from hiera_dspy.conclude.strata import allocate, strata_of
+from hiera_dspy.errors import HieraError
+
+DEFAULT_STRATA = 4
+
+
+@dataclass(frozen=True)
+class Draw:
+    """What a draw is given: the queries, how many to draw, the seed, the number of strata, and a function that
+    returns each query's uncertainty (in `query_ids` order; None when no judgment exists yet)."""
+    query_ids: Sequence[str]
+    n: int
+    seed: int
+    strata: int = DEFAULT_STRATA
+    uncertainty: Callable[[], Sequence[float]] | None = None
+
+
+def draw(query_ids: Sequence[str], n: int, seed: int) -> list[str]:
+    """`n` of the queries uniformly at random without replacement (Python's `random.Random(seed).sample`)."""
+    return random.Random(seed).sample(list(query_ids), n)
+
+
+def draw_stratified(query_ids: Sequence[str], n: int, seed: int, uncertainty: Sequence[float],
+                    strata: int = DEFAULT_STRATA) -> tuple[list[str], list[int]]:
+    """A proportionally allocated stratified sample of `n` queries (strata: `strata` quantiles of `uncertainty`),
+    shuffled; returns (queries in sample order, each one's stratum, 0 = least uncertain)."""
+    if len(uncertainty) != len(query_ids):
+        raise ValueError(f"{len(uncertainty)} uncertainties for {len(query_ids)} queries")
+    rng, ids = random.Random(seed), list(query_ids)
+    groups = strata_of(uncertainty, strata)
+    picked = [(ids[i], h) for h, (group, k) in enumerate(zip(groups, allocate([len(g) for g in groups], n)))
+              for i in rng.sample(sorted(group.tolist()), int(k))]
+    rng.shuffle(picked)
+    return [q for q, _ in picked], [h for _, h in picked]
+
+
+def _random(d: Draw) -> tuple[list[str], None]:
+    return draw(d.query_ids, d.n, d.seed), None
+
+
+def check_stratified(n: int, strata: int) -> None:
+    """HieraError unless a stratified sample of `n` over `strata` strata can be drawn (known before any judging)."""
+    if strata < 1:
+        raise HieraError(f"--strata {strata}: give at least 1 stratum (default {DEFAULT_STRATA})")
+    if n < strata:
+        raise HieraError(f"--sample stratified over {strata} strata needs at least {strata} sampled queries (one "
+                         f"per stratum: a stratum allocated none could never be drawn, and the estimate would miss "
+                         f"it); {n} asked: ask for more, or give --strata {n} or fewer")
+
+
+def _stratified(d: Draw) -> tuple[list[str], list[int]]:
+    check_stratified(d.n, d.strata)
+    if d.uncertainty is None:
+        raise HieraError("--sample stratified needs the machine's judgments of the holes (its strata are the judge's "
+                         "uncertainty per query): run the eval.holes command that judges them, with --human-sample "
+                         "and --sample stratified; it draws the sample after judging")
+    return draw_stratified(d.query_ids, d.n, d.seed, list(d.uncertainty()), d.strata)
+
+
+# method -> function(Draw) -> (queries in sample order, stratum of each or None)
+DRAWS: dict[str, Callable[[Draw], tuple[list[str], list[int] | None]]] = {"random": _random,
+                                                                          "stratified": _stratified}
+
+
+def run_draw(method: str, d: Draw) -> tuple[list[str], list[int] | None]:
+    """Draw with `method` (a key of `DRAWS`); HieraError for an unknown one."""
+    if method not in DRAWS:
+        raise HieraError(f"--sample {method!r}: give one of {', '.join(DRAWS)}")
+    return DRAWS[method](d)
