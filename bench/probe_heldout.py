@@ -64,37 +64,34 @@ def excluded_queries(dataset) -> set[str]:
     return taken
 
 
-def heldout_pairs(dataset, n_queries: int = 200, seed: int = 21) -> list[Pair]:
-    """One relevant and one irrelevant pool pair of each of `n_queries` seeded fresh queries (see the module doc), in
-    a seeded order."""
+def balanced_pairs(dataset, taken: set[str], n_queries: int, rng: random.Random, query_order: bool = False):
+    """One relevant and one irrelevant pool pair of each of `n_queries` pool queries drawn by `rng` among those not in
+    `taken` that have both (in draw order, or in query order: a query's prompts then share their prefix)."""
     labels = dataset.scheme.labels
     by_query: dict[str, dict[str, list[Pair]]] = defaultdict(lambda: defaultdict(list))
-    taken = excluded_queries(dataset)
     for p in dataset.split("pool"):
         if p.query_id not in taken:
             by_query[p.query_id][p.label].append(p)
     both = sorted(q for q, d in by_query.items() if d[labels[0]] and d[labels[-1]])
+    chosen = rng.sample(both, min(n_queries, len(both)))
+    return [rng.choice(by_query[q][label]) for q in (sorted(chosen) if query_order else chosen)
+            for label in (labels[-1], labels[0])]
+
+
+def heldout_pairs(dataset, n_queries: int = 200, seed: int = 21) -> list[Pair]:
+    """One relevant and one irrelevant pool pair of each of `n_queries` seeded fresh queries (see the module doc), in
+    a seeded order."""
     rng = random.Random(seed)
-    pairs = [rng.choice(by_query[q][label]) for q in rng.sample(both, min(n_queries, len(both)))
-             for label in (labels[-1], labels[0])]
+    pairs = balanced_pairs(dataset, excluded_queries(dataset), n_queries, rng)
     rng.shuffle(pairs)
     return pairs
 
 
 def probe_pool_pairs(dataset, n_queries: int, seed: int = 5) -> list[Pair]:
-    """More labelled pairs for the probe (`--probe-pool N`): one relevant and one irrelevant pool pair of each of
-    `n_queries` seeded pool queries that are neither held out (`heldout_pairs`' defaults) nor among
-    `excluded_queries`; in query order, so a query's prompts share their prefix."""
-    labels = dataset.scheme.labels
+    """More labelled pairs for the probe (`--probe-pool N`): `balanced_pairs` of `n_queries` seeded pool queries that
+    are neither held out (`heldout_pairs`' defaults) nor among `excluded_queries`, in query order."""
     taken = excluded_queries(dataset) | {p.query_id for p in heldout_pairs(dataset)}
-    by_query: dict[str, dict[str, list[Pair]]] = defaultdict(lambda: defaultdict(list))
-    for p in dataset.split("pool"):
-        if p.query_id not in taken:
-            by_query[p.query_id][p.label].append(p)
-    both = sorted(q for q, d in by_query.items() if d[labels[0]] and d[labels[-1]])
-    rng = random.Random(seed)
-    return [rng.choice(by_query[q][label]) for q in sorted(rng.sample(both, min(n_queries, len(both))))
-            for label in (labels[-1], labels[0])]
+    return balanced_pairs(dataset, taken, n_queries, random.Random(seed), query_order=True)
 
 
 def peak_rss_mb() -> float:

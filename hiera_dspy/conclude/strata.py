@@ -80,5 +80,4 @@ def relevance_probability(record: dict, scheme: LabelScheme) -> float:
     label, conf = record.get("machine_label"), record.get("confidence")
     if not label or conf is None or label not in scheme.labels:
         return UNKNOWN
-    relevant = scheme.labels.index(label) >= scheme.labels.index(scheme.threshold)
-    return float(conf) if relevant else 1.0 - float(conf)
+    return float(conf) if scheme.is_relevant(label) else 1.0 - float(conf)
