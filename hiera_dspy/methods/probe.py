@@ -14,8 +14,8 @@ over it (standardised; multinomial for more than two labels) reads the label.
 artifact and `load_extra()` restores them, so a loaded judge never refits nor re-embeds train pairs.
 Config: probe_C (the probe's inverse regularisation; `C` stays the scorer's), text_chars (item text in the prompt),
 folds; probe-stacked also takes the scorer's options (features, class_weight, C_grid) and probe_pairs (hidden states
-of a seeded sample of N train pairs for the probe and the stacker: a large train split, e.g. msrd pool, is still
-fitted by the scorer in full). Each judgment is one ledger step "probe.embed" (role "probe", no LM call and no tokens: an embedding is not a
+of a seeded sample of N train pairs, balanced within queries, for the probe and the stacker: a large train split,
+e.g. msrd pool, is still fitted by the scorer in full). Each judgment is one ledger step "probe.embed" (role "probe", no LM call and no tokens: an embedding is not a
 chat call; its seconds are the cost) and, for probe-stacked, the scorer's step. Fields: label_probs,
 expected_relevance, probe_probs and (probe-stacked) scores, the scorer's distribution.
 Only the embedded local model gives hidden states: with a hosted --lm the method fails with a HieraError.
@@ -110,14 +110,36 @@ def grouped_folds(pairs: Sequence[Pair], folds: int) -> list[tuple[list[int], li
     return [(tr.tolist(), te.tolist()) for tr, te in GroupKFold(k).split(idx, idx, groups)]
 
 
-def probed_sample(pairs: list[Pair], limit: int | None, seed: int = 0) -> list[Pair]:
-    """`pairs`, or a seeded sample of `limit` of them in their order (said on stderr)."""
+def probed_sample(pairs: list[Pair], limit: int | None, labels: Sequence[str] = (), seed: int = 0) -> list[Pair]:
+    """`pairs`, or a seeded sample of `limit` of them (said on stderr), balanced within queries: queries in a seeded
+    order, of each one pair of every label it has (of `labels`; drawn at random), round after round until `limit`.
+    A hidden state costs ~1 s, so each should teach the probe the most: pairs of one query with different labels
+    contrast the item with the query held fixed, and the probe and stacker see the labels about equally often whatever
+    the split's prevalence (a pool ~15% relevant would otherwise tilt the stacker's prior). Returned in input order."""
     if not limit or len(pairs) <= limit:
         return pairs
-    keep = sorted(random.Random(seed).sample(range(len(pairs)), limit))
-    print(f"probe-stacked: hidden states of a seeded sample of {limit} of the {len(pairs)} train pairs "
-          "(probe_pairs); the scorer learns from all", file=sys.stderr)
-    return [pairs[i] for i in keep]
+    rng = random.Random(seed)
+    by_query: dict[str, dict[str, list[int]]] = {}
+    for i, p in enumerate(pairs):
+        by_query.setdefault(p.query_id or p.query, {}).setdefault(p.label, []).append(i)
+    order = sorted(by_query)
+    rng.shuffle(order)
+    for groups in by_query.values():
+        for idx in groups.values():
+            rng.shuffle(idx)
+    keep: list[int] = []
+    while len(keep) < limit:
+        before = len(keep)
+        for q in order:
+            for label in labels or sorted(by_query[q]):
+                idx = by_query[q].get(label)
+                if idx and len(keep) < limit:
+                    keep.append(idx.pop())
+        if len(keep) == before:
+            break
+    print(f"probe-stacked: hidden states of a seeded sample of {len(keep)} of the {len(pairs)} train pairs "
+          "(probe_pairs; balanced within queries); the scorer learns from all", file=sys.stderr)
+    return [pairs[i] for i in sorted(keep)]
 
 
 class LLMProbeProgram(Learner, dspy.Module):
@@ -226,7 +248,7 @@ class ProbeStackedProgram(LLMProbeProgram):
         `probe_pairs`: a hidden state costs ~1 s, a scorer feature row ~1 ms), the stacker on out-of-fold
         distributions (each fold's scorer fitted on every train pair of the other folds' queries)."""
         everything = self._train_pairs(train)
-        train = probed_sample(everything, self.probe_pairs)
+        train = probed_sample(everything, self.probe_pairs, self.scheme.labels)
         x = self.embed_many(train)
         gold = [p.label for p in train]
         scorer_oof: list = [None] * len(train)

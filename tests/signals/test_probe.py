@@ -217,3 +217,21 @@ def test_compile_saves_the_weights_and_eval_run_judges_without_refitting(fake, t
     for row in rows:
         assert set(row["fields"]) >= {"label_probs", "probe_probs", "scores", "expected_relevance"}
         assert row["lm_calls"] == 0
+
+
+def test_probed_sample_is_balanced_within_queries_seeded_and_capped():
+    from hiera_dspy.methods.probe import probed_sample
+
+    # 30 queries, each 1 relevant and 5 irrelevant pairs: a random sample of 20 would be ~3 relevant
+    pairs = [Pair(f"q{q}:{i}", f"query {q}", f"t{i}", "", "Relevant" if i == 0 else "Irrelevant", f"q{q}", f"t{i}")
+             for q in range(30) for i in range(6)]
+    labels = ("Irrelevant", "Relevant")
+    sample = probed_sample(pairs, 20, labels)
+    assert len(sample) == 20 and len({p.id for p in sample}) == 20
+    assert sum(p.label == "Relevant" for p in sample) == 10  # one of each label per query, 10 queries
+    assert all({p.label for p in sample if p.query_id == q} == set(labels) for q in {p.query_id for p in sample})
+    assert [p.id for p in sample] == [p.id for p in pairs if p in sample]  # input order
+    assert sample == probed_sample(pairs, 20, labels) and sample != probed_sample(pairs, 20, labels, seed=1)
+    # past one round (30 queries x 2 labels = 60) it takes second pairs of the labels that have them
+    assert len(probed_sample(pairs, 100, labels)) == 100
+    assert probed_sample(pairs, None, labels) is pairs and probed_sample(pairs, 500, labels) is pairs
