@@ -58,6 +58,33 @@ def stratified(strata: list[np.ndarray], n: int, rng) -> np.ndarray:
     return np.concatenate([rng.choice(s, m, replace=False) for s, m in zip(strata, k)])
 
 
+def sampling_probabilities(uncertainty: np.ndarray, mix: float) -> np.ndarray:
+    """Draw probabilities of an active sample (Zrnic and Candes, "Active statistical inference", ICML 2024): in
+    proportion to the square root of the judge's uncertainty on a query (its sum of p(1 - p) over the holes: the
+    spread of the query's metric under the judge's probabilities, so roughly of its human-minus-machine value),
+    mixed with the uniform draw (`mix` of it), which bounds every weight by 1 / mix."""
+    root = np.sqrt(np.maximum(uncertainty, 0.0))
+    share = root / root.sum() if root.sum() > 0 else np.full(len(root), 1.0 / len(root))
+    return (1 - mix) * share + mix / len(root)
+
+
+def active(t_mat, m_mat, prob: np.ndarray, n: int, rng, level: float = 0.95):
+    """The interval from n queries drawn independently with probabilities `prob` (with replacement: the draws are
+    i.i.d., which is what ppi_py's weighted estimators assume), weighted by 1 / prob (ppi_py normalises the weights:
+    a Hajek estimator), the machine's values of every query as the unlabeled part; Student-t widened as the
+    library's (hiera_dspy.conclude.ppi.widen)."""
+    from ppi_py import ppi_mean_ci
+
+    from hiera_dspy.conclude.ppi import widen
+
+    rows = rng.choice(len(prob), n, replace=True, p=prob)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        lo, hi = ppi_mean_ci(t_mat[rows], m_mat[rows], m_mat, alpha=1 - level, lam=None, w=1.0 / prob[rows],
+                             lam_optim_mode="element")
+    lo, hi = widen(lo, hi, 1 - level, n, fitted=True)
+    return np.nan_to_num(np.asarray(lo).ravel(), nan=-np.inf), np.nan_to_num(np.asarray(hi).ravel(), nan=np.inf)
+
+
 def main(argv: list[str] | None = None) -> None:
     """Print the diagnosis and the remedies' coverage and width."""
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -67,6 +94,7 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--sizes", default="20,40,80")
     p.add_argument("--samples", type=int, default=1000)
     p.add_argument("--strata", type=int, default=4)
+    p.add_argument("--mix", type=float, default=0.5, help="the active draw's share of the uniform draw (default 0.5)")
     args = p.parse_args(argv)
     built = json.loads((Path(args.work) / "built.json").read_text())
     truth = bc.values_of(built, [g for _, _, g in built["holes"]])
@@ -76,13 +104,14 @@ def main(argv: list[str] | None = None) -> None:
     # the library's definition, as eval.holes --sample stratified draws: hiera_dspy.conclude.strata
     uncertainty = query_uncertainty(built["queries"], ((q, pr) for (q, _, _), pr in zip(built["holes"], probs)))
     strata = strata_of(uncertainty, args.strata)
+    prob = sampling_probabilities(uncertainty, args.mix)
     total = len(built["queries"])
     for m in truth:
         labels, t_mat = columns(truth, m)
         _, m_mat = columns(machine, m)
         target, k = t_mat.mean(0), len(truth[m])
         for n in [int(x) for x in args.sizes.split(",")]:
-            hits = {key: [] for key in ("t", "boot-t", "stratified", "human-only")}
+            hits = {key: [] for key in ("t", "boot-t", "stratified", "active", "human-only")}
             widths = {key: [] for key in hits}
             below, above = np.zeros(len(target)), np.zeros(len(target))
             for seed in range(args.samples):
@@ -101,6 +130,8 @@ def main(argv: list[str] | None = None) -> None:
                                                  e.lam ** 2 * unl.var(0, ddof=1) / len(unl),
                                                  np.random.default_rng(10 ** 6 + seed))
                         found["human-only"] = (e.human_lo, e.human_hi)
+                    if design == "t":
+                        found["active"] = active(t_mat, m_mat, prob, n, np.random.default_rng(2 * 10 ** 6 + seed))
                     for key, (lo, hi) in found.items():
                         hits[key].append((lo - 1e-12 <= target) & (target <= hi + 1e-12))
                         widths[key].append((hi - lo)[:k])

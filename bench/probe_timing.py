@@ -71,11 +71,21 @@ def time_prompts(embedder, prompts: list[str], queries: list[str], share: bool) 
             "s_further_pair_of_query": sum(further) / len(further) if further else None}
 
 
+def cpu() -> str:
+    """This machine's CPU: /proc/cpuinfo's model name and the SIMD extensions llama.cpp's matrix kernels use most
+    (AVX-512 VNNI or AMX make prompt reading several times faster than AVX2 alone; the cost is the CPU's, not 2 cores')."""
+    info = Path("/proc/cpuinfo").read_text() if Path("/proc/cpuinfo").is_file() else ""
+    model = next((line.split(":", 1)[1].strip() for line in info.splitlines() if line.startswith("model name")), "?")
+    flags = set(next((line.split(":", 1)[1].split() for line in info.splitlines() if line.startswith("flags")), []))
+    simd = [f for f in ("avx2", "avx512f", "avx512_vnni", "avx512_bf16", "amx_tile", "amx_int8") if f in flags]
+    return f"{model} ({', '.join(simd) or 'no AVX2'})"
+
+
 def markdown(rows: list[dict]) -> str:
     """The rows as a table."""
     lines = ["| source | text chars | last line (L: the labels) | mode | pairs (queries) | prompt tokens/pair | tokens read/pair | s/pair wall | "
-             "CPU-s/pair | first pair of a query, s | each further pair, s | threads | load (1 min) |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+             "CPU-s/pair | first pair of a query, s | each further pair, s | threads | load (1 min) | CPU |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         further = "-" if r["s_further_pair_of_query"] is None else f"{r['s_further_pair_of_query']:.2f}"
         line = r.get("question", "default")
@@ -83,7 +93,7 @@ def markdown(rows: list[dict]) -> str:
         lines.append(f"| {r['source']} | {r['text_chars']} | {line} | {r['mode']} | {r['pairs']} ({r['queries']}) | "
                      f"{r['prompt_tokens_per_pair']:.0f} | {r['tokens_read_per_pair']:.0f} | {r['s_per_pair']:.2f} | "
                      f"{r['cpu_s_per_pair']:.2f} | {r['s_first_pair_of_query']:.2f} | {further} | {r['threads']} | "
-                     f"{r['load'][0]:.1f}-{r['load'][1]:.1f} |")
+                     f"{r['load'][0]:.1f}-{r['load'][1]:.1f} | {r.get('cpu', 'not recorded (sessions 6-7)')} |")
     return "\n".join(lines) + "\n"
 
 
@@ -129,7 +139,7 @@ def main(argv: list[str] | None = None) -> list[dict]:
         load = os.getloadavg()[0]
         row = time_prompts(embedder, prompts, [p.query for p in pairs], share=(mode == "shared"))
         row.update(source=args.source, text_chars=args.text_chars, question=args.question or "default", threads=threads,
-                   load=[load, os.getloadavg()[0]])
+                   load=[load, os.getloadavg()[0]], cpu=cpu())
         print(json.dumps(row), flush=True)
         rows.append(row)
     embedder.close()
