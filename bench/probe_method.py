@@ -4,6 +4,7 @@
 
     flock /work/model.lock nice -n -5 python bench/probe_method.py --probe-pairs 3000    # hidden states: the model
     python bench/probe_method.py --probe-pairs 3000 --load /tmp/probe_method/fit.json   # rescore a saved fit
+    python bench/probe_method.py --method embed-lr       # the scorer alone (no model): the same two held-out sets
 
 The only difference from the command: the train split is the pool minus the held-out queries (the command's pool
 holds them; a judge must never have seen the pairs it is scored on). Two held-out sets: bench/probe_heldout.py's 400
@@ -74,8 +75,8 @@ def run(args) -> dict:
     reference_judge.prepare(train300)
     reference = {p.id: reference_judge(**p.inputs()).label for p in held}
 
-    program = build("probe-stacked", BuildContext(dataset.scheme, train=pool), probe_pairs=args.probe_pairs,
-                    **options)
+    probe = {"probe_pairs": args.probe_pairs} if args.method == "probe-stacked" else {}
+    program = build(args.method, BuildContext(dataset.scheme, train=pool), **probe, **options)
     fit = {}
     if args.load:
         program.load_extra(json.loads(Path(args.load).read_text()))
@@ -88,14 +89,14 @@ def run(args) -> dict:
         print(f"fitted in {fit['wall_s']:.0f} s wall, {fit['cpu_s']:.0f} CPU s, peak {fit['peak_rss_mb']:.0f} MB; "
               f"saved to {save}", file=sys.stderr)
     load = os.getloadavg()[0]
-    _, pre_wall, pre_cpu = timed(lambda: program.prefetch(held))
+    _, pre_wall, pre_cpu = timed(lambda: program.prefetch(held) if hasattr(program, "prefetch") else None)
     judged, fwd_wall, _ = timed(lambda: {p.id: program(**p.inputs()).label for p in held})
     load = (load + os.getloadavg()[0]) / 2
-    name = (f"probe-stacked, pool minus held-out (probe_pairs={args.probe_pairs}, "
-            f"{', '.join(f'{k}={v}' for k, v in options.items())})")
+    name = (f"{args.method}, pool minus held-out ("
+            f"{', '.join(f'{k}={v}' for k, v in {**probe, **options}.items())})")
     timing = {"s_per_pair": (pre_wall + fwd_wall) / len(held), "cpu_s_per_pair": pre_cpu / len(held), "load": load}
-    result = {"queries_per_set": args.queries, "seed": args.seed, "fresh_seed": args.fresh_seed,
-              "train_pairs": len(pool), "probe_pairs": args.probe_pairs, "options": options, "fit": fit,
+    result = {"method": args.method, "queries_per_set": args.queries, "seed": args.seed, "fresh_seed": args.fresh_seed,
+              "train_pairs": len(pool), "probe_pairs": probe.get("probe_pairs"), "options": options, "fit": fit,
               "timing": timing, "sets": []}
     for set_name, pairs in {**sets, "both": held}.items():
         gold = [p.label for p in pairs]
@@ -115,8 +116,9 @@ def run(args) -> dict:
 
 
 def markdown(result: dict) -> str:
-    lines = [f"### The shipped probe-stacked fitted on the judgments pool ({result['train_pairs']} pairs, hidden "
-             f"states of {result['probe_pairs']}), on two held-out sets of {result['queries_per_set']} queries "
+    probed = f", hidden states of {result['probe_pairs']}" if result.get("probe_pairs") else ""
+    lines = [f"### The shipped {result.get('method', 'probe-stacked')} fitted on the judgments pool "
+             f"({result['train_pairs']} pairs{probed}), on two held-out sets of {result['queries_per_set']} queries "
              "(one relevant and one irrelevant pair each)", "",
              "| held-out set | judge | n | kappa [95% CI] | accuracy | McNemar vs embed-lr 300 (b, c, p) | s/pair |",
              "|---|---|---|---|---|---|---|"]
@@ -128,16 +130,18 @@ def markdown(result: dict) -> str:
             lines.append(f"| {group['name']} | {r['name']} | {r['n']} | {with_ci(r['kappa'], r['kappa_ci'])} | "
                          f"{number(r['accuracy'])} | {mc} | {'-' if s is None else f'{s:.2f}'} |")
     t, fit = result["timing"], result["fit"]
-    lines += ["", f"s/pair: the held-out pairs' hidden states uncached and batched (`prefetch`) plus `forward`; "
-                  f"{t['cpu_s_per_pair']:.2f} CPU-s a pair in the hidden states, load average {t['load']:.1f}."]
+    lines += ["", f"s/pair: the held-out pairs' hidden states uncached and batched (`prefetch`, the probe only) plus "
+                  f"`forward`; {t['cpu_s_per_pair']:.2f} CPU-s a pair in the hidden states, load average {t['load']:.1f}."]
     if fit:
-        lines.append(f"Fit: {fit['wall_s']:.0f} s wall, {fit['cpu_s']:.0f} CPU s (hidden states of the probed pairs "
-                     f"and 6 scorer fits), peak memory {fit['peak_rss_mb']:.0f} MB.")
+        lines.append(f"Fit: {fit['wall_s']:.0f} s wall, {fit['cpu_s']:.0f} CPU s, peak memory {fit['peak_rss_mb']:.0f} "
+                     "MB (probe-stacked: the probed pairs' hidden states and 6 scorer fits).")
     return "\n".join(lines) + "\n"
 
 
 def main(argv: list[str] | None = None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--method", default="probe-stacked", choices=("probe-stacked", "embed-lr"),
+                    help="embed-lr: the same scorer without the probe (no model)")
     ap.add_argument("--probe-pairs", type=int, default=3000)
     ap.add_argument("--queries", type=int, default=200)
     ap.add_argument("--seed", type=int, default=21)
