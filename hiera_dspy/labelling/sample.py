@@ -35,7 +35,7 @@ CREATE TABLE IF NOT EXISTS human_sample (
 );
 """
 ADDED_COLUMNS = {"strata": "INTEGER", "stratum": "INTEGER"}  # stores made before the stratified draw lack them
-METHODS = tuple(DRAWS)  # how the queries are drawn; "uncertain" (active inference) is not built yet
+METHODS = tuple(DRAWS)  # how the queries are drawn; "uncertain" (active inference): measured, not built
 
 
 @dataclass(frozen=True)
