@@ -260,13 +260,23 @@ def table(args) -> dict:
               "n": len(held), "queries": len(heldq), "relevant": sum(g == labels[-1] for g in gold),
               "seed": args.seed, "embedder": getattr(embedder, "model_id", None), "pool_pairs": len(pool),
               "timing": timing, "rows": rows}
-    out = Path(args.out)
+    return write_result(Path(args.out), "probe_heldout", result, markdown(result))
+
+
+def write_result(out: Path, stem: str, result: dict, text: str) -> dict:
+    """OUT/STEM.json (the numbers) and OUT/STEM.md (`text`, also printed); returns `result`."""
     out.mkdir(parents=True, exist_ok=True)
-    (out / "probe_heldout.json").write_text(json.dumps(result, indent=1) + "\n")
-    text = markdown(result)
-    (out / "probe_heldout.md").write_text(text)
+    (out / f"{stem}.json").write_text(json.dumps(result, indent=1) + "\n")
+    (out / f"{stem}.md").write_text(text)
     print(text)
     return result
+
+
+def mcnemar_cell(row: dict) -> str:
+    """A row's McNemar against embed-lr 300 as "b, c, p" ("-" for the reference itself)."""
+    if row["name"] == "embed-lr 300":
+        return "-"
+    return ", ".join(number(v) if isinstance(v, float) else str(v) for v in row["mcnemar"])
 
 
 def markdown(result: dict) -> str:
@@ -277,11 +287,9 @@ def markdown(result: dict) -> str:
              "| judge | n | kappa [95% CI] | accuracy | McNemar vs embed-lr 300 (b, c, p) | train pairs | s/pair |",
              "|---|---|---|---|---|---|---|"]
     for r in result["rows"]:
-        mc = "-" if r["name"] == "embed-lr 300" else ", ".join(
-            number(v) if isinstance(v, float) else str(v) for v in r["mcnemar"])
         s = r.get("s_per_pair")
         lines.append(f"| {r['name']} | {r['n']} | {with_ci(r['kappa'], r['kappa_ci'])} | {number(r['accuracy'])} | "
-                     f"{mc} | {r.get('train_pairs', '-')} | {'-' if s is None else f'{s:.3f}'} |")
+                     f"{mcnemar_cell(r)} | {r.get('train_pairs', '-')} | {'-' if s is None else f'{s:.3f}'} |")
     for r in result["rows"]:
         if "fit_cpu_s" in r:
             lines += ["", f"{r['name']}: fitted on {r['train_pairs']} pairs in {r['fit_s']:.0f} s wall, "

@@ -36,7 +36,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
 
 from bench.probe_heldout import (OUT, POOL_OPTIONS, balanced_pairs, excluded_queries, heldout_pairs,  # noqa: E402
-                                 metrics_row, peak_rss_mb)
+                                 mcnemar_cell, metrics_row, peak_rss_mb, write_result)
 from hiera_dspy.records import Pair  # noqa: E402
 from hiera_dspy.data import load_dataset  # noqa: E402
 from hiera_dspy.metrics.format import number, with_ci  # noqa: E402
@@ -106,13 +106,7 @@ def run(args) -> dict:
             "rows": [metrics_row("embed-lr 300", gold, ref, ref, labels, train_pairs=len(train300)),
                      metrics_row(name, gold, [judged[p.id] for p in pairs], ref, labels, train_pairs=len(pool),
                                  **timing)]})
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "probe_method.json").write_text(json.dumps(result, indent=1) + "\n")
-    text = markdown(result)
-    (out / "probe_method.md").write_text(text)
-    print(text)
-    return result
+    return write_result(Path(args.out), "probe_method", result, markdown(result))
 
 
 def markdown(result: dict) -> str:
@@ -124,11 +118,9 @@ def markdown(result: dict) -> str:
              "|---|---|---|---|---|---|---|"]
     for group in result["sets"]:
         for r in group["rows"]:
-            mc = "-" if r["name"] == "embed-lr 300" else ", ".join(
-                number(v) if isinstance(v, float) else str(v) for v in r["mcnemar"])
             s = r.get("s_per_pair")
             lines.append(f"| {group['name']} | {r['name']} | {r['n']} | {with_ci(r['kappa'], r['kappa_ci'])} | "
-                         f"{number(r['accuracy'])} | {mc} | {'-' if s is None else f'{s:.2f}'} |")
+                         f"{number(r['accuracy'])} | {mcnemar_cell(r)} | {'-' if s is None else f'{s:.2f}'} |")
     t, fit = result["timing"], result["fit"]
     lines += ["", f"s/pair: the held-out pairs' hidden states uncached and batched (`prefetch`, the probe only) plus "
                   f"`forward`; {t['cpu_s_per_pair']:.2f} CPU-s a pair in the hidden states, load average {t['load']:.1f}."]
