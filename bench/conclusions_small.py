@@ -130,7 +130,6 @@ def main(argv: list[str] | None = None) -> None:
                                                  e.lam ** 2 * unl.var(0, ddof=1) / len(unl),
                                                  np.random.default_rng(10 ** 6 + seed))
                         found["human-only"] = (e.human_lo, e.human_hi)
-                    if design == "t":
                         found["active"] = active(t_mat, m_mat, prob, n, np.random.default_rng(2 * 10 ** 6 + seed))
                     for key, (lo, hi) in found.items():
                         hits[key].append((lo - 1e-12 <= target) & (target <= hi + 1e-12))
