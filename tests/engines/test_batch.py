@@ -10,6 +10,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 TESTS = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(TESTS))
 from batch_server import BatchServer  # noqa: E402
@@ -95,6 +97,7 @@ def _eval_run(url: str, store: Path, engine: str, *extra: str) -> list[str]:
             "--run-id", "killed", *extra]
 
 
+@pytest.mark.slow
 def test_a_killed_batch_run_resumes_without_resubmitting(tmp_path):
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     with FaultServer(ANSWERS) as server:

@@ -28,6 +28,7 @@ def _argv(api_base: str, store: Path, out: Path, *extra: str) -> list[str]:
             "--api-base", api_base, "--store", str(store), "--run-id", "r", "--out", str(out), *extra]
 
 
+@pytest.mark.slow
 def test_ray_with_two_actors_and_two_endpoints_gives_the_thread_engines_rows(tmp_path):
     ray = pytest.importorskip("ray")
     from eval.run import main

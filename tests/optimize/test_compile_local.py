@@ -11,6 +11,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from tests.optimize.any_signature_server import AnySignatureServer
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -37,6 +39,7 @@ def test_compile_local_records_before_after_and_replays_from_its_cache(tmp_path,
     assert "| before | 6 |" in md and "| after | 6 |" in md
 
 
+@pytest.mark.slow
 def test_a_killed_compile_resumes_from_its_cached_lm_calls(tmp_path):
     env = {**os.environ, "HIERA_REFERENCE": "none", "HIERA_OFFLINE": "1", "PYTHONPATH": str(ROOT)}
     log = tmp_path / "requests.jsonl"

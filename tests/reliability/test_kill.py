@@ -35,6 +35,7 @@ def _rows(store: Path, run_id: str) -> dict[str, dict]:
         db.close()
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(120)
 def test_sigkill_and_resume(isolated, fault_server, eval_args):
     from eval.run import main

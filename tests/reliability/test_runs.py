@@ -39,6 +39,7 @@ def _until(condition, seconds: float) -> bool:
     return condition()
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(150)
 def test_second_writer_refuses_or_waits_and_each_pair_is_paid_once(isolated, fault_server, eval_args):
     limit, run_id, store = 6, "shared", isolated / "store.sqlite"

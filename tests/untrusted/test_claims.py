@@ -56,6 +56,7 @@ def test_story_words_pass(prose):
     assert flag_of(prose) is None
 
 
+@pytest.mark.slow
 def test_no_bundled_catalog_text_trips_a_filter():
     with gzip.open(CATALOG, "rt", encoding="utf-8") as fh:
         rows = [json.loads(line) for line in fh]
