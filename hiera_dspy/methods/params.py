@@ -94,6 +94,11 @@ PARAMS: dict[str, Param] = {
                     nullable=True),
     "probe_pairs": Param(int, "probe-stacked: hidden states of a seeded sample of N train pairs (the scorer uses all)",
                          low=2, nullable=True),
+    # the cross-encoder blend (methods/cross.py)
+    "ce_pairs": Param(int, "ce-blend: train pairs the cross-encoder is fine-tuned on (half relevant, seeded)", low=32),
+    "ce_max_len": Param(int, "ce-blend: tokens of query + item the cross-encoder reads", low=16, high=512),
+    "ce_lr": Param(float, "ce-blend: the cross-encoder's AdamW learning rate", low=1e-7, high=1e-2),
+    "dev_queries": Param(int, "ce-blend: train queries held out (one pair of each label) to choose the blend", low=2),
     "llm_share": Param(float, "largest share of pairs the cascade sends to the LLM", low=0.0, high=1.0),
     "tau_rule": Param(str, "how the cascade picks tau on dev: the LLM share, or the kept pairs' kappa",
                       ("share", "kappa")),

