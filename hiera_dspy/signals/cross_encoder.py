@@ -119,7 +119,8 @@ def fine_tune(pairs: Sequence[Pair], scheme: LabelScheme, *, train_pairs: int = 
               progress: bool = True) -> CrossEncoder:
     """Fine-tune `base` (default: the bundled all-MiniLM-L6-v2) on up to `train_pairs` of `pairs`, half of the top
     label and half not (seeded; fewer when a side runs out): one epoch, AdamW (weight decay 0.01) with 6% linear
-    warm-up and linear decay, gradients clipped at 1, binary cross-entropy on one logit, 2 torch threads."""
+    warm-up and linear decay, gradients clipped at 1, binary cross-entropy on one logit (torch's threads: its default,
+    one per core)."""
     import torch
     from transformers import AutoModelForSequenceClassification, AutoTokenizer, get_linear_schedule_with_warmup
 
@@ -127,7 +128,6 @@ def fine_tune(pairs: Sequence[Pair], scheme: LabelScheme, *, train_pairs: int = 
         raise ValueError(f"the cross-encoder takes two-label schemes; {scheme.name} has {len(scheme.labels)}")
     rel = scheme.labels[-1]
     folder = base or base_folder()
-    torch.set_num_threads(2)
     torch.manual_seed(seed)
     tok = AutoTokenizer.from_pretrained(folder)
     model = AutoModelForSequenceClassification.from_pretrained(folder, num_labels=1)
