@@ -1,6 +1,7 @@
 """ce-blend with a tiny randomly initialised BERT (MiniLM's tokenizer, 1 layer of width 32) in place of MiniLM: it
 fits, chooses its blend on held-out train queries, saves its weights beside the artifact, loads them back (same
-scores), and refuses weights that are missing or changed, and schemes of more than two labels."""
+scores), and refuses weights that are missing or changed, and schemes of more than two labels; the whole loop
+(compile, label, decide, --train-from) runs with it."""
 
 from __future__ import annotations
 
@@ -89,3 +90,51 @@ def test_more_than_two_labels_is_refused():
 
     with pytest.raises(ValueError, match="two-label"):
         build("ce-blend", BuildContext(get_scheme("esci"), train=[]), embedder="lexical")
+
+
+def test_compile_label_decide_and_refit_from_the_decisions(tiny_base, tmp_path):
+    """The loop with ce-blend: optimize.compile writes the artifact and its weights folder, eval.label judges with it,
+    a person decides, --train-from refits both parts into a new artifact with its own folder."""
+    import json
+
+    from eval import escalations
+    from eval import label as eval_label
+    from hiera_dspy.cli.options import runs_dir
+    from hiera_dspy.runs.artifact_format import read_artifact
+    from hiera_dspy.runs.artifacts import files_folder
+    from hiera_dspy.runs.store import RunStore
+    from optimize import compile as compile_cli
+
+    def rows(pairs):
+        return "".join(json.dumps({"id": p.id, "query": p.query, "item_title": p.item_title, "item_text": p.item_text,
+                                   "query_id": p.query_id, "item_id": p.item_id,
+                                   **({} if p.label is None else {"label": int(p.label == "Relevant")})}) + "\n"
+                       for p in pairs)
+
+    data = tmp_path / "data"
+    data.mkdir()
+    pairs = _pairs(40)
+    (data / "train.jsonl").write_text(rows(pairs[:120]))
+    (data / "dev.jsonl").write_text(rows(pairs[120:]))
+    todo = tmp_path / "todo.jsonl"
+    todo.write_text(rows([Pair(f"t{i}", "owl film", f"owl tale {i}", "Overview: owls", None, f"tq{i}", f"ti{i}")
+                          for i in range(6)]))
+    common = ["--knowledge", "none", "--skip-before", "--set", "embedder=lexical", "--set", "ce_pairs=64",
+              "--set", "ce_max_len=32", "--set", "ce_lr=0.001", "--set", "dev_queries=6"]
+    art, v2 = tmp_path / "v1.json", tmp_path / "v2.json"
+    compile_cli.main(["--dataset", f"msrd:{data}", "--method", "ce-blend", *common, "--out", str(art)])
+    assert (files_folder(art) / "model.safetensors").is_file()
+    eval_label.main(["--dataset", f"jsonl:{todo}", "--scheme", "msrd", "--judge", str(art), "--knowledge", "none",
+                     "--out", str(tmp_path / "labelled")])
+    store = RunStore(runs_dir() / "store.sqlite")
+    run_id = [r for r in store.run_ids() if (store.run_config(r).get("labelling") or {}).get("kind") == "label"][-1]
+    decisions = tmp_path / "human.jsonl"
+    decisions.write_text("".join(json.dumps({"id": f"t{i}", "label": "Irrelevant"}) + "\n" for i in range(4)))
+    escalations.main(["--run", run_id, "--labels", str(decisions), "--who", "ana"])
+    compile_cli.main(["--knowledge", "none", "--skip-before", "--train-from", run_id, "--judge", str(art),
+                      "--out", str(v2)])
+    doc = read_artifact(v2)
+    assert doc["method"] == "ce-blend" and doc["training"]["from_runs"] == [{"run_id": run_id, "decisions": 4}]
+    assert doc["extra"]["cross_encoder"]["model.safetensors"] != read_artifact(art)["extra"]["cross_encoder"][
+        "model.safetensors"]  # refitted: new weights, in v2's own folder
+    assert (files_folder(v2) / "model.safetensors").is_file()
