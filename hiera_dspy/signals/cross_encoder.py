@@ -67,6 +67,7 @@ class CrossEncoder:
         return self
 
     def encode(self, queries: Sequence[str], items: Sequence[str]):
+        """Token tensors of (query, item view) pairs, the item cut to fit `max_len`."""
         return self.tokenizer(list(queries), list(items), truncation="only_second", max_length=self.max_len,
                               padding=True, return_tensors="pt")
 
@@ -107,6 +108,7 @@ class CrossEncoder:
 
 
 def sha256(path: Path) -> str:
+    """The file's SHA-256 (hex), read in 1 MB blocks."""
     h = hashlib.sha256()
     with open(path, "rb") as fh:
         for block in iter(lambda: fh.read(1 << 20), b""):
