@@ -23,7 +23,8 @@ import numpy as np
 
 from hiera_dspy.methods import BuildContext, register
 from hiera_dspy.methods.learning import Learner
-from hiera_dspy.methods.signals import SCORER, SCORER_OPTIONS, ScorerState, _kappa
+from hiera_dspy.methods.signals import SCORER, SCORER_OPTIONS, ScorerState
+from hiera_dspy.metrics.agreement import kappa_of_labels
 from hiera_dspy.records import Pair
 
 CE = {"ce_pairs": 12000, "ce_max_len": 128, "ce_lr": 5e-5, "dev_queries": 150, "seed": 0}
@@ -52,7 +53,7 @@ def choose_blend(gold: Sequence[str], scorer_p, ce_p, labels: Sequence[str],
                  weights=WEIGHTS) -> tuple[float, float, float]:
     """(kappa, w, threshold) with the highest kappa of `blend_labels` on the dev pairs (ties: the larger w, then
     threshold)."""
-    return max((_kappa(list(gold), blend_labels(scorer_p, ce_p, w, th, labels)), float(w), float(th))
+    return max((kappa_of_labels(list(gold), blend_labels(scorer_p, ce_p, w, th, labels)), float(w), float(th))
                for w in weights for th in THRESHOLDS)
 
 

@@ -42,6 +42,7 @@ from hiera_dspy.methods import BuildContext, register
 from hiera_dspy.methods.graphs import HIERA
 from hiera_dspy.methods.hiera import HieraProgram
 from hiera_dspy.methods.learning import Learner
+from hiera_dspy.metrics.agreement import kappa_of_labels
 from hiera_dspy.records import Pair
 from hiera_dspy.signals import RelevanceScorer
 from signatures.signals import SCORER_EVIDENCE_FIELD, with_scorer_evidence
@@ -291,19 +292,10 @@ def tau_for_kappa(top_probs: list[float], llm_share: float, labels: list[str], g
         if tau > limit:
             break
         kept = [(g, y) for p, y, g in zip(top_probs, labels, gold) if p >= tau]
-        kappa = _kappa([g for g, _ in kept], [y for _, y in kept])
+        kappa = kappa_of_labels([g for g, _ in kept], [y for _, y in kept])
         if kappa > best_kappa:
             best, best_kappa = tau, kappa
     return best
-
-
-def _kappa(gold: list[str], pred: list[str]) -> float:
-    """Cohen's kappa (`hiera_dspy.metrics.agreement`); 0 (chance) where undefined, e.g. when gold and predictions hold one
-    and the same label."""
-    from hiera_dspy.metrics.agreement import cohen_kappa, confusion
-
-    kappa = float(cohen_kappa(confusion(gold, pred, sorted(set(gold) | set(pred)))))
-    return 0.0 if math.isnan(kappa) else kappa
 
 
 TAU_RULES = {"share": tau_for_share, "kappa": tau_for_kappa}

@@ -48,3 +48,10 @@ def cohen_kappa(cm) -> np.ndarray:
         po = np.trace(cm[..., :, :k], axis1=-2, axis2=-1) / n
         pe = (cm.sum(axis=-1) * cm[..., :, :k].sum(axis=-2)).sum(axis=-1) / n**2  # extra classes: gold margin 0
         return np.where(np.isclose(pe, 1.0) | (n == 0), np.nan, (po - pe) / (1 - pe))
+
+
+def kappa_of_labels(gold: list[str], pred: list[str]) -> float:
+    """Cohen's kappa of two label lists over the labels they hold; 0 (chance) where undefined, e.g. when gold and the
+    predictions hold one and the same label (what a threshold search wants: such a cut is worth nothing)."""
+    kappa = float(cohen_kappa(confusion(gold, pred, sorted(set(gold) | set(pred)))))
+    return 0.0 if np.isnan(kappa) else kappa
