@@ -78,6 +78,7 @@ class CrossBlendProgram(Learner, dspy.Module):
         self.encoder = None
         self.blend: dict | None = None
         self.digests: dict[str, str] | None = None
+        self._prefetched: dict[tuple[str, str, str], float] = {}  # the last prefetch's cross-encoder scores
 
     def prepare(self, train: Sequence[Pair] | None = None, dev: Sequence[Pair] | None = None):
         """Fit the scorer and fine-tune the cross-encoder on `train` (default: the build context's) minus the dev
@@ -93,11 +94,18 @@ class CrossBlendProgram(Learner, dspy.Module):
         ce_p = self.encoder.scores([(p.query, p.item_title, p.item_text) for p in held])
         kappa, w, th = choose_blend([p.label for p in held], scorer_p, ce_p, labels)
         self.blend = {"weight": w, "threshold": th, "dev_kappa": kappa, "dev_pairs": len(held), "fit_pairs": len(fit)}
-        self.digests = None  # new weights: saved by the next save_files
+        self.digests, self._prefetched = None, {}  # new weights: saved by the next save_files
         return self
 
     def _scorer_p(self, query: str, item_title: str, item_text: str) -> float:
         return self.scorer_state.score(query, item_title, item_text)[self.scheme.labels[-1]]
+
+    def prefetch(self, pairs: Sequence[Pair]) -> None:
+        """Score pairs about to be judged with the cross-encoder in batches (`forward` then reads their scores);
+        only the last call's pairs are kept, so memory stays bounded by one batch of work."""
+        if self.encoder is not None and pairs:
+            keys = [(p.query, p.item_title, p.item_text) for p in pairs]
+            self._prefetched = dict(zip(keys, (float(v) for v in self.encoder.scores(keys))))
 
     def forward(self, query: str, item_title: str, item_text: str) -> dspy.Prediction:
         """The blended P(top label), thresholded; `scores` is the blend as a distribution."""
@@ -105,7 +113,9 @@ class CrossBlendProgram(Learner, dspy.Module):
             raise RuntimeError("ce-blend is not fitted: call prepare(train) or load a compiled artifact")
         labels = self.scheme.labels
         scorer_p = self._scorer_p(query, item_title, item_text)
-        ce_p = float(self.encoder.scores([(query, item_title, item_text)])[0])
+        ce_p = self._prefetched.get((query, item_title, item_text))
+        if ce_p is None:
+            ce_p = float(self.encoder.scores([(query, item_title, item_text)])[0])
         w = self.blend["weight"]
         mixed = w * ce_p + (1 - w) * scorer_p
         label = labels[-1] if mixed >= self.blend["threshold"] else labels[0]
@@ -135,6 +145,7 @@ class CrossBlendProgram(Learner, dspy.Module):
         if not self.digests:
             raise ValueError("the artifact records no cross-encoder weights: refit it (optimize.compile)")
         self.encoder = CrossEncoder.load(folder, self.digests, self.ce_options["max_len"])
+        self._prefetched = {}
 
 
 @register("ce-blend", "A cross-encoder (MiniLM fine-tuned on train) blended with the learned scorer; weight and "

@@ -85,6 +85,21 @@ def test_fits_chooses_on_dev_and_round_trips_through_an_artifact(tiny_base, tmp_
         load_judge(path)
 
 
+def test_prefetch_scores_in_batches_what_forward_scores_one_by_one(tiny_base):
+    """`prefetch` (what optimize.compile and bench/conclusions.py call before judging) changes no judgment; a pair
+    it did not see is scored on its own; a refit forgets the prefetched scores of the old weights."""
+    program = _build(_pairs(40)).prepare()
+    probe = _pairs(12)[:10]
+    alone = [program(**p.inputs()) for p in probe]
+    program.prefetch(probe[:6])
+    batched = [program(**p.inputs()) for p in probe]
+    assert [b.label for b in batched] == [a.label for a in alone]
+    assert [b.cross_encoder for b in batched] == pytest.approx([a.cross_encoder for a in alone], abs=1e-5)
+    assert len(program._prefetched) == 6
+    program.prepare(_pairs(30))
+    assert program._prefetched == {}
+
+
 def test_more_than_two_labels_is_refused():
     from hiera_dspy.methods import BuildContext, build
 
