@@ -17,7 +17,7 @@ Judges fill the holes once: embed-lr (the learned scorer fitted on the bundled 3
 disjoint from the benchmark), embed-lr-pool (the same scorer fitted on 1,000 pool judgments of queries outside the
 benchmark), embed-lr-allpool (fitted on every pool judgment of a query outside the benchmark and the train pairs,
 ~110,000), embed-lr-allpool-hgb (the same with gradient-boosted trees over the query features, docs/learning.md's
-best offline judge), and simulated judges that flip MSRD's label of each hole with a fixed probability (to show
+best offline judge on the holes' width), ce-blend-allpool (the shipped ce-blend method, a fine-tuned MiniLM cross-encoder blended with the trees, fitted on the same judgments; ~30 min on 2 cores), and simulated judges that flip MSRD's label of each hole with a fixed probability (to show
 how the width tracks the judge's kappa). A learned judge's machine values are its labels' metric ("labels") and the
 metric expected under its probabilities ("expected", eval.holes' default). The human sample is simulated from the truth: for each
 of `--samples` seeds and each sample size (5%, 10%, 20% of the queries, or `--sizes`), a random set of whole queries
