@@ -97,12 +97,15 @@ def test_bootstrap_deterministic_and_contains_point(metric):
 
 
 def test_one_kappa_for_metrics_and_the_cascade_rule():
-    """The cascade's tau rule (hiera_dspy.methods.signals) reads the same kappa as the reports."""
-    from hiera_dspy.methods.signals import _kappa
+    """The cascade's tau rule (hiera_dspy.methods.signals) and ce-blend's blend choice read the same kappa as the
+    reports (hiera_dspy.metrics.agreement)."""
+    from hiera_dspy.methods import cross, signals
+    from hiera_dspy.metrics.agreement import kappa_of_labels
 
+    assert signals.kappa_of_labels is kappa_of_labels and cross.kappa_of_labels is kappa_of_labels
     answered = [(g, p) for g, p in zip(GOLD, PRED) if p is not None]
-    assert _kappa([g for g, _ in answered], [p for _, p in answered]) == pytest.approx(0.5)
-    assert _kappa(["0", "0"], ["0", "0"]) == 0.0  # undefined (chance agreement 1): 0 for the rule
+    assert kappa_of_labels([g for g, _ in answered], [p for _, p in answered]) == pytest.approx(0.5)
+    assert kappa_of_labels(["0", "0"], ["0", "0"]) == 0.0  # undefined (chance agreement 1): 0 for the rule
 
 
 def test_bootstrap_narrows_with_alpha():
