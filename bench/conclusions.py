@@ -17,8 +17,9 @@ Judges fill the holes once: embed-lr (the learned scorer fitted on the bundled 3
 disjoint from the benchmark), embed-lr-pool (the same scorer fitted on 1,000 pool judgments of queries outside the
 benchmark), embed-lr-allpool (fitted on every pool judgment of a query outside the benchmark and the train pairs,
 ~110,000), embed-lr-allpool-hgb (the same with gradient-boosted trees over the query features, docs/learning.md's
-best offline judge on the holes' width), ce-blend-allpool (the shipped ce-blend method, a fine-tuned MiniLM cross-encoder blended with the trees, fitted on the same judgments; ~30 min on 2 cores), and simulated judges that flip MSRD's label of each hole with a fixed probability (to show
-how the width tracks the judge's kappa). A learned judge's machine values are its labels' metric ("labels") and the
+best offline judge on the holes' width), ce-blend-allpool (the shipped ce-blend method, a fine-tuned MiniLM
+cross-encoder blended with the trees, fitted on the same judgments; ~30 min on 2 cores), and simulated judges that
+flip MSRD's label of each hole with a fixed probability (to show how the width tracks the judge's kappa). A learned judge's machine values are its labels' metric ("labels") and the
 metric expected under its probabilities ("expected", eval.holes' default). The human sample is simulated from the truth: for each
 of `--samples` seeds and each sample size (5%, 10%, 20% of the queries, or `--sizes`), a random set of whole queries
 whose holes get MSRD's labels. Per judge and size the table gives: CI coverage of the full-judgment value (the
@@ -304,9 +305,7 @@ def fit_judges(args, built: dict, names: list[str]) -> None:
             if any(q in bench or q in train_queries for q, _ in keys):  # held-out honesty, checked not assumed
                 raise SystemExit(f"{name}: a training judgment belongs to a benchmark or train query")
             pairs = [pair(q, d, truth[(q, d)]) for q, d in keys]
-        started = time.time()
         built["judges"][name], built["probs"][name] = fitter(name, pairs, hole_pairs, args.lexical, **options)
-        built.setdefault("fit_s", {})[name] = round(time.time() - started, 1)
 
 
 # ----------------------------------------------------------------------------------------------- the resamples
