@@ -70,8 +70,8 @@ class CrossEncoder:
         return self.tokenizer(list(queries), list(items), truncation="only_second", max_length=self.max_len,
                               padding=True, return_tensors="pt")
 
-    def scores(self, triples: Sequence[tuple[str, str, str]], batch: int = 64) -> np.ndarray:
-        """P(relevant) of each (query, item_title, item_text), in batches."""
+    def logits(self, triples: Sequence[tuple[str, str, str]], batch: int = 64) -> np.ndarray:
+        """The head's raw outputs for each (query, item_title, item_text), in batches: shape (n, num_labels)."""
         import torch
 
         out = []
@@ -80,8 +80,13 @@ class CrossEncoder:
             for i in range(0, len(triples), batch):
                 chunk = triples[i:i + batch]
                 enc = self.encode([q for q, _, _ in chunk], [item_view(t, x) for _, t, x in chunk])
-                out.extend(torch.sigmoid(self.model(**enc).logits.squeeze(-1)).reshape(-1).tolist())
-        return np.asarray(out, dtype=float)
+                out.append(self.model(**enc).logits.reshape(len(chunk), -1).numpy())
+        width = self.model.config.num_labels
+        return np.concatenate(out).astype(float) if out else np.zeros((0, width))
+
+    def scores(self, triples: Sequence[tuple[str, str, str]], batch: int = 64) -> np.ndarray:
+        """P(relevant) of each (query, item_title, item_text), in batches."""
+        return 1.0 / (1.0 + np.exp(-self.logits(triples, batch)[:, 0]))
 
     def save(self, folder: Path) -> dict[str, str]:
         """Weights and tokenizer into `folder`; returns {file name: SHA-256} for the artifact to record."""
