@@ -40,6 +40,7 @@ from hiera_dspy.cli.options import (
     positive_int,
     prepare_fresh,
     progress_display,
+    raise_if_stopped,
     runs_dir,
     skipped_rows,
 )
@@ -172,7 +173,9 @@ def main(argv: list[str] | None = None) -> list[dict]:
         begin_run(store, run_id, identity, args)
         print(f"== {display} (run {run_id})", file=sys.stderr)
         results[display] = (run_id, run_pairs(program, pairs, store, run_id, threads=args.threads,
-                                              progress=progress_display(args, lms, display)))
+                                              progress=progress_display(args, lms, display), lms=lms))
+        if results[display][1].stopped is not None:  # an endpoint is down: the methods left would not reach it
+            break
 
     if args.dry_run:
         print(format_total(estimates))
@@ -207,6 +210,8 @@ def main(argv: list[str] | None = None) -> list[dict]:
         print(family_note(families, reference))
     figures = sum(1 for name in paths if name.endswith(".png"))
     print(f"wrote report.md, summary.json, predictions.jsonl and {figures} figures to {out}/ (store {store.path})")
+    for _, rows in results.values():
+        raise_if_stopped(rows)
     exit_on_error_rate({display: {"errors": sum(1 for r in rows if r.get("error")), "pairs": len(rows)}
                         for display, (_, rows) in results.items()}, args.max_error_rate,
                        "retry a method's errors with eval.run --method NAME --retry-errors and the same data and LM "

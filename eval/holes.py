@@ -29,7 +29,7 @@ import json
 import sys
 from pathlib import Path
 
-from hiera_dspy.cli.options import add_input_options, cli_main, exit_on_error_rate, output_folder
+from hiera_dspy.cli.options import add_input_options, cli_main, exit_on_error_rate, output_folder, raise_if_stopped
 from hiera_dspy.conclude.holes import population
 from hiera_dspy.conclude.retrieval import pool_holes
 from hiera_dspy.data import Dataset
@@ -97,7 +97,8 @@ def main(argv: list[str] | None = None) -> dict:
     run = label_pairs(args, dataset, holes, "holes", labelling, identity)
     if run is None:  # --dry-run: the estimate is printed, nothing was sent
         return {}
-    draw_sample(args, run.store, run.run_id, population(inputs.runs), scheme)
+    if run.rows.stopped is None:  # a stratified draw needs every judgment: drawn when the run is complete
+        draw_sample(args, run.store, run.run_id, population(inputs.runs), scheme)
     if run.config["labelling"].get("ci", 0.95) != args.ci:
         print(f"run {run.run_id} reports its intervals at the level it was started with "
               f"(--ci {run.config['labelling'].get('ci', 0.95)}); start a new run for another", file=sys.stderr)
@@ -106,6 +107,7 @@ def main(argv: list[str] | None = None) -> dict:
     print((Path(run.config["labelling"]["out"]) / "report.md").read_text(encoding="utf-8"))
     print(f"wrote {', '.join(str(p) for p in written)} (run id {run.run_id}); "
           f"review: python -m eval.review --run {run.run_id}")
+    raise_if_stopped(run.rows)
     exit_on_error_rate({run.run_id: {"errors": summary["errors"], "pairs": summary["holes"]}}, args.max_error_rate,
                        "rerun with --retry-errors to retry only those")
     return summary

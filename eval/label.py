@@ -27,6 +27,7 @@ from hiera_dspy.cli.options import (
     load_data,
     output_folder,
     print_metrics,
+    raise_if_stopped,
 )
 from hiera_dspy.data import DataError
 from hiera_dspy.labelling import freshness
@@ -80,6 +81,7 @@ def main(argv: list[str] | None = None) -> dict:
     else:
         print("no gold labels in these pairs: nothing to score (metrics skipped)", file=sys.stderr)
     print_summary(summary, run.run_id, written)
+    raise_if_stopped(run.rows)
     exit_on_error_rate({run.run_id: {"errors": summary["errors"], "pairs": summary["pairs"]}}, args.max_error_rate,
                        "rerun with --retry-errors to retry only those")
     return summary | {"run_id": run.run_id}

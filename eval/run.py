@@ -27,6 +27,7 @@ from hiera_dspy.cli.options import (
     prepare_fresh,
     print_metrics,
     progress_display,
+    raise_if_stopped,
     runs_dir,
     skipped_rows,
 )
@@ -87,6 +88,7 @@ def main(argv: list[str] | None = None) -> dict:
         print(f"{metrics['errors']} judgments ended in an error; rerun with --retry-errors to retry only those",
               file=sys.stderr)
     print(f"wrote {out}/metrics.json and {out}/predictions.jsonl (run id {run_id}, store {store.path})")
+    raise_if_stopped(rows)
     exit_on_error_rate({run_id: metrics}, args.max_error_rate)
     return metrics
 

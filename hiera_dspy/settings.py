@@ -9,6 +9,8 @@ caller that sets a variable later is honoured).
 | HIERA_LM | (the embedded local model) | default model of every role when no --lm is given |
 | HIERA_LM_NUM_RETRIES, HIERA_LM_TIMEOUT | 3, 300 s | DSPy's transport retries and read timeout per request |
 | HIERA_RETRY_ATTEMPTS, _BASE_DELAY, _MAX_DELAY, _MAX_RETRY_AFTER | 3, 1, 30, 120 s | content retries (retry.py) |
+| HIERA_BREAKER_FAILURES | 5 | connection failures in a row that stop a run (lm/breaker.py; 0: off) |
+| HIERA_ITEM_CHARS | 1500 | characters of item text a judge reads (untrusted/blocks.py); longer texts are cut, flagged |
 | HIERA_LOCAL_THREADS, _CTX, _RAM_CACHE_MB, _MAX_CHARS, _EXTRA_BUFTS | see local.py | the embedded model |
 | HIERA_LOCAL_RUNTIME | the first installed | the llama.cpp binding: xllamacpp or llama-cpp-python (lm/runtimes) |
 | HIERA_PROBE_BATCH | 8 | prompts per llama.cpp batch for the probe's hidden states (lm/hidden.py) |
@@ -207,6 +209,20 @@ def retry_budget(defaults: dict[str, float]) -> dict[str, float]:
     out = {field: env_float(name, defaults[field]) for field, name in RETRY_KNOBS.items()}
     out["attempts"] = int(out["attempts"])
     return out
+
+
+def breaker_failures(default: int) -> int:
+    """$HIERA_BREAKER_FAILURES: consecutive connection failures to one endpoint that stop a run (0: never)."""
+    return env_int("HIERA_BREAKER_FAILURES", default)
+
+
+def item_chars(default: int) -> int:
+    """$HIERA_ITEM_CHARS: characters of item text placed in a prompt (at least 1); a longer text is cut and the
+    judgment flagged `truncated`."""
+    value = env_int("HIERA_ITEM_CHARS", default)
+    if value < 1:
+        raise ValueError(f"HIERA_ITEM_CHARS={value}: expected at least 1 character")
+    return value
 
 
 # ── the embed-lr reference line (eval/reference.py) ──────────────────────────────────────────────────────────────────

@@ -45,6 +45,7 @@ from hiera_dspy.cli.options import (
     prepare_fresh,
     print_metrics,
     progress_display,
+    raise_if_stopped,
     read_json_file,
     runs_dir,
     skipped_rows,
@@ -98,6 +99,7 @@ def evaluate(program, pairs, store, run_id, threads, labels, skipped: int = 0, d
     metrics["skipped_rows"] = skipped
     metrics["summary"] = summary_line(rows, labels, dataset, pairs, getattr(program, "method", ""))
     write_outputs(runs_dir() / run_id, {"run_id": run_id, "skipped_rows": skipped}, metrics, rows)
+    raise_if_stopped(rows)
     return metrics
 
 

@@ -32,6 +32,7 @@ from hiera_dspy.cli.options import (
     metrics_from_rows,
     open_store,
     progress_display,
+    raise_if_stopped,
     runs_dir,
 )
 from hiera_dspy.knowledge import make_knowledge
@@ -107,7 +108,8 @@ class Objective:
                                               max_labeled_demos=demos, max_rounds=1)
             program = optimizer.compile(program, trainset=examples(self.train))
         rows = run_pairs(program, self.dev, self.store, run_id, threads=self.args.threads,
-                         progress=progress_display(self.args, self.lms, f"trial {trial.number}"))
+                         progress=progress_display(self.args, self.lms, f"trial {trial.number}"), lms=self.lms)
+        raise_if_stopped(rows)
         m = metrics_from_rows(rows, list(self.dataset.scheme.labels))
         kappa, tokens = m["kappa"] if m["kappa"] is not None else 0.0, m["tokens_per_judgment"]
         trial.set_user_attr("config", config)

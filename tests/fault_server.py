@@ -107,6 +107,7 @@ class FaultServer:
         self.gate = threading.Event()  # cleared by pause(): chat requests wait (unanswered) until resume()
         self.gate.set()
         self._lock = threading.Lock()
+        self.connections: set[socket.socket] = set()  # open client connections, closed by stop()
         self._httpd: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
 
@@ -132,11 +133,20 @@ class FaultServer:
         return self
 
     def stop(self) -> None:
+        """Stop listening and close every open connection (keep-alive ones too): the endpoint is down, a client's
+        next request is refused; start() again brings it back on the same port."""
         if self._httpd is None:
             return
         self._httpd.shutdown()
         self._httpd.server_close()
         self._httpd = None
+        with self._lock:
+            open_ones, self.connections = list(self.connections), set()
+        for conn in open_ones:
+            try:
+                conn.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
 
     def __enter__(self) -> "FaultServer":
         return self.start()
@@ -255,6 +265,19 @@ class _Handler(BaseHTTPRequestHandler):
 
     def log_message(self, *args) -> None:  # quiet
         pass
+
+    def setup(self) -> None:
+        super().setup()
+        with self.server_obj._lock:
+            self.server_obj.connections.add(self.connection)
+
+    def finish(self) -> None:
+        with self.server_obj._lock:
+            self.server_obj.connections.discard(self.connection)
+        try:
+            super().finish()
+        except OSError:
+            pass
 
     def _send_json(self, status: int, payload: dict, headers: dict | None = None) -> None:
         data = json.dumps(payload).encode()

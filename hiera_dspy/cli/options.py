@@ -23,13 +23,14 @@ EXIT_ERROR_RATE = 3  # the run finished and wrote its outputs, but too many judg
 def cli_main(main) -> None:
     """Run a command-line tool's `main()`: keys are redacted from all it prints (logs and tracebacks too), and a
     HieraError (a bad artifact, an unset key variable, an unknown method) ends it with one line `error: ...` and exit
-    status 2. Only the CLIs turn errors into exit codes; the library raises."""
+    status 2 (an error that names another status, as an unreachable endpoint does, exits with that one). Only the
+    CLIs turn errors into exit codes; the library raises."""
     redact_output()
     try:
         main()
     except HieraError as exc:
         print(f"error: {exc}", file=sys.stderr)
-        raise SystemExit(2) from None
+        raise SystemExit(getattr(exc, "exit_status", 2)) from None
 
 
 def add_data_arguments(parser: argparse.ArgumentParser) -> None:
@@ -270,6 +271,14 @@ def read_json_file(path: str | Path, flag: str):
         raise SystemExit(f"error: {flag} {path}: cannot be read ({exc})") from None
     except json.JSONDecodeError as exc:
         raise SystemExit(f"error: {flag} {path}, line {exc.lineno}: not valid JSON ({exc.msg})") from None
+
+
+def raise_if_stopped(rows) -> None:
+    """After every output is written: the run's EndpointDown when it stopped early (hiera_dspy/lm/breaker.py;
+    `cli_main` prints it and exits with status 3)."""
+    stopped = getattr(rows, "stopped", None)
+    if stopped is not None:
+        raise stopped
 
 
 def exit_on_error_rate(runs: dict[str, dict], max_rate: float, hint: str = "") -> None:

@@ -7,6 +7,9 @@ resumed with another and `eval.metrics` cannot tell them apart.
     batch    OpenAI's Batch API, level by level over all pairs; batch ids in the run store (restart polls, never resubmits)
     ray      a Ray actor pool (one program replica and LM endpoint per actor); rows flow back to the driver's store
 
+The threads and async engines probe the LM endpoints before the first pair and stop when one cannot be reached
+(`Job.breaker`, hiera_dspy/lm/breaker.py): the rows they return then carry `stopped`.
+
 A new engine is one module here with `run(job: Job) -> RunRows` and its line in ENGINES. Every engine reads the
 pairs lazily through `runner.pending` (a window at a time), keeps a bounded number in flight, and returns the rows
 streamed from the store (`runner.RunRows`): memory does not grow with the run.
@@ -22,6 +25,7 @@ from typing import Callable
 
 import dspy
 
+from hiera_dspy.lm.breaker import CircuitBreaker
 from hiera_dspy.records import Judgment, Pair
 from hiera_dspy.runs.progress import Display
 from hiera_dspy.runs.store import RunStore
@@ -66,6 +70,7 @@ class Job:
     progress: bool | Display = True  # False: silent; True or a Display: hiera_dspy.runs.progress
     options: EngineOptions = field(default_factory=EngineOptions)
     factory: Callable[[str | None], dspy.Module] | None = None  # ray: builds a replica, given an actor's api_base
+    breaker: CircuitBreaker = field(default_factory=CircuitBreaker)  # threads, async: stop on an unreachable endpoint
 
 
 def judge(engine: str, job: Job) -> Sequence[Judgment]:

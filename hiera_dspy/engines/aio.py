@@ -21,10 +21,12 @@ from concurrent.futures import ThreadPoolExecutor
 import dspy
 
 from hiera_dspy.engines import Job
+from hiera_dspy.lm import breaker as breakers
 from hiera_dspy.lm import ledger, pacing
+from hiera_dspy.lm.breaker import CircuitBreaker, EndpointDown
 from hiera_dspy.lm.retry import retrying
 from hiera_dspy.records import Judgment, Pair
-from hiera_dspy.runs.runner import Progress, RunRows, judge_one, judgment_row, pending, run_rows
+from hiera_dspy.runs.runner import Progress, RunRows, judge_one, judgment_row, pending, probe_first, run_rows
 from hiera_dspy.untrusted.screen import program_inputs
 
 
@@ -37,14 +39,18 @@ def has_async_path(program: dspy.Module) -> bool:
     return False
 
 
-async def ajudge_one(program: dspy.Module, pair: Pair, position: int | None = None) -> Judgment:
-    """`runner.judge_one` through `program.acall`; never raises for a failure of the LM or the program."""
+async def ajudge_one(program: dspy.Module, pair: Pair, position: int | None = None,
+                     breaker: CircuitBreaker | None = None) -> Judgment:
+    """`runner.judge_one` through `program.acall`; never raises for a failure of the LM or the program, except
+    EndpointDown (the breaker tripped: this pair was not judged)."""
     book = ledger.Ledger()
     start = time.perf_counter()
     prediction, error = None, None
-    with ledger.bind(book), retrying():
+    with ledger.bind(book), retrying(), breakers.bound(breaker):
         try:
             prediction = await program.acall(**program_inputs(pair))
+        except EndpointDown:
+            raise
         except Exception as exc:  # noqa: BLE001 - one pair's failure must not stop the run
             error = exc
     return judgment_row(pair, position, book, prediction, error, time.perf_counter() - start)
@@ -66,10 +72,15 @@ async def judge_all(job: Job, todo: Iterable[tuple[int, Pair]], report) -> pacin
 
     async def worker():
         for position, pair in queue:  # one shared iterator: each pair is taken by exactly one worker
-            if native:
-                row = await ajudge_one(job.program, pair, position)
-            else:
-                row = await asyncio.to_thread(judge_one, job.program, pair, position)
+            if job.breaker.tripped is not None:
+                return  # an endpoint is down: the pairs left are not sent (no row)
+            try:
+                if native:
+                    row = await ajudge_one(job.program, pair, position, job.breaker)
+                else:
+                    row = await asyncio.to_thread(judge_one, job.program, pair, position, job.breaker)
+            except EndpointDown:
+                return
             job.store.record(job.run_id, row)
             report(row)
 
@@ -81,10 +92,12 @@ async def judge_all(job: Job, todo: Iterable[tuple[int, Pair]], report) -> pacin
 def run(job: Job) -> RunRows:
     """Judge the pending pairs concurrently on one asyncio loop, paced by the rpm/tpm limits; return the run's rows."""
     todo = pending(job.pairs, job.store, job.run_id, job.retry_errors, job.progress)
+    if not probe_first(todo, job.lms, job.breaker):
+        return run_rows(job.store, job.run_id, todo, job.breaker)
     report = Progress(todo.total, todo.done, job.progress)
     if todo:
         pacer = asyncio.run(judge_all(job, todo, report))
         if job.progress and (pacer.rate_limits or pacer.waited):
             print(f"async: {pacer.rate_limits} rate limits (429) seen, {pacer.waited:.1f} s waited for pacing",
                   file=sys.stderr)
-    return run_rows(job.store, job.run_id, todo)
+    return run_rows(job.store, job.run_id, todo, job.breaker)

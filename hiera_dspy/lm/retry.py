@@ -32,6 +32,9 @@ Hook (one line, in `hiera_dspy.runs.runner.judge_one`): run the program inside `
 (`RetryingAdapter` wraps it by composition: same prompts and parsing) and is idempotent. Every retried LM call
 still goes through the step's usage tracker, so a judgment's `lm_calls` and tokens include its retries.
 
+Every attempt reports to the run's circuit breaker (hiera_dspy/lm/breaker.py): connection failures in a row stop the
+run; rate limits and 5xx keep the backoff above.
+
 Environment: HIERA_RETRY_ATTEMPTS (default 3), HIERA_RETRY_BASE_DELAY (1.0 s), HIERA_RETRY_MAX_DELAY (30 s),
 HIERA_RETRY_MAX_RETRY_AFTER (120 s).
 """
@@ -51,8 +54,8 @@ from dspy.adapters.chat_adapter import ChatAdapter
 from dspy.utils.exceptions import AdapterParseError, LMRateLimitError, LMServerError
 
 from hiera_dspy import settings
+from hiera_dspy.lm import breaker, pacing
 from hiera_dspy.lm import cache as lm_cache
-from hiera_dspy.lm import pacing
 
 T = TypeVar("T")
 
@@ -160,7 +163,7 @@ class RetryPolicy:
     max_retry_after: float = 120.0
 
     @classmethod
-    def from_env(cls) -> "RetryPolicy":
+    def from_env(cls) -> RetryPolicy:
         """The policy from $HIERA_RETRY_* (hiera_dspy/settings.py), this class's defaults for unset variables."""
         return cls(**settings.retry_budget({name: getattr(cls, name) for name in settings.RETRY_KNOBS}))
 
@@ -227,8 +230,15 @@ class RetryingAdapter:
         p = self.retry_policy
 
         def attempt(n: int):
-            return _evicting(lambda: self.adapter(lm, lm_kwargs=lm_kwargs, signature=signature, demos=demos,
-                                                  inputs=inputs))
+            breaker.before_call(lm)  # a run whose endpoint is down starts no new call (hiera_dspy/lm/breaker.py)
+            try:
+                answer = _evicting(lambda: self.adapter(lm, lm_kwargs=lm_kwargs, signature=signature, demos=demos,
+                                                        inputs=inputs))
+            except Exception as exc:
+                breaker.after_call(lm, exc)
+                raise
+            breaker.after_call(lm, None)
+            return answer
 
         return with_retries(attempt, p.attempts, p.base_delay, p.max_delay, self.retry_rng,
                             max_retry_after=p.max_retry_after, on_retry=self._count_retry,
@@ -239,13 +249,17 @@ class RetryingAdapter:
         p = self.retry_policy
 
         async def attempt(n: int):
+            breaker.before_call(lm)
             await pacing.before_request(lm, inputs)  # --engine async: RPM/TPM pacing, 429 cool-down (else no-op)
             try:
-                return await _aevicting(lambda: self.adapter.acall(lm, lm_kwargs=lm_kwargs, signature=signature,
-                                                                   demos=demos, inputs=inputs))
+                answer = await _aevicting(lambda: self.adapter.acall(lm, lm_kwargs=lm_kwargs, signature=signature,
+                                                                     demos=demos, inputs=inputs))
             except Exception as exc:
                 pacing.after_error(exc)
+                breaker.after_call(lm, exc)
                 raise
+            breaker.after_call(lm, None)
+            return answer
 
         return await awith_retries(attempt, p.attempts, p.base_delay, p.max_delay, self.retry_rng,
                                    max_retry_after=p.max_retry_after, on_retry=self._count_retry,

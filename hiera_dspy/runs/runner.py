@@ -5,7 +5,8 @@ twice: a counting pass, then the judging pass), at most `threads x IN_FLIGHT` ar
 in the store, and the rows returned are streamed back from it (`RunRows`).
 
 One bad pair never cancels the run: its exception becomes an error row (after the LM client's own bounded retries),
-and `retry_errors=True` re-judges only those rows later.
+and `retry_errors=True` re-judges only those rows later. An endpoint that cannot be reached does
+(hiera_dspy/lm/breaker.py): the run stops taking pairs and its rows come back with `stopped` set.
 """
 
 from __future__ import annotations
@@ -18,7 +19,9 @@ from itertools import islice
 
 import dspy
 
+from hiera_dspy.lm import breaker as breakers
 from hiera_dspy.lm import ledger
+from hiera_dspy.lm.breaker import CircuitBreaker, EndpointDown
 from hiera_dspy.lm.retry import retrying
 from hiera_dspy.lm.secrets import redact
 from hiera_dspy.records import Judgment, Pair
@@ -31,14 +34,18 @@ WINDOW = 1000  # pairs checked against the store per query when finding what is 
 IN_FLIGHT = 4  # pairs submitted per worker thread ahead of the one it is judging
 
 
-def judge_one(program: dspy.Module, pair: Pair, position: int | None = None) -> Judgment:
-    """Judge one pair; never raises for a failure of the LM or the program (it becomes the row's `error`)."""
+def judge_one(program: dspy.Module, pair: Pair, position: int | None = None,
+              breaker: CircuitBreaker | None = None) -> Judgment:
+    """Judge one pair; never raises for a failure of the LM or the program (it becomes the row's `error`), except
+    EndpointDown: `breaker` has tripped, this pair was not judged and gets no row."""
     book = ledger.Ledger()
     start = time.perf_counter()
     prediction, error = None, None
-    with ledger.bind(book), retrying():
+    with ledger.bind(book), retrying(), breakers.bound(breaker):
         try:
             prediction = program(**program_inputs(pair))  # the screened item: hiera_dspy.untrusted.screen
+        except EndpointDown:
+            raise
         except Exception as exc:  # noqa: BLE001 - one pair's failure must not stop the run
             error = exc
     return judgment_row(pair, position, book, prediction, error, time.perf_counter() - start)
@@ -58,16 +65,19 @@ def judgment_row(pair: Pair, position: int | None, book: ledger.Ledger, predicti
 
 
 def run_pairs(program: dspy.Module, pairs: Iterable[Pair], store: RunStore, run_id: str, threads: int = 1,
-              retry_errors: bool = False, progress: bool | Display = True) -> RunRows:
+              retry_errors: bool = False, progress: bool | Display = True, lms=None,
+              breaker: CircuitBreaker | None = None) -> RunRows:
     """Judge every pair of the split not yet finished in `run_id`; return the run's rows for these pairs (streamed
     from the store on demand, see RunRows). `progress`: False (silent), True (a bar on a terminal, else a log line
-    every 10 s or 5%) or a `Display`.
+    every 10 s or 5%) or a `Display`. Before the first pair the endpoints of `lms` are probed; the run stops early
+    when `breaker` (default: a new one) trips, and the rows' `stopped` says why (hiera_dspy/lm/breaker.py).
 
     The run's lease (see RunStore.start_run) is taken first if not held (RunBusy while another process writes the
     run) and released at the end: one writer per run. At most `threads x IN_FLIGHT` pairs are in memory at once."""
     store.claim(run_id)
     try:
-        return _run_pairs(program, pairs, store, run_id, threads, retry_errors, progress)
+        return _run_pairs(program, pairs, store, run_id, threads, retry_errors, progress, lms,
+                          breaker or CircuitBreaker())
     finally:
         store.release(run_id)
 
@@ -130,8 +140,9 @@ class RunRows(Sequence):
     the run outside the split are left out). Indexing or slicing reads the rows into memory once (fine for a small
     run or a test); a million-row run is iterated."""
 
-    def __init__(self, store: RunStore, run_id: str, ids: IdSet):
+    def __init__(self, store: RunStore, run_id: str, ids: IdSet, stopped: EndpointDown | None = None):
         self.store, self.run_id, self.ids = store, run_id, ids
+        self.stopped = stopped  # why the run stopped before its last pair (an unreachable endpoint), else None
         self._count: int | None = None
         self._list: list[Judgment] | None = None
 
@@ -156,33 +167,59 @@ class RunRows(Sequence):
         return self._list[index]
 
 
-def run_rows(store: RunStore, run_id: str, todo: Todo) -> RunRows:
-    """The run's judgments of the todo's split, in split order (what every engine returns)."""
-    return RunRows(store, run_id, todo.ids)
+def run_rows(store: RunStore, run_id: str, todo: Todo, breaker: CircuitBreaker | None = None) -> RunRows:
+    """The run's judgments of the todo's split, in split order (what every engine returns); `stopped` is the
+    breaker's EndpointDown when it tripped."""
+    return RunRows(store, run_id, todo.ids, breaker.tripped if breaker is not None else None)
 
 
-def _run_pairs(program, pairs, store, run_id, threads, retry_errors, progress) -> RunRows:
+def probe_first(todo: Todo, lms, breaker: CircuitBreaker) -> bool:
+    """Probe the endpoints of `lms` when there is something to judge; False (the breaker tripped) when one cannot
+    be reached."""
+    if not todo or lms is None:
+        return True
+    try:
+        breaker.probe(lms)
+    except EndpointDown:
+        return False
+    return True
+
+
+def _run_pairs(program, pairs, store, run_id, threads, retry_errors, progress, lms, breaker) -> RunRows:
     todo = pending(pairs, store, run_id, retry_errors, progress)
+    if not probe_first(todo, lms, breaker):
+        return run_rows(store, run_id, todo, breaker)
     report = Progress(todo.total, todo.done, progress)
 
     def task(item):
         position, pair = item
-        row = judge_one(program, pair, position)
+        if breaker.tripped is not None:
+            return None  # queued before the breaker tripped: not sent, no row
+        try:
+            row = judge_one(program, pair, position, breaker)
+        except EndpointDown:
+            return None
         store.record(run_id, row)
         return row
+
+    def done(future) -> None:
+        if (row := future.result()) is not None:
+            report(row)
 
     workers = max(1, threads)
     pool = ThreadPoolExecutor(max_workers=workers)
     in_flight: set = set()
     try:
         for item in todo:  # a bounded window: a pair is read only when a worker will soon be free for it
+            if breaker.tripped is not None:
+                break
             if len(in_flight) >= workers * IN_FLIGHT:
                 finished, in_flight = wait(in_flight, return_when=FIRST_COMPLETED)
                 for future in finished:
-                    report(future.result())
+                    done(future)
             in_flight.add(pool.submit(task, item))
         for future in as_completed(in_flight):
-            report(future.result())
+            done(future)
     except BaseException:
         # Ctrl-C or a fatal error: judgments already running finish and are recorded; queued ones never start
         pool.shutdown(wait=True, cancel_futures=True)
@@ -190,4 +227,4 @@ def _run_pairs(program, pairs, store, run_id, threads, retry_errors, progress) -
     finally:
         report.close()
     pool.shutdown(wait=True)
-    return run_rows(store, run_id, todo)
+    return run_rows(store, run_id, todo, breaker)
