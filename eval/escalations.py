@@ -5,18 +5,19 @@ decisions from a file back in. The same queue as the review page (python -m eval
     python -m eval.escalations --run ID --labels human.jsonl    # record decisions: one {"id", "label" [, "who"]} a line
 
 Decisions are stored beside the automatic labels (never replacing them) with who and when, count in the run's
-metrics, and rewrite a labelling run's qrels.txt and labels.jsonl/new.jsonl.
+metrics, and rewrite a labelling run's qrels.txt and labels.jsonl/new.jsonl. A --labels file is checked whole first
+(every bad line reported, nothing stored) and applied in one transaction; a decision equal to the stored one is not
+stored again.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
 from hiera_dspy.cli.options import cli_main, open_store
-from hiera_dspy.labelling.decisions import UnknownPair
+from hiera_dspy.labelling.decision_file import read_decisions
 from hiera_dspy.labelling.session import Review, transcript
 from hiera_dspy.labelling.sample import SAMPLE_REASON
 
@@ -54,25 +55,12 @@ def show(review: Review, out=None) -> None:
             print(f"  {line}", file=out)
 
 
-def record(review: Review, path: Path, who: str | None) -> int:
-    """Record the human decisions of a JSONL file in the run; returns how many."""
-    count = 0
-    for lineno, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-            pair_id, label = str(row["id"]), str(row["label"])
-        except (json.JSONDecodeError, KeyError, TypeError) as exc:
-            raise SystemExit(f"{path}, line {lineno}: expected {{\"id\": ..., \"label\": ...}} ({exc})")
-        try:
-            review.decide(pair_id, label, str(row.get("who") or who or review.who), via=f"file:{path.name}")
-        except UnknownPair:
-            raise SystemExit(f"{path}, line {lineno}: pair {pair_id!r} is not in run {review.run_id}") from None
-        except ValueError as exc:
-            raise SystemExit(f"{path}, line {lineno}: field \"label\": {exc}") from None
-        count += 1
-    return count
+def record(review: Review, path: Path, who: str | None) -> dict:
+    """Record the human decisions of a JSONL file in the run, checked whole and applied all or nothing
+    (`hiera_dspy.labelling.decision_file`); returns `Review.decide_many`'s result."""
+    decisions = read_decisions(path, review.scheme.labels, lambda ids: review.store.finished_among(review.run_id, ids),
+                               review.run_id, who or review.who)
+    return review.decide_many([(d.pair_id, d.label, d.who) for d in decisions], via=f"file:{path.name}")
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -81,9 +69,9 @@ def main(argv: list[str] | None = None) -> None:
     store = open_store(args)
     review = Review(store, args.run, args.budget, args.who)
     if args.labels:
-        n = record(review, Path(args.labels), args.who)
-        print(f"recorded {n} human decisions in run {args.run}; rerun eval.run with --run-id {args.run} "
-              f"to refresh metrics.json")
+        done = record(review, Path(args.labels), args.who)
+        same = f" ({done['unchanged']} unchanged: the same label was stored already)" if done["unchanged"] else ""
+        print(f"recorded {done['recorded']} human decisions in run {args.run}{same}; {review.next_step()}")
         return
     show(review)
 

@@ -69,13 +69,38 @@ class Review:
                 "decision": _public(decision), **manipulation(row, pair)} | _hidden(entry, decision)
 
     def decide(self, pair_id: str, label: str, who: str, via: str = "review-page") -> dict:
-        """Store one decision and re-export the labelling run's files. ValueError / UnknownPair for bad input."""
-        if label not in self.scheme.labels:
-            raise ValueError(f"label {label!r} is not in the scheme {list(self.scheme.labels)}")
+        """Store one decision and re-export the labelling run's files (`decide_many`); `unchanged` when the pair's
+        latest decision had this label already (not stored again). ValueError / UnknownPair for bad input."""
+        done = self.decide_many([(pair_id, label, who)], via)
+        return {"decision": done["decisions"][0], "unchanged": done["unchanged"] == 1, "written": done["written"]}
+
+    def decide_many(self, decisions: list[tuple[str, str, str]], via: str = "review-page") -> dict:
+        """Store (pair id, label, who) decisions in one transaction, all or nothing, then re-export the labelling
+        run's files once. A decision equal to the pair's latest is not stored again (counted in `unchanged`).
+        ValueError (a label not in the scheme) / UnknownPair before anything is stored."""
+        for _, label, _ in decisions:
+            if label not in self.scheme.labels:
+                raise ValueError(f"label {label!r} is not in the scheme {list(self.scheme.labels)}")
         with self._lock:
-            decision = self.decisions.record(self.run_id, pair_id, label, who, via=via)
+            stored = self.decisions.record_many(self.run_id, decisions, via=via)
             written = export(self.store, self.run_id) if "labelling" in self.config else []
-        return {"decision": _public(decision), "written": [str(p) for p in written]}
+        return {"decisions": [_public(d) for d in stored], "recorded": sum(not d["unchanged"] for d in stored),
+                "unchanged": sum(d["unchanged"] for d in stored), "written": [str(p) for p in written]}
+
+    def next_step(self) -> str:
+        """What to run after decisions, for this kind of run (`NEXT_STEP`)."""
+        kind = (self.config.get("labelling") or {}).get("kind")
+        return NEXT_STEP[kind].format(run_id=self.run_id)
+
+
+# what a person runs after recording decisions, by the run's labelling kind (None: a plain eval.run run)
+NEXT_STEP = {
+    None: "metrics.json is eval.run's: rerun python -m eval.run with the same flags and --run-id {run_id} to refresh it",
+    "label": "labels.jsonl and qrels.txt are up to date; the rest of the queue: python -m eval.review --run {run_id}",
+    "holes": "qrels.txt, new.jsonl, summary.json and report.md are up to date; to print the report, rerun "
+             "python -m eval.holes with the same flags and --run-id {run_id}; the rest of the queue: "
+             "python -m eval.review --run {run_id}",
+}
 
 
 def manipulation(row: dict, pair: dict) -> dict:

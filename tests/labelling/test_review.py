@@ -14,6 +14,7 @@ from eval import escalations as eval_escalations
 from eval import holes as eval_holes
 from eval import label as eval_label
 from eval.review import make_server
+from hiera_dspy.errors import HieraError
 from hiera_dspy.labelling.queue import review_queue
 from hiera_dspy.labelling.session import Review
 
@@ -119,7 +120,7 @@ def test_escalations_text_view_and_file_decisions(labelled, tmp_path, capsys):
     assert "q4 0 d4 0" in (out / "qrels.txt").read_text()
     bad = write(tmp_path / "bad.jsonl", [json.dumps({"id": "p4", "label": "Bad"}),
                                          json.dumps({"id": "p4", "label": "?"})])
-    with pytest.raises(SystemExit, match=r"bad.jsonl, line 2: field \"label\""):
+    with pytest.raises(HieraError, match=r"bad.jsonl: 1 bad line\(s\), nothing was recorded: line 2: field \"label\""):
         eval_escalations.main(["--run", run_id, "--labels", bad])
 
 
