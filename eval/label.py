@@ -89,8 +89,12 @@ def main(argv: list[str] | None = None) -> dict:
 
 def print_summary(summary: dict, run_id: str, written: list[Path]) -> None:
     """The closing lines: what was labelled, and where the files are."""
+    cut = summary.get("truncated", 0)
     print(f"labelled {summary['labelled']} of {summary['pairs']} pairs ({summary['escalated']} escalated, "
           f"{summary['errors']} errors); confidence from {summary['confidence_sources']}")
+    if cut:
+        print(f"{cut} pairs had an item text longer than the judge reads (cut to $HIERA_ITEM_CHARS characters; "
+              "`truncated` in labels.jsonl gives the original length)")
     where = f"wrote {', '.join(str(p) for p in written)}" if written else "outputs up to date"
     print(f"{where} (run id {run_id}); review: python -m eval.review --run {run_id}")
 
@@ -106,7 +110,7 @@ class LabelCounts:
     def add(self, r: dict) -> None:
         """Count one labels.jsonl record."""
         self.counts.update(pairs=1, labelled=bool(r["label"]), escalated=bool(r["escalated"] and not r["label"]),
-                           errors=bool(r["error"]))
+                           errors=bool(r["error"]), truncated=bool(r.get("truncated")))
         self.sources[r["confidence_source"].split(" (")[0]] += 1
         if r["label"]:
             self.labels[r["label"]] += 1
@@ -115,7 +119,7 @@ class LabelCounts:
         """The counts as eval.label's summary."""
         c = self.counts
         return {"pairs": c["pairs"], "labelled": c["labelled"], "escalated": c["escalated"], "errors": c["errors"],
-                "confidence_sources": dict(self.sources), "labels": dict(self.labels)}
+                "truncated": c["truncated"], "confidence_sources": dict(self.sources), "labels": dict(self.labels)}
 
 
 def summarize(records: Iterable[dict]) -> dict:

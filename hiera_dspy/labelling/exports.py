@@ -56,7 +56,8 @@ def iter_pairs_file(path: Path) -> Iterator[dict]:
 def record(row: dict, pair: dict, method: str, decision: dict | None) -> dict:
     """One judgment as a labels.jsonl / new.jsonl record: the final label (a person's decision over the machine's),
     where it came from, the machine label, its confidence and that confidence's source; `manipulation`, the screen's
-    flags, when the item text looked manipulated (`hiera_dspy.untrusted.screen`)."""
+    flags, when the item text looked manipulated (`hiera_dspy.untrusted.screen`); `truncated` (field -> original
+    characters) when a field was cut to fit the prompt."""
     conf = confidence(row)
     final = decision["label"] if decision else row.get("label")
     out = {"id": row["id"], "query_id": pair["query_id"], "item_id": pair["item_id"], "label": final,
@@ -66,6 +67,9 @@ def record(row: dict, pair: dict, method: str, decision: dict | None) -> dict:
     flags = (row.get("fields") or {}).get("manipulation")
     if flags:
         out["manipulation"] = list(flags)
+    cut = (row.get("fields") or {}).get("truncated")
+    if cut:
+        out["truncated"] = dict(cut)  # field -> original characters: the judge read only the first part
     if decision:
         out |= {"decided_by": decision["who"], "decided_at": iso(decision["at"]), "decided_via": decision["via"]}
     return out

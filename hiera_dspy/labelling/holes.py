@@ -105,6 +105,7 @@ def summarize(inputs: Inputs, after: dict, records: list[dict], scheme: LabelSch
             "escalated": sum(1 for r in records if r["escalated"] and not r["label"]),
             "human": sum(1 for r in records if r["source"] == "human"),
             "errors": sum(1 for r in records if r["error"]), "original_judgments": len(inputs.qrels),
+            "truncated": sum(1 for r in records if r.get("truncated")),
             "labels": dict(Counter(r["label"] for r in records if r["label"])),
             "confidence_sources": dict(Counter(r["confidence_source"].split(" (")[0] for r in records)),
             "skipped_rows": len(inputs.skipped)}
@@ -116,7 +117,10 @@ def report(s: dict) -> str:
     lines = [f"# Holes filled at depth {k} ({s['method']}, run {s['run_id']})", "",
              f"{s['holes']} holes judged: {s['filled']} filled ({s['human']} by a person), {s['escalated']} escalated "
              f"and undecided, {s['errors']} failed; {s['original_judgments']} original judgments kept unchanged.",
-             f"Labels of the filled holes: {s['labels']}; confidence from {s['confidence_sources']}.", "",
+             f"Labels of the filled holes: {s['labels']}; confidence from {s['confidence_sources']}.",
+             *([f"{s['truncated']} holes had a document longer than the judge reads: cut to its first "
+                "$HIERA_ITEM_CHARS characters (`truncated` in new.jsonl gives the original length)."]
+               if s.get("truncated") else []), "",
              f"| run | hole@{k} before | after | nDCG@{k} before | after | P@{k} before | after |",
              "|---|---|---|---|---|---|---|"]
     for r in s["runs"]:

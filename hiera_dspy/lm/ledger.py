@@ -51,7 +51,13 @@ class Step:
 class Ledger:
     """The steps of one judgment, added from any thread of it."""
     steps: list[Step] = field(default_factory=list)
+    cuts: set[str] = field(default_factory=set)  # pair fields cut to fit a prompt (hiera_dspy.untrusted.blocks)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def note_cut(self, field_name: str) -> None:
+        """Record that a field of the judged pair was cut to its prompt budget."""
+        with self._lock:
+            self.cuts.add(field_name)
 
     def add(self, step: Step) -> None:
         """Record a finished step."""

@@ -26,7 +26,7 @@ EXAMPLE_TEXT_BUDGET = 300  # characters of item text per in-context example
 
 def format_examples(pairs: list[Pair]) -> str:
     """Labelled pairs as numbered examples (item text within the example budget)."""
-    return "\n\n".join(f"Example {i}\nQuery: {p.query}\n{item_block(p.item_title, p.item_text, EXAMPLE_TEXT_BUDGET)}"
+    return "\n\n".join(f"Example {i}\nQuery: {p.query}\n{item_block(p.item_title, p.item_text, EXAMPLE_TEXT_BUDGET, judged=False)}"
                        f"\nLabel: {p.label}" for i, p in enumerate(pairs, 1))
 
 

@@ -80,6 +80,7 @@ def run_metrics(rows: list[Judgment | dict], labels: list[str]) -> dict:
         "pairs": len(rows),
         "human_labels": sum(1 for r in rows if r.human_label),
         "parse_recovered": sum(1 for r in rows if not r.error and r.fields.get("parse_recovered")),
+        "truncated": sum(1 for r in rows if r.fields.get("truncated")),  # a pair field cut to fit a prompt
     })
     metrics.update(degraded_counts(rows))
     return metrics

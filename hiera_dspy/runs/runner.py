@@ -55,12 +55,15 @@ def judgment_row(pair: Pair, position: int | None, book: ledger.Ledger, predicti
                  seconds: float) -> Judgment:
     """The run store's row for one finished judgment (every engine builds its rows here): the prediction's own
     outputs become its `fields` (`hiera_dspy.records.prediction_fields`), an exception its redacted `error`; an item
-    the screen changed because it looked manipulated gets `fields["manipulation"]`, the screen's flags."""
+    the screen changed because it looked manipulated gets `fields["manipulation"]`, the screen's flags; a pair field
+    cut to fit a prompt gets `fields["truncated"]`, field -> the pair's original characters."""
     message = None if error is None else redact(f"{type(error).__name__}: {error}")[:500]  # a server may echo the key
     judgment = Judgment.of(pair, prediction, message, book, seconds, position)
     flags = manipulation_flags(pair)
     if flags:
         judgment.fields["manipulation"] = list(flags)
+    if book.cuts:
+        judgment.fields["truncated"] = {name: len(getattr(pair, name, None) or "") for name in sorted(book.cuts)}
     return judgment
 
 

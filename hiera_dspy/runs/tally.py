@@ -40,6 +40,7 @@ class Tally:
         self.delegated = self.delegated_known = 0
         self.degraded = 0
         self.degraded_steps: Counter = Counter()
+        self.truncated = 0
 
     def add(self, row: Judgment | Mapping) -> None:
         """Count one judgment."""
@@ -49,6 +50,7 @@ class Tally:
         self.errors += bool(j.error)
         self.escalations += bool(j.escalated)
         self.human_labels += bool(j.human_label)
+        self.truncated += bool(j.fields.get("truncated"))
         if j.gold is not None:
             self._confuse(j.gold, j.final_label)
         if j.error:
@@ -87,7 +89,8 @@ class Tally:
         out["gold_pairs"] = int(self.cm.sum())
         out.update(self._cost())
         out.update({"pairs": self.pairs, "human_labels": self.human_labels, "parse_recovered": self.parse_recovered,
-                    "degraded": self.degraded, "degraded_steps": dict(sorted(self.degraded_steps.items()))})
+                    "degraded": self.degraded, "degraded_steps": dict(sorted(self.degraded_steps.items())),
+                    "truncated": self.truncated})
         return out
 
     def _cost(self) -> dict:
