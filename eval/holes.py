@@ -34,7 +34,7 @@ from hiera_dspy.conclude.holes import population
 from hiera_dspy.conclude.retrieval import pool_holes
 from hiera_dspy.data import Dataset
 from hiera_dspy.labelling.conclusions import add_sample_arguments, check_sample_size, draw_sample
-from hiera_dspy.labelling.holes import read_inputs
+from hiera_dspy.labelling.holes import TIE_RULE, read_inputs, tied_in_top
 from hiera_dspy.labelling.run import add_labelling_arguments, export, label_pairs
 from hiera_dspy.labels import LabelScheme, custom_scheme, get_scheme
 
@@ -80,6 +80,10 @@ def main(argv: list[str] | None = None) -> dict:
                  "runs": [_abs(r) for r in args.runs.split(",") if r.strip()], "on_bad_row": args.on_bad_row,
                  "ci": args.ci, "machine_values": args.machine_values}
     inputs = read_inputs(labelling, scheme)
+    for name, run in inputs.runs.items():
+        if tied := tied_in_top(run, args.depth):
+            print(f"run {name}: {tied} documents in a top {args.depth} share their score with a neighbour; "
+                  f"{TIE_RULE}", file=sys.stderr)
     check_sample_size(args, population(inputs.runs))
     holes = [inputs.pair(q, d) for q, d in pool_holes(inputs.runs, inputs.qrels, args.depth)]
     if args.limit:

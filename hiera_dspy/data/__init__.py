@@ -18,6 +18,7 @@ class DataError(ValueError):
 
 
 ON_BAD_ROW = ("error", "skip")
+SKIP_HINT = "fix the row, or skip such rows and count them with --on-bad-row skip"  # ends every bad-row error
 
 
 class BadRows:
@@ -35,7 +36,7 @@ class BadRows:
         """Raise (error) or record (skip) one bad row, at `line` N of a text file or at `row` (e.g. "row 7 (id 9)")."""
         where = f"line {line}" if line is not None else row
         if not self.skip:
-            raise DataError(f"{file}, {where}: {problem}")
+            raise DataError(f"{file}, {where}: {problem}; {SKIP_HINT}")
         self.rows.append({"file": str(file), **({"line": line} if line is not None else {"row": row}),
                           "error": problem})
 

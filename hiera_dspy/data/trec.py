@@ -17,7 +17,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import NamedTuple
 
-from hiera_dspy.data import CatalogEntry, DataError
+from hiera_dspy.data import SKIP_HINT, CatalogEntry, DataError
 from hiera_dspy.data.jsonl import json_object
 from hiera_dspy.labels import LabelScheme
 from hiera_dspy.runs.files import write_atomic
@@ -65,7 +65,7 @@ def _read(path: str | Path, what: str, parse, on_bad_row: str, skipped: list | N
             out.append(parse(text, lineno))
         except Bad as exc:
             if on_bad_row != "skip":
-                raise DataError(f"{path}, line {lineno}: {exc}") from None
+                raise DataError(f"{path}, line {lineno}: {exc}; {SKIP_HINT}") from None
             if skipped is not None:
                 skipped.append({"file": str(path), "line": lineno, "error": str(exc)})
     return out
@@ -102,7 +102,7 @@ def read_run(path: str | Path, on_bad_row: str = "error", skipped: list | None =
         if first != rl.line:
             message = f"docid {rl.docid!r} listed twice for qid {rl.qid!r} (first on line {first})"
             if on_bad_row != "skip":
-                raise DataError(f"{path}, line {rl.line}: {message}")
+                raise DataError(f"{path}, line {rl.line}: {message}; {SKIP_HINT}")
             if skipped is not None:
                 skipped.append({"file": str(path), "line": rl.line, "error": message})
             continue
@@ -163,7 +163,7 @@ def read_qrels(path: str | Path, scheme: LabelScheme, on_bad_row: str = "error",
         if (qid, docid) in qrels:
             message = f"qid {qid!r} docid {docid!r} judged twice (first on line {first[qid, docid]})"
             if on_bad_row != "skip":
-                raise DataError(f"{path}, line {lineno}: {message}")
+                raise DataError(f"{path}, line {lineno}: {message}; {SKIP_HINT}")
             if skipped is not None:
                 skipped.append({"file": str(path), "line": lineno, "error": message})
             continue

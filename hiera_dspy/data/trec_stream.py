@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from hiera_dspy.data import DataError
+from hiera_dspy.data import SKIP_HINT, DataError
 from hiera_dspy.data.trec import RUN_FORMAT, Bad, RunLine, _lines, _run_line, ranked
 
 
@@ -31,7 +31,7 @@ class RunFile:
 
     def _bad(self, lineno: int, message: str) -> None:
         if self.on_bad_row != "skip":
-            raise DataError(f"{self.path}, line {lineno}: {message}")
+            raise DataError(f"{self.path}, line {lineno}: {message}; {SKIP_HINT}")
         if self.skipped is not None and not self._checked:
             self.skipped.append({"file": str(self.path), "line": lineno, "error": message})
 

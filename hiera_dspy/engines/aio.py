@@ -23,7 +23,7 @@ import dspy
 from hiera_dspy.engines import Job
 from hiera_dspy.lm import breaker as breakers
 from hiera_dspy.lm import ledger, pacing
-from hiera_dspy.lm.breaker import CircuitBreaker, EndpointDown
+from hiera_dspy.lm.breaker import EndpointDown
 from hiera_dspy.lm.retry import retrying
 from hiera_dspy.records import Judgment, Pair
 from hiera_dspy.runs.runner import Progress, RunRows, judge_one, judgment_row, pending, probe_first, run_rows
@@ -39,14 +39,13 @@ def has_async_path(program: dspy.Module) -> bool:
     return False
 
 
-async def ajudge_one(program: dspy.Module, pair: Pair, position: int | None = None,
-                     breaker: CircuitBreaker | None = None) -> Judgment:
+async def ajudge_one(program: dspy.Module, pair: Pair, position: int | None = None) -> Judgment:
     """`runner.judge_one` through `program.acall`; never raises for a failure of the LM or the program, except
     EndpointDown (the breaker tripped: this pair was not judged)."""
     book = ledger.Ledger()
     start = time.perf_counter()
     prediction, error = None, None
-    with ledger.bind(book), retrying(), breakers.bound(breaker):
+    with ledger.bind(book), retrying():
         try:
             prediction = await program.acall(**program_inputs(pair))
         except EndpointDown:
@@ -76,15 +75,15 @@ async def judge_all(job: Job, todo: Iterable[tuple[int, Pair]], report) -> pacin
                 return  # an endpoint is down: the pairs left are not sent (no row)
             try:
                 if native:
-                    row = await ajudge_one(job.program, pair, position, job.breaker)
+                    row = await ajudge_one(job.program, pair, position)
                 else:
-                    row = await asyncio.to_thread(judge_one, job.program, pair, position, job.breaker)
+                    row = await asyncio.to_thread(judge_one, job.program, pair, position)  # copies the context
             except EndpointDown:
                 return
             job.store.record(job.run_id, row)
             report(row)
 
-    with pacing.bound(pacer):
+    with pacing.bound(pacer), breakers.bound(job.breaker):  # the workers' tasks inherit both
         await asyncio.gather(*(worker() for _ in range(min(concurrency, max(1, len(todo))))))
     return pacer
 

@@ -22,7 +22,7 @@ from hiera_dspy.labels import LabelScheme
 def add_sample_arguments(p: argparse.ArgumentParser) -> None:
     """--human-sample, --sample-seed, --sample, --strata, --ci and --machine-values."""
     g = p.add_argument_group("conclusions (prediction-powered inference; docs/conclusions.md)")
-    g.add_argument("--human-sample", metavar="N|P%",
+    g.add_argument("--human-sample", metavar="N|P%", type=sample_size,
                    help="draw a sample of N queries (or P%% of them; see --sample) whose every hole a person "
                         "labels; drawn once and kept in the run")
     g.add_argument("--sample-seed", type=int, default=0, help="seed of the human sample (default 0; recorded)")
@@ -35,6 +35,16 @@ def add_sample_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument("--machine-values", default="expected", choices=list(MACHINE_VALUES),
                    help="the machine's per-query metric: expected under the judge's label probabilities (default; "
                         "a hole without them counts its label) or from its hard labels")
+
+
+def sample_size(text: str) -> str:
+    """argparse type of --human-sample: the text itself when `parse_size` takes it (N >= 1 queries, or P% in
+    (0, 100]); else an argparse error (exit status 2)."""
+    try:
+        parse_size(text)
+    except HieraError as exc:
+        raise argparse.ArgumentTypeError(str(exc).removeprefix(f"--human-sample {text!r}: ")) from None
+    return text
 
 
 def check_sample_size(args, queries: list[str]) -> None:

@@ -74,7 +74,7 @@ def _parse(line: str, lineno: int, labels: list[str], who: str) -> Decision:
     except json.JSONDecodeError as exc:
         raise ValueError(f"not valid JSON ({exc.msg}); expected {FORMAT}") from None
     if not isinstance(row, dict):
-        raise ValueError(f"expected a JSON object {FORMAT}, got {type(row).__name__}")
+        raise ValueError(f"expected a JSON object {FORMAT}, got {type(row).__name__}")  # noqa: TRY004 - a bad line
     for name in ("id", "label"):
         if row.get(name) in (None, ""):
             raise ValueError(f'missing field "{name}"; expected {FORMAT}')

@@ -59,6 +59,20 @@ class Inputs:
                 if q in self.topics and d in self.corpus]
 
 
+TIE_RULE = "ranked by docid, descending (trec_eval's rule, which ir_measures follows)"
+
+
+def tied_in_top(run: RunFile, depth: int) -> int:
+    """Documents in a run's top `depth` (per query) whose score equals a neighbour's within the top `depth + 1`: the
+    tie rule (`TIE_RULE`, hiera_dspy.data.trec.ranked), not the scores, decides their order and hence the holes."""
+    tied = 0
+    for _, lines in run.groups():
+        top = lines[:depth + 1]
+        tied += sum(1 for i, rl in enumerate(top[:depth])
+                    if (i and top[i - 1].score == rl.score) or (i + 1 < len(top) and top[i + 1].score == rl.score))
+    return tied
+
+
 def read_inputs(labelling: dict, scheme: LabelScheme) -> Inputs:
     """The benchmark files a labelling config names; a data error exits with its message."""
     try:
@@ -118,8 +132,8 @@ def report(s: dict) -> str:
              f"{s['holes']} holes judged: {s['filled']} filled ({s['human']} by a person), {s['escalated']} escalated "
              f"and undecided, {s['errors']} failed; {s['original_judgments']} original judgments kept unchanged.",
              f"Labels of the filled holes: {s['labels']}; confidence from {s['confidence_sources']}.",
-             *([f"{s['truncated']} holes had a document longer than the judge reads: cut to its first "
-                "$HIERA_ITEM_CHARS characters (`truncated` in new.jsonl gives the original length)."]
+             *([(f"{s['truncated']} holes had a document longer than the judge reads: cut to its first "
+                 "$HIERA_ITEM_CHARS characters (`truncated` in new.jsonl gives the original length).")]
                if s.get("truncated") else []), "",
              f"| run | hole@{k} before | after | nDCG@{k} before | after | P@{k} before | after |",
              "|---|---|---|---|---|---|---|"]

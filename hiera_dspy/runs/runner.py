@@ -34,14 +34,14 @@ WINDOW = 1000  # pairs checked against the store per query when finding what is 
 IN_FLIGHT = 4  # pairs submitted per worker thread ahead of the one it is judging
 
 
-def judge_one(program: dspy.Module, pair: Pair, position: int | None = None,
-              breaker: CircuitBreaker | None = None) -> Judgment:
+def judge_one(program: dspy.Module, pair: Pair, position: int | None = None) -> Judgment:
     """Judge one pair; never raises for a failure of the LM or the program (it becomes the row's `error`), except
-    EndpointDown: `breaker` has tripped, this pair was not judged and gets no row."""
+    EndpointDown: the run's circuit breaker (bound by the engine, hiera_dspy/lm/breaker.py) has tripped, this pair
+    was not judged and gets no row."""
     book = ledger.Ledger()
     start = time.perf_counter()
     prediction, error = None, None
-    with ledger.bind(book), retrying(), breakers.bound(breaker):
+    with ledger.bind(book), retrying():
         try:
             prediction = program(**program_inputs(pair))  # the screened item: hiera_dspy.untrusted.screen
         except EndpointDown:
@@ -199,7 +199,8 @@ def _run_pairs(program, pairs, store, run_id, threads, retry_errors, progress, l
         if breaker.tripped is not None:
             return None  # queued before the breaker tripped: not sent, no row
         try:
-            row = judge_one(program, pair, position, breaker)
+            with breakers.bound(breaker):
+                row = judge_one(program, pair, position)
         except EndpointDown:
             return None
         store.record(run_id, row)

@@ -87,7 +87,8 @@ def test_wrong_json_types_are_errors(tmp_path, field, value, kind):
                     + json.dumps(row) + "\n")
     with pytest.raises(DataError) as err:
         load_dataset(f"jsonl:{path}", get_scheme("msrd"))
-    assert str(err.value) == f'{path}, line 2: field "{field}": expected text or a number, got {kind}'
+    assert str(err.value) == (f'{path}, line 2: field "{field}": expected text or a number, got {kind}; '
+                              "fix the row, or skip such rows and count them with --on-bad-row skip")
 
 
 def test_numbers_are_still_text(tmp_path):
