@@ -21,10 +21,11 @@ import zlib
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from hiera_dspy.runs import lease
-from hiera_dspy.runs.lease import Holder
+from hiera_dspy.errors import HieraError
 from hiera_dspy.lm.secrets import redact_obj
 from hiera_dspy.records import Judgment, RecordError, as_judgment
+from hiera_dspy.runs import lease
+from hiera_dspy.runs.lease import Holder
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
@@ -58,7 +59,7 @@ READ_BATCH = 512  # rows fetched at a time by `iter_rows`
 COMPRESSED = b"z"  # first byte of a compressed steps column (zlib of its JSON); older rows hold plain JSON text
 
 
-class StoreError(ValueError):
+class StoreError(HieraError):
     """A run store or run id problem; the message is one line naming the store or run and what to do."""
 
 
@@ -68,6 +69,25 @@ class RunBusy(StoreError):
 
 class RunMismatch(StoreError):
     """The run id exists with another method or config."""
+
+
+class StoreWriteFailed(StoreError):
+    """A judgment could not be written (the disk is full, another program locks the file past the busy timeout):
+    the run stops; every judgment written before it is kept, and the same command resumes. `exit_status` 3."""
+
+    exit_status = 3
+
+
+WRITE_ADVICE = {"full": "free disk space where the store lives", "locked": "another program holds a lock on the file "
+                "longer than SQLite's 60 s busy timeout: end it", "readonly": "make the file and its folder writable"}
+
+
+def write_failed(path: Path, what: str, exc: sqlite3.Error) -> StoreWriteFailed:
+    """The StoreWriteFailed for a failed write of `what` to the store at `path`, with advice for the cause."""
+    text = str(exc)
+    advice = next((a for key, a in WRITE_ADVICE.items() if key in text.lower()), "check the disk and the file")
+    return StoreWriteFailed(f"run store {path}: cannot write {what} (SQLite: {text}); the run stopped and every "
+                            f"judgment written before it is kept; {advice}, then rerun the same command to resume")
 
 
 def validate_run_id(run_id: str) -> str:
@@ -215,12 +235,16 @@ class RunStore:
                 raise
 
     def release(self, run_id: str) -> None:
-        """Give up the run's lease (a no-op if this store does not hold it)."""
+        """Give up the run's lease (a no-op if this store does not hold it). When the file cannot be written (full,
+        locked) the lease row stays: the next writer takes it over once this process is gone."""
         if run_id not in self._held:
             return
         self._held.discard(run_id)
         with self._lock:
-            self._db.execute("DELETE FROM leases WHERE run_id=? AND token=?", (run_id, self._token))
+            try:
+                self._db.execute("DELETE FROM leases WHERE run_id=? AND token=?", (run_id, self._token))
+            except sqlite3.OperationalError:
+                pass
 
     def _renew(self) -> bool:
         """Refresh the heartbeat of the leases held; False once the store is closed (the heartbeat thread ends)."""
@@ -273,15 +297,21 @@ class RunStore:
         is redacted of keys first (an error or a step may quote a server that echoed one); the writer must hold the
         run's lease (taken here if nobody else holds it)."""
         self.claim(run_id)
-        values = (run_id, *_columns(redact_obj(as_judgment(row).to_dict())), time.time())
+        judgment = as_judgment(row)
+        values = (run_id, *_columns(redact_obj(judgment.to_dict())), time.time())
         with self._lock:
-            self._db.execute("BEGIN IMMEDIATE")
             try:
-                self._db.execute("INSERT OR REPLACE INTO judgments VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", values)
-                self._db.execute("COMMIT")
-            except BaseException:
-                self._db.execute("ROLLBACK")
-                raise
+                self._db.execute("BEGIN IMMEDIATE")
+                try:
+                    self._db.execute("INSERT OR REPLACE INTO judgments VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                                     values)
+                    self._db.execute("COMMIT")
+                except BaseException:
+                    if self._db.in_transaction:
+                        self._db.execute("ROLLBACK")
+                    raise
+            except sqlite3.OperationalError as exc:  # disk full, locked past the busy timeout, read-only
+                raise write_failed(self.path, f"the judgment of pair {judgment.id!r} of run {run_id!r}", exc) from None
 
     def record_many(self, run_id: str, rows: Iterable[Judgment | dict]) -> None:
         """`record` for many judgments in one transaction (an import, a benchmark's or a test's fixture)."""
