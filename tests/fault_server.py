@@ -393,6 +393,16 @@ class _Handler(BaseHTTPRequestHandler):
         self._send_json(200, _completion(body.get("model", "fake"), text, prompt_tokens, n))
 
 
+def label_by_query(labels: list[str]) -> Callable[[str], str]:
+    """An answer for `label`: labels[crc32(query) % len(labels)], the query read from the prompt (same for every
+    adapter's prompt of one pair)."""
+    import zlib
+
+    from hiera_dspy.testing import input_of
+
+    return lambda prompt: labels[zlib.crc32(input_of(prompt).encode()) % len(labels)]
+
+
 def _parse_faults(spec: str) -> dict[str, float]:
     out = {}
     for part in filter(None, (spec or "").split(",")):
@@ -411,8 +421,14 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--hang", type=float, default=2.0)
     p.add_argument("--answers", default="{}",
                    help='fixed field values as JSON, e.g. {"query_interpretability": "unclear"}')
+    p.add_argument("--vary-label", metavar="A,B,...",
+                   help="answer `label` with one of these, chosen by the CRC-32 of the prompt's query (bench/faults.py "
+                        "knows which label each pair must get)")
     args = p.parse_args(argv)
-    server = FaultServer(json.loads(args.answers), latency=args.latency, faults=_parse_faults(args.faults),
+    answers = json.loads(args.answers)
+    if args.vary_label:
+        answers["label"] = label_by_query(args.vary_label.split(","))
+    server = FaultServer(answers, latency=args.latency, faults=_parse_faults(args.faults),
                          seed=args.seed, retry_after=args.retry_after, hang=args.hang, port=args.port).start()
     print(f"URL {server.url}", flush=True)
     try:
