@@ -15,7 +15,7 @@ from hiera_dspy.labels import custom_scheme, get_scheme
 from hiera_dspy.lm.secrets import redact_output
 from hiera_dspy.methods import learning
 from hiera_dspy.metrics.format import number
-from hiera_dspy.runs.store import RunStore, StoreError, validate_run_id
+from hiera_dspy.runs.store import RunStore, StoreError, StoreWriteFailed, validate_run_id
 
 EXIT_ERROR_RATE = 3  # the run finished and wrote its outputs, but too many judgments ended in an error
 
@@ -236,6 +236,8 @@ def open_store(args: argparse.Namespace) -> RunStore:
     """The run store of --store (default runs/store.sqlite); one-line error if it is not one."""
     try:
         return RunStore(getattr(args, "store", None) or runs_dir() / "store.sqlite")
+    except StoreWriteFailed:
+        raise  # a full or locked disk: cli_main says so and exits with status 3
     except StoreError as exc:
         raise SystemExit(f"error: --store {exc}") from None
 

@@ -85,7 +85,8 @@ WRITE_ADVICE = {"full": "free disk space where the store lives", "locked": "anot
 def write_failed(path: Path, what: str, exc: sqlite3.Error) -> StoreWriteFailed:
     """The StoreWriteFailed for a failed write of `what` to the store at `path`, with advice for the cause."""
     text = str(exc)
-    advice = next((a for key, a in WRITE_ADVICE.items() if key in text.lower()), "check the disk and the file")
+    advice = next((a for key, a in WRITE_ADVICE.items() if key in text.lower().replace("read-only", "readonly")),
+                  "check the disk and the file")
     return StoreWriteFailed(f"run store {path}: cannot write {what} (SQLite: {text}); the run stopped and every "
                             f"judgment written before it is kept; {advice}, then rerun the same command to resume")
 
@@ -142,6 +143,9 @@ class RunStore:
                 self._db.execute("PRAGMA synchronous=NORMAL")
                 self._db.executescript(SCHEMA)
                 self._check_schema()
+        except sqlite3.OperationalError as exc:  # a store that cannot be written (full, locked, read-only)
+            self._db.close()
+            raise write_failed(self.path, "the run store's tables", exc) from None
         except (sqlite3.DatabaseError, StoreError) as exc:
             self._db.close()
             raise StoreError(f"{self.path}: not a run store ({exc}); give --store a new file or an existing run "
