@@ -13,26 +13,6 @@ from hiera_dspy.records import Pair
 pytest.importorskip("transformers")
 
 
-@pytest.fixture
-def tiny_base(tmp_path, monkeypatch):
-    from transformers import AutoTokenizer, BertConfig, BertForSequenceClassification
-
-    import hiera_dspy.signals.cross_encoder as ce
-
-    try:
-        source = ce.base_folder()
-    except RuntimeError as exc:
-        pytest.skip(str(exc))
-    tok = AutoTokenizer.from_pretrained(source)
-    config = BertConfig(vocab_size=tok.vocab_size, hidden_size=32, num_hidden_layers=1, num_attention_heads=2,
-                        intermediate_size=64, max_position_embeddings=128, num_labels=1)
-    folder = tmp_path / "tiny"
-    BertForSequenceClassification(config).save_pretrained(folder)
-    tok.save_pretrained(folder)
-    monkeypatch.setattr(ce, "base_folder", lambda: str(folder))
-    return folder
-
-
 def _pairs(n_queries: int) -> list[Pair]:
     words = ("alien", "space", "horror", "toy", "story", "fox", "owl", "ship")
     out = []
