@@ -172,6 +172,23 @@ register(LabelScheme(
 ))
 
 
+register(LabelScheme(
+    name="trec",
+    labels=("Irrelevant", "Related", "Highly relevant", "Perfectly relevant"),
+    definitions={
+        "Perfectly relevant": "The passage is dedicated to the query and contains the exact answer.",
+        "Highly relevant": "The passage has some answer for the query, but the answer may be a bit unclear, or hidden "
+                           "amongst extraneous information.",
+        "Related": "The passage seems related to the query but does not answer it.",
+        "Irrelevant": "The passage has nothing to do with the query.",
+    },
+    raw_map={"0": "Irrelevant", "1": "Related", "2": "Highly relevant", "3": "Perfectly relevant"},
+    source="TREC Deep Learning track (Craswell et al., Overview of the TREC 2019 Deep Learning Track), the passage "
+           "judging scale 0-3; binary measures count grade 2 and up as relevant, as the track does for passages",
+    relevant_from="Highly relevant",
+))
+
+
 def custom_scheme(spec: str, name: str = "custom") -> LabelScheme:
     """A scheme from `--labels "A,B,C"` (least relevant first); raw values may be the labels or their 0-based index."""
     labels = tuple(part.strip() for part in spec.split(",") if part.strip())
