@@ -40,19 +40,27 @@ SWEEPS = 4  # coordinate-ascent passes over the K-1 thresholds of a graded schem
 
 
 def dev_split(pairs: Sequence[Pair], labels: Sequence[str], n_queries: int, seed: int) -> tuple[list[Pair], list[Pair]]:
-    """(fit pairs, dev pairs): `n_queries` seeded queries having pairs of at least two labels (at most half of
-    those) give one pair of each label they have to dev (top label first), and none of their pairs to fit; dev is
-    then balanced, seeded, down to the rarest label's count (two labels: one pair of each per query, as it was)."""
+    """(fit pairs, dev pairs): `n_queries` seeded queries give one pair of each label they have to dev (top label
+    first) and none of their pairs to fit; dev is then balanced, seeded, down to the rarest label's count. The
+    queries come from those with pairs of two labels or more (at most half of them: two labels, one pair of each
+    per query, as it always was); where fewer than `n_queries` such queries exist (a train split of a few hundred
+    pairs spread over as many queries), single-label queries make up the rest, an equal share of each label and at
+    most half of each label's."""
     by_query: dict[str, dict[str, list[Pair]]] = {}
     for p in pairs:
         by_query.setdefault(p.query_id or p.query, {}).setdefault(p.label, []).append(p)
-    eligible = sorted(q for q, d in by_query.items() if sum(bool(d.get(label)) for label in labels) >= 2)
+    mixed = sorted(q for q, d in by_query.items() if sum(bool(d.get(label)) for label in labels) >= 2)
     rng = random.Random(seed)
-    chosen = rng.sample(eligible, min(n_queries, len(eligible) // 2))
-    if not chosen:
-        raise ValueError("ce-blend needs train queries with pairs of two labels or more to choose its blend on; "
-                         f"found {len(eligible)}")
+    chosen = rng.sample(mixed, min(n_queries, len(mixed) // 2))
+    if len(mixed) < n_queries:  # single-label queries, an equal share of each label (at most half of each)
+        share = (n_queries - len(chosen)) // len(labels)
+        for label in reversed(labels):
+            single = sorted(q for q, d in by_query.items() if set(d) == {label})
+            chosen += rng.sample(single, min(share, len(single) // 2))
     dev = [rng.choice(by_query[q][label]) for q in chosen for label in reversed(labels) if by_query[q].get(label)]
+    if len({p.label for p in dev}) < 2:
+        raise ValueError(f"ce-blend needs held-out train queries with pairs of two labels or more to choose its blend "
+                         f"on; the {len(by_query)} train queries give {len(dev)} dev pairs of one label")
     skip = set(chosen)
     return [p for p in pairs if (p.query_id or p.query) not in skip], balance(dev, labels, rng)
 

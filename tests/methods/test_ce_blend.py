@@ -177,3 +177,19 @@ def test_compile_label_decide_and_refit_from_the_decisions(tiny_base, tmp_path):
     assert doc["extra"]["cross_encoder"]["model.safetensors"] != read_artifact(art)["extra"]["cross_encoder"][
         "model.safetensors"]  # refitted: new weights, in v2's own folder
     assert (files_folder(v2) / "model.safetensors").is_file()
+
+
+def test_dev_split_is_query_disjoint_and_balanced_and_takes_single_label_queries_when_it_must():
+    from hiera_dspy.methods.cross import dev_split
+
+    esci = get_scheme("esci").labels
+    spread = [Pair(f"s{i}", f"q {i}", "t", "", esci[i % 4], f"q{i}", f"i{i}") for i in range(80)]  # a query a pair
+    fit, dev = dev_split(spread, esci, 20, seed=0)
+    assert {p.label: sum(d.label == p.label for d in dev) for p in dev} == {label: 5 for label in esci}
+    assert not {p.query_id for p in fit} & {p.query_id for p in dev} and len(fit) == 60
+    binary = _pairs(40)
+    fit, dev = dev_split(binary, ("Irrelevant", "Relevant"), 8, seed=0)
+    assert len(dev) == 16 and [p.label for p in dev[:2]] == ["Relevant", "Irrelevant"]  # one of each, top first
+    assert len({p.query_id for p in dev}) == 8 and not {p.query_id for p in fit} & {p.query_id for p in dev}
+    with pytest.raises(ValueError, match="two labels or more"):
+        dev_split([p for p in binary if p.label == "Relevant"], ("Irrelevant", "Relevant"), 8, seed=0)
