@@ -123,7 +123,7 @@ class Workspace:
                 str(self.out), "--max-error-rate", "1", *extra]
 
     def start(self, argv: list[str], name: str) -> subprocess.Popen:
-        err = open(self.root / f"{name}.err", "w")
+        err = open(self.root / f"{name}.err", "w")  # noqa: SIM115 - the child writes it until it exits
         return subprocess.Popen(argv, cwd=ROOT, env=self.env, stdout=subprocess.DEVNULL, stderr=err)
 
     def run(self, argv: list[str], name: str) -> tuple[int, str, float]:
@@ -275,7 +275,7 @@ def kill_export(ws, server, rng) -> Row:
 
 
 def kill_decisions(ws, server, rng) -> Row:
-    rc, _, took = ws.run(ws.argv(), "first")
+    rc, _, _ = ws.run(ws.argv(), "first")
     ids = [pid for pid, _, _ in ws.rows()][:20]
     file = ws.root / "decisions.jsonl"
     file.write_text("".join(json.dumps({"id": pid, "label": "Relevant", "who": "bench"}) + "\n" for pid in ids))
@@ -411,7 +411,7 @@ def disk_full(ws, server, rng) -> Row:
     disk = ws.root / "disk"
     disk.mkdir()
     mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(disk)], capture_output=True,
-                             text=True)
+                             text=True, check=False)
     if mounted.returncode != 0:
         return Row("store on a full disk", outcome="skipped",
                    note=f"cannot mount a tmpfs here ({mounted.stderr.strip() or mounted.returncode}): run as root;")
@@ -427,7 +427,7 @@ def disk_full(ws, server, rng) -> Row:
         resume(ws, row, retry=False)
         return tally(ws, row, expected_labels(ws.pairs))
     finally:
-        subprocess.run(["umount", "-l", str(disk)], capture_output=True)
+        subprocess.run(["umount", "-l", str(disk)], capture_output=True, check=False)
 
 
 def locked(ws, server, rng) -> Row:
@@ -435,10 +435,11 @@ def locked(ws, server, rng) -> Row:
     first = ws.start(ws.argv(), "first")
     first_rows(ws, first)
     rc2, err2, took2 = ws.run(ws.argv(), "second")
-    holder = subprocess.Popen([sys.executable, "-c", "import sqlite3, sys, time\n"
-                               f"db = sqlite3.connect({str(ws.store)!r}, isolation_level=None, timeout=60)\n"
-                               "db.execute('BEGIN EXCLUSIVE'); print('held', flush=True); time.sleep(5)\n"
-                               "db.execute('ROLLBACK')"], stdout=subprocess.PIPE, text=True)
+    script = ("import sqlite3, sys, time\n"
+              f"db = sqlite3.connect({str(ws.store)!r}, isolation_level=None, timeout=60)\n"
+              "db.execute('BEGIN EXCLUSIVE'); print('held', flush=True); time.sleep(5)\n"
+              "db.execute('ROLLBACK')")
+    holder = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
     holder.stdout.readline()
     holder.wait(timeout=60)
     rc1 = first.wait(timeout=COMMAND_TIMEOUT)
@@ -525,8 +526,8 @@ def main(argv: list[str] | None = None) -> None:
         rows = [run_scenario(name, args, rng, base) for name in names]
     finally:
         shutil.rmtree(base, ignore_errors=True)
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
-                            text=True).stdout.strip()
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True,
+                            check=False).stdout.strip()
     text = (f"# Fault benchmark\n\n`python -m bench.faults --pairs {args.pairs} --threads {args.threads} --seed "
             f"{args.seed}` on {started}, commit {commit}, {os.cpu_count()} CPUs. Every scenario labels "
             f"{args.pairs} MSRD dev pairs with zero-shot (`python -m eval.label`) against tests/fault_server.py on "

@@ -299,37 +299,28 @@ class RunStore:
     def record(self, run_id: str, row: Judgment | dict) -> None:
         """Write one judgment in its own transaction (a retried judgment replaces its error row). Every string in it
         is redacted of keys first (an error or a step may quote a server that echoed one); the writer must hold the
-        run's lease (taken here if nobody else holds it)."""
+        run's lease (taken here if nobody else holds it). StoreWriteFailed when the file cannot be written."""
+        self.record_many(run_id, [row])
+
+    def record_many(self, run_id: str, rows: Iterable[Judgment | dict]) -> None:
+        """`record` for many judgments in one transaction (an import, a benchmark's or a test's fixture)."""
         self.claim(run_id)
-        judgment = as_judgment(row)
-        values = (run_id, *_columns(redact_obj(judgment.to_dict())), time.time())
+        judgments = [as_judgment(r) for r in rows]
+        values = [(run_id, *_columns(redact_obj(j.to_dict())), time.time()) for j in judgments]
         with self._lock:
             try:
                 self._db.execute("BEGIN IMMEDIATE")
                 try:
-                    self._db.execute("INSERT OR REPLACE INTO judgments VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                                     values)
+                    self._db.executemany("INSERT OR REPLACE INTO judgments VALUES "
+                                         "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", values)
                     self._db.execute("COMMIT")
                 except BaseException:
                     if self._db.in_transaction:
                         self._db.execute("ROLLBACK")
                     raise
             except sqlite3.OperationalError as exc:  # disk full, locked past the busy timeout, read-only
-                raise write_failed(self.path, f"the judgment of pair {judgment.id!r} of run {run_id!r}", exc) from None
-
-    def record_many(self, run_id: str, rows: Iterable[Judgment | dict]) -> None:
-        """`record` for many judgments in one transaction (an import, a benchmark's or a test's fixture)."""
-        self.claim(run_id)
-        values = [(run_id, *_columns(redact_obj(as_judgment(r).to_dict())), time.time()) for r in rows]
-        with self._lock:
-            self._db.execute("BEGIN IMMEDIATE")
-            try:
-                self._db.executemany("INSERT OR REPLACE INTO judgments VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                                     values)
-                self._db.execute("COMMIT")
-            except BaseException:
-                self._db.execute("ROLLBACK")
-                raise
+                what = f"pair {judgments[0].id!r}" + (f" and {len(judgments) - 1} more" if len(judgments) > 1 else "")
+                raise write_failed(self.path, f"the judgment of {what} of run {run_id!r}", exc) from None
 
     def set_human_label(self, run_id: str, pair_id: str, label: str) -> bool:
         """Set one judgment's human label; False if the run has no row for that pair."""

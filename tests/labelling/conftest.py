@@ -41,3 +41,17 @@ def unlabelled(tmp_path) -> str:
     return write(tmp_path / "pairs.jsonl", [json.dumps({"id": i, "query": q, "item_title": f"T {d}",
                                                         "item_text": f"text of {d}", "query_id": qid,
                                                         "item_id": d}) for i, q, qid, d in rows])
+
+
+@pytest.fixture
+def labelled(unlabelled, patch_make_lm, tmp_path):
+    """The five unlabelled pairs labelled by the scripted DREAM with eval.label: (run id, output folder)."""
+    from labelling_helpers import ANSWERS
+
+    from eval import label as eval_label
+
+    patch_make_lm(ANSWERS)
+    out = tmp_path / "mine"
+    run_id = eval_label.main(["--dataset", f"jsonl:{unlabelled}", "--labels", "Bad,Good", "--method", "dream",
+                              "--lm", "fake", "--knowledge", "none", "--out", str(out)])["run_id"]
+    return run_id, out

@@ -11,17 +11,7 @@ from labelling_helpers import ANSWERS, holes_argv, open_store, write
 
 from eval import escalations as eval_escalations
 from eval import holes as eval_holes
-from eval import label as eval_label
 from hiera_dspy.errors import HieraError
-
-
-@pytest.fixture
-def labelled(unlabelled, patch_make_lm, tmp_path):
-    patch_make_lm(ANSWERS)
-    out = tmp_path / "mine"
-    run_id = eval_label.main(["--dataset", f"jsonl:{unlabelled}", "--labels", "Bad,Good", "--method", "dream",
-                              "--lm", "fake", "--knowledge", "none", "--out", str(out)])["run_id"]
-    return run_id, out
 
 
 def _decisions(run_id):

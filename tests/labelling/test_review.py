@@ -12,7 +12,6 @@ from labelling_helpers import ANSWERS, holes_argv, open_store, write
 
 from eval import escalations as eval_escalations
 from eval import holes as eval_holes
-from eval import label as eval_label
 from eval.review import make_server
 from hiera_dspy.errors import HieraError
 from hiera_dspy.labelling.queue import review_queue
@@ -33,15 +32,6 @@ def test_queue_order_escalated_then_lowest_confidence_within_budget():
         ("p2", "escalated"), ("p6", "low confidence"), ("p1", "low confidence"), ("p5", "low confidence")]
     assert [e.row["id"] for e in review_queue(rows, budget=0)] == ["p2"]
     assert len(review_queue(rows, budget=99)) == 6  # every judged row; the failed one never
-
-
-@pytest.fixture
-def labelled(unlabelled, patch_make_lm, tmp_path):
-    patch_make_lm(ANSWERS)
-    out = tmp_path / "mine"
-    run_id = eval_label.main(["--dataset", f"jsonl:{unlabelled}", "--labels", "Bad,Good", "--method", "dream",
-                              "--lm", "fake", "--knowledge", "none", "--out", str(out)])["run_id"]
-    return run_id, out
 
 
 @pytest.fixture

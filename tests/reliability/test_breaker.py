@@ -106,6 +106,7 @@ def test_a_wrong_port_stops_before_the_first_pair(isolated, eval_args, engine, m
     assert json.loads((out / "metrics.json").read_text())["pairs"] == 0  # every output written
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(90)
 def test_an_endpoint_that_dies_mid_run_stops_it_and_the_run_resumes(isolated, fault_server, eval_args, monkeypatch):
     from eval.run import main
@@ -133,7 +134,9 @@ def test_an_endpoint_that_dies_mid_run_stops_it_and_the_run_resumes(isolated, fa
     ids = [r[0] for r in rows]
     assert len(ids) == len(set(ids)) < limit, "stopped early, no pair twice"
     assert all((label is None) != (error is None) for _, label, error in rows), "a label xor an error"
-    assert all("refused" in error.lower() for _, _, error in rows if error), "only connection failures failed"
+    errors = [error for _, _, error in rows if error]
+    assert errors and all(e.startswith("LMTransportError") for e in errors), "only transport failures failed"
+    assert sum("refused" in e.lower() for e in errors) >= 3  # the calls that tripped it (others: dropped mid-answer)
     assert took < 30, took  # litellm's first import (for prices) alone takes ~8 s of it on 2 cores
 
     fault_server.start()  # back on the same port
