@@ -67,3 +67,15 @@ def test_a_holes_run_is_told_to_rerun_eval_holes(bench, patch_make_lm, tmp_path,
     eval_escalations.main(["--run", run_id, "--labels", decisions])
     said = capsys.readouterr().out
     assert "python -m eval.holes" in said and "eval.run" not in said and f"--run-id {run_id}" in said
+
+
+def test_the_review_page_path_stores_a_repeated_click_once(labelled):
+    from hiera_dspy.labelling.session import Review
+
+    run_id, _ = labelled
+    review = Review(open_store(), run_id, budget=0, who="ana")
+    assert review.decide("p4", "Good", "ana")["unchanged"] is False
+    again = review.decide("p4", "Good", "bo")
+    assert again["unchanged"] is True and again["decision"]["who"] == "ana"  # the stored decision, kept as it was
+    assert review.decide("p4", "Bad", "bo")["unchanged"] is False
+    assert _decisions(run_id) == [("p4", "Good", "ana"), ("p4", "Bad", "bo")]
