@@ -199,9 +199,12 @@ def tally(ws: Workspace, row: Row, truth: dict[str, str]) -> Row:
 
 
 def complete(ws: Workspace, row: Row) -> bool:
-    """The last command exited 0 and every pair has a row without an error."""
+    """The last command exited 0, every pair has a row without an error and labels.jsonl has every pair."""
     rows = ws.rows()
-    return bool(row.codes) and row.codes[-1] == 0 and len(rows) == ws.pairs and not any(e for _, _, e in rows)
+    labels = ws.out / "labels.jsonl"
+    exported = len(labels.read_text().splitlines()) if labels.exists() else 0
+    return (bool(row.codes) and row.codes[-1] == 0 and len(rows) == ws.pairs and not any(e for _, _, e in rows)
+            and exported == ws.pairs)
 
 
 def resume(ws: Workspace, row: Row, retry: bool = True) -> None:
@@ -268,7 +271,7 @@ def kill_export(ws, server, rng) -> Row:
         text = (ws.out / "labels.jsonl").read_text() if (ws.out / "labels.jsonl").exists() else None
         if text is not None and len(text.splitlines()) != ws.pairs:
             partial += 1  # an export file cut short: what the atomic write must prevent
-    row = Row("SIGKILL while exporting", f"{kills} kills in a re-export", "killed", codes=[rc])
+    row = Row("SIGKILL while exporting", f"{kills} kills in a re-export", "killed", codes=[rc, -9])
     row.note = f"{partial} partial export files seen after a kill;"
     resume(ws, row, retry=False)
     return row
