@@ -351,16 +351,14 @@ def endpoint_dies(ws, server, rng) -> Row:
 
 
 def flapping(ws, server, rng) -> Row:
-    server.control(latency=0.1)
+    server.control(latency=0.2)
     proc = ws.start(ws.argv(), "first")
     first_rows(ws, proc)
     flaps = 0
-    while proc.poll() is None and flaps < 10:
+    while proc.poll() is None and flaps < 15:
         time.sleep(2)
-        server.kill()
-        time.sleep(2)
-        server.start()
-        server.control(latency=0.1)
+        server.control(down=2)  # not listening, connections closed, for 2 s
+        time.sleep(2.2)
         flaps += 1
     rc = proc.wait(timeout=COMMAND_TIMEOUT)
     row = Row("endpoint flapping (2 s up, 2 s down)", f"{flaps} outages", codes=[rc])

@@ -39,7 +39,7 @@ As a separate process (so the server does not share the caller's GIL; prints one
     python tests/fault_server.py --latency 0.2 [--faults rate_limit=0.1,drop=0.05] [--seed 0]
 
 `GET /stats` returns the counts as JSON; `POST /control` with a JSON body {"faults": {...}, "latency": x, "reset": true}
-reconfigures a running server.
+reconfigures a running server, and {"down": seconds} takes it down (refusing connections) for that long.
 """
 
 from __future__ import annotations
@@ -162,6 +162,15 @@ class FaultServer:
         if sum(faults.values()) > 1:
             raise ValueError(f"fault rates sum to more than 1: {faults}")
         self.faults = dict(faults)
+
+    def outage(self, seconds: float) -> None:
+        """Go down for `seconds` (not listening, every connection closed: requests are refused), then come back on
+        the same port; returns at once (a thread does it)."""
+        def run():
+            self.stop()
+            time.sleep(seconds)
+            self.start()
+        threading.Thread(target=run, name="fault-server-outage", daemon=True).start()
 
     def pause(self) -> None:
         """Hold every chat request from now on (counted, unanswered) until resume(): a writer stays mid-run."""
@@ -310,6 +319,8 @@ class _Handler(BaseHTTPRequestHandler):
             if cmd.get("reset"):
                 srv.reset_counts()
             self._send_json(200, srv.stats())
+            if cmd.get("down"):  # after the answer: an outage of that many seconds
+                srv.outage(float(cmd["down"]))
             return
         if not self.path.rstrip("/").endswith("/chat/completions"):
             self._send_json(404, {"error": {"message": f"no route {self.path}"}})
