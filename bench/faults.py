@@ -351,7 +351,7 @@ def endpoint_dies(ws, server, rng) -> Row:
 
 
 def flapping(ws, server, rng) -> Row:
-    server.control(latency=0.2)
+    server.control(latency=1.0)  # a run of several outages
     proc = ws.start(ws.argv(), "first")
     first_rows(ws, proc)
     flaps = 0
@@ -424,6 +424,8 @@ def disk_full(ws, server, rng) -> Row:
         rc, err, took = ws.run(ws.argv(), "first")
         row = Row("store on a full disk (1 MB tmpfs)", f"{FREE_KB} KB free", codes=[rc], stop_s=took)
         row.outcome = _stop(rc, err, str(ws.store), row)
+        failed = err.split("cannot write ", 1)[-1].split(" (SQLite", 1)[0] if "cannot write " in err else "?"
+        row.note += f" {len(ws.rows())} rows written before it could not write {failed};"
         filler.unlink()
         resume(ws, row, retry=False)
         return tally(ws, row, expected_labels(ws.pairs))
