@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import random
 import sys
 from itertools import combinations
 from pathlib import Path
@@ -53,8 +54,8 @@ def boot_t(r: np.ndarray, offset: np.ndarray, extra_var: np.ndarray, rng, level:
 
 
 def stratified(strata: list[np.ndarray], n: int, rng) -> np.ndarray:
-    """A proportionally allocated stratified sample of n queries (largest remainders; the library's allocation)."""
-    k = allocate([len(s) for s in strata], n)
+    """A proportionally allocated stratified sample of n queries (the library's allocation: leftovers at random)."""
+    k = allocate([len(s) for s in strata], n, random.Random(int(rng.integers(2 ** 31))))
     return np.concatenate([rng.choice(s, m, replace=False) for s, m in zip(strata, k)])
 
 

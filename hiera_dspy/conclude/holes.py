@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from hiera_dspy.conclude.expected import Dist, expected_per_query, gains, one_hot
 from hiera_dspy.conclude.per_query import named_measures, per_query
 from hiera_dspy.conclude.ppi import Values, differences, estimate
+from hiera_dspy.conclude.retrieval import top_k
 from hiera_dspy.labelling.sample import Sample, SampleState, state
 from hiera_dspy.labels import LabelScheme
 
@@ -91,8 +92,9 @@ def conclusions(runs: dict[str, list], originals: dict, records: Sequence[dict],
     for name, lines in runs.items():
         y = per_query(lines, human_qrels, labelled, measures)
         yhat_s, yhat_r = machine(lines, labelled), machine(lines, rest)
+        key = ranking_key(lines, queries, depth)
         for m in measures:
-            values[m][name] = Values(y[m], yhat_s[m], yhat_r[m])
+            values[m][name] = Values(y[m], yhat_s[m], yhat_r[m], key)
     estimates = {name: {m: estimate(values[m][name].human, values[m][name].machine_sampled,
                                     values[m][name].machine_rest, level=level).to_dict() for m in measures}
                  for name in runs}
@@ -101,6 +103,13 @@ def conclusions(runs: dict[str, list], originals: dict, records: Sequence[dict],
     return {"level": level, "correction": CORRECTION, "queries": len(queries), "measures": list(measures),
             "human_sample": _sample_summary(sample, st, by_query), "estimates": estimates, "differences": diffs,
             "ranking": ranking, "machine_values": machine_values, "soft_holes": soft}
+
+
+def ranking_key(lines, queries: Sequence[str], depth: int) -> tuple:
+    """What a run shows: its top `depth` documents of every query, in order (two runs with equal keys have equal
+    per-query values under any labels)."""
+    top = top_k(lines, depth)
+    return tuple(tuple(top.get(q, ())) for q in queries)
 
 
 def _key(e: dict) -> float:
