@@ -13,16 +13,19 @@ d = y - b * x over the N queries, estimated without bias by (1 - f) / n * s^2 of
 n - 2 when b is fitted on the same sample, Cochran's (1 - f) * sum(residual^2) / (n (n - 2))). ppi_py's own variance
 treats the N - n unsampled queries as a fresh draw and adds their sampling variance, which the benchmark's mean does
 not have: its intervals are too wide for this estimand (by 12-22% at 40 of 400 queries). `columns` computes the
-point estimate and tunes lam with ppi_py (its `ppi_mean_pointestimate` and its tuning, the variance-optimal
+point estimate with ppi_py (`ppi_mean_pointestimate`; with `tune`, its lam tuning too, the variance-optimal
 b = cov(x, y) / var(x)) and the variance by Cochran's formula; the quantile is Student's t (scipy).
 
-Three guards against intervals that claim more than the sample shows:
+The slope. By default it is 1: the difference estimator, plain PPI over the benchmark's queries (the machine's mean
+over all N plus the mean human-minus-machine gap; ppi_py's lam = 1 - f), exactly unbiased with an exactly unbiased
+variance estimate. PPI++'s tuned slope (`tune=True`) is the regression estimator, whose variance estimate runs low in
+small samples (Cochran 1977, section 7.3); on MSRD it was no narrower than slope 1 and covered less often
+(docs/conclusions.md), so it is an option, used only from `n_min` sampled queries on (Cochran's rule n > 28 + 25 g^2,
+g the skewness of the machine's values over all N queries, `min_queries_columns`; never below 29) and never when the
+sampled human values have no spread (ppi_py's tuning is then 0, and the interval the human sample's zero width).
 
-- Below `n_min` (Cochran's rule n > 28 + 25 g^2 with g the skewness of the machine's values over all N queries,
-  `min_queries_columns`; never below 29) and whenever the sampled human values have no spread (ppi_py's tuning is
-  then 0 and the interval the human sample's zero width), the slope is fixed to 1: the difference estimator, plain
-  PPI over the benchmark's queries (the machine's mean over all N plus the mean human-minus-machine gap), whose
-  variance needs no tuning.
+Two guards against intervals that claim more than the sample shows:
+
 - A residual with no spread over the sample (every sampled query shows the same human-minus-machine gap) does not
   show a population without spread: the interval is then the rule of three's (Hanley and Lippman-Hand, JAMA 1983),
   made exact for sampling without replacement: with confidence `level`, at most K of the unsampled queries differ
@@ -39,6 +42,7 @@ from __future__ import annotations
 import math
 import warnings
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -92,6 +96,7 @@ def tuned_lams(y: np.ndarray, yhat: np.ndarray, unl: np.ndarray) -> np.ndarray:
     return np.asarray(lam, dtype=float).ravel().copy()
 
 
+@lru_cache(maxsize=256)
 def deviants_bound(big_n: int, n: int, level: float) -> int:
     """The most queries, of the N - n unsampled, that can differ from what a simple random sample of n showed on
     every one of its queries, at confidence `level`: the largest K with P(a sample of n from N misses all K) >=
@@ -136,11 +141,15 @@ def range_p_value(point: float, resid: float, slope: float, unl: np.ndarray, bou
     return float(hypergeom.pmf(0, big_n, int(reach[0]) + 1, n))
 
 
-def columns(y, yhat, unl, level: float = 0.95, lam: float | None = None, bounds=None) -> Columns:
+def columns(y, yhat, unl, level: float = 0.95, lam: float | None = None, bounds=None, n_min=None,
+            tune: bool = False) -> Columns:
     """The benchmark-mean interval of every column of (n, d) arrays (see the module): `y`, `yhat` the sampled
     queries' human and machine values, `unl` the machine values of the N - n others; `lam` fixes ppi_py's lam for
-    every column (None: tuned where the rules allow, else the difference estimator); `bounds` (low, high), scalars
-    or per column, the range of a human value (None: no range rule, no clipping). Needs 2 <= n < N."""
+    every column (None: the difference estimator, slope 1; with `tune`, PPI++'s tuned lam where the rules allow);
+    `bounds` (low, high), scalars
+    or per column, the range of a human value (None: no range rule, no clipping); `n_min`, per column, Cochran's
+    rule on the machine's values over all N when the caller has it (resampling loops: it does not depend on the
+    sample). Needs 2 <= n < N."""
     from ppi_py import ppi_mean_pointestimate
     from scipy.stats import t
 
@@ -150,12 +159,12 @@ def columns(y, yhat, unl, level: float = 0.95, lam: float | None = None, bounds=
     if not 2 <= n < big_n:
         raise ValueError(f"the benchmark-mean interval needs 2 <= n < N sampled queries, got n = {n} of {big_n}")
     f, alpha = n / big_n, 1.0 - level
-    n_min = min_queries_columns(np.vstack([yhat, unl]))
+    n_min = min_queries_columns(np.vstack([yhat, unl])) if n_min is None else np.asarray(n_min)
     if lam is not None:
         lams, fitted = np.full(d, float(lam)), np.zeros(d, dtype=bool)
     else:
-        lams = tuned_lams(y, yhat, unl) if n >= 3 else np.full(d, np.nan)
-        fitted = np.isfinite(lams) & (n >= n_min) & (np.ptp(y, axis=0) > FLAT)
+        lams = tuned_lams(y, yhat, unl) if n >= 3 and tune else np.full(d, np.nan)
+        fitted = tune & np.isfinite(lams) & (n >= n_min) & (np.ptp(y, axis=0) > FLAT)
         lams = np.where(fitted, lams, 1.0 - f)  # slope 1: the difference estimator
     with np.errstate(invalid="ignore", divide="ignore"):
         point = np.asarray(ppi_mean_pointestimate(y, yhat, unl, lam=lams), dtype=float).ravel()

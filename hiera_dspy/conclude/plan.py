@@ -7,8 +7,8 @@ For each system (and each pairwise difference) on each measure:
   2000, n > 28 + 25 g^2, g the skewness of the machine's values over all N queries: `finite.min_queries_columns`); the
   estimator fixes its slope to 1 below it (`hiera_dspy.conclude.finite`);
 - the residual standard deviation the interval will have: the human values are simulated from the judge's own
-  probabilities (each hole relevant with the judge's probability, `draws` label sets), and the residual of the
-  human on the machine values is taken over all N (slope 1 below `n_min`, the least-squares slope above it);
+  probabilities (each hole relevant with the judge's probability, several label sets), and the human-minus-machine
+  residual is taken over all N (slope 1: the estimator's default, `hiera_dspy.conclude.finite`);
 - `n_width`: the fewest sampled queries whose interval is at most `width` wide (its full width, hi - lo), from the
   finite-population half-width t * sqrt((1 - n / N) / n) * sd (Cochran 1977, section 4.4);
 - for a pair, `n_power`: the fewest sampled queries that tell the two apart at `level` with probability `power`
@@ -92,7 +92,6 @@ class Line:
     machine: float
     n_min: int
     sd: float
-    sd_tuned: float
     n_width: int
     n_power: int | None = None
 
@@ -101,19 +100,11 @@ class Line:
         return asdict(self)
 
 
-def residual_sds(machine: np.ndarray, simulated: Sequence[np.ndarray]) -> tuple[float, float]:
-    """(slope-1 residual sd, least-squares residual sd) of simulated human values on the machine's, over all N
-    (the root of the mean variance over the simulations; divisor N - 1)."""
+def residual_sd(machine: np.ndarray, simulated: Sequence[np.ndarray]) -> float:
+    """The standard deviation of simulated human minus machine values over all N (the root of the mean variance
+    over the simulations; divisor N - 1)."""
     x = np.asarray(machine, dtype=float)
-    plain, tuned = [], []
-    for y in simulated:
-        y = np.asarray(y, dtype=float)
-        plain.append(np.var(y - x, ddof=1))
-        sxx = np.var(x, ddof=1)
-        sxy = np.cov(x, y, ddof=1)[0, 1] if sxx > 1e-12 else 0.0
-        slope = sxy / sxx if sxx > 1e-12 else 0.0
-        tuned.append(min(np.var(y - slope * x, ddof=1), plain[-1]))
-    return math.sqrt(float(np.mean(plain))), math.sqrt(float(np.mean(tuned)))
+    return math.sqrt(float(np.mean([np.var(np.asarray(y, dtype=float) - x, ddof=1) for y in simulated])))
 
 
 def plan_line(measure: str, a: str, b: str | None, machine: np.ndarray, simulated: Sequence[np.ndarray],
@@ -123,17 +114,16 @@ def plan_line(measure: str, a: str, b: str | None, machine: np.ndarray, simulate
 
     big_n = len(machine)
     n_min = max(int(min_queries_columns(np.asarray(machine, dtype=float)[:, None])[0]), 29)
-    sd, sd_tuned = residual_sds(machine, simulated)
+    sd = residual_sd(machine, simulated)
 
     def sd_at(n: int) -> tuple[float, int]:
-        return (sd, n - 1) if n < n_min else (sd_tuned, n - 2)
+        return sd, n - 1
 
     n_power = None
     if b is not None:
         n_power = n_for_power(float(np.mean(machine)), sd_at, big_n, level, power)
         n_power = None if n_power is None else max(n_power, min(n_min, big_n))
-    return Line(measure, a, b, float(np.mean(machine)), n_min, sd, sd_tuned, n_for_width(sd_at, big_n, width, level),
-                n_power)
+    return Line(measure, a, b, float(np.mean(machine)), n_min, sd, n_for_width(sd_at, big_n, width, level), n_power)
 
 
 def plan(machine: dict[str, dict[str, np.ndarray]], simulated: Sequence[dict[str, dict[str, np.ndarray]]],

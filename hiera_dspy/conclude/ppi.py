@@ -10,9 +10,10 @@ under human labels `Y`. A difference of two systems' per-query values is itself 
 differences (paired) use the same estimators.
 
 The estimand (`estimand="benchmark"`, the default) is the benchmark's own mean over its N queries, a finite
-population: PPI++ with the unsampled queries as ppi_py's unlabeled set is then Cochran's regression estimator, whose
-finite-population variance, small-sample rules (the slope fixed to 1 below `n_min`, the rule of three for a residual
-with no spread) and clipping to the metric's range are `hiera_dspy.conclude.finite`. ppi_py computes the point
+population: PPI++ with the unsampled queries as ppi_py's unlabeled set is then Cochran's regression estimator; by
+default its slope is 1 (the difference estimator, plain PPI over the benchmark's queries), and its finite-population
+variance, the rule of three for a residual with no spread and clipping to the metric's range are
+`hiera_dspy.conclude.finite`. ppi_py computes the point
 estimates and tunes lam. `estimand="superpopulation"` keeps the intervals shipped before 2026-12-03: ppi_py's
 `ppi_mean_ci` (the mean of a population the queries stand for) widened into a Student-t interval (`t_factor`),
 lam tuned from 3 sampled queries on, no clipping; it is too wide for the benchmark's mean and gives a zero-width
@@ -81,7 +82,7 @@ class Estimate:
 
 
 def estimate(y, yhat, yhat_unlabeled, level: float = 0.95, lam: float | None = None, tell_lam: bool = True,
-             estimand: str = "benchmark", bounds=METRIC_RANGE) -> Estimate:
+             estimand: str = "benchmark", bounds=METRIC_RANGE, tune: bool = False) -> Estimate:
     """PPI++ estimate and CI of a mean, beside the machine-only and human-only ones.
 
     Args:
@@ -89,8 +90,9 @@ def estimate(y, yhat, yhat_unlabeled, level: float = 0.95, lam: float | None = N
         yhat: machine per-query values of the same sampled queries, in the same order.
         yhat_unlabeled: machine per-query values of every other query.
         level: confidence level of the intervals (0.95: alpha = 0.05).
-        lam: PPI++ power tuning; None tunes it from the data where the rules allow (see the module), 1 is plain PPI,
-            0 the human sample alone.
+        lam: PPI++ power tuning (ppi_py's lam); None: the difference estimator for the benchmark's mean (slope 1,
+            `hiera_dspy.conclude.finite`; with `tune`, PPI++'s tuned lam where its rules allow) and the tuned lam for
+            the superpopulation; 1 is ppi_py's plain PPI, 0 the human sample alone.
         tell_lam: (superpopulation) recompute the tuned lam for `Estimate.lam` (one more ppi_py step).
         estimand: "benchmark" (default; the mean over the N queries) or "superpopulation" (the shipped intervals
             before 2026-12-03).
@@ -118,7 +120,7 @@ def estimate(y, yhat, yhat_unlabeled, level: float = 0.95, lam: float | None = N
     if estimand == "superpopulation":
         with np.errstate(invalid="ignore", divide="ignore"):  # no variance: ppi_py's tuning is 0/0, handled below
             return _superpopulation(y, yhat, unl, level, lam, tell_lam, machine, human)
-    c = finite.columns(y[:, None], yhat[:, None], unl[:, None], level, lam, bounds)
+    c = finite.columns(y[:, None], yhat[:, None], unl[:, None], level, lam, bounds, tune=tune)
     return Estimate(machine, float(c.ppi[0]), (float(c.lo[0]), float(c.hi[0])), human,
                     (float(c.human_lo[0]), float(c.human_hi[0])), n, big_n, lam=float(c.lam[0]),
                     n_min=int(c.n_min[0]), estimand=estimand, rule=str(c.rule[0]), sd=float(c.sd[0]))
@@ -178,9 +180,10 @@ def min_queries(values) -> int | None:
 
 
 def estimate_columns(y, yhat, yhat_unlabeled, level: float = 0.95, lam: float | None = None,
-                     estimand: str = "benchmark", bounds=None) -> Columns:
+                     estimand: str = "benchmark", bounds=None, n_min=None, tune: bool = False) -> Columns:
     """`estimate` for every column of (n, d) arrays (for resampling loops), the same numbers as d separate calls.
-    "benchmark": `hiera_dspy.conclude.finite.columns` (`bounds` as there; None: no range rule, no clipping).
+    "benchmark": `hiera_dspy.conclude.finite.columns` (`bounds`, `n_min` as there; bounds None: no range rule, no
+    clipping).
     "superpopulation" (the intervals shipped before 2026-12-03): PPI++ with one tuned lam per column (ppi_py's
     tuning with `optim_mode="element"`), Student-t widened, the human-only interval as ppi_py's lam = 0 interval at
     the t level; a column without variance gets plain PPI (lam = 1). Needs n >= 2."""
@@ -188,7 +191,7 @@ def estimate_columns(y, yhat, yhat_unlabeled, level: float = 0.95, lam: float | 
     if y.shape[0] < 2:
         raise ValueError(FEW)
     if estimand == "benchmark":
-        return finite.columns(y, yhat, unl, level, lam, bounds)
+        return finite.columns(y, yhat, unl, level, lam, bounds, n_min, tune)
     if estimand != "superpopulation":
         raise ValueError(f"estimand must be one of {ESTIMANDS}, got {estimand!r}")
     return _superpopulation_columns(y, yhat, unl, level, lam)
