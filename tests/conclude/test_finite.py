@@ -112,3 +112,14 @@ def test_a_sample_of_every_query_gives_the_exact_value():
     assert (e.ppi, e.ci, e.human_only, e.note, e.rule) == (pytest.approx(y.mean()), None, pytest.approx(y.mean()),
                                                            EXACT, "exact")
     assert p_value(y, x, []) is None
+
+
+def test_ppi_plus_plus_tuning_is_an_option_from_n_min_on():
+    rng = np.random.default_rng(4)
+    x = rng.uniform(0, 1, 300)
+    y = np.clip(0.5 * x + rng.normal(0, 0.05, 300), 0, 1)  # a machine on the wrong scale: tuning pays here
+    default = estimate(y[:60], x[:60], x[60:])
+    tuned = estimate(y[:60], x[:60], x[60:], tune=True)
+    assert default.rule == "difference" and tuned.rule == "regression" and tuned.lam < 0.8
+    assert tuned.ci[1] - tuned.ci[0] < default.ci[1] - default.ci[0]
+    assert estimate(y[:20], x[:20], x[20:], tune=True).rule == "difference"  # below n_min (29): slope 1
