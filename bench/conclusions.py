@@ -73,7 +73,10 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--work", default="runs/bench-conclusions", help="folder for the built benchmark (reused)")
     p.add_argument("--seed", type=int, default=20, help="seed of the query choice and the random system")
     p.add_argument("--table", help="also write the Markdown table to this file")
-    p.add_argument("--designs", default="random,stratified", help="sample designs: random, stratified (default both)")
+    p.add_argument("--designs", default="random,stratified",
+                   help="sample designs: random, stratified (strata of the judge's uncertainty), stratified-machine "
+                        "(strata of the machine's mean per-query value over the systems and measures); default "
+                        "random,stratified")
     p.add_argument("--strata", type=int, default=4, help="strata of the stratified design (default 4)")
     p.add_argument("--plan-draws", type=int, default=20,
                    help="label sets drawn from the judge's probabilities for the plan's predictions (default 20)")
@@ -376,6 +379,8 @@ def draw_rows(design: str, total: int, n: int, seed: int, strata: list[np.ndarra
     rng = np.random.default_rng(seed)
     if design == "random":
         return rng.choice(total, n, replace=False)
+    if design not in ("stratified", "stratified-machine"):
+        raise SystemExit(f"--designs: unknown design {design!r} (random, stratified, stratified-machine)")
     k = allocate([len(s) for s in strata], n, random.Random(seed))
     return np.concatenate([rng.choice(s, c, replace=False) for s, c in zip(strata, k)])
 
@@ -503,8 +508,11 @@ def main(argv: list[str] | None = None) -> str:
             probs = built["probs"].get(judge) if judge in built["probs"] else [float(g) for g in grades]
             plan_lines = plan_of(machine, simulated_values(built, probs, args.plan_draws, args.seed))
             uncertainty = query_uncertainty(built["queries"], ((q, p) for (q, _, _), p in zip(built["holes"], probs)))
-            strata = strata_of(uncertainty, args.strata)
+            by_machine = np.mean([v for per in machine.values() for v in per.values()], axis=0)
+            strata_by = {"stratified": strata_of(uncertainty, args.strata),
+                         "stratified-machine": strata_of(by_machine, args.strata), "random": None}
             for design in designs:
+                strata = strata_by[design]
                 by_n = {}
                 for n in sizes:
                     t = time.time()
@@ -539,7 +547,8 @@ def main(argv: list[str] | None = None) -> str:
              "systems. Zero-width: intervals of width 0 (over all samples and estimates) of quantities whose "
              "full-judgment values are not all equal. Monte-Carlo standard error of one coverage near 0.95: "
              f"{np.sqrt(0.95 * 0.05 / args.samples):.4f}. Stratified: --strata {args.strata} strata of the judge's "
-             "uncertainty, leftovers at random.", "", HEADER, "|" + "---|" * 10]
+             "uncertainty (stratified-machine: of the machine's mean per-query value over the systems and measures), leftovers "
+             "at random.", "", HEADER, "|" + "---|" * 10]
     for judge, kind, design, n, m, s in rows:
         valid = "-" if s["valid_min"] is None else f"{s['valid_min']:.3f} ({s['valid_share']:.0%})"
         lines.append(f"| {judge} ({kind}) | {design} | {n} | {m} | {s['shipped_min'][0]:.3f} / {s['shipped_min'][1]:.3f} "
