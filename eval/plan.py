@@ -19,7 +19,7 @@ import json
 import sys
 
 from hiera_dspy.cli.options import cli_main, open_store
-from hiera_dspy.labelling.conclusions import plan_run
+from hiera_dspy.labelling.plan import plan_run
 from hiera_dspy.metrics.format import with_ci
 
 

@@ -1,6 +1,5 @@
-"""What a holes labelling run does for its conclusions: the --human-sample options, drawing the sample into the run, at
-every export sample.jsonl, the summary's estimates and the report's section, and the plan of how many queries to
-label (`hiera-dspy plan`; docs/conclusions.md).
+"""What a holes labelling run does for its conclusions: the --human-sample options, drawing the sample into the run, and at
+every export sample.jsonl, the summary's estimates and the report's section (docs/conclusions.md).
 
 The statistics are `hiera_dspy.conclude` (pure); the sample and its table `hiera_dspy.labelling.sample`.
 """
@@ -109,43 +108,3 @@ def conclude(summary: dict, store, run_id: str, runs: dict, originals: dict, rec
         written.append(write_jsonl(out / "sample.jsonl", rows))
     return written, "\n" + section(c)
 
-
-def plan_run(store, run_id: str, width: float = 0.05, power: float = 0.8, draws: int = 20, seed: int = 0) -> dict:
-    """The plan of a holes labelling run (`hiera_dspy.conclude.plan`): per measure, every system and every pair
-    with n_min, the sampled queries for an interval of `width` and, for a pair, for `power` to tell it apart, from
-    the machine's values on all N queries and label sets drawn from the judge's probabilities; beside each, what
-    the run's decided human sample gives now (its estimate from the run's conclusions). HieraError when the run is
-    not a holes labelling run."""
-    import numpy as np
-
-    from hiera_dspy.conclude.holes import machine_values_of, population, simulated_values
-    from hiera_dspy.conclude.plan import plan
-    from hiera_dspy.labelling.exports import records_of
-    from hiera_dspy.labelling.holes import read_inputs
-
-    config = store.run_config(run_id)
-    if not config or config.get("labelling", {}).get("kind") != "holes":
-        raise HieraError(f"run {run_id!r} is not a holes run (made by eval.holes): hiera-dspy plan needs one")
-    labelling = config["labelling"]
-    scheme, depth = LabelScheme.from_dict(labelling["scheme"]), labelling["depth"]
-    level, kind = labelling.get("ci", 0.95), labelling.get("machine_values", "expected")
-    inputs = read_inputs(labelling, scheme)
-    records = list(records_of(store, run_id))
-    runs = {name: list(lines) for name, lines in inputs.runs.items()}
-    queries = population(runs)
-    machine_of, _ = machine_values_of(inputs.qrels, records, scheme, depth, kind)
-    per_run = {name: machine_of(lines, queries) for name, lines in runs.items()}
-    machine = {m: {name: np.asarray(v[m]) for name, v in per_run.items()} for m in next(iter(per_run.values()))}
-    simulated = simulated_values(runs, inputs.qrels, records, scheme, depth, draws, seed)
-    log = SampleLog(store.path)
-    try:
-        sample = log.get(run_id)
-    finally:
-        log.close()
-    c = conclusions(runs, inputs.qrels, records, sample, scheme, depth, level, kind)
-    now = {(m, run, None): e for run, per in c["estimates"].items() for m, e in per.items()}
-    now |= {(d["measure"], d["a"], d["b"]): d for d in c["differences"]}
-    lines = [line.to_dict() | {"now": now.get((line.measure, line.a, line.b))}
-             for line in plan(machine, simulated, width, level, power)]
-    return {"run_id": run_id, "queries": len(queries), "width": width, "power": power, "level": level,
-            "draws": draws, "decided": (c["human_sample"] or {}).get("decided", 0), "lines": lines}
