@@ -32,7 +32,9 @@ Two guards against intervals that claim more than the sample shows:
   from the sampled gap, K the largest count for which a sample of n shows none of them with probability >= 1 -
   `level` (hypergeometric, scipy); the interval runs from the estimate to the most the K most extreme unsampled
   queries could move the mean within the metric's range. `bounds` gives that range.
-- Every interval is clipped to `bounds` (a metric's [0, 1], a difference's [-1, 1]).
+- Every interval is clipped to `bounds` (a metric's [0, 1], a difference's [-1, 1]), and so is the point estimate:
+  the truth lies in the range, so the clipped estimate is never farther from it (the p-value keeps the unclipped
+  one).
 
 Pure: arrays in, arrays out.
 """
@@ -197,5 +199,5 @@ def columns(y, yhat, unl, level: float = 0.95, lam: float | None = None, bounds=
             c = np.flatnonzero(flat_y)
             human_lo[c], human_hi[c] = range_interval(human[c], y[0, c], np.zeros(len(c)), unl[:, c],
                                                       (low[c], high[c]), big_n, n, level)
-        lo, hi, human_lo, human_hi = (np.clip(a, low, high) for a in (lo, hi, human_lo, human_hi))
+        point, lo, hi, human_lo, human_hi = (np.clip(a, low, high) for a in (point, lo, hi, human_lo, human_hi))
     return Columns(point, lo, hi, human_lo, human_hi, lams, n_min, sd, df, p, rule)
