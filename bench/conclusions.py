@@ -1,9 +1,9 @@
 """Benchmark the conclusions of a filled benchmark (PPI over per-query metrics) against full human judgments, offline.
 
-    python bench/conclusions.py --lexical --queries 400   # 1000 samples at 5/10/20%, learned + simulated judges
-    python bench/conclusions.py --lexical --queries 1000 --seed 21 --judges embed-lr,embed-lr-allpool-hgb,flip-5%
-    python bench/conclusions.py --queries 200 --judges embed-lr,embed-lr-pool --sizes 10,20,40   # with MiniLM
-    python bench/conclusions_small.py --work WORK --sizes 40   # which estimates under-cover, remedies measured
+    python -m bench.conclusions --lexical --queries 400   # 1000 samples at 5/10/20%, learned + simulated judges
+    python -m bench.conclusions --lexical --queries 1000 --seed 21 --judges embed-lr,embed-lr-allpool-hgb,flip-5%
+    python -m bench.conclusions --queries 200 --judges embed-lr,embed-lr-pool --sizes 10,20,40   # with MiniLM
+    python -m bench.conclusions_small --work WORK --sizes 40   # which estimates under-cover, remedies measured
 
 The truth: the bundled MSRD judgments pool (hiera_dspy/data/msrd/judgments-pool.tsv.gz). `--queries` queries of the
 pool that are not in the bundled train pairs (seeded; at least 10 judged movies and one relevant) are the benchmark.
@@ -61,7 +61,7 @@ POOL_TRAIN = 1000  # judgments of queries outside the benchmark that embed-lr-po
 
 
 def parser() -> argparse.ArgumentParser:
-    """The command line of `python bench/conclusions.py`."""
+    """The command line of `python -m bench.conclusions`."""
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--queries", type=int, default=200, help="benchmark queries (default 200)")
     p.add_argument("--samples", type=int, default=1000, help="seeded human samples per size (default 1000)")
