@@ -46,7 +46,7 @@ def lines_of(plan: dict) -> list[str]:
     for m in dict.fromkeys(line["measure"] for line in plan["lines"]):
         rows = [line for line in plan["lines"] if line["measure"] == m]
         out += ["", f"== {m}: systems", "| system | machine | n_min | n for width | now |", "|---|---|---|---|---|"]
-        out += [f"| {r['a']} | {r['machine']:.3f} | {r['n_min']} | {r['n_width']} | {_now(r['now'])} |"
+        out += [f"| {r['a']} | {r['machine']:.3f} | {r['n_min']} | {r['n_width']}{_from_sample(r)} | {_now(r['now'])} |"
                 for r in rows if r["b"] is None]
         out += ["", f"== {m}: pairs", "| pair | machine difference | n_min | n to tell apart | now |",
                 "|---|---|---|---|---|"]
@@ -60,6 +60,10 @@ def lines_of(plan: dict) -> list[str]:
             "may cover less often than stated. Pair intervals are per pair: with k pairs, about "
             f"{1 - plan['level']:.0%} of k miss by chance."]
     return out
+
+
+def _from_sample(r: dict) -> str:
+    return "" if r.get("n_width_sample") is None else f" ({r['n_width_sample']} from the sample's spread)"
 
 
 def _apart(r: dict, n_total: int) -> str:

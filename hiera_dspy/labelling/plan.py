@@ -15,12 +15,12 @@ def plan_run(store, run_id: str, width: float = 0.05, power: float = 0.8, draws:
     """The plan of a holes labelling run (`hiera_dspy.conclude.plan`): per measure, every system and every pair
     with n_min, the sampled queries for an interval of `width` and, for a pair, for `power` to tell it apart, from
     the machine's values on all N queries and label sets drawn from the judge's probabilities; beside each, what
-    the run's decided human sample gives now (its estimate from the run's conclusions). HieraError when the run is
-    not a holes labelling run."""
+    the run's decided human sample gives now (its estimate from the run's conclusions) and the n for `width` its
+    own residual spread predicts (`n_width_sample`). HieraError when the run is not a holes labelling run."""
     import numpy as np
 
     from hiera_dspy.conclude.holes import machine_values_of, population, simulated_values
-    from hiera_dspy.conclude.plan import plan
+    from hiera_dspy.conclude.plan import n_for_width, plan
     from hiera_dspy.labelling.exports import records_of
     from hiera_dspy.labelling.holes import read_inputs
 
@@ -48,5 +48,9 @@ def plan_run(store, run_id: str, width: float = 0.05, power: float = 0.8, draws:
     now |= {(d["measure"], d["a"], d["b"]): d for d in c["differences"]}
     lines = [line.to_dict() | {"now": now.get((line.measure, line.a, line.b))}
              for line in plan(machine, simulated, width, level, power)]
+    for line in lines:  # the width the decided sample's own residual spread predicts (no calibration assumed)
+        e = line["now"] or {}
+        line["n_width_sample"] = (n_for_width(lambda n, sd=e["sd"]: (sd, n - 1), len(queries), width, level)
+                                  if e.get("sd") is not None and e.get("n", 0) >= 2 else None)
     return {"run_id": run_id, "queries": len(queries), "width": width, "power": power, "level": level,
             "draws": draws, "decided": (c["human_sample"] or {}).get("decided", 0), "lines": lines}

@@ -37,6 +37,7 @@ def test_plan_before_and_after_the_sample_is_labelled(bench, patch_make_lm, tmp_
     assert after["decided"] == 2
     pair = next(line for line in after["lines"] if line["b"] == "b" and line["measure"] == "p@3")
     assert pair["now"]["n"] == 2 and pair["now"]["ci"] is not None  # what the sample gives now
+    assert 2 <= pair["n_width_sample"] <= 4 and plan["lines"][0]["n_width_sample"] is None
     assert json.loads(capsys.readouterr().out)["run_id"] == run_id
 
 
