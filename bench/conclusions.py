@@ -426,7 +426,8 @@ def resample(truth: dict, machine: dict, n: int, seeds: range, level: float = 0.
                     "human_min": (cover["human"][:k].min(), cover["human"][k:].min()),
                     "valid_min": None if worst is None else cover["corrected"][worst],
                     "valid_share": valid.mean(), "worst_valid": None if worst is None else labels[worst],
-                    "width_shipped": mean_width["shipped"][:k].mean(), "width_corrected": mean_width["corrected"][:k].mean(),
+                    "width_shipped": mean_width["shipped"][:k].mean(),
+                    "width_corrected": mean_width["corrected"][:k].mean(),
                     "narrower": 1 - mean_width["corrected"][:k].mean() / mean_width["shipped"][:k].mean(),
                     "mc_se": float(np.sqrt(level * (1 - level) / len(seeds)))}
     return stats
@@ -530,7 +531,8 @@ def main(argv: list[str] | None = None) -> str:
                                   for at in sizes if at >= 40}
                         notes.append(
                             f"{judge} ({kind}) {m}: plan n_min systems max {max(n_mins[:k])}, median "
-                            f"{int(np.median(n_mins[:k]))}; pairs max {max(n_mins[k:])}, median {int(np.median(n_mins[k:]))}; "
+                            f"{int(np.median(n_mins[:k]))}; pairs max {max(n_mins[k:])}, median "
+                            f"{int(np.median(n_mins[k:]))}; "
                             "plan's n for the width the corrected intervals reached at n, over n (systems, median "
                             "[min, max]): " + "; ".join(f"{at}: {np.median(r):.2f} [{min(r):.2f}, {max(r):.2f}]"
                                                       for at, r in checks.items()))
@@ -547,11 +549,12 @@ def main(argv: list[str] | None = None) -> str:
              "systems. Zero-width: intervals of width 0 (over all samples and estimates) of quantities whose "
              "full-judgment values are not all equal. Monte-Carlo standard error of one coverage near 0.95: "
              f"{np.sqrt(0.95 * 0.05 / args.samples):.4f}. Stratified: --strata {args.strata} strata of the judge's "
-             "uncertainty (stratified-machine: of the machine's mean per-query value over the systems and measures), leftovers "
-             "at random.", "", HEADER, "|" + "---|" * 10]
+             "uncertainty (stratified-machine: of the machine's mean per-query value over the systems and measures), "
+             "leftovers at random.", "", HEADER, "|" + "---|" * 10]
     for judge, kind, design, n, m, s in rows:
         valid = "-" if s["valid_min"] is None else f"{s['valid_min']:.3f} ({s['valid_share']:.0%})"
-        lines.append(f"| {judge} ({kind}) | {design} | {n} | {m} | {s['shipped_min'][0]:.3f} / {s['shipped_min'][1]:.3f} "
+        lines.append(f"| {judge} ({kind}) | {design} | {n} | {m} | {s['shipped_min'][0]:.3f} / "
+                     f"{s['shipped_min'][1]:.3f} "
                      f"| {s['corrected_min'][0]:.3f} / {s['corrected_min'][1]:.3f} | {valid} | "
                      f"{s['human_min'][0]:.3f} / {s['human_min'][1]:.3f} | {s['width_shipped']:.3f} / "
                      f"{s['width_corrected']:.3f} ({s['narrower']:.0%}) | {s['zero']['shipped']} / "

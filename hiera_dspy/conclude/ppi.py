@@ -152,7 +152,8 @@ def t_factor(alpha: float, n: int, fitted: bool) -> float:
 
     df = n - (2 if fitted else 1)
     if df < 1:
-        raise ValueError(f"a t interval needs a degree of freedom: {n} sampled queries, lam {'fitted' if fitted else 'fixed'}")
+        raise ValueError(f"a t interval needs a degree of freedom: {n} sampled queries, lam "
+                         f"{'fitted' if fitted else 'fixed'}")
     return float(t.ppf(1 - alpha / 2, df) * math.sqrt(n / df) / norm.ppf(1 - alpha / 2))
 
 

@@ -7,10 +7,10 @@ has none) scores 0. The strata are its quantiles: the queries sorted by uncertai
 order) and cut into `k` groups of as equal size as possible (`numpy.array_split`). A sample of `n` is allocated
 proportionally: stratum h gets the whole part of n * N_h / N, and the queries left over go to strata at random, each
 stratum one more with probability equal to its fractional part (systematic sampling of the remainders, strata in a
-random order, so the counts still sum to n and each is within one query of n * N_h / N). Every stratum's expected count is
-then exactly n * N_h / N, so every query is drawn with probability n / N, as in a simple random sample: the sample is
-self-weighting and its plain mean unbiased (Cochran, *Sampling Techniques*, 3rd ed. 1977, ch. 5, sections 5.3 and
-5.7). Largest remainders, the rule before 2026-12-03, gave the leftovers always to the least uncertain strata
+random order, so the counts still sum to n and each is within one query of n * N_h / N). Every stratum's expected
+count is then exactly n * N_h / N, so every query is drawn with probability n / N, as in a simple random sample: the
+sample is self-weighting and its plain mean unbiased (Cochran, *Sampling Techniques*, 3rd ed. 1977, ch. 5, sections
+5.3 and 5.7). Largest remainders, the rule before 2026-12-03, gave the leftovers always to the least uncertain strata
 (`allocate([100] * 4, 10)` was [3, 3, 2, 2] for every seed), so inclusion probabilities differed by stratum and the
 plain mean was biased in a fixed direction. The estimators of `hiera_dspy.conclude.ppi` and their variance for a
 simple random sample therefore stay valid on such a sample (conservative: they ignore the gain from stratifying).

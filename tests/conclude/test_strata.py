@@ -1,5 +1,6 @@
 """The strata of the stratified human sample: per-query uncertainty (the sum of p(1 - p) over a query's holes, the
-definition bench/conclusions_small.py imports), quantile strata, proportional allocation with the leftovers at random (exact in expectation), and
+definition bench/conclusions_small.py imports), quantile strata, proportional allocation with the leftovers at random
+(exact in expectation), and
 a hole's relevance probability from its record."""
 
 from __future__ import annotations
