@@ -5,9 +5,9 @@
   p(1 - p) over a query's holes, `hiera_dspy.conclude.strata`), `n` allocated proportionally (the leftover queries
   to strata at random, so every query's chance of being drawn is n / N; `n` >= the strata), each stratum's share
   drawn uniformly without replacement, and the whole sample shuffled (so a person who labels it in order and stops
-  part-way leaves a random part, not the low strata, decided). With equal chances the sample is self-weighting: the PPI estimator and its
-  simple-random-sample variance stay valid and are conservative (Cochran, *Sampling Techniques*, 1977, ch. 5). It
-  needs the machine's judgments of the holes, so `eval.holes` draws it after judging.
+  part-way leaves a random part, not the low strata, decided). With equal chances the sample is self-weighting: the
+  PPI estimator and its simple-random-sample variance stay valid and are conservative (Cochran, *Sampling
+  Techniques*, 1977, ch. 5). It needs the machine's judgments of the holes, so `eval.holes` draws it after judging.
 
 A method is a function of a `Draw` returning (the queries in sample order, each one's stratum or None); a new one is
 one function and one line in `DRAWS`.
