@@ -60,6 +60,11 @@ def sentences(c: dict, measure: str) -> list[str]:
     alpha = 1 - c["level"]
     out = []
     for d in (d for d in c["differences"] if d["measure"] == measure):
+        if d.get("rule") == "exact" and d["ppi"] is not None:  # every query decided: the difference is known
+            first, second = (d["a"], d["b"]) if d["ppi"] >= 0 else (d["b"], d["a"])
+            out.append(f"{first} > {second} by exactly {number(abs(d['ppi']))} (every query is decided)."
+                       if abs(d["ppi"]) > 1e-12 else f"{d['a']} and {d['b']} are equal (every query is decided).")
+            continue
         if d["ppi"] is None or d["ci"] is None:
             out.append(f"{d['a']} vs {d['b']}: no interval yet ({d['note']}).")
             continue

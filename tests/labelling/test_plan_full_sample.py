@@ -69,4 +69,5 @@ def test_a_sample_of_every_query_gives_exact_values_and_every_export_works(bench
         for e in row["estimates"].values():
             assert (e["ci"], e["note"], e["n"], e["N"]) == (None, EXACT, 4, 4) and e["ppi"] == e["human_only"]
     assert all(d["ci"] is None and d["p"] is None for d in summary["differences"])
-    assert "exact" in (out / "report.md").read_text()
+    report = (out / "report.md").read_text()
+    assert "exact" in report and "(every query is decided)." in report
