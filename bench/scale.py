@@ -192,11 +192,12 @@ def row_bytes(scratch: Path, run_id: str) -> int | None:
 
 
 def commit() -> str:
-    """The checkout's commit (short), `+` when the work tree has changes: which code a row measured."""
+    """The checkout's commit (short), `+` when the measured code (hiera_dspy/, eval/, this file) has changes."""
     def git(*args: str) -> str:
         return subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True, check=False).stdout.strip()
 
-    return git("rev-parse", "--short", "HEAD") + ("+" if git("status", "--porcelain", "--untracked-files=no") else "")
+    changed = git("status", "--porcelain", "--untracked-files=no", "--", "hiera_dspy", "eval", "bench/scale.py")
+    return git("rev-parse", "--short", "HEAD") + ("+" if changed else "")
 
 
 def record(result: dict) -> dict:
