@@ -296,7 +296,8 @@ def kill(args) -> None:
         if server:
             server.close()
     rows = stored(store, tag)
-    ids = [json.loads(line)["id"] for line in open(out / "labels.jsonl", encoding="utf-8")]
+    with open(out / "labels.jsonl", encoding="utf-8") as fh:
+        ids = [json.loads(line)["id"] for line in fh]
     exact = len(rows) == n and len(ids) == n and len(set(ids)) == n
     record({"kind": "kill", "method": args.method, "pairs": n, "backend": args.backend, "kills": len(killed_at),
             "rows_at_kills": killed_at, "rows": len(rows), "labels_lines": len(ids), "unique_ids": len(set(ids)),
