@@ -126,9 +126,8 @@ def stage_fit(dataset, work: Path, args) -> None:
     ce = {"embedder": "auto", "ce_max_len": args.max_len, "dev_queries": args.dev_queries}
     jobs = {
         "embed-lr-300": lambda: fit_embed_lr(scheme, small, test),
+        "ce-blend-300": lambda: fit_ce_blend(scheme, small, test, **{**ce, "dev_queries": 50}, ce_pairs=300),
         "scorer-pool": lambda: fit_embed_lr(scheme, train, test, **SCORER_POOL),
-        "ce-blend-300": lambda: fit_ce_blend(scheme, small, test, **ce, ce_pairs=300,
-                                             dev_queries=min(args.dev_queries, 50)),
         "ce-blend-pool": lambda: fit_ce_blend(scheme, train, test, **ce, **SCORER_POOL, ce_pairs=args.ce_pairs),
     }
     (work / "test.json").write_text(json.dumps({"gold": [p.label for p in test], "ids": [p.id for p in test],

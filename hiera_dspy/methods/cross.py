@@ -205,6 +205,7 @@ class CrossBlendProgram(Learner, dspy.Module):
         if self.encoder is not None and pairs:
             keys = [(p.query, p.item_title, p.item_text) for p in pairs]
             self._prefetched = dict(zip(keys, self.encoder.grade_probs(keys)))
+            self.scorer_state.prefetch(pairs)
 
     def forward(self, query: str, item_title: str, item_text: str) -> dspy.Prediction:
         """The blended grade distribution's expected grade, cut at the chosen thresholds; `scores` is the blended
