@@ -21,7 +21,7 @@ from concurrent.futures import ThreadPoolExecutor
 import dspy
 
 from hiera_dspy.engines import Job
-from hiera_dspy.lm import ledger, pacing
+from hiera_dspy.lm import ledger, pacing, retention
 from hiera_dspy.lm.retry import retrying
 from hiera_dspy.records import Judgment, Pair
 from hiera_dspy.runs.runner import Progress, RunRows, judge_one, judgment_row, pending, run_rows
@@ -42,7 +42,7 @@ async def ajudge_one(program: dspy.Module, pair: Pair, position: int | None = No
     book = ledger.Ledger()
     start = time.perf_counter()
     prediction, error = None, None
-    with ledger.bind(book), retrying():
+    with ledger.bind(book), retrying(), retention.bounded():
         try:
             prediction = await program.acall(**program_inputs(pair))
         except Exception as exc:  # noqa: BLE001 - one pair's failure must not stop the run
