@@ -127,8 +127,11 @@ def test_graded_labels_fit_three_grades_with_ordinal_thresholds_and_round_trip(t
 def test_an_unknown_blend_objective_fails_at_build():
     from hiera_dspy.methods import BuildContext, build
 
-    with pytest.raises(ValueError, match="blend_objective"):
+    with pytest.raises(ValueError, match="blend_objective.*kappa | weighted_kappa"):
         build("ce-blend", BuildContext(get_scheme("esci"), train=[]), embedder="lexical", blend_objective="f1")
+    program = build("ce-blend", BuildContext(get_scheme("esci"), train=[]), embedder="lexical",
+                    blend_objective="weighted_kappa", ce_epochs=2)
+    assert program.blend_objective == "weighted_kappa" and program.ce_options["epochs"] == 2
 
 
 def test_compile_label_decide_and_refit_from_the_decisions(tiny_base, tmp_path):
