@@ -1,9 +1,9 @@
 """Benchmark the conclusions of a filled benchmark (PPI over per-query metrics) against full human judgments, offline.
 
-    python bench/conclusions.py --lexical --queries 400   # 1000 samples at 5/10/20%, learned + simulated judges
-    python bench/conclusions.py --lexical --queries 1000 --seed 21 --judges embed-lr,embed-lr-allpool-hgb,flip-5%
-    python bench/conclusions.py --queries 200 --judges embed-lr,embed-lr-pool --sizes 10,20,40   # with MiniLM
-    python bench/conclusions_small.py --work WORK --sizes 40   # which estimates under-cover, remedies measured
+    python -m bench.conclusions --lexical --queries 400   # 1000 samples at 5/10/20%, learned + simulated judges
+    python -m bench.conclusions --lexical --queries 1000 --seed 21 --judges embed-lr,embed-lr-allpool-hgb,flip-5%
+    python -m bench.conclusions --queries 200 --judges embed-lr,embed-lr-pool --sizes 10,20,40   # with MiniLM
+    python -m bench.conclusions_small --work WORK --sizes 40   # which estimates under-cover, remedies measured
 
 The truth: the bundled MSRD judgments pool (hiera_dspy/data/msrd/judgments-pool.tsv.gz). `--queries` queries of the
 pool that are not in the bundled train pairs (seeded; at least 10 judged movies and one relevant) are the benchmark.
@@ -45,24 +45,23 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
-
-from hiera_dspy.conclude.expected import expected_per_query  # noqa: E402
-from hiera_dspy.conclude.per_query import named_measures, per_query  # noqa: E402
-from hiera_dspy.conclude.ppi import estimate_columns  # noqa: E402
-from hiera_dspy.data.msrd import BUNDLED, read_catalog  # noqa: E402
-from hiera_dspy.data.trec import RunLine  # noqa: E402
-from hiera_dspy.labels import get_scheme  # noqa: E402
-from hiera_dspy.records import Pair  # noqa: E402
+from hiera_dspy.conclude.expected import expected_per_query
+from hiera_dspy.conclude.per_query import named_measures, per_query
+from hiera_dspy.conclude.ppi import estimate_columns
+from hiera_dspy.conclude.strata import query_uncertainty, strata_of
+from hiera_dspy.data.msrd import BUNDLED, read_catalog
+from hiera_dspy.data.trec import RunLine
+from hiera_dspy.labels import get_scheme
+from hiera_dspy.records import Pair
 
 SCHEME = get_scheme("msrd")
 DEPTH, POOL_DEPTH, POOL_SYSTEMS = 10, 3, ("bm25", "dense")
-FRACTIONS = (0.05, 0.10, 0.20)
+FRACTIONS = (0.05, 0.075, 0.10, 0.125, 0.20, 0.25)  # 20, 30, 40, 50, 80, 100 of 400 queries
 POOL_TRAIN = 1000  # judgments of queries outside the benchmark that embed-lr-pool learns from
 
 
 def parser() -> argparse.ArgumentParser:
-    """The command line of `python bench/conclusions.py`."""
+    """The command line of `python -m bench.conclusions`."""
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--queries", type=int, default=200, help="benchmark queries (default 200)")
     p.add_argument("--samples", type=int, default=1000, help="seeded human samples per size (default 1000)")
@@ -74,6 +73,13 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--work", default="runs/bench-conclusions", help="folder for the built benchmark (reused)")
     p.add_argument("--seed", type=int, default=20, help="seed of the query choice and the random system")
     p.add_argument("--table", help="also write the Markdown table to this file")
+    p.add_argument("--designs", default="random,stratified",
+                   help="sample designs: random, stratified (strata of the judge's uncertainty), stratified-machine "
+                        "(strata of the machine's mean per-query value over the systems and measures); default "
+                        "random,stratified")
+    p.add_argument("--strata", type=int, default=4, help="strata of the stratified design (default 4)")
+    p.add_argument("--plan-draws", type=int, default=20,
+                   help="label sets drawn from the judge's probabilities for the plan's predictions (default 20)")
     p.add_argument("--lexical", action="store_true",
                    help="no MiniLM: BM25 variants instead of the dense systems, embed-lr on lexical features")
     return p
@@ -354,49 +360,114 @@ def expected_values_of(built: dict, probs: list[float]) -> dict[str, dict[str, n
     return out
 
 
-def resample(truth: dict, machine: dict, n: int, seeds: range, level: float = 0.95) -> dict:
-    """Coverage, widths and Kendall's tau over seeded samples of `n` whole queries, per measure; with the
-    Monte-Carlo standard error of a coverage figure and the coverage where the sample meets Cochran's rule."""
-    from scipy.stats import kendalltau
+def columns_of(values: dict, m: str) -> tuple[list[str], np.ndarray, np.ndarray]:
+    """(names of the systems then of the pairs, per-query matrix of the systems then their pairwise differences, the
+    range of each column's values: [0, 1] for a system, [-1, 1] for a pair) of one measure."""
+    names = list(values[m])
+    a, b = (np.array(ix) for ix in zip(*combinations(range(len(names)), 2)))
+    mat = np.column_stack([values[m][s] for s in names])
+    labels = names + [f"{names[i]} - {names[j]}" for i, j in zip(a, b)]
+    low = np.concatenate([np.zeros(len(names)), -np.ones(len(a))])
+    return labels, np.hstack([mat, mat[:, a] - mat[:, b]]), low
 
-    total = len(next(iter(next(iter(truth.values())).values())))
+
+def draw_rows(design: str, total: int, n: int, seed: int, strata: list[np.ndarray] | None) -> np.ndarray:
+    """The sampled query indices of one seeded sample: `random` (uniform without replacement) or `stratified` (the
+    library's proportional allocation with the leftovers at random, hiera_dspy.conclude.strata.allocate)."""
+    from hiera_dspy.conclude.strata import allocate
+
+    rng = np.random.default_rng(seed)
+    if design == "random":
+        return rng.choice(total, n, replace=False)
+    if design not in ("stratified", "stratified-machine"):
+        raise SystemExit(f"--designs: unknown design {design!r} (random, stratified, stratified-machine)")
+    k = allocate([len(s) for s in strata], n, random.Random(seed))
+    return np.concatenate([rng.choice(s, c, replace=False) for s, c in zip(strata, k)])
+
+
+def resample(truth: dict, machine: dict, n: int, seeds: range, level: float = 0.95, design: str = "random",
+             strata: list[np.ndarray] | None = None, plan_n_min: dict | None = None) -> dict:
+    """Per measure, over seeded samples of `n` whole queries: coverage of the full-judgment value by the corrected
+    (benchmark-mean, `estimand="benchmark"`) and the shipped (superpopulation) intervals, for the systems and the
+    pairwise differences; the corrected coverage over the estimates whose plan n_min <= n; mean widths; zero-width
+    intervals of quantities whose full-judgment values are not all equal; human-only coverage (corrected)."""
+    from hiera_dspy.conclude.finite import min_queries_columns
+
     stats = {}
     for m in truth:
-        names = list(truth[m])
-        pairs = list(combinations(range(len(names)), 2))
-        a, b = (np.array(ix) for ix in zip(*pairs))
-        target = np.array([truth[m][s].mean() for s in names])
-        target = np.concatenate([target, target[a] - target[b]])  # the systems, then the pairwise differences
-        t_mat = np.column_stack([truth[m][s] for s in names])
-        m_mat = np.column_stack([machine[m][s] for s in names])
-        t_mat, m_mat = np.hstack([t_mat, t_mat[:, a] - t_mat[:, b]]), np.hstack([m_mat, m_mat[:, a] - m_mat[:, b]])
-        k = len(names)
-        machine_tau = kendalltau(target[:k], m_mat[:, :k].mean(axis=0)).statistic
-        cover, hum_cover, ppi_w, hum_w, taus, met = [], [], [], [], [], []
+        labels, t_mat, low = columns_of(truth, m)
+        _, m_mat, _ = columns_of(machine, m)
+        target, k, total = t_mat.mean(axis=0), len(truth[m]), t_mat.shape[0]
+        n_min = min_queries_columns(m_mat)
+        varies = np.ptp(t_mat, axis=0) > 1e-12
+        hit = {"corrected": [], "shipped": [], "human": []}
+        width = {"corrected": [], "shipped": []}
+        zero = {"corrected": 0, "shipped": 0}
         for seed in seeds:
             picked = np.zeros(total, dtype=bool)
-            picked[np.random.default_rng(seed).choice(total, n, replace=False)] = True
-            e = estimate_columns(t_mat[picked], m_mat[picked], m_mat[~picked], level)
-            cover.append((e.lo - 1e-12 <= target) & (target <= e.hi + 1e-12))
-            hum_cover.append((e.human_lo - 1e-12 <= target) & (target <= e.human_hi + 1e-12))
-            ppi_w.append((e.hi - e.lo)[:k])
-            hum_w.append((e.human_hi - e.human_lo)[:k])
-            met.append(n >= e.n_min)
-            taus.append(kendalltau(target[:k], e.ppi[:k]).statistic)
-        cover, hum_cover, met = (np.array(x, dtype=float) for x in (cover, hum_cover, met))
-        per = cover.mean(axis=0)
-        stats[m] = {"coverage_min": per[:k].min(), "coverage_mean": per[:k].mean(),
-                    "pair_coverage_min": per[k:].min(), "pair_coverage_mean": per[k:].mean(),
-                    "mc_se": float(np.sqrt(level * (1 - level) / len(seeds))),
-                    "human_coverage_min": hum_cover.mean(axis=0)[:k].min(),
-                    "human_coverage_mean": hum_cover.mean(axis=0)[:k].mean(),
-                    "human_pair_coverage_min": hum_cover.mean(axis=0)[k:].min(),
-                    "rule_met": met.mean(), "coverage_rule_met": (cover * met).sum() / max(met.sum(), 1),
-                    "coverage_rule_not_met": (cover * (1 - met)).sum() / max((1 - met).sum(), 1) if (1 - met).sum()
-                    else None,
-                    "ppi_width": np.mean(ppi_w), "human_width": np.mean(hum_w),
-                    "narrower": 1 - np.mean(ppi_w) / np.mean(hum_w), "tau": np.mean(taus), "tau_machine": machine_tau}
+            picked[draw_rows(design, total, n, seed, strata)] = True
+            args = (t_mat[picked], m_mat[picked], m_mat[~picked], level)
+            got = {"corrected": estimate_columns(*args, bounds=(low, np.ones_like(low)), n_min=n_min),
+                   "shipped": estimate_columns(*args, estimand="superpopulation")}
+            for key, e in got.items():
+                hit[key].append((e.lo - 1e-12 <= target) & (target <= e.hi + 1e-12))
+                width[key].append(e.hi - e.lo)
+                zero[key] += int(((e.hi - e.lo <= 1e-12) & varies).sum())
+            e = got["corrected"]
+            hit["human"].append((e.human_lo - 1e-12 <= target) & (target <= e.human_hi + 1e-12))
+        cover = {key: np.mean(v, axis=0) for key, v in hit.items()}
+        mean_width = {key: np.mean(v, axis=0) for key, v in width.items()}
+        valid = (np.array([n >= plan_n_min[m][label] for label in labels]) if plan_n_min
+                 else np.ones(len(labels), bool))
+        worst = int(np.argmin(np.where(valid, cover["corrected"], np.inf))) if valid.any() else None
+        stats[m] = {"labels": labels, "k": k, "cover": cover, "width": mean_width, "zero": zero, "n_min": n_min,
+                    "shipped_min": (cover["shipped"][:k].min(), cover["shipped"][k:].min()),
+                    "corrected_min": (cover["corrected"][:k].min(), cover["corrected"][k:].min()),
+                    "human_min": (cover["human"][:k].min(), cover["human"][k:].min()),
+                    "valid_min": None if worst is None else cover["corrected"][worst],
+                    "valid_share": valid.mean(), "worst_valid": None if worst is None else labels[worst],
+                    "width_shipped": mean_width["shipped"][:k].mean(),
+                    "width_corrected": mean_width["corrected"][:k].mean(),
+                    "narrower": 1 - mean_width["corrected"][:k].mean() / mean_width["shipped"][:k].mean(),
+                    "mc_se": float(np.sqrt(level * (1 - level) / len(seeds)))}
     return stats
+
+
+def simulated_values(built: dict, probs: list[float], draws: int, seed: int) -> list[dict]:
+    """`draws` sets of per-query values with every hole's label drawn from the judge's probability of Relevant (the
+    human values the plan assumes; hiera_dspy.conclude.plan)."""
+    rng = np.random.default_rng(seed)
+    p = np.asarray(probs, dtype=float)
+    return [values_of(built, (rng.random(len(p)) < p).astype(int).tolist()) for _ in range(draws)]
+
+
+def plan_of(machine: dict, simulated: list[dict], width: float = 0.05) -> dict[str, dict[str, object]]:
+    """measure -> column label -> the plan's Line (hiera_dspy.conclude.plan) from the machine and simulated values."""
+    from hiera_dspy.conclude.plan import plan
+
+    out: dict[str, dict[str, object]] = {}
+    for line in plan(machine, simulated, width):
+        label = line.a if line.b is None else f"{line.a} - {line.b}"
+        out.setdefault(line.measure, {})[label] = line
+    return out
+
+
+def width_check(plan_lines: dict, stats_by_n: dict[int, dict], n_total: int, at: int) -> list[float]:
+    """For each system: the plan's n for the width the benchmark's corrected intervals reached at `at` sampled
+    queries, over `at` (1.0: exact)."""
+    from hiera_dspy.conclude.plan import n_for_width
+
+    ratios = []
+    s = stats_by_n[at]
+    for j, label in enumerate(s["labels"][:s["k"]]):
+        line = plan_lines[label]
+        target = s["width"]["corrected"][j]
+
+        def sd_at(n, line=line):
+            return line.sd, n - 1
+
+        ratios.append(n_for_width(sd_at, n_total, target) / at)
+    return ratios
 
 
 def judge_names(args) -> list[str]:
@@ -418,9 +489,9 @@ def machine_variants(args, built: dict, judge: str, truth_grades: list[int]) -> 
     return out
 
 
-HEADER = ("| judge | kappa | machine values | sample | queries | measure | coverage min / mean | pairs min / mean | "
-          "human-only min / mean (pairs min) | rule met | coverage where met / not | PPI width | human-only width | "
-          "narrower | tau PPI | tau machine |")
+HEADER = ("| judge | design | queries | measure | coverage min systems / pairs, shipped | corrected | corrected where "
+          "n >= plan n_min (share of estimates) | human-only corrected | width shipped / corrected (narrower) | "
+          "zero-width shipped / corrected |")
 
 
 def main(argv: list[str] | None = None) -> str:
@@ -431,46 +502,63 @@ def main(argv: list[str] | None = None) -> str:
     truth = values_of(built, truth_grades)
     n_q = len(built["queries"])
     sizes = [int(x) for x in args.sizes.split(",")] if args.sizes else [max(2, round(f * n_q)) for f in FRACTIONS]
+    designs = [d.strip() for d in args.designs.split(",") if d.strip()]
     rows, notes = [], []
     for judge in judge_names(args):
         for kind, grades, machine in machine_variants(args, built, judge, truth_grades):
-            k = kappa(truth_grades, grades)
-            gap = {m: max(abs(machine[m][s].mean() - truth[m][s].mean()) for s in truth[m]) for m in truth}
-            corr = {m: np.nanmean([np.corrcoef(machine[m][s], truth[m][s])[0, 1] for s in truth[m]]) for m in truth}
-            notes.append(f"{judge} ({kind}): largest machine-only error over the systems "
-                         + ", ".join(f"{m} {g:.3f}" for m, g in gap.items())
-                         + "; mean per-query correlation of machine and full-judgment values "
-                         + ", ".join(f"{m} {r:.3f}" for m, r in corr.items()))
-            for n in sizes:
-                t = time.time()
-                for m, s in resample(truth, machine, n, range(args.samples)).items():
-                    rows.append((judge, k, kind, n / n_q, n, m, s))
-                print(f"{judge} ({kind}) at {n} queries: {time.time() - t:.0f} s", file=sys.stderr)
-    holes = len(built["holes"])
-    se = rows[0][-1]["mc_se"] if rows else 0
-    lines = [f"Benchmark: {n_q} MSRD pool queries (not in the bundled train pairs), 8 systems ranking each query's "
-             f"judged movies{' (lexical variant: no MiniLM)' if args.lexical else ''}, shallow pool = top "
-             f"{POOL_DEPTH} of {' and '.join(pool_systems(args.lexical))} "
-             f"({len(built['pool'])} judgments), {holes} holes in the top {DEPTH} "
-             f"({sum(truth_grades)} relevant); {args.samples} seeded human samples per size; 95% CIs: PPI++ (ppi_py) "
-             "with Student-t quantiles and unbiased variances (hiera_dspy.conclude.ppi). Coverage: share of samples "
-             "whose CI contains the full-judgment value (min over the 8 systems / mean; pairs: min over the 28 "
-             f"differences / mean); Monte-Carlo standard error of one coverage figure near 0.95: {se:.4f}, so the "
-             f"minimum over 8 systems sits up to about {1.42 * se:.3f} and over 28 pairs up to {1.97 * se:.3f} below the "
-             "mean by chance alone. Human-only: the Student-t interval of the same sample's human values. Rule met: "
-             "share of the estimates (systems and pairs) whose sample size meets Cochran's rule n > 28 + 25 g^2 "
-             "(g: skewness of the sample's human-minus-lam-machine values), which the report flags when it fails; "
-             "coverage where met / not: over those estimates. Narrower: 1 - mean PPI CI width / mean human-only "
-             "CI width (systems). tau: Kendall's tau of the PPI ranking (mean over samples) and of the machine-only "
-             "ranking vs the full-judgment ranking. Machine values: `labels` = the metric under the judge's labels, "
-             "`expected` = the expected metric under its probabilities.", "", HEADER, "|" + "---|" * 16]
-    for judge, k, kind, fraction, n, m, s in rows:
-        not_met = "-" if s["coverage_rule_not_met"] is None else f"{s['coverage_rule_not_met']:.3f}"
-        lines.append(f"| {judge} | {k:.3f} | {kind} | {fraction:.0%} | {n} | {m} | {s['coverage_min']:.3f} / "
-                     f"{s['coverage_mean']:.3f} | {s['pair_coverage_min']:.3f} / {s['pair_coverage_mean']:.3f} | "
-                     f"{s['human_coverage_min']:.3f} / {s['human_coverage_mean']:.3f} ({s['human_pair_coverage_min']:.3f}) | "
-                     f"{s['rule_met']:.0%} | {s['coverage_rule_met']:.3f} / {not_met} | {s['ppi_width']:.3f} | "
-                     f"{s['human_width']:.3f} | {s['narrower']:.0%} | {s['tau']:.3f} | {s['tau_machine']:.3f} |")
+            probs = built["probs"].get(judge) if judge in built["probs"] else [float(g) for g in grades]
+            plan_lines = plan_of(machine, simulated_values(built, probs, args.plan_draws, args.seed))
+            uncertainty = query_uncertainty(built["queries"], ((q, p) for (q, _, _), p in zip(built["holes"], probs)))
+            by_machine = np.mean([v for per in machine.values() for v in per.values()], axis=0)
+            strata_by = {"stratified": strata_of(uncertainty, args.strata),
+                         "stratified-machine": strata_of(by_machine, args.strata), "random": None}
+            for design in designs:
+                strata = strata_by[design]
+                by_n = {}
+                for n in sizes:
+                    t = time.time()
+                    by_n[n] = resample(truth, machine, n, range(args.samples), design=design, strata=strata,
+                                       plan_n_min={m: {lab: line.n_min for lab, line in plan_lines[m].items()}
+                                                   for m in plan_lines})
+                    print(f"{judge} ({kind}, {design}) at {n} queries: {time.time() - t:.0f} s", file=sys.stderr)
+                for m in truth:
+                    for n in sizes:
+                        rows.append((judge, kind, design, n, m, by_n[n][m]))
+                    if design == "random":
+                        n_mins = [line.n_min for line in plan_lines[m].values()]
+                        k = len(truth[m])
+                        checks = {at: width_check(plan_lines[m], {x: by_n[x][m] for x in by_n}, n_q, at)
+                                  for at in sizes if at >= 40}
+                        notes.append(
+                            f"{judge} ({kind}) {m}: plan n_min systems max {max(n_mins[:k])}, median "
+                            f"{int(np.median(n_mins[:k]))}; pairs max {max(n_mins[k:])}, median "
+                            f"{int(np.median(n_mins[k:]))}; "
+                            "plan's n for the width the corrected intervals reached at n, over n (systems, median "
+                            "[min, max]): " + "; ".join(f"{at}: {np.median(r):.2f} [{min(r):.2f}, {max(r):.2f}]"
+                                                      for at, r in checks.items()))
+    lines = [f"Benchmark: {n_q} MSRD pool queries (not in the bundled train pairs), 8 systems, shallow pool = top "
+             f"{POOL_DEPTH} of {' and '.join(pool_systems(args.lexical))} ({len(built['pool'])} judgments), "
+             f"{len(built['holes'])} holes in the top {DEPTH} ({sum(truth_grades)} relevant); {args.samples} seeded "
+             "human samples per cell; 95% intervals. Shipped: the superpopulation PPI++ intervals of before "
+             "2026-12-03 (ppi_py, Student-t widened). Corrected: the benchmark-mean intervals (finite-population "
+             "regression estimator, slope 1 below n_min, rule-of-three range for a residual without spread, clipped "
+             "to the metric's range; hiera_dspy.conclude.finite). Coverage: share of samples whose interval contains "
+             "the full-judgment value, min over the 8 systems / the 28 pairs; corrected where n >= plan n_min: min "
+             "over the estimates whose n_min (Cochran's rule on the machine's values over all N, as "
+             "`hiera-dspy plan` gives it) is at most n, with the share of such estimates. Width: mean over the "
+             "systems. Zero-width: intervals of width 0 (over all samples and estimates) of quantities whose "
+             "full-judgment values are not all equal. Monte-Carlo standard error of one coverage near 0.95: "
+             f"{np.sqrt(0.95 * 0.05 / args.samples):.4f}. Stratified: --strata {args.strata} strata of the judge's "
+             "uncertainty (stratified-machine: of the machine's mean per-query value over the systems and measures), "
+             "leftovers at random.", "", HEADER, "|" + "---|" * 10]
+    for judge, kind, design, n, m, s in rows:
+        valid = "-" if s["valid_min"] is None else f"{s['valid_min']:.3f} ({s['valid_share']:.0%})"
+        lines.append(f"| {judge} ({kind}) | {design} | {n} | {m} | {s['shipped_min'][0]:.3f} / "
+                     f"{s['shipped_min'][1]:.3f} "
+                     f"| {s['corrected_min'][0]:.3f} / {s['corrected_min'][1]:.3f} | {valid} | "
+                     f"{s['human_min'][0]:.3f} / {s['human_min'][1]:.3f} | {s['width_shipped']:.3f} / "
+                     f"{s['width_corrected']:.3f} ({s['narrower']:.0%}) | {s['zero']['shipped']} / "
+                     f"{s['zero']['corrected']} |")
     full = {m: {s: round(float(v.mean()), 4) for s, v in truth[m].items()} for m in truth}
     lines += ["", f"Full-judgment values: {json.dumps(full)}", "", *[f"- {n}" for n in notes], ""]
     table = "\n".join(lines)

@@ -1,7 +1,7 @@
 """Small-sample coverage of the conclusions benchmark: which estimates under-cover, and two remedies measured.
 
-    python bench/conclusions.py --lexical --queries 400 --judges embed-lr-allpool-hgb   # builds WORK/built.json
-    python bench/conclusions_small.py --work runs/bench-conclusions --judge embed-lr-allpool-hgb --sizes 20,40,80
+    python -m bench.conclusions --lexical --queries 400 --judges embed-lr-allpool-hgb   # builds WORK/built.json
+    python -m bench.conclusions_small --work runs/bench-conclusions --judge embed-lr-allpool-hgb --sizes 20,40,80
 
 Reads the benchmark bench/conclusions.py built (WORK/built.json: queries, systems, holes, the judge's labels and
 probabilities) and, over `--samples` seeded samples per size, prints per measure: the worst estimates (systems and
@@ -18,17 +18,15 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
+import random
 from itertools import combinations
 from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
-
-import bench.conclusions as bc  # noqa: E402
-from hiera_dspy.conclude.ppi import estimate_columns, min_queries  # noqa: E402
-from hiera_dspy.conclude.strata import allocate, query_uncertainty, strata_of  # noqa: E402
+import bench.conclusions as bc
+from hiera_dspy.conclude.ppi import estimate_columns, min_queries
+from hiera_dspy.conclude.strata import allocate, query_uncertainty, strata_of
 
 
 def columns(values: dict, m: str):
@@ -53,8 +51,8 @@ def boot_t(r: np.ndarray, offset: np.ndarray, extra_var: np.ndarray, rng, level:
 
 
 def stratified(strata: list[np.ndarray], n: int, rng) -> np.ndarray:
-    """A proportionally allocated stratified sample of n queries (largest remainders; the library's allocation)."""
-    k = allocate([len(s) for s in strata], n)
+    """A proportionally allocated stratified sample of n queries (the library's allocation: leftovers at random)."""
+    k = allocate([len(s) for s in strata], n, random.Random(int(rng.integers(2 ** 31))))
     return np.concatenate([rng.choice(s, m, replace=False) for s, m in zip(strata, k)])
 
 

@@ -123,7 +123,7 @@ def stage_fit(dataset, work: Path, args) -> None:
     scheme, labels = dataset.scheme, dataset.scheme.labels
     train, test = splits(dataset.split("all"), labels, args.per_level)
     small = balanced(train, labels, 300, seed=42)
-    ce = {"embedder": "auto", "ce_max_len": args.max_len, "dev_queries": args.dev_queries}
+    ce = {"embedder": "auto", "ce_max_len": args.max_len, "dev_queries": args.dev_queries, "ce_epochs": args.ce_epochs}
     jobs = {
         "embed-lr-300": lambda: fit_embed_lr(scheme, small, test),
         "ce-blend-300": lambda: fit_ce_blend(scheme, small, test, **{**ce, "dev_queries": 50}, ce_pairs=300),
@@ -208,6 +208,7 @@ def main(argv: list[str] | None = None):
     ap.add_argument("--per-level", type=int, default=333)
     ap.add_argument("--ce-pairs", type=int, default=30000)
     ap.add_argument("--max-len", type=int, default=64)
+    ap.add_argument("--ce-epochs", type=int, default=1)
     ap.add_argument("--dev-queries", type=int, default=400)
     args = ap.parse_args(argv)
     args.refit = set(filter(None, args.refit.split(",")))

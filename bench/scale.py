@@ -1,14 +1,16 @@
 """eval.label at scale: wall time, time per 1k pairs, peak RSS (from the OS), store size and stderr lines, offline.
 
-    python bench/scale.py label --pairs 10000 100000            # zero-shot, loopback server, --threads 32
-    python bench/scale.py label --pairs 100000 --method hiera    # HIERA (every triage unclear: it always delegates)
-    python bench/scale.py resume --pairs 1000000 --real 20000    # a finished 1M run: seed the store, time the resume
-    python bench/scale.py kill --pairs 100000 --backend fake   # SIGKILLed 6 times, resumed: every pair exactly once
-    python bench/scale.py table                                  # bench/results/scale.jsonl as a Markdown table
+    python -m bench.scale label --pairs 10000 100000            # zero-shot, loopback server, --threads 32
+    python -m bench.scale label --pairs 1000000                 # a million pairs over the loopback server (~2 h here)
+    python -m bench.scale label --pairs 100000 --method hiera   # HIERA (every triage unclear: it always delegates)
+    python -m bench.scale resume --pairs 1000000 --real 20000   # a finished 1M run: seed the store, time the resume
+    python -m bench.scale kill --pairs 100000 --backend fake    # SIGKILLed 6 times, resumed: every pair exactly once
+    python -m bench.scale table                                 # bench/results/scale.jsonl -> bench/results/scale.md
 
 Pairs are synthetic and unlabelled: real MSRD queries (the bundled train and dev files) x random catalog movies
 (seed 0). Each measurement runs `python -m eval.label` in a fresh process under `/usr/bin/time -v` (peak RSS is the
-kernel's maximum resident set size), against an OpenAI-compatible loopback server in its own process
+kernel's maximum resident set size; the process's RSS is also sampled every 2 s, and the peak of each tenth of the
+run's wall time recorded, so growth within one run shows), against an OpenAI-compatible loopback server in its own process
 (tests/fault_server.py, no latency, no faults; `--backend fake` uses the in-process fake LM instead). The store,
 caches and outputs live in a scratch folder (`--scratch`, default /tmp/hiera-scale), never in the repository; one
 JSON line per measurement is appended to bench/results/scale.jsonl. `resume` judges the first `--real` pairs for real,
@@ -32,6 +34,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "bench" / "results" / "scale.jsonl"
+TABLE = ROOT / "bench" / "results" / "scale.md"
+SAMPLE_S = 2.0  # seconds between RSS samples of the measured process
 HIERA_ANSWERS = {"query_interpretability": "unclear"}  # hiera then always delegates (all four agents run)
 
 
@@ -40,7 +44,6 @@ def make_pairs(n: int, scratch: Path) -> Path:
     path = scratch / f"pairs-{n}.jsonl"
     if path.is_file():
         return path
-    sys.path.insert(0, str(ROOT))
     from hiera_dspy.data.msrd import BUNDLED, read_catalog
 
     queries = sorted({json.loads(line)["query"] for name in ("train.jsonl", "dev.jsonl")
@@ -81,18 +84,63 @@ def label_command(pairs: Path, out: Path, method: str, threads: int, backend: st
     if backend == "loopback":
         return [sys.executable, "-m", "eval.label", *argv, "--lm", "openai/bench", "--api-base", url]
     answers = json.dumps(HIERA_ANSWERS if method == "hiera" else {})
-    return [sys.executable, str(Path(__file__).resolve()), "_fake", answers, *argv, "--lm", "openai/bench"]
+    return [sys.executable, "-m", "bench.scale", "_fake", answers, *argv, "--lm", "openai/bench"]
+
+
+def rss_mb(pid: int) -> float | None:
+    """The resident set size of process `pid` now, MB (None once it has exited)."""
+    try:
+        with open(f"/proc/{pid}/status") as fh:
+            return next(int(line.split()[1]) / 1024 for line in fh if line.startswith("VmRSS:"))
+    except (OSError, StopIteration):
+        return None
+
+
+def child_of(pid: int) -> int | None:
+    """The first child process of `pid` (the command /usr/bin/time runs), or None."""
+    try:
+        children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+    except OSError:
+        return None
+    return int(children[0]) if children else None
+
+
+def tenths(samples: list[tuple[float, float]]) -> list[int]:
+    """The peak RSS MB of each tenth of the run's wall time, from (seconds, MB) samples."""
+    if not samples:
+        return []
+    end = samples[-1][0] or 1.0
+    peaks = [0.0] * 10
+    for t, mb in samples:
+        k = min(9, int(t / end * 10))
+        peaks[k] = max(peaks[k], mb)
+    for k in range(1, 10):  # a tenth without a sample (a short run): the RSS it started with
+        peaks[k] = peaks[k] or peaks[k - 1]
+    return [round(p) for p in peaks]
 
 
 def measure(command: list[str], scratch: Path, tag: str) -> dict:
-    """Run `command` under /usr/bin/time -v; wall seconds, peak RSS MB (the OS's), stderr lines."""
+    """Run `command` under /usr/bin/time -v; wall seconds, peak RSS MB (the OS's) and the peak of each tenth of the
+    wall time (sampled every SAMPLE_S), stderr lines."""
     env = {**os.environ, "PYTHONPATH": str(ROOT), "HIERA_RUNS_DIR": str(scratch / "runs"),
            "HIERA_CACHE_DIR": str(scratch / "cache")}
     err = scratch / f"{tag}.stderr"
     start = time.perf_counter()
+    samples: list[tuple[float, float]] = []
     with open(err, "w") as fh:
-        code = subprocess.call(["/usr/bin/time", "-v", *command], stdout=subprocess.DEVNULL, stderr=fh, cwd=ROOT,
-                               env=env)
+        proc = subprocess.Popen(["/usr/bin/time", "-v", *command], stdout=subprocess.DEVNULL, stderr=fh, cwd=ROOT,
+                                env=env)
+        child = None
+        while proc.poll() is None:
+            child = child or child_of(proc.pid)
+            mb = rss_mb(child) if child else None
+            if mb is not None:
+                samples.append((time.perf_counter() - start, mb))
+            try:
+                proc.wait(SAMPLE_S)
+            except subprocess.TimeoutExpired:
+                pass
+        code = proc.returncode
     wall = time.perf_counter() - start
     text = err.read_text(errors="replace")
     rss = re.search(r"Maximum resident set size \(kbytes\): (\d+)", text)
@@ -101,7 +149,7 @@ def measure(command: list[str], scratch: Path, tag: str) -> dict:
     if code:
         raise SystemExit(f"{tag}: exit {code}; see {err}")
     return {"wall_s": round(wall, 1), "peak_rss_mb": round(int(rss.group(1)) / 1024) if rss else None,
-            "stderr_lines": lines, "cpu_s": round(cpu, 1)}
+            "rss_mb_by_tenth": tenths(samples), "stderr_lines": lines, "cpu_s": round(cpu, 1)}
 
 
 PROGRESS = re.compile(r"(\d+)/(\d+) \(\d+%\).*elapsed (\d+):(\d\d):(\d\d)")
@@ -143,8 +191,18 @@ def row_bytes(scratch: Path, run_id: str) -> int | None:
     return round(size / n) if n else None
 
 
+def commit() -> str:
+    """The checkout's commit (short), `+` when the measured code (hiera_dspy/, eval/, this file) has changes."""
+    def git(*args: str) -> str:
+        return subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True, check=False).stdout.strip()
+
+    changed = git("status", "--porcelain", "--untracked-files=no", "--", "hiera_dspy", "eval", "bench/scale.py")
+    return git("rev-parse", "--short", "HEAD") + ("+" if changed else "")
+
+
 def record(result: dict) -> dict:
-    """Append one measurement to bench/results/scale.jsonl and print it."""
+    """Append one measurement (with the commit it measured) to bench/results/scale.jsonl and print it."""
+    result = {**result, "commit": commit()}
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     with open(RESULTS, "a") as fh:
         fh.write(json.dumps(result) + "\n")
@@ -238,7 +296,8 @@ def kill(args) -> None:
         if server:
             server.close()
     rows = stored(store, tag)
-    ids = [json.loads(line)["id"] for line in open(out / "labels.jsonl", encoding="utf-8")]
+    with open(out / "labels.jsonl", encoding="utf-8") as fh:
+        ids = [json.loads(line)["id"] for line in fh]
     exact = len(rows) == n and len(ids) == n and len(set(ids)) == n
     record({"kind": "kill", "method": args.method, "pairs": n, "backend": args.backend, "kills": len(killed_at),
             "rows_at_kills": killed_at, "rows": len(rows), "labels_lines": len(ids), "unique_ids": len(set(ids)),
@@ -280,21 +339,28 @@ def fill(store: Path, run_id: str, real: int, n: int) -> None:
 
 
 def table(_args) -> None:
-    """The measurements so far as a Markdown table (CPU seconds and the per-tenth times where they were recorded)."""
-    print("| kind | method | backend | pairs | wall s | s per 1k | CPU s per 1k | s per 1k, first / last tenth "
-          "| peak RSS MB | store MB | bytes/row | stderr lines | load |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    """The measurements so far as a Markdown table (CPU seconds, the per-tenth times and RSS where they were recorded),
+    printed and written to bench/results/scale.md."""
+    lines = [("| kind | method | backend | pairs | commit | wall s | s per 1k | CPU s per 1k | s per 1k, first / last "
+              "tenth | peak RSS MB | RSS MB by tenth | store MB | bytes/row | stderr lines | load |"),
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for line in RESULTS.read_text().splitlines():
         r = json.loads(line)
-        tenths = (f"{r['s_per_1k_first_tenth']} / {r['s_per_1k_last_tenth']}" if r.get("s_per_1k_first_tenth")
-                  else "-")
-        print(f"| {r['kind']} | {r['method']} | {r.get('backend', '-')} | {r['pairs']:,} | {r['wall_s']} | "
-              f"{r.get('s_per_1k', '-')} | {r.get('cpu_s_per_1k', '-')} | {tenths} | {r['peak_rss_mb']} | "
-              f"{r['store_mb']} | {r.get('row_bytes') or '-'} | {r.get('stderr_lines') if r.get('stderr_lines') is not None else '-'} | {r.get('load', 0):.1f} |")
+        times = (f"{r['s_per_1k_first_tenth']} / {r['s_per_1k_last_tenth']}" if r.get("s_per_1k_first_tenth")
+                 else "-")
+        by_tenth = " ".join(map(str, r.get("rss_mb_by_tenth") or [])) or "-"
+        errs = r.get("stderr_lines")
+        lines.append(f"| {r['kind']} | {r['method']} | {r.get('backend', '-')} | {r['pairs']:,} | "
+                     f"{r.get('commit', '-')} | {r['wall_s']} | {r.get('s_per_1k', '-')} | {r.get('cpu_s_per_1k', '-')} "
+                     f"| {times} | {r['peak_rss_mb']} | {by_tenth} | {r['store_mb']} | {r.get('row_bytes') or '-'} | "
+                     f"{errs if errs is not None else '-'} | {r.get('load', 0):.1f} |")
+    text = "\n".join(lines) + "\n"
+    TABLE.write_text("# eval.label at scale (`python -m bench.scale table`, from bench/results/scale.jsonl)\n\n" + text)
+    print(text, end="")
 
 
 def fake_label(answers: str, argv: list[str]) -> None:
     """eval.label with every role LM the in-process fake LM (`--backend fake`)."""
-    sys.path.insert(0, str(ROOT))
     from eval import label as eval_label
     from hiera_dspy.lm.roles import lm_factory
     from hiera_dspy.testing import fake_lm
@@ -306,7 +372,7 @@ def fake_label(answers: str, argv: list[str]) -> None:
 def main() -> None:
     if len(sys.argv) > 2 and sys.argv[1] == "_fake":
         return fake_label(sys.argv[2], sys.argv[3:])
-    p = argparse.ArgumentParser(prog="python bench/scale.py", description=__doc__,
+    p = argparse.ArgumentParser(prog="python -m bench.scale", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("what", choices=("label", "resume", "kill", "table"))
     p.add_argument("--pairs", type=int, nargs="+", default=[10_000])

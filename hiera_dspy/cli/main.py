@@ -28,6 +28,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "ablate": ("eval.ablate", "the paper's comparison: every method on the same pairs, one report"),
     "label": ("eval.label", "label pairs that have no labels: qrels, each label with its confidence"),
     "holes": ("eval.holes", "fill the holes of a retrieval benchmark (unjudged top-k documents)"),
+    "plan": ("eval.plan", "before labelling: how many queries a person must label, per system and per pair"),
     "holes-demo": ("eval.holes_demo", "the hole-filling demo on the bundled MSRD sample, offline"),
     "review": ("eval.review", "the review page: a person decides what the machine could not"),
     "escalations": ("eval.escalations", "the review queue as text; decisions back in from a file"),

@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from hiera_dspy.conclude.expected import Dist, expected_per_query, gains, one_hot
 from hiera_dspy.conclude.per_query import named_measures, per_query
 from hiera_dspy.conclude.ppi import Values, differences, estimate
+from hiera_dspy.conclude.retrieval import top_k
 from hiera_dspy.labelling.sample import Sample, SampleState, state
 from hiera_dspy.labels import LabelScheme
 
@@ -61,6 +62,54 @@ def machine_dists(originals: dict, records: Sequence[dict], scheme: LabelScheme)
     return dists, soft
 
 
+def machine_values_of(originals: dict, records: Sequence[dict], scheme: LabelScheme, depth: int,
+                      machine_values: str = "expected"):
+    """(function(run lines, queries) -> measure -> the machine's per-query values, how many holes carried a
+    distribution): the metric under the judge's labels ("labels") or expected under its probabilities
+    ("expected")."""
+    if machine_values == "labels":
+        qrels = {**originals, **{(r["query_id"], r["item_id"]): scheme.labels.index(r["machine_label"])
+                                 for r in records if r.get("machine_label")}}
+        measures = named_measures(scheme, depth)
+        return (lambda lines, queries: per_query(lines, qrels, queries, measures)), 0
+    dists, soft = machine_dists(originals, records, scheme)
+    return (lambda lines, queries: expected_per_query(lines, dists, queries, scheme, depth)), soft
+
+
+def simulated_values(runs: dict[str, list], originals: dict, records: Sequence[dict], scheme: LabelScheme,
+                     depth: int, draws: int = 20, seed: int = 0) -> list[dict[str, dict]]:
+    """`draws` sets of measure -> run -> per-query values (over `population(runs)`) with every hole's label drawn
+    from the judge's probabilities (its record's distribution, else relevant with `relevance_probability`; an
+    escalated or failed hole 1/2), the original judgments as they are: the human values `hiera_dspy.conclude.plan`
+    assumes before anyone labels."""
+    import numpy as np
+
+    from hiera_dspy.conclude.plan import draw_labels
+    from hiera_dspy.conclude.strata import relevance_probability
+
+    queries = population(runs)
+    fixed = {k: one_hot(g, scheme) for k, g in originals.items()}
+    hole_dists = {}
+    for r in records:
+        dist = r.get("distribution")
+        try:
+            usable = isinstance(dist, dict) and gains(dist, scheme) is not None and r.get("machine_label")
+        except ValueError:
+            usable = False
+        p = relevance_probability(r, scheme)
+        hole_dists[(r["query_id"], r["item_id"])] = (
+            {k: v for k, v in dist.items() if k in scheme.labels} if usable else
+            {scheme.threshold: p, scheme.labels[0]: 1.0 - p})
+    rng = np.random.default_rng(seed)
+    listed = {name: list(lines) for name, lines in runs.items()}  # a run file read once, not once a draw
+    out = []
+    for _ in range(draws):
+        dists = {**fixed, **draw_labels(hole_dists, rng)}
+        per_run = {name: expected_per_query(lines, dists, queries, scheme, depth) for name, lines in listed.items()}
+        out.append({m: {name: v[m] for name, v in per_run.items()} for m in named_measures(scheme, depth)})
+    return out
+
+
 def conclusions(runs: dict[str, list], originals: dict, records: Sequence[dict], sample: Sample | None,
                 scheme: LabelScheme, depth: int, level: float = 0.95, machine_values: str = "expected") -> dict:
     """{"human_sample", "estimates" (run -> measure -> Estimate dict), "differences", "ranking", "level",
@@ -72,27 +121,21 @@ def conclusions(runs: dict[str, list], originals: dict, records: Sequence[dict],
     human_decided = {r["id"] for r in records if r.get("source") == "human"}
     st = state(sample, by_query, human_decided) if sample else SampleState()
     measures = named_measures(scheme, depth)
-    machine_qrels = {**originals, **{(r["query_id"], r["item_id"]): scheme.labels.index(r["machine_label"])
-                                     for r in records if r.get("machine_label")}}
     decided = set(st.decided)
     human_qrels = {**{k: g for k, g in originals.items() if k[0] in decided},
                    **{(r["query_id"], r["item_id"]): scheme.labels.index(r["label"]) for r in records
                       if r["query_id"] in decided and r.get("source") == "human"}}
     labelled = [q for q in st.decided if q in set(queries)]
     rest = [q for q in queries if q not in decided]
-    dists, soft = machine_dists(originals, records, scheme) if machine_values == "expected" else ({}, 0)
-
-    def machine(lines, queries):
-        if machine_values == "labels":
-            return per_query(lines, machine_qrels, queries, measures)
-        return expected_per_query(lines, dists, queries, scheme, depth)
+    machine, soft = machine_values_of(originals, records, scheme, depth, machine_values)
 
     values: dict[str, dict[str, Values]] = {m: {} for m in measures}
     for name, lines in runs.items():
         y = per_query(lines, human_qrels, labelled, measures)
         yhat_s, yhat_r = machine(lines, labelled), machine(lines, rest)
+        key = ranking_key(lines, queries, depth)
         for m in measures:
-            values[m][name] = Values(y[m], yhat_s[m], yhat_r[m])
+            values[m][name] = Values(y[m], yhat_s[m], yhat_r[m], key)
     estimates = {name: {m: estimate(values[m][name].human, values[m][name].machine_sampled,
                                     values[m][name].machine_rest, level=level).to_dict() for m in measures}
                  for name in runs}
@@ -101,6 +144,13 @@ def conclusions(runs: dict[str, list], originals: dict, records: Sequence[dict],
     return {"level": level, "correction": CORRECTION, "queries": len(queries), "measures": list(measures),
             "human_sample": _sample_summary(sample, st, by_query), "estimates": estimates, "differences": diffs,
             "ranking": ranking, "machine_values": machine_values, "soft_holes": soft}
+
+
+def ranking_key(lines, queries: Sequence[str], depth: int) -> tuple:
+    """What a run shows: its top `depth` documents of every query, in order (two runs with equal keys have equal
+    per-query values under any labels)."""
+    top = top_k(lines, depth)
+    return tuple(tuple(top.get(q, ())) for q in queries)
 
 
 def _key(e: dict) -> float:

@@ -3,32 +3,26 @@ systems, from machine labels on every query and human labels on a random sample 
 
 PPI (Angelopoulos, Bates, Fannjiang, Jordan and Zrnic, "Prediction-powered inference", Science 382, 2023,
 arXiv:2301.09633) corrects the mean of the machine's values by the mean human-minus-machine difference on the sample;
-PPI++ (Angelopoulos, Duchi and Zrnic, arXiv:2311.01453) scales the machine's part by a tuned `lam` so the interval is
-never wider than the human sample's alone (asymptotically). Oosterhuis et al. ("Reliable confidence intervals for
-information retrieval evaluation using generative AI", KDD 2024, arXiv:2407.02464) apply it to per-query IR metrics:
-a query is the unit, its metric under machine labels is `Yhat`, under human labels `Y`. A difference of two systems'
-per-query values is itself a per-query value, so pairwise differences (paired) use the same estimators.
+PPI++ (Angelopoulos, Duchi and Zrnic, arXiv:2311.01453) scales the machine's part by a tuned `lam`. Oosterhuis et al.
+("Reliable confidence intervals for information retrieval evaluation using generative AI", KDD 2024,
+arXiv:2407.02464) apply it to per-query IR metrics: a query is the unit, its metric under machine labels is `Yhat`,
+under human labels `Y`. A difference of two systems' per-query values is itself a per-query value, so pairwise
+differences (paired) use the same estimators.
 
-Every estimator is `ppi_py`'s (`ppi_mean_pointestimate`, `ppi_mean_ci`, `ppi_mean_pval`, `classical_mean_ci`); this
-module only arranges arrays, handles the cases they leave undefined (fewer than two sampled queries, no variance)
-and adjusts p-values over pairs (Holm, `statsmodels`). Pure functions: arrays in, numbers out, no I/O.
+The estimand (`estimand="benchmark"`, the default) is the benchmark's own mean over its N queries, a finite
+population: PPI++ with the unsampled queries as ppi_py's unlabeled set is then Cochran's regression estimator; by
+default its slope is 1 (the difference estimator, plain PPI over the benchmark's queries), and its finite-population
+variance, the rule of three for a residual with no spread and clipping to the metric's range are
+`hiera_dspy.conclude.finite`. ppi_py computes the point
+estimates and tunes lam. `estimand="superpopulation"` keeps the intervals shipped before 2026-12-03: ppi_py's
+`ppi_mean_ci` (the mean of a population the queries stand for) widened into a Student-t interval (`t_factor`),
+lam tuned from 3 sampled queries on, no clipping; it is too wide for the benchmark's mean and gives a zero-width
+interval when the sampled human values have no spread (docs/conclusions.md measures both). Every p-value of pairs is
+Holm-adjusted (statsmodels). Pure functions: arrays in, numbers out, no I/O.
 
-Small samples. ppi_py's intervals are normal (z) intervals with the plug-in (divide-by-n) variance, valid as the
-number of sampled queries n grows; a TREC track samples 5-40 queries, and per-query values such as P@10 are discrete
-and skewed. Two classical corrections are applied, the way survey sampling treats the same estimator (PPI is the
-difference estimator, PPI++ the regression estimator of Cochran, "Sampling Techniques", 3rd ed., Wiley 1977, sections
-7.1-7.3): the variance of the human-minus-machine term is estimated without bias (divisor n - 1, or n - 2 when lam
-is fitted on the same sample, Cochran's regression-estimator variance) and the quantile is Student's t with those
-degrees of freedom (scipy) instead of the normal one. Both are applied by widening ppi_py's interval about its
-centre by the ratio of the two quantiles times the variance factor (`t_factor`), so ppi_py computes every interval. The
-intervals target the mean over the population the queries stand for (queries as a random sample, as IR
-significance tests treat them), with no finite-population correction: for the mean over exactly the benchmark's
-queries they are conservative by a factor sqrt(1 - n / N). How many sampled queries the normal approximation needs
-at all is `min_queries`: Cochran's rule as refined by Sugden, Smith and Jones ("Cochran's rule for simple random
-sampling", JRSS B 62, 2000): n > 28 + 25 g^2, g the skewness of the values whose mean is estimated (here the
-human-minus-lam-machine values of the sampled queries). A percentile or BCa bootstrap (ppi_py's `ppboot`, scipy)
-and a studentized bootstrap of the rectifier were measured and cover less often than the t interval at these sample
-sizes (docs/conclusions.md).
+How many sampled queries the normal approximation needs is `min_queries`: Cochran's rule as refined by Sugden, Smith
+and Jones ("Cochran's rule for simple random sampling", JRSS B 62, 2000): n > 28 + 25 g^2, g the skewness of the
+machine's values over all N queries (the sample's own skewness reads near 0 exactly in the samples that fail).
 
 Example:
     >>> e = estimate(y=[0.5, 0.7, 0.2], yhat=[0.4, 0.7, 0.1], yhat_unlabeled=[0.3, 0.6, 0.5, 0.2])  # doctest: +SKIP
@@ -43,8 +37,16 @@ from itertools import combinations
 
 import numpy as np
 
+from hiera_dspy.conclude import finite
+from hiera_dspy.conclude.finite import Columns, min_queries_columns, tuned_lams
+from hiera_dspy.conclude.plan import more_queries
+
+ESTIMANDS = ("benchmark", "superpopulation")
+METRIC_RANGE = (0.0, 1.0)  # nDCG@k and P@k
 FEW = "fewer than 2 sampled queries are decided: a confidence interval needs the spread of the human labels over " \
       "at least 2 queries (one query shows no spread, and ppi_py would return a zero-width interval)"
+EXACT = "every query is in the decided sample: the value is the benchmark's exact mean, no interval needed"
+SAME = "the two runs rank the same documents in the same order on every query: their difference is exactly 0"
 
 
 @dataclass(frozen=True)
@@ -53,8 +55,11 @@ class Estimate:
 
     `machine`: the machine labels' mean over every query; `ppi`, `ci`: the PPI++ point estimate and interval;
     `human_only`, `human_only_ci`: the sampled queries' human mean and Student-t interval; `n`: sampled
-    (decided) queries; `N`: every query; `lam`: the PPI++ power-tuning weight used; `n_min`: the sampled queries
-    the normal approximation needs (`min_queries`; None below 3); `note`: why a field is None.
+    (decided) queries; `N`: every query; `lam`: the PPI++ power-tuning weight used (ppi_py's parametrisation);
+    `n_min`: the sampled queries the normal approximation needs (`min_queries` of the machine's values over all N);
+    `note`: why a field is None; `estimand`: "benchmark" (the mean over the N queries) or "superpopulation";
+    `rule`: which rule gave the interval ("regression", "difference", "range", `hiera_dspy.conclude.finite`);
+    `sd`: the residual standard deviation behind it (standard error sqrt((1 - n / N) / n) * sd; for planning).
     """
     machine: float | None
     ppi: float | None
@@ -66,6 +71,9 @@ class Estimate:
     lam: float | None = None
     note: str | None = None
     n_min: int | None = None
+    estimand: str = "benchmark"
+    rule: str | None = None
+    sd: float | None = None
 
     def to_dict(self) -> dict:
         """JSON-ready fields (tuples as lists)."""
@@ -73,8 +81,8 @@ class Estimate:
         return {k: list(v) if isinstance(v, tuple) else v for k, v in d.items()}
 
 
-def estimate(y, yhat, yhat_unlabeled, level: float = 0.95, lam: float | None = None, w=None,
-             w_unlabeled=None, tell_lam: bool = True) -> Estimate:
+def estimate(y, yhat, yhat_unlabeled, level: float = 0.95, lam: float | None = None, tell_lam: bool = True,
+             estimand: str = "benchmark", bounds=METRIC_RANGE, tune: bool = False) -> Estimate:
     """PPI++ estimate and CI of a mean, beside the machine-only and human-only ones.
 
     Args:
@@ -82,45 +90,57 @@ def estimate(y, yhat, yhat_unlabeled, level: float = 0.95, lam: float | None = N
         yhat: machine per-query values of the same sampled queries, in the same order.
         yhat_unlabeled: machine per-query values of every other query.
         level: confidence level of the intervals (0.95: alpha = 0.05).
-        lam: PPI++ power tuning; None estimates the optimal value from the data (ppi_py's default), 1 is plain PPI,
-            0 the human sample alone.
-        w, w_unlabeled: sample weights of the sampled and the other queries (inverse-probability weights of active
-            sampling; None: all ones).
-        tell_lam: recompute the tuned lam for `Estimate.lam` (one more ppi_py step; off in resampling loops).
+        lam: PPI++ power tuning (ppi_py's lam); None: the difference estimator for the benchmark's mean (slope 1,
+            `hiera_dspy.conclude.finite`; with `tune`, PPI++'s tuned lam where its rules allow) and the tuned lam for
+            the superpopulation; 1 is ppi_py's plain PPI, 0 the human sample alone.
+        tell_lam: (superpopulation) recompute the tuned lam for `Estimate.lam` (one more ppi_py step).
+        estimand: "benchmark" (default; the mean over the N queries) or "superpopulation" (the shipped intervals
+            before 2026-12-03).
+        bounds: the range of a human value, (0, 1) for a metric; a difference's is (low - high, high - low). None:
+            no range rule and no clipping.
 
     Returns:
-        An `Estimate`; with fewer than two sampled queries `ci` and `human_only_ci` are None and `note` says why. The
-        intervals are Student-t (see the module's "Small samples"); lam is tuned only from 3 sampled queries on (with
-        2, plain PPI).
+        An `Estimate`; with fewer than two sampled queries `ci` and `human_only_ci` are None and `note` says why;
+        with every query sampled the value is exact (no interval, `note` says so).
     """
-    with np.errstate(invalid="ignore", divide="ignore"):  # no variance: ppi_py's tuning is 0/0, handled below
-        return _estimate(y, yhat, yhat_unlabeled, level, lam, w, w_unlabeled, tell_lam)
-
-
-def _estimate(y, yhat, yhat_unlabeled, level, lam, w, w_unlabeled, tell_lam) -> Estimate:
-    from ppi_py import classical_mean_ci, ppi_mean_ci, ppi_mean_pointestimate
-
     y, yhat, unl = (np.asarray(a, dtype=float).ravel() for a in (y, yhat, yhat_unlabeled))
-    _check(y, yhat, level)
+    _check(y, yhat, level, estimand)
     n, big_n = len(y), len(y) + len(unl)
     machine = float(np.concatenate([yhat, unl]).mean()) if big_n else None
     if n == 0:
-        return Estimate(machine, None, None, None, None, 0, big_n, note="no sampled query is decided yet")
-    alpha = 1.0 - level
-    kw = {"w": _weights(w), "w_unlabeled": _weights(w_unlabeled)}
+        return Estimate(machine, None, None, None, None, 0, big_n, note="no sampled query is decided yet",
+                        estimand=estimand)
+    human = float(y.mean())
+    if n == big_n:  # the whole benchmark is decided: nothing is left to estimate (ppi_py would divide by 0)
+        return Estimate(machine, human, None, human, None, n, big_n, note=EXACT, estimand=estimand, rule="exact")
+    if n < 2:
+        point = machine + float((y - yhat).mean())  # the difference estimator (slope 1)
+        return Estimate(machine, point, None, human, None, n, big_n, lam=1.0 - n / big_n, note=FEW,
+                        estimand=estimand, rule="difference")
+    if estimand == "superpopulation":
+        with np.errstate(invalid="ignore", divide="ignore"):  # no variance: ppi_py's tuning is 0/0, handled below
+            return _superpopulation(y, yhat, unl, level, lam, tell_lam, machine, human)
+    c = finite.columns(y[:, None], yhat[:, None], unl[:, None], level, lam, bounds, tune=tune)
+    return Estimate(machine, float(c.ppi[0]), (float(c.lo[0]), float(c.hi[0])), human,
+                    (float(c.human_lo[0]), float(c.human_hi[0])), n, big_n, lam=float(c.lam[0]),
+                    n_min=int(c.n_min[0]), estimand=estimand, rule=str(c.rule[0]), sd=float(c.sd[0]))
+
+
+def _superpopulation(y, yhat, unl, level, lam, tell_lam, machine, human) -> Estimate:
+    from ppi_py import classical_mean_ci, ppi_mean_ci, ppi_mean_pointestimate
+
+    n, big_n, alpha = len(y), len(y) + len(unl), 1.0 - level
     used = lam if n >= 3 else 1.0  # tuning needs a spread and a degree of freedom left; else plain PPI
-    point = _scalar(ppi_mean_pointestimate(y, yhat, unl, lam=used, **kw))
+    point = _scalar(ppi_mean_pointestimate(y, yhat, unl, lam=used))
     if math.isnan(point):  # no variance anywhere (e.g. two identical systems): tuning is 0/0, plain PPI is exact
         used = 1.0
-        point = _scalar(ppi_mean_pointestimate(y, yhat, unl, lam=used, **kw))
-    human = float(np.average(y, weights=kw["w"]))
-    if n < 2:
-        return Estimate(machine, point, None, human, None, n, big_n, lam=used, note=FEW)
-    lo, hi = widen(*ppi_mean_ci(y, yhat, unl, alpha=alpha, lam=used, **kw), alpha, n, fitted=used is None)
-    hlo, hhi = widen(*classical_mean_ci(y, w=kw["w"], alpha=alpha), alpha, n, fitted=False)
-    told = _lam(used, y, yhat, unl, kw) if tell_lam or used is not None else None
+        point = _scalar(ppi_mean_pointestimate(y, yhat, unl, lam=used))
+    lo, hi = widen(*ppi_mean_ci(y, yhat, unl, alpha=alpha, lam=used), alpha, n, fitted=used is None)
+    hlo, hhi = widen(*classical_mean_ci(y, alpha=alpha), alpha, n, fitted=False)
+    told = _lam(used, y, yhat, unl) if tell_lam or used is not None else None
     return Estimate(machine, point, (_scalar(lo), _scalar(hi)), human, (_scalar(hlo), _scalar(hhi)), n, big_n,
-                    lam=told if tell_lam else used, n_min=None if told is None else min_queries(y - told * yhat))
+                    lam=told if tell_lam else used, n_min=min_queries(np.concatenate([yhat, unl])),
+                    estimand="superpopulation", rule="superpopulation")
 
 
 def t_factor(alpha: float, n: int, fitted: bool) -> float:
@@ -132,7 +152,8 @@ def t_factor(alpha: float, n: int, fitted: bool) -> float:
 
     df = n - (2 if fitted else 1)
     if df < 1:
-        raise ValueError(f"a t interval needs a degree of freedom: {n} sampled queries, lam {'fitted' if fitted else 'fixed'}")
+        raise ValueError(f"a t interval needs a degree of freedom: {n} sampled queries, lam "
+                         f"{'fitted' if fitted else 'fixed'}")
     return float(t.ppf(1 - alpha / 2, df) * math.sqrt(n / df) / norm.ppf(1 - alpha / 2))
 
 
@@ -158,35 +179,32 @@ def min_queries(values) -> int | None:
     return int(math.floor(28 + 25 * g * g)) + 1
 
 
-@dataclass(frozen=True)
-class Columns:
-    """Many means at once (one per column): PPI++ point estimates and interval ends, human-only interval ends, the
-    lam of each column and the sampled queries its normal approximation needs (`min_queries`)."""
-    ppi: np.ndarray
-    lo: np.ndarray
-    hi: np.ndarray
-    human_lo: np.ndarray
-    human_hi: np.ndarray
-    lam: np.ndarray | None = None
-    n_min: np.ndarray | None = None
+
+def estimate_columns(y, yhat, yhat_unlabeled, level: float = 0.95, lam: float | None = None,
+                     estimand: str = "benchmark", bounds=None, n_min=None, tune: bool = False) -> Columns:
+    """`estimate` for every column of (n, d) arrays (for resampling loops), the same numbers as d separate calls.
+    "benchmark": `hiera_dspy.conclude.finite.columns` (`bounds`, `n_min` as there; bounds None: no range rule, no
+    clipping).
+    "superpopulation" (the intervals shipped before 2026-12-03): PPI++ with one tuned lam per column (ppi_py's
+    tuning with `optim_mode="element"`), Student-t widened, the human-only interval as ppi_py's lam = 0 interval at
+    the t level; a column without variance gets plain PPI (lam = 1). Needs n >= 2."""
+    y, yhat, unl = (np.asarray(a, dtype=float) for a in (y, yhat, yhat_unlabeled))
+    if y.shape[0] < 2:
+        raise ValueError(FEW)
+    if estimand == "benchmark":
+        return finite.columns(y, yhat, unl, level, lam, bounds, n_min, tune)
+    if estimand != "superpopulation":
+        raise ValueError(f"estimand must be one of {ESTIMANDS}, got {estimand!r}")
+    return _superpopulation_columns(y, yhat, unl, level, lam)
 
 
-def estimate_columns(y, yhat, yhat_unlabeled, level: float = 0.95, lam: float | None = None) -> Columns:
-    """`estimate` for every column of (n, d) arrays (for resampling loops): PPI++ with one tuned lam per column
-    (ppi_py's tuning with `optim_mode="element"`, the same numbers as d separate calls), Student-t intervals as in
-    `estimate`, and the human-only interval as ppi_py's lam = 0 interval at the t level (the Student-t interval of the
-    human values). A column without variance, where tuning is 0/0, gets plain PPI (lam = 1). `lam` fixes it for every
-    column instead. Needs n >= 2 (with 2, plain PPI)."""
+def _superpopulation_columns(y, yhat, unl, level, lam) -> Columns:
     from ppi_py import ppi_mean_ci, ppi_mean_pointestimate
 
-    y, yhat, unl = (np.asarray(a, dtype=float) for a in (y, yhat, yhat_unlabeled))
-    n = y.shape[0]
-    if n < 2:
-        raise ValueError(FEW)
-    alpha = 1.0 - level
+    n, alpha = y.shape[0], 1.0 - level
     fitted = lam is None and n >= 3
     with np.errstate(invalid="ignore", divide="ignore"):
-        lams = _lams(y, yhat, unl) if fitted else np.full(y.shape[1], 1.0 if lam is None else float(lam))
+        lams = tuned_lams(y, yhat, unl) if fitted else np.full(y.shape[1], 1.0 if lam is None else float(lam))
         plain = np.isnan(lams)
         lams[plain] = 1.0
         point = np.asarray(ppi_mean_pointestimate(y, yhat, unl, lam=lams), dtype=float).ravel()
@@ -199,44 +217,28 @@ def estimate_columns(y, yhat, yhat_unlabeled, level: float = 0.95, lam: float | 
     return Columns(point, lo, hi, hlo, hhi, lams, min_queries_columns(y - lams * yhat))
 
 
-def min_queries_columns(values: np.ndarray) -> np.ndarray:
-    """`min_queries` of every column of an (n, d) array at once (0 below 3 rows)."""
-    from scipy.stats import skew
-
-    if values.shape[0] < 3:
-        return np.zeros(values.shape[1], dtype=int)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        g = np.where(np.ptp(values, axis=0) > 1e-12, skew(values, axis=0, bias=False), 0.0)
-    return (np.floor(28 + 25 * np.nan_to_num(g) ** 2) + 1).astype(int)
-
-
-def _lams(y: np.ndarray, yhat: np.ndarray, unl: np.ndarray) -> np.ndarray:
-    """The per-column lam ppi_py's `ppi_mean_ci(lam=None, lam_optim_mode="element")` tunes (clipped to [0, 1]);
-    NaN where a column has no variance."""
-    from ppi_py import ppi_mean_pointestimate
-    from ppi_py.ppi import _calc_lam_glm
-
-    theta = ppi_mean_pointestimate(y, yhat, unl, lam=1)
-    lam = _calc_lam_glm(y - theta, yhat - theta, unl - theta, np.eye(y.shape[1]), coord=None, clip=True,
-                        optim_mode="element")
-    return np.asarray(lam, dtype=float).ravel().copy()
-
-
-def p_value(y, yhat, yhat_unlabeled, null: float = 0.0, lam: float | None = None, w=None,
-            w_unlabeled=None) -> float | None:
-    """Two-sided PPI++ p-value of "the mean equals `null`": ppi_py's `ppi_mean_pval` (a z test with the plug-in
-    variance) turned into the Student-t test that matches `estimate`'s interval (`t_p_value`); lam is tuned as there
-    (clipped to [0, 1]; plain PPI below 3 queries). None below 2 queries."""
+def p_value(y, yhat, yhat_unlabeled, null: float = 0.0, lam: float | None = None, estimand: str = "benchmark",
+            bounds=METRIC_RANGE) -> float | None:
+    """Two-sided p-value of "the mean equals `null`", the test `estimate`'s interval inverts: for the benchmark's
+    mean the Student-t test of the finite-population estimate (or the exact rule-of-three p-value of a residual
+    with no spread, `hiera_dspy.conclude.finite`); for the superpopulation ppi_py's `ppi_mean_pval` (a z test)
+    turned into the Student-t test (`t_p_value`). None below 2 queries, or with every query sampled."""
     y, yhat, unl = (np.asarray(a, dtype=float).ravel() for a in (y, yhat, yhat_unlabeled))
-    if len(y) < 2:
+    if len(y) < 2 or len(unl) == 0:
         return None
-    kw = {"w": _weights(w), "w_unlabeled": _weights(w_unlabeled)}
-    with np.errstate(invalid="ignore", divide="ignore"):
-        if lam is None and len(y) >= 3:
-            lam = _lam(None, y, yhat, unl, kw)
-            fitted = lam is not None and not math.isnan(lam)
-            return _p_value(y, yhat, unl, null, lam if fitted else 1.0, kw, fitted)
-        return _p_value(y, yhat, unl, null, 1.0 if lam is None else lam, kw, False)
+    if estimand == "superpopulation":
+        with np.errstate(invalid="ignore", divide="ignore"):
+            if lam is None and len(y) >= 3:
+                lam = _lam(None, y, yhat, unl)
+                fitted = lam is not None and not math.isnan(lam)
+                return _p_value(y, yhat, unl, null, lam if fitted else 1.0, fitted)
+            return _p_value(y, yhat, unl, null, 1.0 if lam is None else lam, False)
+    shifted = None if bounds is None else (bounds[0] - null, bounds[1] - null)
+    c = finite.columns((y - null)[:, None], (yhat - null)[:, None], (unl - null)[:, None], lam=lam, bounds=shifted)
+    p = float(c.p[0])
+    if math.isnan(p):  # no spread and no range: the mean is known exactly
+        return 1.0 if abs(float(c.ppi[0])) < 1e-12 else 0.0
+    return p
 
 
 def t_p_value(p_z: float, n: int, fitted: bool) -> float:
@@ -248,23 +250,23 @@ def t_p_value(p_z: float, n: int, fitted: bool) -> float:
     return float(2 * t.sf(norm.isf(p_z / 2) * math.sqrt(df / n), df))
 
 
-def _p_value(y, yhat, unl, null, lam, kw, fitted) -> float:
+def _p_value(y, yhat, unl, null, lam, fitted) -> float:
     from ppi_py import ppi_mean_pval
 
-    p = _scalar(ppi_mean_pval(y, yhat, unl, null=null, lam=lam, **kw))
+    p = _scalar(ppi_mean_pval(y, yhat, unl, null=null, lam=lam))
     if math.isnan(p):
-        p, fitted = _scalar(ppi_mean_pval(y, yhat, unl, null=null, lam=1.0, **kw)), False
+        p, fitted = _scalar(ppi_mean_pval(y, yhat, unl, null=null, lam=1.0)), False
     if not math.isnan(p):
         return t_p_value(p, len(y), fitted)
     from ppi_py import ppi_mean_pointestimate  # no spread at all: the mean is known exactly (two systems alike)
 
-    return 1.0 if abs(_scalar(ppi_mean_pointestimate(y, yhat, unl, lam=1.0, **kw)) - null) < 1e-12 else 0.0
+    return 1.0 if abs(_scalar(ppi_mean_pointestimate(y, yhat, unl, lam=1.0)) - null) < 1e-12 else 0.0
 
 
 @dataclass(frozen=True)
 class Difference:
     """System `a` minus system `b` on one measure: the estimate, its two-sided p-value (unadjusted and adjusted
-    over every pair), and roughly how many more sampled queries would separate the two."""
+    over every pair), and how many more sampled queries would tell the two apart (`more_queries`)."""
     a: str
     b: str
     measure: str
@@ -279,36 +281,54 @@ class Difference:
         return {"a": self.a, "b": self.b, "measure": self.measure, "ppi": e.ppi, "ci": list(e.ci) if e.ci else None,
                 "p": self.p_adjusted, "p_unadjusted": self.p, "machine": e.machine, "human_only": e.human_only,
                 "human_only_ci": list(e.human_only_ci) if e.human_only_ci else None, "n": e.n, "N": e.N,
-                "more_queries": self.more_queries, "n_min": e.n_min, "note": e.note}
+                "more_queries": self.more_queries, "n_min": e.n_min, "note": e.note, "rule": e.rule,
+                "estimand": e.estimand, "sd": e.sd}
 
 
 @dataclass(frozen=True)
 class Values:
     """One system's per-query values on one measure: `human` for the sampled queries (in sample order),
     `machine_sampled` for the same queries, `machine_rest` for every other query (same query order in every
-    system)."""
+    system); `key`, when given, identifies what the system ranks (two systems with equal keys rank the same
+    documents on every query, so their difference is exactly 0)."""
     human: np.ndarray
     machine_sampled: np.ndarray
     machine_rest: np.ndarray
+    key: object = None
 
 
 def differences(values: dict[str, Values], measure: str, level: float = 0.95, lam: float | None = None,
-                w=None, w_unlabeled=None) -> list[Difference]:
+                estimand: str = "benchmark", bounds=METRIC_RANGE) -> list[Difference]:
     """Every pair of systems (a before b in the given order), a minus b, with Holm-adjusted p-values.
 
     The pair's per-query difference is a per-query value (paired by query), so `estimate` and `p_value` apply as
-    they are. Holm's step-down adjustment (Holm 1979) controls the family-wise error over the pairs; the intervals
-    are per pair (not simultaneous).
+    they are, with the range of a difference (`bounds` low - high to high - low). Holm's step-down adjustment (Holm
+    1979) controls the family-wise error over the pairs; the intervals are per pair (not simultaneous): with k
+    pairs, about (1 - level) * k of them miss at the nominal level.
     """
+    pair_bounds = None if bounds is None else (bounds[0] - bounds[1], bounds[1] - bounds[0])
     out = []
     for a, b in combinations(values, 2):
         va, vb = values[a], values[b]
         args = (va.human - vb.human, va.machine_sampled - vb.machine_sampled, va.machine_rest - vb.machine_rest)
-        e = estimate(*args, level=level, lam=lam, w=w, w_unlabeled=w_unlabeled)
-        out.append(Difference(a, b, measure, e, p_value(*args, lam=lam, w=w, w_unlabeled=w_unlabeled)))
+        if va.key is not None and va.key == vb.key:
+            e = _same(args, level, estimand)
+            out.append(Difference(a, b, measure, e, None if e.ci is None else 1.0))
+            continue
+        e = estimate(*args, level=level, lam=lam, estimand=estimand, bounds=pair_bounds)
+        out.append(Difference(a, b, measure, e, p_value(*args, lam=lam, estimand=estimand, bounds=pair_bounds)))
     adjusted = holm([d.p for d in out])
-    return [Difference(d.a, d.b, d.measure, d.estimate, d.p, q, more_queries(d.estimate)) for d, q in
-            zip(out, adjusted)]
+    return [Difference(d.a, d.b, d.measure, d.estimate, d.p, q, more_queries(d.estimate, q, level))
+            for d, q in zip(out, adjusted)]
+
+
+def _same(args, level: float, estimand: str) -> Estimate:
+    """Two systems that rank alike: difference 0, known exactly."""
+    n, big_n = len(args[0]), len(args[0]) + len(args[2])
+    if n < 2:
+        return estimate(*args, level=level, estimand=estimand)
+    return Estimate(0.0, 0.0, (0.0, 0.0), 0.0, (0.0, 0.0), n, big_n, note=SAME, estimand=estimand, rule="same",
+                    sd=0.0)
 
 
 def holm(p_values: list[float | None]) -> list[float | None]:
@@ -324,50 +344,21 @@ def holm(p_values: list[float | None]) -> list[float | None]:
     return out
 
 
-def more_queries(e: Estimate) -> int | None:
-    """Roughly how many more sampled queries would make the interval exclude zero: 0 if it already does, None if
-    the estimate is zero or unknown, else n * (half-width / |estimate|)^2 - n, assuming the half-width shrinks as
-    1 / sqrt(n) (the human-minus-machine term dominates) and the estimate stays where it is. A planning figure,
-    not a guarantee; it may exceed the queries there are (then no sample of this benchmark would separate them)."""
-    if e.ci is None or e.ppi is None:
-        return None
-    lo, hi = e.ci
-    if lo > 0 or hi < 0:
-        return 0
-    if abs(e.ppi) < 1e-12:
-        return None
-    half = (hi - lo) / 2
-    return max(1, math.ceil(e.n * (half / abs(e.ppi)) ** 2) - e.n)
-
-
-def _check(y: np.ndarray, yhat: np.ndarray, level: float) -> None:
+def _check(y: np.ndarray, yhat: np.ndarray, level: float, estimand: str = "benchmark") -> None:
     if len(y) != len(yhat):
         raise ValueError(f"{len(y)} human values but {len(yhat)} machine values of the sampled queries: they pair up")
     if not 0 < level < 1:
         raise ValueError(f"the confidence level must be between 0 and 1 (e.g. 0.95), got {level}")
+    if estimand not in ESTIMANDS:
+        raise ValueError(f"estimand must be one of {ESTIMANDS}, got {estimand!r}")
 
 
-def _weights(w) -> np.ndarray | None:
-    return None if w is None else np.asarray(w, dtype=float).ravel()
-
-
-def _lam(used: float | None, y, yhat, unl, kw) -> float | None:
+def _lam(used: float | None, y, yhat, unl) -> float | None:
     """The lam ppi_py tuned (recomputed the way ppi_mean_ci does, for the report), or the one given."""
     if used is not None:
         return float(used)
-    try:
-        from ppi_py import ppi_mean_pointestimate
-        from ppi_py.ppi import _calc_lam_glm
-        from ppi_py.utils import construct_weight_vector, reshape_to_2d
-    except ImportError:  # a private helper of ppi_py moved: the estimate stands, only the report of lam is lost
-        return None
-
-    y2, yh2, u2 = reshape_to_2d(y), reshape_to_2d(yhat), reshape_to_2d(unl)
-    w = construct_weight_vector(len(y), kw["w"], vectorized=True)
-    wu = construct_weight_vector(len(unl), kw["w_unlabeled"], vectorized=True)
-    theta = ppi_mean_pointestimate(y2, yh2, u2, lam=1, w=w, w_unlabeled=wu)
-    lam = _calc_lam_glm(w * (y2 - theta), w * (yh2 - theta), wu * (u2 - theta), np.eye(1), coord=None, clip=True)
-    return _scalar(lam)
+    lam = tuned_lams(y[:, None], yhat[:, None], unl[:, None])[0]
+    return None if math.isnan(lam) else float(lam)
 
 
 def _scalar(x) -> float:

@@ -1,7 +1,9 @@
 """The conclusions in words: a Markdown section with the estimates table and what the evidence allows.
 
 "A > B (difference 0.05 [0.02, 0.08], p = 0.003)" where the Holm-adjusted p-value is below 1 - level; otherwise
-"B and C cannot be told apart at this sample size", with roughly how many more sampled queries would separate them.
+"B and C cannot be told apart at this sample size; label about 23 more sampled queries to tell B from C" (80% power
+at the difference estimated now, `hiera_dspy.conclude.plan.more_queries`). Below an estimate's n_min the caution
+quotes the coverage the MSRD benchmark measured at that sample size (`MEASURED`).
 Pure: the dict of `hiera_dspy.conclude.holes.conclusions` in, lines of text out.
 """
 
@@ -58,6 +60,11 @@ def sentences(c: dict, measure: str) -> list[str]:
     alpha = 1 - c["level"]
     out = []
     for d in (d for d in c["differences"] if d["measure"] == measure):
+        if d.get("rule") == "exact" and d["ppi"] is not None:  # every query decided: the difference is known
+            first, second = (d["a"], d["b"]) if d["ppi"] >= 0 else (d["b"], d["a"])
+            out.append(f"{first} > {second} by exactly {number(abs(d['ppi']))} (every query is decided)."
+                       if abs(d["ppi"]) > 1e-12 else f"{d['a']} and {d['b']} are equal (every query is decided).")
+            continue
         if d["ppi"] is None or d["ci"] is None:
             out.append(f"{d['a']} vs {d['b']}: no interval yet ({d['note']}).")
             continue
@@ -77,9 +84,10 @@ def sentences(c: dict, measure: str) -> list[str]:
         else:
             more = d["more_queries"]
             room = c["queries"] - d["n"]
-            tail = (f"about {more} more sampled queries would" if more <= room else
-                    f"about {more} more sampled queries would, more than the {room} unsampled queries there are")
-            out.append(f"{d['a']} and {d['b']} cannot be told apart at this sample size {told}; {tail}.")
+            tail = (f"label about {more} more sampled queries to tell {d['a']} from {d['b']}" if more < room else
+                    f"only labelling all {room} unsampled queries would tell {d['a']} from {d['b']}")
+            out.append(f"{d['a']} and {d['b']} cannot be told apart at this sample size {told}; {tail} (80% power "
+                       "at the difference estimated now).")
     return out
 
 
@@ -95,11 +103,41 @@ def small_sample_note(c: dict) -> str | None:
     total = sum(len(per) for per in c["estimates"].values()) + len(c["differences"])
     worst = sorted(short, key=lambda x: -x[1]["n_min"])
     named = ", ".join(f"{name} ({e['n_min']})" for name, e in worst[:5]) + (", ..." if len(worst) > 5 else "")
-    return (f"Caution: {short[0][1]['n']} decided sample queries are fewer than the normal approximation behind the "
+    n = short[0][1]["n"]
+    return (f"Caution: {n} decided sample queries are fewer than the normal approximation behind the "
             f"intervals needs for {len(short)} of the {total} estimates (n > 28 + 25 g^2, g the skewness of the "
-            f"human-minus-machine values: Cochran's rule as refined by Sugden, Smith and Jones 2000); the most "
-            f"needed: {named}. Their intervals may cover less often than stated (docs/conclusions.md gives the "
-            "coverage measured on MSRD); label more sampled queries.")
+            f"machine's values over every query, or of the sample's human-minus-machine values if larger: Cochran's "
+            f"rule as refined by Sugden, Smith and Jones 2000); the most needed: {named}. Their intervals may cover "
+            f"less often than stated: {measured_note(n)}; label more sampled queries (hiera-dspy plan says how "
+            "many).")
+
+
+# sampled queries -> the lowest coverage of a nominal 95% interval over the 8 systems and over the 28 pairs, measured
+# on the MSRD benchmark of bench/conclusions.py (400 queries, judge embed-lr-allpool-hgb, expected machine values,
+# random samples, 1,000 per size, the lower of nDCG@10 and P@10; bench/results/conclusions-intervals-400.md,
+# 2026-12-03)
+MEASURED = {20: (0.890, 0.932), 30: (0.917, 0.936), 40: (0.913, 0.927), 50: (0.919, 0.938), 80: (0.925, 0.938),
+            100: (0.922, 0.932)}
+
+
+def measured_note(n: int) -> str:
+    """The coverage the MSRD benchmark measured at the largest measured sample size not above `n`."""
+    at = max((k for k in MEASURED if k <= n), default=min(MEASURED))
+    systems, pairs = MEASURED[at]
+    return (f"on the MSRD benchmark (400 queries) random samples of {at} covered the worst system in {systems:.1%} "
+            f"and the worst pair in {pairs:.1%} of 1,000 samples, for a nominal 95% (docs/conclusions.md)")
+
+
+def range_note(c: dict) -> str | None:
+    """Which intervals come from the rule of three (a sample whose human-minus-machine gap has no spread)."""
+    named = [f"{run} {m}" for run, per in c["estimates"].items() for m, e in per.items() if e.get("rule") == "range"]
+    named += [f"{d['a']} - {d['b']} {d['measure']}" for d in c["differences"] if d.get("rule") == "range"]
+    if not named:
+        return None
+    return (f"{len(named)} interval{'s' if len(named) != 1 else ''} ({', '.join(named[:5])}"
+            f"{', ...' if len(named) > 5 else ''}) come from the rule of three: every sampled query showed the same "
+            "human-minus-machine gap, which does not show that the unsampled ones do, so the interval allows the "
+            "most the unsampled queries could differ at this confidence (hiera_dspy.conclude.finite).")
 
 
 def blind_spot_note(n: int, level: float) -> str:
@@ -126,22 +164,26 @@ def section(c: dict) -> str:
     """The conclusions as a Markdown section of report.md."""
     pct = f"{c['level']:.0%}"
     lines = ["## Conclusions", "", *sample_lines(c["human_sample"]), "",
-             f"Estimates over {c['queries']} queries (a query a run does not answer counts 0): machine-only (every hole "
-             f"labelled by the judge), PPI++ (machine labels corrected by the human sample, ppi_py) with its {pct} CI, "
-             f"and the human sample alone with its {pct} CI (Student-t intervals).", machine_values_line(c), "",
+             f"Estimates of the benchmark's own mean over its {c['queries']} queries (a query a run does not answer "
+             f"counts 0): machine-only (every hole labelled by the judge), PPI (machine labels corrected by the human "
+             f"sample, ppi_py) with its {pct} CI, and the human sample alone with its {pct} CI (Student-t intervals "
+             "with the finite-population variance, clipped to the metric's range).", machine_values_line(c), "",
              *estimates_table(c), ""]
     if c["human_sample"] and c["human_sample"]["decided"]:
         caution = small_sample_note(c)
         lines += [caution, ""] if caution else []
+        ranged = range_note(c)
+        lines += [ranged, ""] if ranged else []
         lines += [blind_spot_note(c["human_sample"]["decided"], c["level"]), ""]
         for m in c["measures"]:
             lines += [f"Ranking by {m} (PPI): {' > '.join(c['ranking'][m])}.", "", *[f"- {s}" for s in sentences(c, m)],
                       ""]
         n_pairs = len({(d["a"], d["b"]) for d in c["differences"]})
-        lines.append(f"p-values are two-sided PPI++ tests of a zero difference (paired by query), Holm-adjusted over "
+        lines.append(f"p-values are two-sided tests of a zero difference (paired by query), Holm-adjusted over "
                      f"the {n_pairs} pair{'s' if n_pairs != 1 else ''} of each measure; intervals are "
-                     f"per pair at {pct}. 'More sampled queries' assumes the interval shrinks as 1/sqrt(n) and the "
-                     f"difference stays: a rough planning figure.")
+                     f"per pair at {pct}, not simultaneous: about {(1 - c['level']) * n_pairs:.1f} of the {n_pairs} "
+                     f"miss by chance. 'More sampled queries' assumes the difference stays where it is: a planning "
+                     f"figure.")
     first = next(iter(c["estimates"].values()), {}) if c["human_sample"] else {}
     notes = sorted({e["note"] for e in first.values() if e.get("note")})
     lines += [f"Note: {n}." for n in notes]

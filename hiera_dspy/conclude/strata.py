@@ -5,13 +5,16 @@ scheme's threshold): the variance of the number of relevant holes if each were a
 probability, so a query with many holes the judge is unsure of scores high and one whose holes it is sure of (or that
 has none) scores 0. The strata are its quantiles: the queries sorted by uncertainty (stable: ties keep the benchmark's
 order) and cut into `k` groups of as equal size as possible (`numpy.array_split`). A sample of `n` is allocated
-proportionally, n * N_h / N per stratum rounded by largest remainders (Hamilton's method; ties to the earlier stratum;
-each stratum's count is then within one query of n * N_h / N, and with n >= k every stratum gets at least one, checked
-for every N < 120 and k < 10 in tests), so the sample mean is self-weighting: under proportional allocation the
-stratified sample's mean is the unweighted mean of the sampled values and its variance is at most, to first order, a
-simple random sample's (Cochran, *Sampling Techniques*, 3rd ed. 1977, ch. 5, sections 5.3 and 5.7). The PPI estimator of
-`hiera_dspy.conclude.ppi` and its simple-random-sample variance therefore stay valid on such a sample (conservative:
-they ignore the gain from stratifying). Measured in docs/conclusions.md (bench/conclusions_small.py).
+proportionally: stratum h gets the whole part of n * N_h / N, and the queries left over go to strata at random, each
+stratum one more with probability equal to its fractional part (systematic sampling of the remainders, strata in a
+random order, so the counts still sum to n and each is within one query of n * N_h / N). Every stratum's expected
+count is then exactly n * N_h / N, so every query is drawn with probability n / N, as in a simple random sample: the
+sample is self-weighting and its plain mean unbiased (Cochran, *Sampling Techniques*, 3rd ed. 1977, ch. 5, sections
+5.3 and 5.7). Largest remainders, the rule before 2026-12-03, gave the leftovers always to the least uncertain strata
+(`allocate([100] * 4, 10)` was [3, 3, 2, 2] for every seed), so inclusion probabilities differed by stratum and the
+plain mean was biased in a fixed direction. The estimators of `hiera_dspy.conclude.ppi` and their variance for a
+simple random sample therefore stay valid on such a sample (conservative: they ignore the gain from stratifying).
+Measured in docs/conclusions.md (bench/conclusions_small.py).
 
 Pure: per-hole probabilities in, arrays out.
 
@@ -21,12 +24,13 @@ Example:
     [0.34, 0.0, 0.16, 0.0]
     >>> [s.tolist() for s in strata_of(u, 2)]
     [[1, 3], [2, 0]]
-    >>> allocate([2, 2], 3).tolist()
-    [2, 1]
+    >>> allocate([2, 2], 2, random.Random(0)).tolist()
+    [1, 1]
 """
 
 from __future__ import annotations
 
+import random
 from collections.abc import Iterable, Sequence
 
 import numpy as np
@@ -55,15 +59,25 @@ def strata_of(uncertainty: np.ndarray, k: int) -> list[np.ndarray]:
     return np.array_split(np.argsort(np.asarray(uncertainty), kind="stable"), k)
 
 
-def allocate(sizes: Sequence[int], n: int) -> np.ndarray:
-    """How many of a sample of `n` each stratum of `sizes` gets: proportional, by largest remainders."""
+def allocate(sizes: Sequence[int], n: int, rng) -> np.ndarray:
+    """How many of a sample of `n` each stratum of `sizes` gets: the whole part of its proportional share, and the
+    leftover queries to strata at random with probability equal to their fractional parts (systematic sampling over
+    the strata in a random order; `rng` a `random.Random`, used only when there are leftovers), so each stratum's
+    expected count is exactly its share n * N_h / N."""
     sizes = np.asarray(sizes)
     total = int(sizes.sum())
     if not 0 <= n <= total:
         raise ValueError(f"cannot allocate a sample of {n} over {total} queries")
     share = sizes * n / total
-    k = np.floor(share).astype(int)
-    k[np.argsort(-(share - k), kind="stable")[:n - k.sum()]] += 1
+    k = np.floor(share + 1e-9).astype(int)
+    left = n - int(k.sum())
+    if left:
+        order = rng.sample(range(len(k)), len(k))  # the strata in random order: any set of them can get one
+        ends = np.cumsum(np.clip(share - k, 0.0, None)[order])
+        ends *= left / ends[-1]  # the fractional parts sum to `left`; make it exact
+        points = rng.random() + np.arange(left)  # one point in each unit interval of the remainders' sum
+        hit = np.minimum(np.searchsorted(ends, points, side="right"), len(k) - 1)
+        k[np.asarray(order)[hit]] += 1
     return k
 
 

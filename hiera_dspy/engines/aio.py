@@ -22,7 +22,7 @@ import dspy
 
 from hiera_dspy.engines import Job
 from hiera_dspy.lm import breaker as breakers
-from hiera_dspy.lm import ledger, pacing
+from hiera_dspy.lm import ledger, pacing, retention
 from hiera_dspy.lm.breaker import EndpointDown
 from hiera_dspy.lm.retry import retrying
 from hiera_dspy.records import Judgment, Pair
@@ -45,7 +45,7 @@ async def ajudge_one(program: dspy.Module, pair: Pair, position: int | None = No
     book = ledger.Ledger()
     start = time.perf_counter()
     prediction, error = None, None
-    with ledger.bind(book), retrying():
+    with ledger.bind(book), retrying(), retention.bounded():
         try:
             prediction = await program.acall(**program_inputs(pair))
         except EndpointDown:

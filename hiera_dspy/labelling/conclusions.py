@@ -117,3 +117,4 @@ def conclude(summary: dict, store, run_id: str, runs: dict, originals: dict, rec
                 for q in sample.queries for p in by_query.get(q, []) if p in pairs]
         written.append(write_jsonl(out / "sample.jsonl", rows))
     return written, "\n" + section(c)
+

@@ -2,12 +2,12 @@
 
 - `random`: `n` of the queries uniformly without replacement (Python's `random.Random(seed).sample`).
 - `stratified`: the queries cut into `--strata` strata by the judge's uncertainty on them (quantiles of the sum of
-  p(1 - p) over a query's holes, `hiera_dspy.conclude.strata`), `n` allocated proportionally (largest remainders;
-  at least one query per stratum, so `n` >= the strata), each stratum's share drawn uniformly without replacement,
-  and the whole sample shuffled (so a person who labels it in order and stops part-way leaves a random part, not the
-  low strata, decided). Under proportional allocation the sample is self-weighting: the PPI estimator and its
-  simple-random-sample variance stay valid and are conservative (Cochran, *Sampling Techniques*, 1977, ch. 5). It
-  needs the machine's judgments of the holes, so `eval.holes` draws it after judging.
+  p(1 - p) over a query's holes, `hiera_dspy.conclude.strata`), `n` allocated proportionally (the leftover queries
+  to strata at random, so every query's chance of being drawn is n / N; `n` >= the strata), each stratum's share
+  drawn uniformly without replacement, and the whole sample shuffled (so a person who labels it in order and stops
+  part-way leaves a random part, not the low strata, decided). With equal chances the sample is self-weighting: the
+  PPI estimator and its simple-random-sample variance stay valid and are conservative (Cochran, *Sampling
+  Techniques*, 1977, ch. 5). It needs the machine's judgments of the holes, so `eval.holes` draws it after judging.
 
 A method is a function of a `Draw` returning (the queries in sample order, each one's stratum or None); a new one is
 one function and one line in `DRAWS`.
@@ -53,7 +53,7 @@ def draw_stratified(query_ids: Sequence[str], n: int, seed: int, uncertainty: Se
         raise ValueError(f"{len(uncertainty)} uncertainties for {len(query_ids)} queries")
     rng, ids = random.Random(seed), list(query_ids)
     groups = strata_of(uncertainty, strata)
-    picked = [(ids[i], h) for h, (group, k) in enumerate(zip(groups, allocate([len(g) for g in groups], n)))
+    picked = [(ids[i], h) for h, (group, k) in enumerate(zip(groups, allocate([len(g) for g in groups], n, rng)))
               for i in rng.sample(sorted(group.tolist()), int(k))]
     rng.shuffle(picked)
     return [q for q, _ in picked], [h for _, h in picked]

@@ -95,10 +95,16 @@ PARAMS: dict[str, Param] = {
     "probe_pairs": Param(int, "probe-stacked: hidden states of a seeded sample of N train pairs (the scorer uses all)",
                          low=2, nullable=True),
     # the cross-encoder blend (methods/cross.py)
-    "ce_pairs": Param(int, "ce-blend: train pairs the cross-encoder is fine-tuned on (half relevant, seeded)", low=32),
+    "ce_pairs": Param(int, "ce-blend: train pairs the cross-encoder is fine-tuned on (an equal share of each label, "
+                      "seeded)", low=32),
+    "ce_epochs": Param(int, "ce-blend: passes over the cross-encoder's fine-tuning pairs", low=1, high=20,
+                       nullable=True),
+    "blend_objective": Param(str, "ce-blend: what chooses the blend's weight and grade thresholds on dev",
+                             ("kappa", "weighted_kappa"), nullable=True),
     "ce_max_len": Param(int, "ce-blend: tokens of query + item the cross-encoder reads", low=16, high=512),
     "ce_lr": Param(float, "ce-blend: the cross-encoder's AdamW learning rate", low=1e-7, high=1e-2),
-    "dev_queries": Param(int, "ce-blend: train queries held out (one pair of each label) to choose the blend", low=2),
+    "dev_queries": Param(int, "ce-blend: train queries held out (one pair of each label they have, balanced) to "
+                         "choose the blend", low=2),
     "llm_share": Param(float, "largest share of pairs the cascade sends to the LLM", low=0.0, high=1.0),
     "tau_rule": Param(str, "how the cascade picks tau on dev: the LLM share, or the kept pairs' kappa",
                       ("share", "kappa")),

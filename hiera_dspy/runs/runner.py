@@ -20,7 +20,7 @@ from itertools import islice
 import dspy
 
 from hiera_dspy.lm import breaker as breakers
-from hiera_dspy.lm import ledger
+from hiera_dspy.lm import ledger, retention
 from hiera_dspy.lm.breaker import CircuitBreaker, EndpointDown
 from hiera_dspy.lm.retry import retrying
 from hiera_dspy.lm.secrets import redact
@@ -41,7 +41,7 @@ def judge_one(program: dspy.Module, pair: Pair, position: int | None = None) -> 
     book = ledger.Ledger()
     start = time.perf_counter()
     prediction, error = None, None
-    with ledger.bind(book), retrying():
+    with ledger.bind(book), retrying(), retention.bounded():  # DSPy keeps its last 100 calls, not 10,000
         try:
             prediction = program(**program_inputs(pair))  # the screened item: hiera_dspy.untrusted.screen
         except EndpointDown:

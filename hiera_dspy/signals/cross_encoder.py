@@ -165,10 +165,11 @@ def balanced_sample(pairs: Sequence[Pair], scheme: LabelScheme, n: int, rng: ran
 
 
 def fine_tune(pairs: Sequence[Pair], scheme: LabelScheme, *, train_pairs: int = 12000, max_len: int = 128,
-              lr: float = 5e-5, batch: int = 32, seed: int = 0, base: str | None = None,
+              lr: float = 5e-5, batch: int = 32, seed: int = 0, base: str | None = None, epochs: int = 1,
               progress: bool = True) -> CrossEncoder:
     """Fine-tune `base` (default: the bundled all-MiniLM-L6-v2) on up to `train_pairs` of `pairs`, an equal share of
-    each label (`balanced_sample`; two labels: half relevant, half not): one epoch, AdamW (weight decay 0.01) with 6%
+    each label (`balanced_sample`; two labels: half relevant, half not): `epochs` passes (each after the first in a
+    new seeded order), AdamW (weight decay 0.01) with 6%
     linear warm-up and linear decay, gradients clipped at 1, binary cross-entropy on each of the K-1 cumulative
     logits against `ordinal_targets` (torch's threads: its default, one per core)."""
     import torch
@@ -179,11 +180,17 @@ def fine_tune(pairs: Sequence[Pair], scheme: LabelScheme, *, train_pairs: int = 
     tok = AutoTokenizer.from_pretrained(folder)
     model = AutoModelForSequenceClassification.from_pretrained(folder, num_labels=len(scheme.labels) - 1,
                                                                ignore_mismatched_sizes=True)
-    train = balanced_sample([p for p in pairs if p.label in scheme.labels], scheme, train_pairs, random.Random(seed))
+    rng = random.Random(seed)
+    sample = balanced_sample([p for p in pairs if p.label in scheme.labels], scheme, train_pairs, rng)
+    train = list(sample)
+    for _ in range(epochs - 1):
+        rng.shuffle(sample)
+        train += sample
     encoder = CrossEncoder(model, tok, max_len)
     steps = len(train) // batch
-    if steps == 0:
-        raise ValueError(f"the cross-encoder needs at least {batch} labelled train pairs (batch size); got {len(train)}")
+    if len(sample) < batch:
+        raise ValueError(f"the cross-encoder needs at least {batch} labelled train pairs (batch size); "
+                         f"got {len(sample)}")
     opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.01)
     schedule = get_linear_schedule_with_warmup(opt, int(0.06 * steps), steps)
     loss_fn = torch.nn.BCEWithLogitsLoss()

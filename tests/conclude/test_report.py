@@ -20,12 +20,12 @@ def test_separated_and_not_yet_separated_pairs_in_plain_sentences():
         diff("C", "D", 0.001, [-0.05, 0.052], 0.9, 50000)]}
     assert sentences(c, "ndcg@10") == [
         "A > B (difference 0.050 [0.020, 0.080], p = 0.003).",
-        "B and C cannot be told apart at this sample size (difference 0.010 [-0.010, 0.030], p = 0.400); about 60 "
-        "more sampled queries would.",
+        "B and C cannot be told apart at this sample size (difference 0.010 [-0.010, 0.030], p = 0.400); label about "
+        "60 more sampled queries to tell B from C (80% power at the difference estimated now).",
         "A and C cannot be told apart after Holm's correction over the pairs (difference 0.040 [0.001, 0.080], "
         "p = 0.070).",
-        "C and D cannot be told apart at this sample size (difference 0.001 [-0.050, 0.052], p = 0.900); about 50000 "
-        "more sampled queries would, more than the 180 unsampled queries there are."]
+        "C and D cannot be told apart at this sample size (difference 0.001 [-0.050, 0.052], p = 0.900); only "
+        "labelling all 180 unsampled queries would tell C from D (80% power at the difference estimated now)."]
 
 
 def test_without_a_sample_the_report_says_how_to_draw_one():
@@ -54,3 +54,22 @@ def test_the_blind_spot_is_the_error_share_a_random_sample_misses_too_often():
     share = float(note.split("fewer than ")[1].split("%")[0]) / 100
     assert (1 - share) ** 40 == pytest.approx(0.05, abs=0.002)  # missed with exactly the stated probability
     assert "fewer than 0.7% " in blind_spot_note(400, 0.95)  # about 3 / n
+
+
+def test_the_caution_quotes_the_coverage_measured_at_that_sample_size(monkeypatch):
+    from hiera_dspy.conclude import report
+
+    monkeypatch.setattr(report, "MEASURED", {20: (0.85, 0.80), 40: (0.91, 0.90), 80: (0.93, 0.92)})
+    short = {"estimates": {"A": {"p@10": {"n": 45, "n_min": 75}}}, "differences": []}
+    note = report.small_sample_note(short)
+    assert "random samples of 40 covered the worst system in 91.0% and the worst pair in 90.0%" in note
+    assert "random samples of 20 covered" in report.measured_note(12)  # below the smallest: the smallest
+
+
+def test_rule_of_three_intervals_and_per_pair_intervals_are_named():
+    from hiera_dspy.conclude.report import range_note
+
+    c = {"estimates": {"A": {"p@10": {"rule": "range"}, "ndcg@10": {"rule": "difference"}}},
+         "differences": [{**diff("A", "B", 0.0, [-0.07, 0.07], 1.0, None), "measure": "p@10", "rule": "range"}]}
+    assert range_note(c).startswith("2 intervals (A p@10, A - B p@10) come from the rule of three")
+    assert range_note({"estimates": {}, "differences": []}) is None

@@ -56,7 +56,8 @@ SPREAD = [float((7 * i) % 40) for i in range(40)]  # every query its own uncerta
 
 def test_the_stratified_draw_takes_each_strata_share_and_is_seeded():
     queries, stratum = draw_stratified(FORTY, 10, seed=5, uncertainty=SPREAD, strata=4)
-    assert len(set(queries)) == 10 and [stratum.count(h) for h in range(4)] == [3, 3, 2, 2]
+    # 2.5 queries a stratum: the two leftovers go to two strata at random (not always the least uncertain two)
+    assert len(set(queries)) == 10 and sorted(stratum.count(h) for h in range(4)) == [2, 2, 3, 3]
     u = dict(zip(FORTY, SPREAD))
     assert all(int(u[q]) // 10 == h for q, h in zip(queries, stratum))  # each query drawn from its own stratum
     assert draw_stratified(FORTY, 10, seed=5, uncertainty=SPREAD, strata=4) == (queries, stratum)
@@ -78,7 +79,9 @@ def never(*_):
 def test_a_stratified_sample_is_stored_with_its_strata_and_never_redrawn(tmp_path):
     log = SampleLog(tmp_path / "store.sqlite")
     first = ensure(log, "run1", FORTY, "25%", seed=2, method="stratified", uncertainty=lambda: SPREAD)
-    assert (first.method, first.strata, first.allocation, len(first.queries)) == ("stratified", 4, [3, 3, 2, 2], 10)
+    assert (first.method, first.strata, len(first.queries)) == ("stratified", 4, 10)
+    assert first.allocation == [draw_stratified(FORTY, 10, 2, SPREAD, 4)[1].count(h) for h in range(4)]
+    assert sorted(first.allocation) == [2, 2, 3, 3]
     assert first.queries == draw_stratified(FORTY, 10, 2, SPREAD, 4)[0]
     again = SampleLog(tmp_path / "store.sqlite")  # a resumed command: another connection
     assert ensure(again, "run1", FORTY, "25%", 2, "stratified", 4, never) == first

@@ -127,8 +127,11 @@ def test_graded_labels_fit_three_grades_with_ordinal_thresholds_and_round_trip(t
 def test_an_unknown_blend_objective_fails_at_build():
     from hiera_dspy.methods import BuildContext, build
 
-    with pytest.raises(ValueError, match="blend_objective"):
+    with pytest.raises(ValueError, match="blend_objective.*kappa | weighted_kappa"):
         build("ce-blend", BuildContext(get_scheme("esci"), train=[]), embedder="lexical", blend_objective="f1")
+    program = build("ce-blend", BuildContext(get_scheme("esci"), train=[]), embedder="lexical",
+                    blend_objective="weighted_kappa", ce_epochs=2)
+    assert program.blend_objective == "weighted_kappa" and program.ce_options["epochs"] == 2
 
 
 def test_compile_label_decide_and_refit_from_the_decisions(tiny_base, tmp_path):
@@ -193,3 +196,38 @@ def test_dev_split_is_query_disjoint_and_balanced_and_takes_single_label_queries
     assert len({p.query_id for p in dev}) == 8 and not {p.query_id for p in fit} & {p.query_id for p in dev}
     with pytest.raises(ValueError, match="two labels or more"):
         dev_split([p for p in binary if p.label == "Relevant"], ("Irrelevant", "Relevant"), 8, seed=0)
+
+
+def test_two_labels_keep_the_binary_computation_the_msrd_table_was_measured_with():
+    """The graded code's two-label case is the earlier binary one: the same fine-tuning sample (half relevant, half
+    not, the same seeded draws) and the same blend search (every weight x every threshold, ties to the larger)."""
+    import random
+
+    import numpy as np
+
+    from hiera_dspy.metrics.agreement import kappa_of_labels
+    from hiera_dspy.methods.cross import THRESHOLDS, WEIGHTS, choose_blend
+    from hiera_dspy.signals.cross_encoder import balanced_sample
+
+    scheme = get_scheme("msrd")
+    pairs = _pairs(60)
+    rng = random.Random(7)
+    relevant = [p for p in pairs if p.label == "Relevant"]
+    irrelevant = [p for p in pairs if p.label == "Irrelevant"]
+    before = rng.sample(relevant, 50) + rng.sample(irrelevant, 50)
+    rng.shuffle(before)
+    assert balanced_sample(pairs, scheme, 100, random.Random(7)) == before
+
+    gen = np.random.default_rng(1)
+    gold = ["Relevant" if g else "Irrelevant" for g in gen.random(120) < 0.5]
+    scorer_p = np.clip([0.6 if g == "Relevant" else 0.4 for g in gold] + gen.normal(0, 0.25, 120), 0, 1)
+    ce_p = np.clip([0.7 if g == "Relevant" else 0.35 for g in gold] + gen.normal(0, 0.3, 120), 0, 1)
+    labels = scheme.labels
+
+    def old_labels(w, th):
+        mixed = w * ce_p + (1 - w) * scorer_p
+        return [labels[-1] if v >= th else labels[0] for v in mixed]
+
+    old = max((kappa_of_labels(gold, old_labels(w, th)), float(w), float(th)) for w in WEIGHTS for th in THRESHOLDS)
+    new = choose_blend(gold, np.column_stack([1 - scorer_p, scorer_p]), np.column_stack([1 - ce_p, ce_p]), labels)
+    assert new[0] == pytest.approx(old[0]) and new[1] == old[1] and new[2] == (old[2],)

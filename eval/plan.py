@@ -1,0 +1,95 @@
+"""Plan the human sample of a holes run before anyone labels: how many queries a person must label, per system and
+per pair of systems.
+
+    python -m eval.plan --run RUN_ID [--width 0.05] [--power 0.8]     # or: hiera-dspy plan --run RUN_ID
+
+From the filled run alone (the machine's values on all N queries and the judge's label probabilities), per measure:
+each system's and each pair's n_min (the sampled queries the normal approximation needs: Cochran's rule on the
+skewness of the machine's values over all N), the sampled queries for an interval of --width (hi - lo), and per pair
+the sampled queries that tell the two apart at 80% power (--power) if the difference is the machine's; which pairs
+cannot be told apart at any sample size; and, once a human sample is decided, what it gives now and how many more
+queries each undecided pair needs. The predictions simulate the human labels from the judge's own probabilities, so
+they are as good as its calibration (docs/conclusions.md measures them). --json prints every number.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from hiera_dspy.cli.options import cli_main, open_store
+from hiera_dspy.labelling.plan import plan_run
+from hiera_dspy.metrics.format import with_ci
+
+
+def parser() -> argparse.ArgumentParser:
+    """The command line of `python -m eval.plan`."""
+    p = argparse.ArgumentParser(prog="python -m eval.plan", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--run", required=True, help="run id of a holes run (printed by eval.holes)")
+    p.add_argument("--store", help="run store SQLite file (default: runs/store.sqlite)")
+    p.add_argument("--width", type=float, default=0.05, help="target interval width, hi - lo (default 0.05)")
+    p.add_argument("--power", type=float, default=0.8, help="power to tell a pair apart (default 0.8)")
+    p.add_argument("--draws", type=int, default=20, help="label sets drawn from the judge's probabilities (default 20)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the draws (default 0)")
+    p.add_argument("--json", action="store_true", help="print the plan as JSON")
+    return p
+
+
+def lines_of(plan: dict) -> list[str]:
+    """The plan in words: a table per measure, systems then pairs."""
+    n_total, pct = plan["queries"], f"{plan['level']:.0%}"
+    out = [f"Plan of run {plan['run_id']}: {n_total} queries, {plan['decided']} decided sample queries; {pct} "
+           f"intervals of width {plan['width']} (hi - lo), {plan['power']:.0%} power (human labels simulated from the "
+           f"judge's probabilities, {plan['draws']} draws)."]
+    for m in dict.fromkeys(line["measure"] for line in plan["lines"]):
+        rows = [line for line in plan["lines"] if line["measure"] == m]
+        out += ["", f"== {m}: systems", "| system | machine | n_min | n for width | now |", "|---|---|---|---|---|"]
+        out += [f"| {r['a']} | {r['machine']:.3f} | {r['n_min']} | {r['n_width']}{_from_sample(r)} | {_now(r['now'])} |"
+                for r in rows if r["b"] is None]
+        out += ["", f"== {m}: pairs", "| pair | machine difference | n_min | n to tell apart | now |",
+                "|---|---|---|---|---|"]
+        out += [f"| {r['a']} - {r['b']} | {r['machine']:+.3f} | {r['n_min']} | {_apart(r, n_total)} | "
+                f"{_now(r['now'], pair=True)} |" for r in rows if r["b"] is not None]
+        never = [f"{r['a']} - {r['b']}" for r in rows if r["b"] is not None
+                 and (r["n_power"] is None or r["n_power"] >= n_total)]
+        if never:
+            out.append(f"Cannot be told apart at any sample size short of every query: {', '.join(never)}.")
+    out += ["", "n_min: Cochran's rule n > 28 + 25 g^2 on the machine's values over all queries; below it an interval "
+            "may cover less often than stated. Pair intervals are per pair: with k pairs, about "
+            f"{1 - plan['level']:.0%} of k miss by chance."]
+    return out
+
+
+def _from_sample(r: dict) -> str:
+    return "" if r.get("n_width_sample") is None else f" ({r['n_width_sample']} from the sample's spread)"
+
+
+def _apart(r: dict, n_total: int) -> str:
+    if r["n_power"] is None:
+        return "no n (the machine sees no difference)"
+    return f"more than {n_total - 1}" if r["n_power"] >= n_total else str(r["n_power"])
+
+
+def _now(e: dict | None, pair: bool = False) -> str:
+    if not e or e.get("ci") is None:
+        return "-" if not e or e.get("ppi") is None else f"{e['ppi']:.3f} ({e.get('note') or 'no interval'})"
+    told = with_ci(e["ppi"], e["ci"]) + f", n = {e['n']}"
+    if pair and e.get("more_queries"):
+        told += f"; label {e['more_queries']} more to tell apart"
+    return told
+
+
+def main(argv: list[str] | None = None) -> dict:
+    """Print the plan of a holes run; returns it."""
+    args = parser().parse_args(argv)
+    if not 0 < args.width < 2 or not 0 < args.power < 1 or args.draws < 2:
+        raise SystemExit("error: give --width in (0, 2), --power in (0, 1) and --draws of at least 2")
+    plan = plan_run(open_store(args), args.run, args.width, args.power, args.draws, args.seed)  # HieraError: cli_main
+    print(json.dumps(plan, indent=1) if args.json else "\n".join(lines_of(plan)), file=sys.stdout)
+    return plan
+
+
+if __name__ == "__main__":
+    cli_main(main)

@@ -1,0 +1,152 @@
+"""How many queries a person must label, before anyone labels: per system and per pair of systems, from the machine's
+values on all N queries and the judge's label probabilities.
+
+For each system (and each pairwise difference) on each measure:
+
+- `n_min`: the sampled queries the normal approximation needs (Cochran's rule as refined by Sugden, Smith and Jones
+  2000, n > 28 + 25 g^2, g the skewness of the machine's values over all N queries: `finite.min_queries_columns`); the
+  estimator fixes its slope to 1 below it (`hiera_dspy.conclude.finite`);
+- the residual standard deviation the interval will have: the human values are simulated from the judge's own
+  probabilities (each hole relevant with the judge's probability, several label sets), and the human-minus-machine
+  residual is taken over all N (slope 1: the estimator's default, `hiera_dspy.conclude.finite`);
+- `n_width`: the fewest sampled queries whose interval is at most `width` wide (its full width, hi - lo), from the
+  finite-population half-width t * sqrt((1 - n / N) / n) * sd (Cochran 1977, section 4.4);
+- for a pair, `n_power`: the fewest sampled queries that tell the two apart at `level` with probability `power`
+  (80%) if the difference is the machine's (|difference| >= (t_{1-alpha/2} + t_{power}) * standard error), at least
+  `n_min`; None when the machine sees no difference (no n can be named), and "cannot be told apart" when even n = N - 1
+  would not do;
+- with a decided human sample, what it gives now: its interval, and how many more sampled queries (`more_queries`,
+  from the sample's own residual spread and estimate) would tell a pair apart.
+
+The simulated human values assume the judge's probabilities are calibrated; docs/conclusions.md measures the
+predicted n against the n at which the benchmark reached the width.
+Pure: arrays in, rows out.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
+from itertools import combinations
+
+import numpy as np
+
+POWER = 0.8
+
+
+def standard_error(sd: float, n: int, big_n: int) -> float:
+    """The finite-population standard error of a mean of n of N values with residual standard deviation `sd`."""
+    return math.sqrt(max(1 - n / big_n, 0.0) / n) * sd
+
+
+def n_for_width(sd_at: Callable[[int], tuple[float, int]], big_n: int, width: float, level: float = 0.95) -> int:
+    """The fewest sampled queries (2..N) whose interval t_{df} * 2 * standard error is at most `width`; `sd_at(n)`
+    gives (sd, df) at n. N (every query: the exact value) when no smaller sample does."""
+    from scipy.stats import t
+
+    for n in range(2, big_n):
+        sd, df = sd_at(n)
+        if 2 * t.ppf(1 - (1 - level) / 2, df) * standard_error(sd, n, big_n) <= width:
+            return n
+    return big_n
+
+
+def n_for_power(delta: float, sd_at: Callable[[int], tuple[float, int]], big_n: int, level: float = 0.95,
+                power: float = POWER, start: int = 2) -> int | None:
+    """The fewest sampled queries (from `start`) at which a two-sided t test at `level` detects a difference of
+    `delta` with probability `power`: |delta| >= (t_{1 - alpha/2, df} + t_{power, df}) * standard error. None when
+    `delta` is 0; N when no sample short of every query does."""
+    from scipy.stats import t
+
+    if abs(delta) < 1e-12:
+        return None
+    for n in range(max(2, start), big_n):
+        sd, df = sd_at(n)
+        if abs(delta) >= (t.ppf(1 - (1 - level) / 2, df) + t.ppf(power, df)) * standard_error(sd, n, big_n):
+            return n
+    return big_n
+
+
+def more_queries(e, p_adjusted: float | None = None, level: float = 0.95, power: float = POWER) -> int | None:
+    """How many more sampled queries would tell a pair apart (an `ppi.Estimate` of a difference): 0 when its
+    interval already excludes 0; None when it is unknown or exactly 0; else `n_for_power` at the estimate and the
+    sample's own residual spread, minus the decided sample (at least 1). A planning figure: it assumes the
+    difference stays where it is."""
+    if e.ci is None or e.ppi is None or e.sd is None:
+        return None
+    lo, hi = e.ci
+    if lo > 0 or hi < 0:
+        return 0
+    needed = n_for_power(e.ppi, lambda n: (e.sd, n - 1), e.N, level, power)
+    return None if needed is None else max(1, needed - e.n)
+
+
+@dataclass(frozen=True)
+class Line:
+    """The plan of one system or pair on one measure (see the module); `a`, `b` name a pair (`b` None for a
+    system)."""
+    measure: str
+    a: str
+    b: str | None
+    machine: float
+    n_min: int
+    sd: float
+    n_width: int
+    n_power: int | None = None
+
+    def to_dict(self) -> dict:
+        """JSON-ready fields."""
+        return asdict(self)
+
+
+def residual_sd(machine: np.ndarray, simulated: Sequence[np.ndarray]) -> float:
+    """The standard deviation of simulated human minus machine values over all N (the root of the mean variance
+    over the simulations; divisor N - 1)."""
+    x = np.asarray(machine, dtype=float)
+    return math.sqrt(float(np.mean([np.var(np.asarray(y, dtype=float) - x, ddof=1) for y in simulated])))
+
+
+def plan_line(measure: str, a: str, b: str | None, machine: np.ndarray, simulated: Sequence[np.ndarray],
+              width: float, level: float = 0.95, power: float = POWER) -> Line:
+    """The plan of one per-query quantity (a system's values, or a pair's differences) over all N queries."""
+    from hiera_dspy.conclude.finite import min_queries_columns
+
+    big_n = len(machine)
+    n_min = max(int(min_queries_columns(np.asarray(machine, dtype=float)[:, None])[0]), 29)
+    sd = residual_sd(machine, simulated)
+
+    def sd_at(n: int) -> tuple[float, int]:
+        return sd, n - 1
+
+    n_power = None
+    if b is not None:
+        n_power = n_for_power(float(np.mean(machine)), sd_at, big_n, level, power)
+        n_power = None if n_power is None else max(n_power, min(n_min, big_n))
+    return Line(measure, a, b, float(np.mean(machine)), n_min, sd, n_for_width(sd_at, big_n, width, level), n_power)
+
+
+def plan(machine: dict[str, dict[str, np.ndarray]], simulated: Sequence[dict[str, dict[str, np.ndarray]]],
+         width: float = 0.05, level: float = 0.95, power: float = POWER) -> list[Line]:
+    """Every system, then every pair, per measure: `machine` is measure -> system -> values over all N queries;
+    `simulated` a list of the same built from label sets drawn from the judge's probabilities."""
+    out = []
+    for m, systems in machine.items():
+        names = list(systems)
+        for s in names:
+            out.append(plan_line(m, s, None, systems[s], [sim[m][s] for sim in simulated], width, level, power))
+        for s, t in combinations(names, 2):
+            out.append(plan_line(m, s, t, systems[s] - systems[t], [sim[m][s] - sim[m][t] for sim in simulated],
+                                 width, level, power))
+    return out
+
+
+def draw_labels(dists: dict, rng: np.random.Generator) -> dict:
+    """One label set drawn from label distributions: key -> {label: probability} in, key -> {drawn label: 1.0}
+    out (a label outside a distribution never drawn)."""
+    out = {}
+    for key, dist in dists.items():
+        labels = list(dist)
+        probs = np.array([max(float(dist[label]), 0.0) for label in labels])
+        out[key] = {labels[int(rng.choice(len(labels), p=probs / probs.sum()))]: 1.0}
+    return out

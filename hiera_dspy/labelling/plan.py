@@ -1,0 +1,56 @@
+"""The plan of a holes labelling run (`hiera-dspy plan`): how many queries a person must label, per system and per pair,
+from the run's machine values and the judge's probabilities, beside what its decided sample gives now
+(`hiera_dspy.conclude.plan`; docs/conclusions.md).
+"""
+
+from __future__ import annotations
+
+from hiera_dspy.conclude.holes import conclusions
+from hiera_dspy.errors import HieraError
+from hiera_dspy.labelling.sample import SampleLog
+from hiera_dspy.labels import LabelScheme
+
+
+def plan_run(store, run_id: str, width: float = 0.05, power: float = 0.8, draws: int = 20, seed: int = 0) -> dict:
+    """The plan of a holes labelling run (`hiera_dspy.conclude.plan`): per measure, every system and every pair
+    with n_min, the sampled queries for an interval of `width` and, for a pair, for `power` to tell it apart, from
+    the machine's values on all N queries and label sets drawn from the judge's probabilities; beside each, what
+    the run's decided human sample gives now (its estimate from the run's conclusions) and the n for `width` its
+    own residual spread predicts (`n_width_sample`). HieraError when the run is not a holes labelling run."""
+    import numpy as np
+
+    from hiera_dspy.conclude.holes import machine_values_of, population, simulated_values
+    from hiera_dspy.conclude.plan import n_for_width, plan
+    from hiera_dspy.labelling.exports import records_of
+    from hiera_dspy.labelling.holes import read_inputs
+
+    config = store.run_config(run_id)
+    if not config or config.get("labelling", {}).get("kind") != "holes":
+        raise HieraError(f"run {run_id!r} is not a holes run (made by eval.holes): hiera-dspy plan needs one")
+    labelling = config["labelling"]
+    scheme, depth = LabelScheme.from_dict(labelling["scheme"]), labelling["depth"]
+    level, kind = labelling.get("ci", 0.95), labelling.get("machine_values", "expected")
+    inputs = read_inputs(labelling, scheme)
+    records = list(records_of(store, run_id))
+    runs = {name: list(lines) for name, lines in inputs.runs.items()}
+    queries = population(runs)
+    machine_of, _ = machine_values_of(inputs.qrels, records, scheme, depth, kind)
+    per_run = {name: machine_of(lines, queries) for name, lines in runs.items()}
+    machine = {m: {name: np.asarray(v[m]) for name, v in per_run.items()} for m in next(iter(per_run.values()))}
+    simulated = simulated_values(runs, inputs.qrels, records, scheme, depth, draws, seed)
+    log = SampleLog(store.path)
+    try:
+        sample = log.get(run_id)
+    finally:
+        log.close()
+    c = conclusions(runs, inputs.qrels, records, sample, scheme, depth, level, kind)
+    now = {(m, run, None): e for run, per in c["estimates"].items() for m, e in per.items()}
+    now |= {(d["measure"], d["a"], d["b"]): d for d in c["differences"]}
+    lines = [line.to_dict() | {"now": now.get((line.measure, line.a, line.b))}
+             for line in plan(machine, simulated, width, level, power)]
+    for line in lines:  # the width the decided sample's own residual spread predicts (no calibration assumed)
+        e = line["now"] or {}
+        line["n_width_sample"] = (n_for_width(lambda n, sd=e["sd"]: (sd, n - 1), len(queries), width, level)
+                                  if e.get("sd") is not None and e.get("n", 0) >= 2 else None)
+    return {"run_id": run_id, "queries": len(queries), "width": width, "power": power, "level": level,
+            "draws": draws, "decided": (c["human_sample"] or {}).get("decided", 0), "lines": lines}

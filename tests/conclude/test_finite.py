@@ -1,0 +1,125 @@
+"""The benchmark's own mean (hiera_dspy.conclude.finite): the finite-population variance checked against every sample
+of a tiny population, no zero-width interval from a sample without spread, intervals inside the metric's range, and
+a sample of every query giving the exact value."""
+
+from __future__ import annotations
+
+from itertools import combinations
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from hiera_dspy.conclude.finite import deviants_bound
+from hiera_dspy.conclude.ppi import EXACT, estimate, estimate_columns, p_value
+
+# a tiny population of N = 9 queries: human values y, machine values x (skewed, imperfect)
+POP_Y = np.array([0.0, 0.1, 0.1, 0.2, 0.3, 0.3, 0.5, 0.8, 1.0])
+POP_X = np.array([0.1, 0.1, 0.0, 0.3, 0.2, 0.4, 0.4, 0.6, 0.9])
+
+
+def every_sample(n: int, lam: float, estimand: str = "benchmark"):
+    """(point estimate, variance its interval implies) for every one of the C(9, n) samples."""
+    out = []
+    for idx in combinations(range(len(POP_Y)), n):
+        rest = np.setdiff1d(np.arange(len(POP_Y)), idx)
+        e = estimate(POP_Y[list(idx)], POP_X[list(idx)], POP_X[rest], lam=lam, estimand=estimand, bounds=None)
+        df = n - 1
+        out.append((e.ppi, ((e.ci[1] - e.ci[0]) / 2 / stats.t.ppf(0.975, df)) ** 2))
+    return np.array(out)
+
+
+@pytest.mark.parametrize("n, lam", [(3, 0.5), (4, 1.0), (5, 0.3), (6, 0.0)])
+def test_the_estimate_is_unbiased_and_its_variance_estimate_exact_over_every_sample(n, lam):
+    big_n, f = len(POP_Y), n / len(POP_Y)
+    got = every_sample(n, lam)
+    assert got[:, 0].mean() == pytest.approx(POP_Y.mean())  # unbiased for the benchmark's mean
+    slope = lam / (1 - f)  # PPI++ with the unsampled queries as ppi_py's unlabeled set: Cochran's slope lam/(1-f)
+    exact = (1 - f) / n * np.var(POP_Y - slope * POP_X, ddof=1)  # Cochran 1977, (7.3) for a fixed slope
+    assert got[:, 0].var() == pytest.approx(exact)  # the estimator's variance over all samples
+    assert got[:, 1].mean() == pytest.approx(exact)  # and the interval's variance estimate is unbiased for it
+
+
+def test_the_superpopulation_interval_overstates_the_benchmarks_variance():
+    n, lam = 5, 0.3
+    exact = every_sample(n, lam)[:, 0].var()
+    shipped = every_sample(n, lam, "superpopulation")
+    assert shipped[:, 1].mean() > 1.3 * exact  # the extra width that flattered the measured coverage
+
+
+def spread_on_few(total: int = 400, share: float = 0.05, seed: int = 0):
+    """Two systems that differ on `share` of the queries (human differences), the machine seeing most of them."""
+    rng = np.random.default_rng(seed)
+    differ = rng.random(total) < share
+    y = np.where(differ, rng.choice([0.1, 0.2, 0.3], total), 0.0)
+    x = np.where(differ, y * 0.7, 0.0) + np.where(rng.random(total) < 0.02, 0.1, 0.0)
+    return y, x
+
+
+def test_no_zero_width_interval_when_the_sample_shows_no_spread():
+    y, x = spread_on_few()
+    truth, total, n = y.mean(), len(y), 40
+    widths, covered, flat, shipped_zero = [], [], 0, 0
+    for seed in range(300):
+        picked = np.zeros(total, dtype=bool)
+        picked[np.random.default_rng(seed).choice(total, n, replace=False)] = True
+        e = estimate(y[picked], x[picked], x[~picked], bounds=(-1.0, 1.0))
+        flat += np.ptp(y[picked]) == 0
+        widths.append(e.ci[1] - e.ci[0])
+        covered.append(e.ci[0] <= truth <= e.ci[1])
+        old = estimate(y[picked], x[picked], x[~picked], estimand="superpopulation")
+        shipped_zero += old.ci[1] - old.ci[0] < 1e-12
+    assert flat > 20 and shipped_zero > 20  # samples that saw no difference: the shipped interval was [0, 0]
+    assert min(widths) > 0 and np.mean(covered) >= 0.95  # measured 0.98
+
+
+def test_a_constant_sample_gets_the_rule_of_three_range():
+    # 4 of 40 queries sampled, every sampled human value 1 and the machine agreeing on them: not a zero-width interval
+    x = np.linspace(0.3, 0.95, 36)
+    e = estimate(np.ones(4), np.ones(4), x)
+    k = deviants_bound(40, 4, 0.95)  # the most unsampled queries that can differ, at 95%
+    assert stats.hypergeom.pmf(0, 40, k, 4) >= 0.05 > stats.hypergeom.pmf(0, 40, k + 1, 4)
+    # the k unsampled queries that could move the mean furthest, each as far as the metric's range allows
+    low = e.ppi - np.sort(x)[::-1][:k].sum() / 40
+    high = min(1.0, e.ppi + np.sort(1 - x)[::-1][:k].sum() / 40)
+    assert e.rule == "range" and e.ci == pytest.approx((low, high)) and e.ci[0] < e.ppi < e.ci[1]
+    assert 0 < p_value(np.ones(4), np.ones(4), x, null=0.2) < 0.05 < p_value(np.ones(4), np.ones(4), x, null=0.5)
+    assert estimate(np.ones(4), np.ones(4), x, estimand="superpopulation").ci == (1.0, 1.0)  # what was shipped
+
+
+def test_intervals_stay_inside_the_metrics_range():
+    rng = np.random.default_rng(3)
+    y = (rng.random((10, 50)) < 0.1).astype(float)  # mostly 0: a weak system's P@10 on 10 sampled queries
+    c = estimate_columns(y, y * 0.9, np.full((90, 50), 0.05), bounds=(0.0, 1.0))
+    assert (c.lo >= 0).all() and (c.hi <= 1).all() and (c.human_lo >= 0).all() and (c.hi > c.lo).all()
+
+
+def test_below_n_min_the_slope_is_one_and_n_min_reads_the_machine_over_every_query():
+    rng = np.random.default_rng(1)
+    x = np.where(rng.random(400) < 0.05, 0.9, 0.02)  # machine values skewed over the benchmark
+    y = np.clip(x + rng.normal(0, 0.05, 400), 0, 1)
+    calm = np.argsort(x)[:40]  # a sample that drew none of the rare high queries: its own skewness says nothing
+    rest = np.setdiff1d(np.arange(400), calm)
+    e = estimate(y[calm], x[calm], x[rest])
+    g = stats.skew(x, bias=False)
+    assert e.n_min >= int(28 + 25 * g * g) + 1 > 200
+    assert e.rule == "difference" and e.lam == pytest.approx(1 - 40 / 400)
+
+
+def test_a_sample_of_every_query_gives_the_exact_value():
+    y, x = np.array([0.2, 0.5, 0.9]), np.array([0.1, 0.5, 1.0])
+    e = estimate(y, x, [])
+    assert (e.ppi, e.ci, e.human_only, e.note, e.rule) == (pytest.approx(y.mean()), None, pytest.approx(y.mean()),
+                                                           EXACT, "exact")
+    assert p_value(y, x, []) is None
+
+
+def test_ppi_plus_plus_tuning_is_an_option_from_n_min_on():
+    rng = np.random.default_rng(4)
+    x = rng.uniform(0, 1, 300)
+    y = np.clip(0.5 * x + rng.normal(0, 0.05, 300), 0, 1)  # a machine on the wrong scale: tuning pays here
+    default = estimate(y[:60], x[:60], x[60:])
+    tuned = estimate(y[:60], x[:60], x[60:], tune=True)
+    assert default.rule == "difference" and tuned.rule == "regression" and tuned.lam < 0.8
+    assert tuned.ci[1] - tuned.ci[0] < default.ci[1] - default.ci[0]
+    assert estimate(y[:20], x[:20], x[20:], tune=True).rule == "difference"  # below n_min (29): slope 1

@@ -1,0 +1,73 @@
+"""`hiera-dspy plan` on a holes run (before and after labelling), and a human sample of every query: the exact value,
+no interval, no crash, and a run broken by it before recovers when the command is rerun."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from labelling_helpers import ANSWERS, holes_argv, write
+
+from eval import escalations as eval_escalations
+from eval import holes as eval_holes
+from eval import plan as eval_plan
+from hiera_dspy.conclude.ppi import EXACT
+
+
+def decide(tmp_path, run_id: str, labels: dict[str, str]) -> None:
+    path = write(tmp_path / "human.jsonl", [json.dumps({"id": i, "label": lab}) for i, lab in labels.items()])
+    eval_escalations.main(["--run", run_id, "--labels", path, "--who", "ana"])
+
+
+def test_plan_before_and_after_the_sample_is_labelled(bench, patch_make_lm, tmp_path, capsys):
+    patch_make_lm(ANSWERS)
+    out = tmp_path / "filled"
+    run_id = eval_holes.main(holes_argv(bench, out, "--human-sample", "2", "--sample-seed", "1"))["run_id"]
+    capsys.readouterr()
+    plan = eval_plan.main(["--run", run_id, "--width", "0.2", "--draws", "5"])
+    text = capsys.readouterr().out
+    lines = {(line["measure"], line["a"], line["b"]): line for line in plan["lines"]}
+    assert set(lines) == {(m, a, b) for m in ("ndcg@3", "p@3") for a, b in (("a", None), ("b", None), ("a", "b"))}
+    for line in lines.values():
+        assert line["n_min"] >= 29 and 2 <= line["n_width"] <= plan["queries"] == 4 and line["now"] is not None
+    assert plan["decided"] == 0 and "| a - b |" in text and "n_min" in text
+    decide(tmp_path, run_id, {"q2:d5": "Relevant", "q2:d6": "Irrelevant", "q3:d6": "Irrelevant"})
+    capsys.readouterr()
+    after = eval_plan.main(["--run", run_id, "--draws", "5", "--json"])
+    assert after["decided"] == 2
+    pair = next(line for line in after["lines"] if line["b"] == "b" and line["measure"] == "p@3")
+    assert pair["now"]["n"] == 2 and pair["now"]["ci"] is not None  # what the sample gives now
+    assert 2 <= pair["n_width_sample"] <= 4 and plan["lines"][0]["n_width_sample"] is None
+    assert json.loads(capsys.readouterr().out)["run_id"] == run_id
+
+
+def test_plan_refuses_a_run_that_is_not_a_holes_run(tmp_path):
+    from hiera_dspy.errors import HieraError
+
+    with pytest.raises(HieraError, match="not a holes run"):
+        eval_plan.main(["--run", "nosuchrun"])
+
+
+def test_plan_is_a_hiera_dspy_command():
+    from hiera_dspy.cli.main import commands
+
+    assert commands()["plan"][0] == "eval.plan"
+
+
+def test_a_sample_of_every_query_gives_exact_values_and_every_export_works(bench, patch_make_lm, tmp_path):
+    patch_make_lm(ANSWERS)
+    out = tmp_path / "filled"
+    first = eval_holes.main(holes_argv(bench, out, "--human-sample", "100%"))
+    run_id = first["run_id"]
+    sample = [json.loads(line) for line in (out / "sample.jsonl").read_text().splitlines()]
+    labels = {r["id"]: "Relevant" for r in sample}
+    decide(tmp_path, run_id, labels)  # the last decision's export divided by zero in ppi_py before
+    new = {json.loads(line)["id"]: json.loads(line) for line in (out / "new.jsonl").read_text().splitlines()}
+    assert all(new[i]["source"] == "human" for i in labels)  # the outputs follow the decisions
+    summary = eval_holes.main(holes_argv(bench, out))  # a rerun recomputes, as for a run broken before
+    for row in summary["runs"]:
+        for e in row["estimates"].values():
+            assert (e["ci"], e["note"], e["n"], e["N"]) == (None, EXACT, 4, 4) and e["ppi"] == e["human_only"]
+    assert all(d["ci"] is None and d["p"] is None for d in summary["differences"])
+    report = (out / "report.md").read_text()
+    assert "exact" in report and "(every query is decided)." in report
