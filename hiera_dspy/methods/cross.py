@@ -90,12 +90,25 @@ class CrossBlendProgram(Learner, dspy.Module):
         fit, held = dev_split(pairs, labels, self.dev_queries, self.seed)
         self.scorer_state.fit(fit)
         self.encoder = fine_tune(fit, self.scheme, **self.ce_options)
+        held_triples = [(p.query, p.item_title, p.item_text) for p in held]
+        self.encoder.accelerate(held_triples)  # ONNX Runtime from here on (int8 if it keeps the labels on held)
         scorer_p = [self._scorer_p(p.query, p.item_title, p.item_text) for p in held]
-        ce_p = self.encoder.scores([(p.query, p.item_title, p.item_text) for p in held])
+        ce_p = self.encoder.scores(held_triples)
         kappa, w, th = choose_blend([p.label for p in held], scorer_p, ce_p, labels)
-        self.blend = {"weight": w, "threshold": th, "dev_kappa": kappa, "dev_pairs": len(held), "fit_pairs": len(fit)}
+        self.blend = {"weight": w, "threshold": th, "dev_kappa": kappa, "dev_pairs": len(held), "fit_pairs": len(fit),
+                      "ce_pairs": getattr(self.encoder, "train_pairs", None)}
         self.digests, self._prefetched = None, {}  # new weights: saved by the next save_files
         return self
+
+    def learned_from(self) -> list[str]:
+        """What each part learned from, for the compile's report (after `prepare`)."""
+        if self.blend is None:
+            return []
+        b = self.blend
+        ce = f"{b['ce_pairs']:,} of them" if b.get("ce_pairs") is not None else "them"
+        return [f"scorer: {b['fit_pairs']:,} pairs", f"cross-encoder: {ce} (one epoch)",
+                f"blend weight {b['weight']:.1f}, threshold {b['threshold']:.2f}: chosen on {b['dev_pairs']} held-out "
+                f"pairs of {b['dev_pairs'] // 2} train queries neither model saw (kappa {b['dev_kappa']:.3f} there)"]
 
     def _scorer_p(self, query: str, item_title: str, item_text: str) -> float:
         return self.scorer_state.score(query, item_title, item_text)[self.scheme.labels[-1]]
