@@ -226,3 +226,11 @@ def reference_embedder() -> str:
 def embed_cache_enabled() -> bool:
     """False when $HIERA_NO_EMBED_CACHE is set: sentence-transformer vectors are recomputed, never kept on disk."""
     return not env_flag("HIERA_NO_EMBED_CACHE")
+
+
+# ── ONNX Runtime for the encoders (hiera_dspy/signals/onnx_encoder.py, onnx_embedder.py) ─────────────────────────────
+
+def onnx_embedder_enabled() -> bool:
+    """False when $HIERA_ONNX_EMBEDDER is 0/false/no/off: MiniLM sentence vectors come from sentence-transformers
+    (torch), not the ONNX export (the same vectors; the export costs ~20 s once per cache root)."""
+    return env_choice("HIERA_ONNX_EMBEDDER") is not False
