@@ -231,6 +231,7 @@ def embed_cache_enabled() -> bool:
 # ── ONNX Runtime for the encoders (hiera_dspy/signals/onnx_encoder.py, onnx_embedder.py) ─────────────────────────────
 
 def onnx_embedder_enabled() -> bool:
-    """False when $HIERA_ONNX_EMBEDDER is 0/false/no/off: MiniLM sentence vectors come from sentence-transformers
-    (torch), not the ONNX export (the same vectors; the export costs ~20 s once per cache root)."""
-    return env_choice("HIERA_ONNX_EMBEDDER") is not False
+    """True when $HIERA_ONNX_EMBEDDER is 1/true/yes/on: MiniLM sentence vectors come from the ONNX export
+    (`signals/onnx_embedder.py`: the same vectors) instead of sentence-transformers. Off by default: on an AVX2-only
+    CPU it costs as much CPU as torch (bench/results/speed.md), and the export costs ~20 s once per cache root."""
+    return env_choice("HIERA_ONNX_EMBEDDER") is True

@@ -131,8 +131,7 @@ def main(argv: list[str] | None = None) -> dict:
         method, config = spec.get("method", method), spec.get("config", {})
         args.knowledge = spec.get("knowledge", args.knowledge)
     preset = QUICKSTART.get(method, {}) if args.budget == "quickstart" and not args.judge else {}
-    if preset:  # what command 1 runs for this method: its split and config, unless given
-        args.split = args.split or preset["split"]
+    if preset:  # what command 1 runs for this method: its config, and its split where the dataset has one
         config = {**preset["config"], **config}
     source = training_source(args)
     if args.judge:
@@ -141,6 +140,8 @@ def main(argv: list[str] | None = None) -> dict:
     budget = BUDGETS[args.budget]
     dataset = load_data(args)
     bundled = dataset  # the summary's embed-lr reference is fitted on the bundled train split, whatever we learn from
+    if preset and not args.split and preset["split"] in dataset.splits:
+        source.split = preset["split"]
     for split in (source.split, "dev"):
         if split not in dataset.splits:
             raise SystemExit(f"error: dataset {args.dataset} has no {split!r} split to compile with; it has "

@@ -24,9 +24,6 @@ def lexical_reference(monkeypatch):
     """The embed-lr reference line under eval.run/optimize.compile, fitted on lexical features (no MiniLM): every
     folder, whatever its own `isolated` fixture."""
     monkeypatch.setenv("HIERA_REFERENCE_EMBEDDER", "lexical")
-    # MiniLM on torch: the ONNX export costs ~20 s per cache root, and each test has its own (tests/signals/
-    # test_onnx_embedder.py turns it on)
-    monkeypatch.setenv("HIERA_ONNX_EMBEDDER", "0")
 
 
 @pytest.fixture(autouse=True)

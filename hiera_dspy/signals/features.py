@@ -251,8 +251,8 @@ def resolve_embedder(embedder: Embedder | str | None = "auto") -> Embedder | Non
 
 
 def _fastest(model_id: str) -> Embedder:
-    """The bundled MiniLM through ONNX Runtime (`onnx_embedder`: the same vectors, ~2x less CPU) when onnxruntime
-    is installed, the export checks out and $HIERA_ONNX_EMBEDDER is not 0, else sentence-transformers on torch."""
+    """The bundled MiniLM through ONNX Runtime (`onnx_embedder`: the same vectors) when $HIERA_ONNX_EMBEDDER=1,
+    onnxruntime is installed and the export checks out, else sentence-transformers on torch."""
     from hiera_dspy import settings
 
     if bundled_model_path(model_id) is not None and settings.onnx_embedder_enabled():

@@ -1,6 +1,7 @@
 """MiniLM sentence vectors through ONNX Runtime are sentence-transformers' vectors (the bundled weights exported once
 into the cache root), a changed export is made again, and $HIERA_ONNX_EMBEDDER=0 keeps torch. Needs the signals
-extra (the real MiniLM: ~20 s for the export), so it is behind the `slow` marker."""
+extra (the real MiniLM: ~20 s for the export), so it is behind the `slow` marker; $HIERA_ONNX_EMBEDDER=1 turns it
+on (off by default)."""
 
 from __future__ import annotations
 
