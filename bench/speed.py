@@ -9,7 +9,8 @@ Stages:
 - compile: `python -m optimize.compile --dataset msrd --method ce-blend --budget quickstart` in a subprocess (README
   command 1 without the install): wall and CPU seconds, peak RSS, the fine-tuning's steps and seconds read from its
   progress lines, and its own dev summary line (kappa with CI, embed-lr beside it, McNemar).
-- measure: the artifact's cross-encoder scores the 300 bundled dev pairs (query-disjoint from every pool and train
+- measure: (and `--label-pairs N` pool pairs through `python -m eval.label` with the artifact, wall and CPU) the
+  artifact's cross-encoder scores the 300 bundled dev pairs (query-disjoint from every pool and train
   pair it learned from) through each path at batch 1, 16 and 64: wall and CPU seconds a pair, the blend's kappa on
   the same pairs with each path's scores and the largest change of P(relevant) against torch; MiniLM sentence
   embeddings through sentence-transformers and through ONNX (s a text); a few training steps with plain and with
@@ -44,7 +45,7 @@ SHORT = 64  # the shorter cut a row tries (the model was fine-tuned at its own m
 
 def flops_per_pair(config, tokens: float) -> float:
     """Multiply-adds x 2 of one forward pass of a BERT encoder over `tokens` tokens: the dense layers (4 d^2 + 2 d ff
-    weights a token a layer) plus attention's two L x L x d products a layer (embeddings and the head are negligible)."""
+    weights a token a layer) plus attention's two L x L x d products a layer (embeddings, head: negligible)."""
     d, ff, layers = config.hidden_size, config.intermediate_size, config.num_hidden_layers
     dense = 2 * tokens * (4 * d * d + 2 * d * ff) * layers
     attention = 2 * 2 * tokens * tokens * d * layers
@@ -87,6 +88,32 @@ def stage_compile(work: Path) -> dict:
             "peak_rss_mb": after.ru_maxrss / 1024, "fine_tune_steps": int(last[1]), "fine_tune_s": float(last[2]),
             "summary": summary[-1] if summary else None, "learned": [line.strip() for line in stdout.splitlines()
                                                                     if line.strip().startswith("learned:")]}
+
+
+def stage_label(work: Path, n: int) -> dict:
+    """`python -m eval.label` with the compiled ce-blend on `n` pool pairs (unlabelled): wall and CPU seconds, and
+    the 100,000-pair time that rate makes."""
+    from hiera_dspy.data import load_dataset
+
+    pool = load_dataset("msrd").split("pool")[:n]
+    pairs = work / "label-pairs.jsonl"
+    pairs.write_text("".join(json.dumps({"id": p.id, "query": p.query, "item_title": p.item_title,
+                                         "item_text": p.item_text, "query_id": p.query_id, "item_id": p.item_id})
+                             + "\n" for p in pool))
+    cmd = [sys.executable, "-m", "eval.label", "--dataset", f"jsonl:{pairs}", "--scheme", "msrd", "--judge",
+           str(work / "ce-blend.json"), "--out", str(work / "labelled"), "--knowledge", "none", "--threads", "2"]
+    env = {**os.environ, "HIERA_RUNS_DIR": str(work / "runs")}
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    with open(work / "label.err", "w") as err:
+        code = subprocess.call(cmd, stdout=subprocess.DEVNULL, stderr=err, env=env)
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if code != 0:
+        raise SystemExit(f"eval.label failed ({code}): see {work / 'label.err'}")
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return {"command": " ".join(cmd[1:]), "pairs": n, "wall_s": wall, "cpu_s": cpu,
+            "wall_100k_min": wall / n * 100_000 / 60}
 
 
 def _timed(fn) -> tuple[float, float, object]:
@@ -263,6 +290,13 @@ def table(compiled: dict | None, measured: dict) -> str:
     for r in measured["training"]:
         lines.append(f"| {r['batches']} | {flags} | {r['s_step']:.2f} | {r['steps']} | {r['efficiency']:.3f} | "
                      f"{r['tokens_padded_per_step']:.0f} |")
+    lab = measured.get("label")
+    if lab:
+        lines += ["", "| eval.label with the artifact (start-up included) | flags | pairs | wall s | CPU s | s/pair | "
+                  "100,000 pairs at that rate |",
+                  "|---|---|---|---|---|---|---|",
+                  f"| `{lab['command']}` | {flags} | {lab['pairs']} | {lab['wall_s']:.0f} | {lab['cpu_s']:.0f} | "
+                  f"{lab['wall_s'] / lab['pairs']:.4f} | {lab['wall_100k_min']:.0f} min |"]
     lines.append(f"\nbf16 autocast: {'available' if 'bf16' in flags else 'not used: no AVX512_BF16 / AMX-BF16 here'}.")
     if compiled:
         steps = compiled["fine_tune_steps"]
@@ -282,6 +316,7 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--work", type=Path, default=Path("/tmp/speed"))
     p.add_argument("--stage", choices=("all", "compile", "measure"), default="all")
     p.add_argument("--train-steps", type=int, default=6, help="training steps timed per batching (default 6)")
+    p.add_argument("--label-pairs", type=int, default=1000, help="pool pairs eval.label judges (default 1000; 0: skip)")
     args = p.parse_args(argv)
     args.work.mkdir(parents=True, exist_ok=True)
     record = args.work / "compile.json"
@@ -291,6 +326,7 @@ def main(argv: list[str] | None = None) -> None:
     if args.stage in ("all", "measure"):
         compiled = json.loads(record.read_text()) if record.is_file() else None
         measured = stage_measure(args.work, args.train_steps)
+        measured["label"] = stage_label(args.work, args.label_pairs) if args.label_pairs else None
         OUT.mkdir(parents=True, exist_ok=True)
         (OUT / "speed.json").write_text(json.dumps({"compile": compiled, "measure": measured, "cpu": cpu_model(),
                                                     "flags": speed_flags()}, indent=2, default=str))
