@@ -94,12 +94,15 @@ def stage_table(dataset, work: Path, args) -> dict:
     scorer, ce = (json.loads((work / f"{k}_scores.json").read_text()) for k in ("scorer", "ce"))
     reference = json.loads((work / "ref_labels.json").read_text())
 
+    def two(scores, pairs):  # P(relevant) -> the two-label distributions the graded blend takes
+        return [[1 - scores[p.id], scores[p.id]] for p in pairs]
+
     def judged(pairs, w, th):
-        return blend_labels([scorer[p.id] for p in pairs], [ce[p.id] for p in pairs], w, th, labels)
+        return blend_labels(two(scorer, pairs), two(ce, pairs), w, (th,), labels)
 
     def dev_best(weights):
-        return choose_blend([p.label for p in dev], [scorer[p.id] for p in dev], [ce[p.id] for p in dev], labels,
-                            weights)
+        kappa, w, (th,) = choose_blend([p.label for p in dev], two(scorer, dev), two(ce, dev), labels, weights)
+        return kappa, w, th
 
     judges = {"whole-pool scorer (argmax)": (0.0, 0.5)}
     _, w, th = dev_best([1.0])

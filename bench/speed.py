@@ -125,6 +125,7 @@ def _timed(fn) -> tuple[float, float, object]:
 def stage_measure(work: Path, train_steps: int) -> dict:
     """Every measurement of the module doc on the artifact the compile stage wrote."""
     from hiera_dspy.data import load_dataset
+    from hiera_dspy.methods.cross import blend_labels, distributions
     from hiera_dspy.metrics.agreement import kappa_of_labels
     from hiera_dspy.metrics.classification import bootstrap_ci
     from hiera_dspy.runs.artifacts import load_judge
@@ -145,9 +146,9 @@ def stage_measure(work: Path, train_steps: int) -> dict:
     if (folder / INT8).is_file():
         paths["ONNX int8"] = OnnxRunner(folder / INT8)
     shipped = json.loads((folder / "onnx.json").read_text())
-    scorer_p = [judge._scorer_p(*t) for t in triples]
+    scorer_d = distributions([judge._scorer_dist(*t) for t in triples], labels)
     gold = [p.label for p in dev]
-    w, th = judge.blend["weight"], judge.blend["threshold"]
+    w, cuts = judge.blend["weight"], judge.blend["thresholds"]
     rows, reference = [], None
     variants = [(name, runner, ce.max_len) for name, runner in paths.items()]
     if "ONNX int8" in paths:  # the same weights reading fewer tokens: half the FLOPs, other labels
@@ -161,10 +162,11 @@ def stage_measure(work: Path, train_steps: int) -> dict:
             n = 32 if b == 1 else len(triples)
             wall, cpu, _ = _timed(lambda: ce.logits(triples[:n], batch=b))
             timing[b] = (wall / n, cpu / n)
-        p = ce.scores(triples, batch=64)
+        ce_d = ce.grade_probs(triples, batch=64)
+        p = ce_d[:, -1]  # P(top label)
         reference = p if reference is None else reference
-        pred = [labels[-1] if w * a + (1 - w) * s >= th else labels[0] for a, s in zip(p, scorer_p)]
-        alone = [labels[-1] if a >= 0.5 else labels[0] for a in p]
+        pred = blend_labels(scorer_d, ce_d, w, cuts, labels)
+        alone = blend_labels(scorer_d, ce_d, 1.0, cuts, labels)  # the cross-encoder alone, at the blend's cut
         rows.append({"path": name, "timing": timing, "kappa": kappa_of_labels(gold, pred),
                      "ci": bootstrap_ci(gold, pred, labels, "kappa"), "kappa_ce_alone": kappa_of_labels(gold, alone),
                      "max_dp": float(np.max(np.abs(p - reference))), "shipped": _is_shipped(name, shipped)})

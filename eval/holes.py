@@ -59,7 +59,8 @@ def parser() -> argparse.ArgumentParser:
 def scheme_of(args) -> LabelScheme:
     """The qrels' label scheme from --scheme or --labels (exactly one of them)."""
     if bool(args.scheme) == bool(args.labels):
-        raise SystemExit("error: give the qrels' label scheme: --scheme msrd|esci|wands|homedepot or --labels 'A,B,C'")
+        raise SystemExit("error: give the qrels' label scheme: --scheme msrd|esci|wands|homedepot|trec or "
+                         "--labels 'A,B,C'")
     try:
         return custom_scheme(args.labels) if args.labels else get_scheme(args.scheme)
     except (KeyError, ValueError) as exc:

@@ -25,12 +25,33 @@ class LabelScheme:
     definitions: dict[str, str] = field(default_factory=dict, hash=False, compare=False)
     raw_map: dict[str, str] = field(default_factory=dict, hash=False, compare=False)
     source: str = ""
-    # For binary views (DREAM, binary-graded): labels at or above this one count as relevant.
+    # For binary views (DREAM, binary-graded) and P@k: labels at or above this one count as relevant.
     relevant_from: str | None = None
+    # nDCG's gain of each label, in label order (None: the grade, 0 .. K-1, trec_eval's linear gains).
+    gains: tuple[float, ...] | None = None
 
     def __post_init__(self):
         if len(self.labels) < 2 or len(set(self.labels)) != len(self.labels):
             raise ValueError(f"label scheme {self.name!r} needs at least two distinct labels, got {self.labels}")
+        if self.gains is not None and (len(self.gains) != len(self.labels) or list(self.gains) != sorted(self.gains)
+                                       or min(self.gains) < 0):
+            raise ValueError(f"label scheme {self.name!r}: gains {self.gains} need one non-negative, non-decreasing "
+                             f"value per label {self.labels}")
+
+    def gain(self, grade: int) -> float:
+        """nDCG's gain of the label at index `grade` (the scheme's `gains`, else the grade itself)."""
+        return float(self.gains[grade]) if self.gains is not None else float(grade)
+
+    def gain_map(self) -> dict[int, int] | None:
+        """The gains as ir_measures' `nDCG(gains=...)` takes them (pytrec_eval wants integers: scaled by the power of
+        ten that makes them whole, which leaves nDCG unchanged); None for the grade gains (plain nDCG)."""
+        if self.gains is None or all(g == i for i, g in enumerate(self.gains)):
+            return None
+        for power in range(7):
+            scaled = [g * 10 ** power for g in self.gains]
+            if all(abs(v - round(v)) < 1e-9 for v in scaled):
+                return {i: int(round(v)) for i, v in enumerate(scaled)}
+        raise ValueError(f"label scheme {self.name!r}: gains {self.gains} need at most 6 decimals")
 
     @property
     def literal(self):
@@ -65,14 +86,16 @@ class LabelScheme:
 
     def to_dict(self) -> dict:
         """The scheme as JSON-ready data (recorded in artifacts and run configs)."""
-        return {"name": self.name, "labels": list(self.labels), "definitions": self.definitions,
+        data = {"name": self.name, "labels": list(self.labels), "definitions": self.definitions,
                 "raw_map": self.raw_map, "source": self.source, "relevant_from": self.relevant_from}
+        return data if self.gains is None else {**data, "gains": list(self.gains)}  # earlier records stay the same
 
     @classmethod
     def from_dict(cls, d: dict) -> "LabelScheme":
         """The scheme `to_dict` wrote."""
         return cls(name=d["name"], labels=tuple(d["labels"]), definitions=dict(d.get("definitions", {})),
-                   raw_map=dict(d.get("raw_map", {})), source=d.get("source", ""), relevant_from=d.get("relevant_from"))
+                   raw_map=dict(d.get("raw_map", {})), source=d.get("source", ""), relevant_from=d.get("relevant_from"),
+                   gains=tuple(d["gains"]) if d.get("gains") is not None else None)
 
 
 SCHEMES: dict[str, LabelScheme] = {}
@@ -111,8 +134,10 @@ register(LabelScheme(
         "Irrelevant": "the item is irrelevant, or it fails to fulfill a central aspect of the query",
     },
     raw_map={"E": "Exact", "S": "Substitute", "C": "Complement", "I": "Irrelevant"},
-    source="Reddy et al. 2022, Shopping Queries Dataset (arXiv 2206.06588), the ESCI label definitions",
+    source="Reddy et al. 2022, Shopping Queries Dataset (arXiv 2206.06588), the ESCI label definitions; nDCG gains "
+           "E 1.0, S 0.1, C 0.01, I 0.0 as the paper's Task 1 (query-product ranking) defines them",
     relevant_from="Substitute",
+    gains=(0.0, 0.01, 0.1, 1.0),
 ))
 
 register(LabelScheme(
@@ -144,6 +169,23 @@ register(LabelScheme(
     source="Home Depot Product Search Relevance (Kaggle), the competition's data description; the mean of the "
            "raters' 1-3 scores binned by rounding half up (< 1.5 -> 1, 1.5 to < 2.5 -> 2, >= 2.5 -> 3)",
     relevant_from="Partially relevant",
+))
+
+
+register(LabelScheme(
+    name="trec",
+    labels=("Irrelevant", "Related", "Highly relevant", "Perfectly relevant"),
+    definitions={
+        "Perfectly relevant": "The passage is dedicated to the query and contains the exact answer.",
+        "Highly relevant": "The passage has some answer for the query, but the answer may be a bit unclear, or hidden "
+                           "amongst extraneous information.",
+        "Related": "The passage seems related to the query but does not answer it.",
+        "Irrelevant": "The passage has nothing to do with the query.",
+    },
+    raw_map={"0": "Irrelevant", "1": "Related", "2": "Highly relevant", "3": "Perfectly relevant"},
+    source="TREC Deep Learning track (Craswell et al., Overview of the TREC 2019 Deep Learning Track), the passage "
+           "judging scale 0-3; binary measures count grade 2 and up as relevant, as the track does for passages",
+    relevant_from="Highly relevant",
 ))
 
 

@@ -25,7 +25,9 @@ from hiera_dspy.lm.ledger import Step
 
 
 class Pair(NamedTuple):
-    """One query-item pair to judge. `label` is a label string of the scheme (None when unlabelled)."""
+    """One query-item pair to judge. `label` is a label string of the scheme (None when unlabelled); `grade`, where
+    the source gives more than the label, the graded value it was binned from on the scheme's 0 .. K-1 scale (Home
+    Depot: the raters' mean minus one), which a learned judge can regress on."""
 
     id: str
     query: str
@@ -34,6 +36,7 @@ class Pair(NamedTuple):
     label: str | None
     query_id: str
     item_id: str
+    grade: float | None = None
 
     def inputs(self) -> dict[str, str]:
         """The program's inputs: query, item title and item text."""

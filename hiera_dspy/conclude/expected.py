@@ -29,15 +29,17 @@ Dist = dict[str, float]  # label -> probability
 
 
 def gains(dist: Dist, scheme: LabelScheme) -> tuple[float, float]:
-    """(expected gain = expected grade, probability of a grade at or above the scheme's threshold) of a label
-    distribution; labels outside the scheme are ignored and the rest renormalised."""
+    """(expected gain (`LabelScheme.gain`: the grade unless the scheme says otherwise), probability of a grade at or
+    above the scheme's threshold) of a label distribution; labels outside the scheme are ignored and the rest
+    renormalised."""
     probs = np.array([max(float(dist.get(label, 0.0)), 0.0) for label in scheme.labels])
     total = probs.sum()
     if total <= 0:
         raise ValueError(f"a label distribution needs a positive probability on one of {scheme.labels}: {dist}")
     probs /= total
     threshold = scheme.labels.index(scheme.threshold)
-    return float(probs @ np.arange(len(probs))), float(probs[threshold:].sum())
+    values = np.array([scheme.gain(i) for i in range(len(probs))])
+    return float(probs @ values), float(probs[threshold:].sum())
 
 
 def one_hot(grade: int, scheme: LabelScheme) -> Dist:

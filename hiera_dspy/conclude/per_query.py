@@ -2,8 +2,8 @@
 
 ir_measures (pytrec_eval underneath) computes each measure per query; a query the run does not answer, or whose
 documents nobody judged, counts 0 (trec_eval's `-c` convention), so every system has a value on every query of the
-population and the values pair up by query. The measures are the ones `eval.holes` reports: nDCG@k with the grades
-as gains and P@k at the scheme's relevance threshold.
+population and the values pair up by query. The measures are the ones `eval.holes` reports: nDCG@k with the scheme's
+gains (`LabelScheme.gain`: ESCI's 1 / 0.1 / 0.01 / 0, else the grades) and P@k at the scheme's relevance threshold.
 """
 
 from __future__ import annotations
@@ -19,10 +19,12 @@ Qrels = dict[tuple[str, str], int]
 
 
 def named_measures(scheme: LabelScheme, depth: int) -> dict:
-    """name -> ir_measures measure: nDCG@depth and P@depth at the scheme's relevance threshold."""
+    """name -> ir_measures measure: nDCG@depth with the scheme's gains and P@depth at its relevance threshold."""
     from ir_measures import P, nDCG
 
-    return {f"ndcg@{depth}": nDCG @ depth, f"p@{depth}": P(rel=scheme.labels.index(scheme.threshold)) @ depth}
+    gains = scheme.gain_map()
+    ndcg = nDCG(gains=gains) @ depth if gains else nDCG @ depth
+    return {f"ndcg@{depth}": ndcg, f"p@{depth}": P(rel=scheme.labels.index(scheme.threshold)) @ depth}
 
 
 def per_query(lines: Sequence[RunLine], qrels: Qrels, queries: Sequence[str], measures: dict) -> dict[str, np.ndarray]:

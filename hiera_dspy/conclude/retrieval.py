@@ -2,8 +2,8 @@
 
 A hole is a (qid, docid) in some run's top `depth` that the qrels never judged; `pool_holes` lists each once (union
 over runs). Retrieval metrics are trec_eval's (what ir_measures computes through pytrec_eval; a test holds them equal),
-computed here one query at a time so that a run of millions of lines is never held in memory: nDCG@k with the grades
-as gains, P@k counting grades at or above the scheme's relevance threshold, averaged over the queries that have
+computed here one query at a time so that a run of millions of lines is never held in memory: nDCG@k with the
+scheme's gains, P@k counting grades at or above the scheme's relevance threshold, averaged over the queries that have
 judgments (trec_eval's convention; how many is reported beside them). The hole rate is the share of a run's top-k documents
 (over all its queries) that nobody judged. Kendall's tau (tau-b, scipy) compares system orderings.
 """
@@ -55,8 +55,8 @@ def hole_rate(lines: Run, qrels: Qrels, depth: int) -> float | None:
 def evaluate(lines: Run, qrels: Qrels, scheme: LabelScheme, depth: int = 10) -> dict:
     """{"ndcg@k", "p@k", "hole_rate", "queries"} in one pass over the run, one query at a time; metrics are None
     when no query of the run has a judgment. nDCG@k and P@k as trec_eval's ndcg_cut and P (what ir_measures
-    computes through pytrec_eval; a test holds them equal): gains are the grades, the ideal ranking is the query's
-    judged documents by grade, P@k counts grades at or above the scheme's threshold over k, and the mean runs over
+    computes through pytrec_eval; a test holds them equal): gains are the scheme's (`LabelScheme.gain`), the ideal
+    ranking is the query's judged documents by gain, P@k counts grades at or above the scheme's threshold over k, and the mean runs over
     the run's queries that have judgments."""
     by_query: dict[str, dict[str, int]] = {}
     for (q, d), g in qrels.items():
@@ -73,14 +73,15 @@ def evaluate(lines: Run, qrels: Qrels, scheme: LabelScheme, depth: int = 10) -> 
             continue
         queries += 1
         grades = [judged.get(rl.docid, 0) for rl in top]
-        ndcg += _ndcg(grades, sorted(judged.values(), reverse=True)[:depth])
+        ideal = sorted(map(scheme.gain, judged.values()), reverse=True)[:depth]
+        ndcg += _ndcg([scheme.gain(g) for g in grades], ideal)
         p += sum(g >= threshold for g in grades) / depth
     return {f"ndcg@{depth}": ndcg / queries if queries else None, f"p@{depth}": p / queries if queries else None,
             "hole_rate": unjudged / shown if shown else None, "queries": queries}
 
 
-def _ndcg(grades: list[int], ideal: list[int]) -> float:
-    """DCG of the grades in rank order over DCG of the ideal grades (linear gains, log2(rank + 1) discounts)."""
+def _ndcg(grades: list[float], ideal: list[float]) -> float:
+    """DCG of the gains in rank order over DCG of the ideal gains (log2(rank + 1) discounts)."""
     def dcg(gs):
         return sum(g / math.log2(i + 2) for i, g in enumerate(gs) if g > 0)
 

@@ -5,7 +5,9 @@
   of several 1-3 ratings (1, 1.33, 1.67, 2, 2.33, 2.5, 2.67, 3, ...);
 - `product_descriptions.csv` (optional): `product_uid, product_description`;
 - `attributes.csv` (optional): `product_uid, name, value`, several rows per product (blank product_uid rows exist).
-The mean is binned by rounding half up: < 1.5 -> "1", 1.5 to < 2.5 -> "2", >= 2.5 -> "3", then `scheme.from_raw`.
+The mean is binned by rounding half up: < 1.5 -> "1", 1.5 to < 2.5 -> "2", >= 2.5 -> "3", then `scheme.from_raw`;
+the mean itself is kept as the pair's `grade` (minus one: 0-2, the scheme's scale) for judges that regress on it
+(ce-blend) and reports that show it. `--split all` is every pair, for training on all of them.
 The catalog is every product of train.csv. `homedepot` alone reads $HIERA_DATA_DIR/homedepot.
 Files are read as UTF-8 when they decode as such, else as latin-1.
 Splits: `all` (every pair, in file order), and `eval` (the default), `train`, `dev` drawn by `make_splits`.
@@ -93,13 +95,14 @@ def load(arg: str | None, scheme: LabelScheme | None, *, on_bad_row: str = "erro
         titles.setdefault(uid, title)  # the catalog is every product of train.csv, a skipped row's too
         try:
             label = scheme.from_raw(relevance_level(row["relevance"]))
+            grade = float(row["relevance"]) - 1 if len(scheme.labels) == 3 else None  # the mean on the 0-2 scale
         except ValueError as exc:
             bad(folder / "train.csv", f"column 'relevance': {exc}; expected a mean rating from 1 to 3",
                 row=f"row {number} (id {row['id']})")
             continue
         pairs.append(Pair(id=f"homedepot:{row['id']}", query=row["search_term"].strip(), item_title=title,
                           item_text="\n".join(texts[uid]), label=label, query_id=row["search_term"].strip().lower(),
-                          item_id=uid))
+                          item_id=uid, grade=grade))
     if not pairs:
         what = "every row was bad" if bad.rows else "no rows"
         raise DataError(f"{folder / 'train.csv'}: {what}; expected columns {', '.join(FILES['train.csv'])}")

@@ -166,7 +166,7 @@ def load(arg: str | None, scheme: LabelScheme | None, *, on_bad_row: str = "erro
     if not arg:
         raise DataError("jsonl: needs a path, e.g. --dataset jsonl:my_pairs.jsonl")
     if scheme is None:
-        raise DataError("jsonl: needs a label scheme: --scheme msrd|esci|wands|homedepot or --labels 'A,B,C'")
+        raise DataError("jsonl: needs a label scheme: --scheme msrd|esci|wands|homedepot|trec or --labels 'A,B,C'")
     BadRows(on_bad_row)  # an unknown policy is refused before any file is read
     skipped: list = []
     path = expect_file(Path(arg), FORMAT)

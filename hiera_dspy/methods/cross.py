@@ -1,15 +1,20 @@
 """ce-blend: a cross-encoder fine-tuned on the train pairs (`signals/cross_encoder.py`) blended with the learned
-scorer, no LM call.
+scorer, no LM call; two labels or graded ones (ESCI's four, Home Depot's and WANDS' three, TREC's 0-3).
 
-`prepare(train)` holds out `dev_queries` seeded train queries that have both labels (one pair of each: balanced,
-like the held-out sets it was measured on), fits the scorer and fine-tunes the cross-encoder on the other queries'
-pairs, and chooses on the held-out pairs the weight w (0, 0.1, ..., 1) and the threshold (0.2 ... 0.8) of
-w * P_ce(relevant) + (1 - w) * P_scorer(relevant) with the highest kappa. bench/cross_encoder.py measures exactly
-this on MSRD (whole pool, 12,000 cross-encoder pairs): kappa 0.788 [0.745, 0.829] on 800 held-out pairs at ~0.05 s a
-pair on 2 cores, McNemar against embed-lr 300 p=0.0015.
+`prepare(train)` holds out `dev_queries` seeded train queries that have pairs of two labels or more (one pair of each
+label they have, then balanced to the rarest label: like the balanced held-out sets it is measured on), fits the
+scorer and fine-tunes the cross-encoder on the other queries' pairs (ordinal: K-1 cumulative logits, regressing on
+the source's graded value where it has one, e.g. Home Depot's raters' mean), and chooses on the held-out pairs the
+weight w (0, 0.1, ..., 1) of the blended grade distribution w * P_ce + (1 - w) * P_scorer and the K-1 thresholds on
+its expected grade with the highest `blend_objective`: Cohen's kappa (default) or the quadratic-weighted kappa
+(`--set blend_objective=weighted_kappa`); both are recorded in the artifact's `blend` (dev_kappa,
+dev_weighted_kappa). Two labels: the expected grade is P(top label) and the one threshold is searched on
+0.2 ... 0.8, as it always was. bench/cross_encoder.py measures the two-label method on MSRD (whole pool, 12,000
+cross-encoder pairs): kappa 0.788 [0.745, 0.829] on 800 held-out pairs at ~0.05 s a pair on 2 cores, McNemar
+against embed-lr 300 p=0.0015; bench/graded.py the graded one on Home Depot (docs/learning.md).
 
 The fine-tuned weights (~90 MB) live beside the artifact, in the folder `save_files` writes (`<artifact>.weights/`,
-every file's SHA-256 in the artifact's `extra`); `load_files` checks them. Two-label schemes only.
+every file's SHA-256 in the artifact's `extra`); `load_files` checks them.
 """
 
 from __future__ import annotations
@@ -24,61 +29,147 @@ import numpy as np
 from hiera_dspy.methods import BuildContext, register
 from hiera_dspy.methods.learning import Learner
 from hiera_dspy.methods.signals import SCORER, SCORER_OPTIONS, ScorerState
-from hiera_dspy.metrics.agreement import kappa_of_labels
+from hiera_dspy.metrics.classification import classification_metrics
 from hiera_dspy.records import Pair
 
 CE = {"ce_pairs": 12000, "ce_max_len": 128, "ce_lr": 5e-5, "dev_queries": 150, "seed": 0}
+CE_OPTIONS = ("blend_objective",)  # "kappa" (default) | "weighted_kappa": what chooses the weight and thresholds
 WEIGHTS = tuple(np.linspace(0, 1, 11))
-THRESHOLDS = tuple(np.linspace(0.2, 0.8, 25))
+THRESHOLDS = tuple(np.linspace(0.2, 0.8, 25))  # two labels: the cut on P(top label)
+SWEEPS = 4  # coordinate-ascent passes over the K-1 thresholds of a graded scheme
 
 
 def dev_split(pairs: Sequence[Pair], labels: Sequence[str], n_queries: int, seed: int) -> tuple[list[Pair], list[Pair]]:
-    """(fit pairs, dev pairs): `n_queries` seeded queries having both labels (at most half of those) give one pair of
-    each label to dev, and none of their pairs to fit."""
+    """(fit pairs, dev pairs): `n_queries` seeded queries give one pair of each label they have to dev (top label
+    first) and none of their pairs to fit; dev is then balanced, seeded, down to the rarest label's count. The
+    queries come from those with pairs of two labels or more (at most half of them: two labels, one pair of each
+    per query, as it always was); where fewer than `n_queries` such queries exist (a train split of a few hundred
+    pairs spread over as many queries), single-label queries make up the rest, an equal share of each label and at
+    most half of each label's."""
     by_query: dict[str, dict[str, list[Pair]]] = {}
     for p in pairs:
         by_query.setdefault(p.query_id or p.query, {}).setdefault(p.label, []).append(p)
-    both = sorted(q for q, d in by_query.items() if all(d.get(label) for label in labels))
+    mixed = sorted(q for q, d in by_query.items() if sum(bool(d.get(label)) for label in labels) >= 2)
     rng = random.Random(seed)
-    chosen = rng.sample(both, min(n_queries, len(both) // 2))
-    if not chosen:
-        raise ValueError("ce-blend needs train queries with pairs of both labels to choose its blend on; found "
-                         f"{len(both)}")
-    dev = [rng.choice(by_query[q][label]) for q in chosen for label in (labels[-1], labels[0])]
+    chosen = rng.sample(mixed, min(n_queries, len(mixed) // 2))
+    if len(mixed) < n_queries:  # single-label queries, an equal share of each label (at most half of each)
+        share = (n_queries - len(chosen)) // len(labels)
+        for label in reversed(labels):
+            single = sorted(q for q, d in by_query.items() if set(d) == {label})
+            chosen += rng.sample(single, min(share, len(single) // 2))
+    dev = [rng.choice(by_query[q][label]) for q in chosen for label in reversed(labels) if by_query[q].get(label)]
+    if len({p.label for p in dev}) < 2:
+        raise ValueError(f"ce-blend needs held-out train queries with pairs of two labels or more to choose its blend "
+                         f"on; the {len(by_query)} train queries give {len(dev)} dev pairs of one label")
     skip = set(chosen)
-    return [p for p in pairs if (p.query_id or p.query) not in skip], dev
+    return [p for p in pairs if (p.query_id or p.query) not in skip], balance(dev, labels, rng)
 
 
-def choose_blend(gold: Sequence[str], scorer_p, ce_p, labels: Sequence[str],
-                 weights=WEIGHTS) -> tuple[float, float, float]:
-    """(kappa, w, threshold) with the highest kappa of `blend_labels` on the dev pairs (ties: the larger w, then
-    threshold)."""
-    return max((kappa_of_labels(list(gold), blend_labels(scorer_p, ce_p, w, th, labels)), float(w), float(th))
-               for w in weights for th in THRESHOLDS)
+def balance(pairs: list[Pair], labels: Sequence[str], rng: random.Random) -> list[Pair]:
+    """`pairs` with every label cut to the rarest present label's count (seeded; already balanced: unchanged)."""
+    groups = {label: [p for p in pairs if p.label == label] for label in labels}
+    floor = min(len(g) for g in groups.values() if g)
+    if all(len(g) in (0, floor) for g in groups.values()):
+        return pairs
+    keep = {id(p) for g in groups.values() for p in rng.sample(g, min(floor, len(g)))}
+    return [p for p in pairs if id(p) in keep]
 
 
-def blend_labels(scorer_p, ce_p, w: float, threshold: float, labels: Sequence[str]) -> list[str]:
-    """The top label where w * ce_p + (1 - w) * scorer_p >= threshold, else the other."""
-    mixed = w * np.asarray(ce_p, dtype=float) + (1 - w) * np.asarray(scorer_p, dtype=float)
-    return [labels[-1] if v >= threshold else labels[0] for v in mixed]
+def expected_grade(dists: np.ndarray) -> np.ndarray:
+    """(n, K) grade distributions -> their expected grades, 0 .. K-1."""
+    return np.asarray(dists, dtype=float) @ np.arange(np.shape(dists)[1])
+
+
+def cut(values, thresholds: Sequence[float]) -> np.ndarray:
+    """Grade indices: how many of the increasing `thresholds` each value reaches (value >= threshold)."""
+    return (np.asarray(values, dtype=float)[:, None] >= np.asarray(thresholds, dtype=float)[None, :]).sum(axis=1)
+
+
+def objective(name: str):
+    """The agreement a blend is chosen by, on grade indices: Cohen's kappa or its quadratic-weighted form."""
+    from hiera_dspy.metrics.agreement import cohen_kappa, quadratic_kappa
+
+    measure = {"kappa": cohen_kappa, "weighted_kappa": quadratic_kappa}.get(name)
+    if measure is None:
+        raise ValueError(f"ce-blend: blend_objective {name!r} is not one of kappa, weighted_kappa")
+
+    def score(gold: np.ndarray, pred: np.ndarray, k: int) -> float:
+        cm = np.zeros((k, k))
+        np.add.at(cm, (gold, pred), 1)
+        value = float(measure(cm))
+        return 0.0 if np.isnan(value) else value
+
+    return score
+
+
+def grid(k: int) -> tuple[float, ...]:
+    """Candidate thresholds on the expected-grade scale: `THRESHOLDS` for two labels, else 25 per grade step."""
+    return THRESHOLDS if k == 2 else tuple(np.linspace(0.2, k - 1.2, 25 * (k - 1)))
+
+
+def best_thresholds(gold: np.ndarray, values: np.ndarray, k: int, score) -> tuple[float, tuple[float, ...]]:
+    """(agreement, K-1 increasing thresholds) maximising `score` of `cut(values, thresholds)` on the grid: the one
+    threshold of two labels by exhaustive search, K-1 by coordinate ascent from the cuts that reproduce gold's
+    label shares (ties: the larger threshold)."""
+    candidates = np.asarray(grid(k))
+    shares = np.cumsum(np.bincount(gold, minlength=k))[:-1] / len(gold)
+    current = [float(candidates[np.abs(candidates - np.quantile(values, s)).argmin()]) for s in shares]
+    best = score(gold, cut(values, current), k)
+    for _ in range(SWEEPS if k > 2 else 1):
+        for j in range(k - 1):
+            low = current[j - 1] if j > 0 else -np.inf
+            high = current[j + 1] if j < k - 2 else np.inf
+            for t in candidates[(candidates > low) & (candidates < high)]:
+                trial = current[:j] + [float(t)] + current[j + 1:]
+                value = score(gold, cut(values, trial), k)
+                if (value, t) > (best, current[j]):
+                    best, current = value, trial
+    return best, tuple(current)
+
+
+def choose_blend(gold: Sequence[str], scorer_d, ce_d, labels: Sequence[str], weights=WEIGHTS,
+                 blend_objective: str = "kappa") -> tuple[float, float, tuple[float, ...]]:
+    """(agreement, w, thresholds) with the highest `blend_objective` of `blend_labels` on the dev pairs (ties: the
+    larger w, then thresholds); `scorer_d`, `ce_d`: (n, K) grade distributions."""
+    score, k = objective(blend_objective), len(labels)
+    index = {label: i for i, label in enumerate(labels)}
+    codes = np.array([index[g] for g in gold])
+    scorer_d, ce_d = np.asarray(scorer_d, dtype=float), np.asarray(ce_d, dtype=float)
+    found = []
+    for w in weights:
+        value, thresholds = best_thresholds(codes, expected_grade(w * ce_d + (1 - w) * scorer_d), k, score)
+        found.append((value, float(w), thresholds))
+    return max(found)
+
+
+def blend_labels(scorer_d, ce_d, w: float, thresholds: Sequence[float], labels: Sequence[str]) -> list[str]:
+    """The labels of the blended distributions w * ce_d + (1 - w) * scorer_d: their expected grade cut at
+    `thresholds` (two labels: P(top label) >= the one threshold)."""
+    mixed = w * np.asarray(ce_d, dtype=float) + (1 - w) * np.asarray(scorer_d, dtype=float)
+    return [labels[g] for g in cut(expected_grade(mixed), thresholds)]
+
+
+def distributions(rows: Sequence[dict[str, float]], labels: Sequence[str]) -> np.ndarray:
+    """Label distributions (dicts) -> an (n, K) array in `labels` order."""
+    return np.array([[float(row.get(label, 0.0)) for label in labels] for row in rows], dtype=float)
 
 
 class CrossBlendProgram(Learner, dspy.Module):
     """The learned scorer and a fine-tuned cross-encoder, blended (see the module doc)."""
 
     def __init__(self, ctx: BuildContext, *, embedder: str, C: float, ce_pairs: int, ce_max_len: int, ce_lr: float,
-                 dev_queries: int, seed: int, **options):
+                 dev_queries: int, seed: int, blend_objective: str | None = None, **options):
         super().__init__()
-        if len(ctx.scheme.labels) != 2:
-            raise ValueError(f"ce-blend takes two-label schemes; {ctx.scheme.name} has {len(ctx.scheme.labels)} labels")
         self.scheme, self.train = ctx.scheme, [p for p in ctx.train if p.label in ctx.scheme.labels]
         self.scorer_state = ScorerState(ctx.scheme, self.train, embedder, C, **options)
         self.ce_options = {"train_pairs": ce_pairs, "max_len": ce_max_len, "lr": ce_lr, "seed": seed}
         self.dev_queries, self.seed = dev_queries, seed
+        self.blend_objective = blend_objective or "kappa"
+        objective(self.blend_objective)  # an unknown name fails at build, not after the fine-tuning
         self.encoder = None
         self.blend: dict | None = None
         self.digests: dict[str, str] | None = None
-        self._prefetched: dict[tuple[str, str, str], float] = {}  # the last prefetch's cross-encoder scores
+        self._prefetched: dict[tuple[str, str, str], np.ndarray] = {}  # the last prefetch's cross-encoder grades
 
     def prepare(self, train: Sequence[Pair] | None = None, dev: Sequence[Pair] | None = None):
         """Fit the scorer and fine-tune the cross-encoder on `train` (default: the build context's) minus the dev
@@ -92,11 +183,19 @@ class CrossBlendProgram(Learner, dspy.Module):
         self.encoder = fine_tune(fit, self.scheme, **self.ce_options)
         held_triples = [(p.query, p.item_title, p.item_text) for p in held]
         self.encoder.accelerate(held_triples)  # ONNX Runtime from here on (int8 if it keeps the labels on held)
-        scorer_p = [self._scorer_p(p.query, p.item_title, p.item_text) for p in held]
-        ce_p = self.encoder.scores(held_triples)
-        kappa, w, th = choose_blend([p.label for p in held], scorer_p, ce_p, labels)
-        self.blend = {"weight": w, "threshold": th, "dev_kappa": kappa, "dev_pairs": len(held), "fit_pairs": len(fit),
-                      "ce_pairs": getattr(self.encoder, "train_pairs", None)}
+        scorer_d = distributions([self._scorer_dist(p.query, p.item_title, p.item_text) for p in held], labels)
+        ce_d = self.encoder.grade_probs(held_triples)
+        gold = [p.label for p in held]
+        value, w, thresholds = choose_blend(gold, scorer_d, ce_d, labels, blend_objective=self.blend_objective)
+        chosen = blend_labels(scorer_d, ce_d, w, thresholds, labels)
+        agreement = classification_metrics(gold, chosen, list(labels))
+        self.blend = {"weight": w, "thresholds": list(thresholds), "objective": self.blend_objective,
+                      "dev_kappa": agreement["kappa"], "dev_weighted_kappa": agreement["weighted_kappa"],
+                      "dev_pairs": len(held), "fit_pairs": len(fit),
+                      "ce_pairs": getattr(self.encoder, "train_pairs", None),
+                      "dev_label_counts": {label: gold.count(label) for label in labels}}
+        if len(labels) == 2:
+            self.blend["threshold"] = thresholds[0]  # the key two-label artifacts have always had
         self.digests, self._prefetched = None, {}  # new weights: saved by the next save_files
         return self
 
@@ -106,34 +205,45 @@ class CrossBlendProgram(Learner, dspy.Module):
             return []
         b = self.blend
         ce = f"{b['ce_pairs']:,} of them" if b.get("ce_pairs") is not None else "them"
+        cuts = ", ".join(f"{t:.2f}" for t in b["thresholds"])
         return [f"scorer: {b['fit_pairs']:,} pairs", f"cross-encoder: {ce} (one epoch)",
-                f"blend weight {b['weight']:.1f}, threshold {b['threshold']:.2f}: chosen on {b['dev_pairs']} held-out "
-                f"pairs of {b['dev_pairs'] // 2} train queries neither model saw (kappa {b['dev_kappa']:.3f} there)"]
+                f"blend weight {b['weight']:.1f}, threshold(s) {cuts}: chosen on {b['dev_pairs']} held-out pairs of "
+                f"train queries neither model saw (kappa {b['dev_kappa']:.3f} there)"]
 
-    def _scorer_p(self, query: str, item_title: str, item_text: str) -> float:
-        return self.scorer_state.score(query, item_title, item_text)[self.scheme.labels[-1]]
+    def _scorer_dist(self, query: str, item_title: str, item_text: str) -> dict[str, float]:
+        return self.scorer_state.score(query, item_title, item_text)
 
     def prefetch(self, pairs: Sequence[Pair]) -> None:
         """Score pairs about to be judged with the cross-encoder in batches (`forward` then reads their scores);
         only the last call's pairs are kept, so memory stays bounded by one batch of work."""
         if self.encoder is not None and pairs:
             keys = [(p.query, p.item_title, p.item_text) for p in pairs]
-            self._prefetched = dict(zip(keys, (float(v) for v in self.encoder.scores(keys))))
+            self._prefetched = dict(zip(keys, self.encoder.grade_probs(keys)))
+            self.scorer_state.prefetch(pairs)
 
     def forward(self, query: str, item_title: str, item_text: str) -> dspy.Prediction:
-        """The blended P(top label), thresholded; `scores` is the blend as a distribution."""
+        """The blended grade distribution's expected grade, cut at the chosen thresholds; `scores` is the blended
+        distribution (two labels: P(top label) against the one threshold)."""
         if self.encoder is None or self.blend is None:
             raise RuntimeError("ce-blend is not fitted: call prepare(train) or load a compiled artifact")
         labels = self.scheme.labels
-        scorer_p = self._scorer_p(query, item_title, item_text)
-        ce_p = self._prefetched.get((query, item_title, item_text))
-        if ce_p is None:
-            ce_p = float(self.encoder.scores([(query, item_title, item_text)])[0])
+        scorer = self._scorer_dist(query, item_title, item_text)
+        ce = self._prefetched.get((query, item_title, item_text))
+        if ce is None:
+            ce = self.encoder.grade_probs([(query, item_title, item_text)])[0]
         w = self.blend["weight"]
-        mixed = w * ce_p + (1 - w) * scorer_p
-        label = labels[-1] if mixed >= self.blend["threshold"] else labels[0]
-        return dspy.Prediction(label=label, scores={labels[0]: 1 - mixed, labels[-1]: mixed}, cross_encoder=ce_p,
-                               scorer=scorer_p, routed="scorer", reached_llm=False, delegated=False)
+        mixed = w * np.asarray(ce) + (1 - w) * distributions([scorer], labels)[0]
+        label = labels[int(cut(expected_grade(mixed[None, :]), self.thresholds)[0])]
+        top = len(labels) - 1
+        return dspy.Prediction(label=label, scores=dict(zip(labels, map(float, mixed))),
+                               cross_encoder=float(expected_grade(np.asarray(ce)[None, :])[0]) / top,
+                               scorer=float(expected_grade(distributions([scorer], labels))[0]) / top,
+                               routed="scorer", reached_llm=False, delegated=False)
+
+    @property
+    def thresholds(self) -> list[float]:
+        """The K-1 cuts on the blend's expected grade (an artifact from before graded ce-blend: its one threshold)."""
+        return self.blend.get("thresholds") or [self.blend["threshold"]]
 
     def dump_extra(self) -> dict | None:
         """The scorer, the blend and the SHA-256 of every weight file (the weights: `save_files`)."""
@@ -161,8 +271,8 @@ class CrossBlendProgram(Learner, dspy.Module):
         self._prefetched = {}
 
 
-@register("ce-blend", "A cross-encoder (MiniLM fine-tuned on train) blended with the learned scorer; weight and "
-          "threshold chosen on held-out train queries; no LM call", family="signals", lm_roles=(),
-          options=SCORER_OPTIONS, **SCORER, **CE)
+@register("ce-blend", "A cross-encoder (MiniLM fine-tuned on train, ordinal for graded labels) blended with the "
+          "learned scorer; weight and grade thresholds chosen on held-out train queries; no LM call",
+          family="signals", lm_roles=(), options=SCORER_OPTIONS + CE_OPTIONS, **SCORER, **CE)
 def _ce_blend(ctx: BuildContext, **config) -> CrossBlendProgram:
     return CrossBlendProgram(ctx, **config)

@@ -64,6 +64,7 @@ class ScorerState:
         self.tau: float | None = None
         self._scorer: RelevanceScorer | None = None
         self._lock = threading.Lock()
+        self._prefetched: dict[tuple[str, str, str], dict[str, float]] = {}
 
     def __deepcopy__(self, memo):
         return self
@@ -80,7 +81,7 @@ class ScorerState:
         """Fit the scorer on the labelled `pairs` (pairs without a label of the scheme are left out)."""
         scorer = self._fit([p for p in pairs if p.label in self.scheme.labels])
         with self._lock:
-            self._scorer = scorer
+            self._scorer, self._prefetched = scorer, {}
 
     def _fit(self, pairs: list[Pair]) -> RelevanceScorer:
         if not pairs:
@@ -90,11 +91,21 @@ class ScorerState:
         return RelevanceScorer(self.scheme, embedder=embedder, C=self.C, **self.options).fit(pairs)
 
     def score(self, query: str, item_title: str, item_text: str) -> dict[str, float]:
-        """The label distribution, as an accounted step (role "scorer", no LM call)."""
+        """The label distribution, as an accounted step (role "scorer", no LM call); a prefetched pair's is read
+        from the batch `prefetch` computed."""
         with ledger.step("scorer.predict", "scorer", None) as record:
-            scores = self.scorer.predict_proba(Pair("", query, item_title, item_text, None, "", ""))
+            scores = self._prefetched.get((query, item_title, item_text))
+            if scores is None:
+                scores = self.scorer.predict_proba(Pair("", query, item_title, item_text, None, "", ""))
             record.outputs = {"scores": scores}
         return scores
+
+    def prefetch(self, pairs: Sequence[Pair]) -> None:
+        """Score pairs about to be judged in one batch (their texts embedded together, not one call a pair); only
+        the last call's pairs are kept, so memory stays bounded by one batch of work."""
+        if pairs:
+            keys = [(p.query, p.item_title, p.item_text) for p in pairs]
+            self._prefetched = dict(zip(keys, self.scorer.predict_proba_many(list(pairs))))
 
     def dump(self) -> dict | None:
         """The artifact's `extra`: the scorer and tau (None when there is nothing to fit on)."""
@@ -106,7 +117,7 @@ class ScorerState:
     def load(self, extra: dict) -> None:
         """Restore the scorer and tau from an artifact's `extra`."""
         with self._lock:
-            self._scorer = RelevanceScorer.from_dict(extra["scorer"])
+            self._scorer, self._prefetched = RelevanceScorer.from_dict(extra["scorer"]), {}
         self.tau = extra.get("tau", self.tau)
 
 
@@ -161,6 +172,10 @@ class ScorerProgram(ScorerLearner, dspy.Module):
     def __init__(self, ctx: BuildContext, *, embedder: str, C: float, **options):
         super().__init__()
         self.scorer_state = ScorerState(ctx.scheme, ctx.train, embedder, C, **options)
+
+    def prefetch(self, pairs: Sequence[Pair]) -> None:
+        """Score the pairs about to be judged in one batch (`ScorerState.prefetch`)."""
+        self.scorer_state.prefetch(pairs)
 
     def forward(self, query: str, item_title: str, item_text: str) -> dspy.Prediction:
         """The scorer's most probable label and its distribution."""

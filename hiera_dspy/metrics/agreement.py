@@ -50,6 +50,23 @@ def cohen_kappa(cm) -> np.ndarray:
         return np.where(np.isclose(pe, 1.0) | (n == 0), np.nan, (po - pe) / (1 - pe))
 
 
+def quadratic_kappa(cm) -> np.ndarray:
+    """Quadratic-weighted Cohen's kappa (Cohen 1968; sklearn's `weights="quadratic"`) of confusion matrices shaped
+    like `cohen_kappa`'s, the K classes in their order (least relevant first): disagreement weights
+    ((i - j) / (K - 1))^2, and 1, the largest, for a prediction-only class (no label is as wrong as can be). Equal
+    to `cohen_kappa` for two classes; NaN where undefined."""
+    cm = np.asarray(cm, dtype=float)
+    k, width = cm.shape[-2], cm.shape[-1]
+    grades = np.arange(width, dtype=float)
+    weights = ((grades[:k, None] - grades[None, :]) / max(k - 1, 1)) ** 2
+    weights[:, k:] = 1.0
+    n = cm.sum(axis=(-2, -1))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        expected = cm.sum(axis=-1)[..., :, None] * cm.sum(axis=-2)[..., None, :] / n[..., None, None]
+        observed_d, expected_d = (weights * cm).sum(axis=(-2, -1)), (weights * expected).sum(axis=(-2, -1))
+        return np.where(np.isclose(expected_d, 0.0) | (n == 0), np.nan, 1 - observed_d / expected_d)
+
+
 def kappa_of_labels(gold: list[str], pred: list[str]) -> float:
     """Cohen's kappa of two label lists over the labels they hold; 0 (chance) where undefined, e.g. when gold and the
     predictions hold one and the same label (what a threshold search wants: such a cut is worth nothing)."""

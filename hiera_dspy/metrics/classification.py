@@ -13,10 +13,10 @@ from collections import Counter
 
 import numpy as np
 
-from hiera_dspy.metrics.agreement import NO_LABEL, cohen_kappa, confusion
+from hiera_dspy.metrics.agreement import NO_LABEL, cohen_kappa, confusion, quadratic_kappa
 from hiera_dspy.records import Judgment, as_judgment
 
-METRICS = ("accuracy", "macro_f1", "kappa", "balanced_accuracy")
+METRICS = ("accuracy", "macro_f1", "kappa", "balanced_accuracy", "weighted_kappa")  # weighted: quadratic, graded
 
 
 def _nan_to_none(x) -> float | None:
@@ -141,6 +141,7 @@ def metrics_from_confusion(cm) -> dict[str, np.ndarray]:
             "macro_f1": np.nanmean(f1, axis=-1) if f1.size else f1,
             "kappa": cohen_kappa(cm),
             "balanced_accuracy": np.nanmean(recall, axis=-1),
+            "weighted_kappa": quadratic_kappa(cm),
         }
 
 

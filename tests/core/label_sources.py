@@ -5,7 +5,8 @@ Copied from the sources (nothing here is read at run time):
 - esci: Reddy et al. 2022, "Shopping Queries Dataset" (arXiv 2206.06588), the E/S/C/I definitions (examples omitted);
 - wands: Chen et al. 2022, "WANDS: Dataset for Product Search Relevance Assessment" (ECIR 2022), the definitions of
   Exact match, Partial match and Irrelevant (as ir_datasets quotes them in its `QREL_DEFS` for `wands`);
-- homedepot: the data description of the Kaggle competition "home-depot-product-search-relevance".
+- homedepot: the data description of the Kaggle competition "home-depot-product-search-relevance";
+- trec: the TREC 2019 Deep Learning track overview (Craswell et al. 2020), its four-point passage judging scale.
 """
 
 SOURCES: dict[str, list[str]] = {
@@ -31,5 +32,12 @@ SOURCES: dict[str, list[str]] = {
         "The relevance is a number between 1 (not relevant) to 3 (highly relevant). For example, a search for "
         '"AA battery" would be considered highly relevant to a pack of size AA batteries (relevance = 3), mildly '
         "relevant to a cordless drill battery (relevance = 2), and not relevant to a snow shovel (relevance = 1).",
+    ],
+    "trec": [
+        "[3] Perfectly relevant: The passage is dedicated to the query and contains the exact answer.",
+        "[2] Highly relevant: The passage has some answer for the query, but the answer may be a bit unclear, or "
+        "hidden amongst extraneous information.",
+        "[1] Related: The passage seems related to the query but does not answer it.",
+        "[0] Irrelevant: The passage has nothing to do with the query.",
     ],
 }

@@ -1,6 +1,6 @@
 """ce-blend with a tiny randomly initialised BERT (MiniLM's tokenizer, 1 layer of width 32) in place of MiniLM: it
 fits, chooses its blend on held-out train queries, saves its weights beside the artifact, loads them back (same
-scores), and refuses weights that are missing or changed, and schemes of more than two labels; the whole loop
+scores), and refuses weights that are missing or changed; graded schemes get ordinal thresholds; the whole loop
 (compile, label, decide, --train-from) runs with it."""
 
 from __future__ import annotations
@@ -11,26 +11,6 @@ from hiera_dspy.labels import get_scheme
 from hiera_dspy.records import Pair
 
 pytest.importorskip("transformers")
-
-
-@pytest.fixture
-def tiny_base(tmp_path, monkeypatch):
-    from transformers import AutoTokenizer, BertConfig, BertForSequenceClassification
-
-    import hiera_dspy.signals.cross_encoder as ce
-
-    try:
-        source = ce.base_folder()
-    except RuntimeError as exc:
-        pytest.skip(str(exc))
-    tok = AutoTokenizer.from_pretrained(source)
-    config = BertConfig(vocab_size=tok.vocab_size, hidden_size=32, num_hidden_layers=1, num_attention_heads=2,
-                        intermediate_size=64, max_position_embeddings=128, num_labels=1)
-    folder = tmp_path / "tiny"
-    BertForSequenceClassification(config).save_pretrained(folder)
-    tok.save_pretrained(folder)
-    monkeypatch.setattr(ce, "base_folder", lambda: str(folder))
-    return folder
 
 
 def _pairs(n_queries: int) -> list[Pair]:
@@ -101,11 +81,55 @@ def test_prefetch_scores_in_batches_what_forward_scores_one_by_one(tiny_base):
     assert program._prefetched == {}
 
 
-def test_more_than_two_labels_is_refused():
+def _graded_pairs(n_queries: int, with_grade: bool = False) -> list[Pair]:
+    """Home Depot-like pairs of three grades: both query words in the title (Highly), one (Partially), none
+    (Irrelevant); `with_grade`: a raters' mean beside the bin, as the Home Depot loader gives it."""
+    words = ("drill", "shovel", "battery", "hose", "ladder", "lamp", "rake", "saw")
+    out = []
+    for q in range(n_queries):
+        w = words[q % len(words)]
+        rows = [(f"{w} pro {q}", "Highly relevant", 1.67), (f"{w} case {q}", "Partially relevant", 0.67),
+                (f"grey rock {q}", "Irrelevant", 0.0), (f"pro {w} kit", "Highly relevant", 2.0),
+                (f"{w} strap {q}", "Partially relevant", 1.33), (f"pond {q}", "Irrelevant", 0.33)]
+        for j, (title, label, grade) in enumerate(rows):
+            out.append(Pair(f"h:{q}:{j}", f"{w} pro", title, "", label, f"q{q}", f"i{q}-{j}",
+                            grade if with_grade else None))
+    return out
+
+
+def test_graded_labels_fit_three_grades_with_ordinal_thresholds_and_round_trip(tiny_base, tmp_path):
+    """Three grades (Home Depot's scheme): two increasing thresholds chosen on a balanced dev split, a distribution
+    over the three labels in `scores`, both kappas recorded, the artifact loads back with the same labels."""
+    from hiera_dspy.lm.roles import RoleLMs
+    from hiera_dspy.methods import BuildContext, build
+    from hiera_dspy.runs.artifacts import load_judge, save_judge
+
+    scheme = get_scheme("homedepot")
+    pairs = _graded_pairs(40, with_grade=True)
+    program = build("ce-blend", BuildContext(scheme, train=pairs), embedder="lexical", ce_pairs=200, ce_max_len=16,
+                    ce_lr=1e-3, dev_queries=10).prepare()
+    blend = program.blend
+    low, high = blend["thresholds"]
+    assert 0 < low < high < 2 and "threshold" not in blend
+    assert blend["dev_label_counts"] == {label: 10 for label in scheme.labels}  # balanced: one of each per query
+    assert blend["dev_kappa"] > 0.5 and blend["dev_weighted_kappa"] >= blend["dev_kappa"] - 0.2
+    probe = pairs[:12]
+    before = [program(**p.inputs()) for p in probe]
+    for b in before:
+        assert set(b.scores) == set(scheme.labels) and sum(b.scores.values()) == pytest.approx(1.0)
+        assert 0.0 <= b.cross_encoder <= 1.0 and b.label in scheme.labels
+    assert len({b.label for b in before}) == 3
+    path = save_judge(program, tmp_path / "hd.json", scheme=scheme, lms=RoleLMs(), knowledge="none",
+                      dataset="homedepot")
+    after = [load_judge(path)(**p.inputs()) for p in probe]
+    assert [a.label for a in after] == [b.label for b in before]
+
+
+def test_an_unknown_blend_objective_fails_at_build():
     from hiera_dspy.methods import BuildContext, build
 
-    with pytest.raises(ValueError, match="two-label"):
-        build("ce-blend", BuildContext(get_scheme("esci"), train=[]), embedder="lexical")
+    with pytest.raises(ValueError, match="blend_objective"):
+        build("ce-blend", BuildContext(get_scheme("esci"), train=[]), embedder="lexical", blend_objective="f1")
 
 
 def test_compile_label_decide_and_refit_from_the_decisions(tiny_base, tmp_path):
@@ -154,3 +178,19 @@ def test_compile_label_decide_and_refit_from_the_decisions(tiny_base, tmp_path):
     assert doc["extra"]["cross_encoder"]["model.safetensors"] != read_artifact(art)["extra"]["cross_encoder"][
         "model.safetensors"]  # refitted: new weights, in v2's own folder
     assert (files_folder(v2) / "model.safetensors").is_file()
+
+
+def test_dev_split_is_query_disjoint_and_balanced_and_takes_single_label_queries_when_it_must():
+    from hiera_dspy.methods.cross import dev_split
+
+    esci = get_scheme("esci").labels
+    spread = [Pair(f"s{i}", f"q {i}", "t", "", esci[i % 4], f"q{i}", f"i{i}") for i in range(80)]  # a query a pair
+    fit, dev = dev_split(spread, esci, 20, seed=0)
+    assert {p.label: sum(d.label == p.label for d in dev) for p in dev} == {label: 5 for label in esci}
+    assert not {p.query_id for p in fit} & {p.query_id for p in dev} and len(fit) == 60
+    binary = _pairs(40)
+    fit, dev = dev_split(binary, ("Irrelevant", "Relevant"), 8, seed=0)
+    assert len(dev) == 16 and [p.label for p in dev[:2]] == ["Relevant", "Irrelevant"]  # one of each, top first
+    assert len({p.query_id for p in dev}) == 8 and not {p.query_id for p in fit} & {p.query_id for p in dev}
+    with pytest.raises(ValueError, match="two labels or more"):
+        dev_split([p for p in binary if p.label == "Relevant"], ("Irrelevant", "Relevant"), 8, seed=0)

@@ -83,6 +83,20 @@ def test_embed_lr_fits_on_train_and_predicts_without_lm_calls():
     assert lm.engine.calls == 0
 
 
+def test_embed_lr_prefetch_scores_a_batch_as_forward_scores_one_pair():
+    program, _ = setup("embed-lr")
+    probe = [SURE, UNSURE, TRAIN[0], TRAIN[-1]]
+    alone = [judge_once(program, p)[0].scores for p in probe]
+    calls = []
+    scorer = program.scorer_state.scorer
+    original = scorer.predict_proba
+    scorer.predict_proba = lambda pair: calls.append(pair) or original(pair)
+    program.prefetch(probe[:3])
+    batched = [judge_once(program, p)[0].scores for p in probe]
+    assert [b == pytest.approx(a) for a, b in zip(alone, batched)] == [True] * 4
+    assert len(calls) == 1  # only the pair that was not prefetched is scored on its own
+
+
 def test_embed_lr_without_train_pairs_says_what_it_needs():
     program, _ = setup("embed-lr", train=[])
     with pytest.raises(RuntimeError, match="train pairs"):
