@@ -29,6 +29,8 @@ from pathlib import Path
 
 import numpy as np
 
+from hiera_dspy.errors import HieraError
+
 MANIFEST = "onnx.json"
 FP32, INT8 = "model.onnx", "model.int8.onnx"
 INT8_MIN_AGREEMENT = 0.995  # <= 1 flipped label in 200: a balanced set's kappa moves by <= 0.01
@@ -195,7 +197,7 @@ def accelerate(encoder, check: Sequence[tuple[str, str, str]] = ()) -> Accelerat
 
 
 def choose(int8_evidence: dict) -> str:
-    """"int8" when it kept at least `INT8_MIN_AGREEMENT` of torch's labels on at least one check pair, else "fp32"."""
+    """The path to ship: "int8" when it kept at least `INT8_MIN_AGREEMENT` of torch's labels on at least one check pair, else "fp32"."""
     agreed = int8_evidence.get("label_agreement")
     return "int8" if int8_evidence.get("pairs") and agreed is not None and agreed >= INT8_MIN_AGREEMENT else "fp32"
 
@@ -208,7 +210,7 @@ def load_runner(folder: Path, digests: dict[str, str]) -> OnnxRunner | None:
     manifest = json.loads((folder / MANIFEST).read_text())
     chosen = FP32 if manifest["use"] == "fp32" else INT8
     if chosen not in digests:
-        raise ValueError(f"{folder / MANIFEST} names {chosen}, which its artifact records no SHA-256 for: refit")
+        raise HieraError(f"{folder / MANIFEST} names {chosen}, which its artifact records no SHA-256 for: refit")
     if not available():
         torch_fallback_note("onnxruntime is not installed")
         return None
