@@ -197,7 +197,8 @@ def accelerate(encoder, check: Sequence[tuple[str, str, str]] = ()) -> Accelerat
 
 
 def choose(int8_evidence: dict) -> str:
-    """The path to ship: "int8" when it kept at least `INT8_MIN_AGREEMENT` of torch's labels on at least one check pair, else "fp32"."""
+    """The path to ship: "int8" when it kept at least `INT8_MIN_AGREEMENT` of torch's labels on at least one check
+    pair, else "fp32"."""
     agreed = int8_evidence.get("label_agreement")
     return "int8" if int8_evidence.get("pairs") and agreed is not None and agreed >= INT8_MIN_AGREEMENT else "fp32"
 
