@@ -242,3 +242,12 @@ def reference_embedder() -> str:
 def embed_cache_enabled() -> bool:
     """False when $HIERA_NO_EMBED_CACHE is set: sentence-transformer vectors are recomputed, never kept on disk."""
     return not env_flag("HIERA_NO_EMBED_CACHE")
+
+
+# ── ONNX Runtime for the encoders (hiera_dspy/signals/onnx_encoder.py, onnx_embedder.py) ─────────────────────────────
+
+def onnx_embedder_enabled() -> bool:
+    """True when $HIERA_ONNX_EMBEDDER is 1/true/yes/on: MiniLM sentence vectors come from the ONNX export
+    (`signals/onnx_embedder.py`: the same vectors) instead of sentence-transformers. Off by default: on an AVX2-only
+    CPU it costs as much CPU as torch (bench/results/speed.md), and the export costs ~20 s once per cache root."""
+    return env_choice("HIERA_ONNX_EMBEDDER") is True

@@ -59,7 +59,7 @@ from hiera_dspy.runs.outputs import write_outputs
 from hiera_dspy.runs.runner import run_pairs
 from hiera_dspy.runs.spec import RunSpec
 from hiera_dspy.runs.training import TrainingSource
-from optimize.optimizers import BUDGETS, OPTIMIZERS, examples
+from optimize.optimizers import BUDGETS, OPTIMIZERS, QUICKSTART, examples
 
 
 def parser() -> argparse.ArgumentParser:
@@ -132,12 +132,18 @@ def main(argv: list[str] | None = None) -> dict:
         spec = read_json_file(args.config, "--config")
         method, config = spec.get("method", method), spec.get("config", {})
         args.knowledge = spec.get("knowledge", args.knowledge)
+    preset = QUICKSTART.get(method, {}) if args.budget == "quickstart" and not args.judge else {}
+    if preset:  # what command 1 runs for this method: its config, and its split where the dataset has one
+        config = {**preset["config"], **config}
     source = training_source(args)
     if args.judge:
         method, config = source.doc["method"], source.doc["config"]
     config = config_from_args(args, method, config)
     budget = BUDGETS[args.budget]
     dataset = load_data(args)
+    bundled = dataset  # the summary's embed-lr reference is fitted on the bundled train split, whatever we learn from
+    if preset and not args.split and preset["split"] in dataset.splits:
+        source.split = preset["split"]
     for split in (source.split, "dev"):
         if split not in dataset.splits:
             raise SystemExit(f"error: dataset {args.dataset} has no {split!r} split to compile with; it has "
@@ -147,26 +153,29 @@ def main(argv: list[str] | None = None) -> dict:
     dataset = replace(dataset, splits={**dataset.splits,
                                        "train": source.pairs(dataset.splits[source.split], store, runs)})
     train = dataset.split("train", budget.n_train, balanced=True)
-    dev = dataset.split("dev", budget.n_dev, balanced=True)
     lms = lms_from_args(args)  # each role's LM is built on first use: none for a method without LM roles
     knowledge = make_knowledge(args.knowledge, dataset)
     program = build(method, BuildContext(dataset.scheme, lms, knowledge, dataset.splits["train"]), **config)
+    learned = not program.predictors() and not program.lm_roles  # no prompt, no LM: scoring dev costs seconds
+    dev = dataset.split("dev", None if learned else budget.n_dev, balanced=True)  # a learned judge: every dev pair
     if program.lm_roles:  # the optimizers' own calls (instruction proposals) go to the judge LM
         dspy.configure(lm=lms.for_role("judge"))
     started = time.perf_counter()
     prepare_fresh(program, dataset, "dev")  # learned signals: scorer fitted on train, a cascade's tau on dev
     fit_seconds = round(time.perf_counter() - started, 2)
-    optimizer = args.optimizer or budget.optimizer
+    optimizer = args.optimizer or budget.optimizer if program.predictors() else "none"  # nothing to optimise
     labels = list(dataset.scheme.labels)
     run = RunSpec.compiling(program, dataset=args.dataset, lms=lms, knowledge=knowledge.name)  # phases: qualifiers
     identity = run.identity()
-    print(f"compiling {method} on {args.dataset}: {len(train)} train / {len(dev)} dev pairs, optimizer {optimizer}, "
-          f"budget {args.budget}; LMs {run.lms}; knowledge {knowledge.name}", file=sys.stderr)
+    searched = (f"{len(train)} train pairs for optimizer {optimizer}" if program.predictors() else
+                f"learned from {len(dataset.splits['train']):,} pairs of split {source.split!r} in {fit_seconds:.0f} s")
+    print(f"compiling {method} on {args.dataset}: {searched}, scored on {len(dev)} dev pairs, budget {args.budget}; "
+          f"LMs {run.lms}; knowledge {knowledge.name}", file=sys.stderr)
     before = None
     if not args.skip_before and program.predictors():  # a learned judge has no prompt to compile: before == after
         before_id = replace(run, qualifiers=("dev", "uncompiled")).run_id
         begin_run(store, before_id, {**identity, "phase": "before"}, args)
-        before = evaluate(program, dev, store, before_id, args.threads, labels, skipped_rows(dataset), dataset,
+        before = evaluate(program, dev, store, before_id, args.threads, labels, skipped_rows(dataset), bundled,
                           progress_display(args, lms, "dev before"))
     if program.predictors():
         compiled = OPTIMIZERS[optimizer](program, examples(train), examples(dev), budget, args.seed, lms, args.threads)
@@ -177,7 +186,7 @@ def main(argv: list[str] | None = None) -> dict:
     after_id = replace(run, qualifiers=("dev", "compiled", optimizer, args.budget, args.seed,
                                          compiled.dump_state(), *learned_from)).run_id
     begin_run(store, after_id, {**identity, "phase": "after", "optimizer": optimizer, "budget": args.budget}, args)
-    after = evaluate(compiled, dev, store, after_id, args.threads, labels, skipped_rows(dataset), dataset,
+    after = evaluate(compiled, dev, store, after_id, args.threads, labels, skipped_rows(dataset), bundled,
                      progress_display(args, lms, "dev after"))
     out = Path(args.out or Path("artifacts") / dataset.name.split(":")[0] / f"{method}.json")
     metrics = {"before": before, "after": after, "optimizer": optimizer, "budget": args.budget, "seed": args.seed,
@@ -186,8 +195,11 @@ def main(argv: list[str] | None = None) -> dict:
     save_judge(compiled, out, scheme=dataset.scheme, lms=lms, knowledge=knowledge.name, dataset=args.dataset,
                metrics=metrics, training=training)
     info = available().get(method)
-    print(f"compiled: {method} ({info.doc if info else 'a registered method'}); optimizer {optimizer}, "
-          f"{len(dataset.splits['train'])} train pairs available, scored on {len(dev)} dev pairs")
+    how = f"optimizer {optimizer}, " if program.predictors() else ""
+    print(f"compiled: {method} ({info.doc if info else 'a registered method'}); {how}"
+          f"{len(dataset.splits['train']):,} train pairs available, scored on {len(dev)} dev pairs")
+    for part in getattr(compiled, "learned_from", lambda: [])():
+        print(f"  learned: {part}")
     if before:
         print_metrics("dev before", before)
         print(f"  {before['summary']}")

@@ -184,8 +184,10 @@ class CrossBlendProgram(Learner, dspy.Module):
         fit, held = dev_split(pairs, labels, self.dev_queries, self.seed)
         self.scorer_state.fit(fit)
         self.encoder = fine_tune(fit, self.scheme, **self.ce_options)
+        held_triples = [(p.query, p.item_title, p.item_text) for p in held]
+        self.encoder.accelerate(held_triples)  # ONNX Runtime from here on (int8 if it keeps the labels on held)
         scorer_d = distributions([self._scorer_dist(p.query, p.item_title, p.item_text) for p in held], labels)
-        ce_d = self.encoder.grade_probs([(p.query, p.item_title, p.item_text) for p in held])
+        ce_d = self.encoder.grade_probs(held_triples)
         gold = [p.label for p in held]
         value, w, thresholds = choose_blend(gold, scorer_d, ce_d, labels, blend_objective=self.blend_objective)
         chosen = blend_labels(scorer_d, ce_d, w, thresholds, labels)
@@ -193,11 +195,23 @@ class CrossBlendProgram(Learner, dspy.Module):
         self.blend = {"weight": w, "thresholds": list(thresholds), "objective": self.blend_objective,
                       "dev_kappa": agreement["kappa"], "dev_weighted_kappa": agreement["weighted_kappa"],
                       "dev_pairs": len(held), "fit_pairs": len(fit),
+                      "ce_pairs": getattr(self.encoder, "train_pairs", None),
                       "dev_label_counts": {label: gold.count(label) for label in labels}}
         if len(labels) == 2:
             self.blend["threshold"] = thresholds[0]  # the key two-label artifacts have always had
         self.digests, self._prefetched = None, {}  # new weights: saved by the next save_files
         return self
+
+    def learned_from(self) -> list[str]:
+        """What each part learned from, for the compile's report (after `prepare`)."""
+        if self.blend is None:
+            return []
+        b = self.blend
+        ce = f"{b['ce_pairs']:,} of them" if b.get("ce_pairs") is not None else "them"
+        cuts = ", ".join(f"{t:.2f}" for t in b["thresholds"])
+        return [f"scorer: {b['fit_pairs']:,} pairs", f"cross-encoder: {ce} (one epoch)",
+                f"blend weight {b['weight']:.1f}, threshold(s) {cuts}: chosen on {b['dev_pairs']} held-out pairs of "
+                f"train queries neither model saw (kappa {b['dev_kappa']:.3f} there)"]
 
     def _scorer_dist(self, query: str, item_title: str, item_text: str) -> dict[str, float]:
         return self.scorer_state.score(query, item_title, item_text)

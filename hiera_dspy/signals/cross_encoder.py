@@ -66,6 +66,8 @@ class CrossEncoder:
     def __init__(self, model, tokenizer, max_len: int):
         self.model, self.tokenizer, self.max_len = model, tokenizer, max_len
         self._lock = threading.Lock()
+        self.runner = None  # an onnx_encoder.OnnxRunner: `logits` runs it instead of torch
+        self._onnx = None  # the ONNX export `accelerate` made, written by `save`
 
     def __deepcopy__(self, memo):  # an optimizer's candidates share one model
         return self
@@ -76,18 +78,42 @@ class CrossEncoder:
                               padding=True, return_tensors="pt")
 
     def logits(self, triples: Sequence[tuple[str, str, str]], batch: int = 64) -> np.ndarray:
-        """The head's raw outputs for each (query, item_title, item_text), in batches: shape (n, num_labels)."""
+        """The head's raw outputs for each (query, item_title, item_text): shape (n, num_labels), in input order.
+        Pairs are batched by token length and each batch padded to its longest (`batching.length_sorted_batches`);
+        ONNX Runtime runs them when a runner is loaded (`accelerate`, `load`), else torch."""
+        from hiera_dspy.signals.batching import length_sorted_batches
+
+        width = self.model.config.num_labels
+        if not triples:
+            return np.zeros((0, width))
+        enc = self.tokenizer([q for q, _, _ in triples], [item_view(t, x) for _, t, x in triples],
+                             truncation="only_second", max_length=self.max_len)
+        out = np.empty((len(triples), width))
+        with self._lock:
+            for idx in length_sorted_batches([len(ids) for ids in enc["input_ids"]], batch):
+                feeds = self.tokenizer.pad({k: [enc[k][i] for i in idx] for k in enc.keys()}, return_tensors="np")
+                out[idx] = self.runner.logits(feeds) if self.runner is not None else self._torch_logits(feeds)
+        return out
+
+    def _torch_logits(self, feeds) -> np.ndarray:
         import torch
 
-        out = []
-        with self._lock, torch.no_grad():
+        with torch.no_grad():
             self.model.eval()
-            for i in range(0, len(triples), batch):
-                chunk = triples[i:i + batch]
-                enc = self.encode([q for q, _, _ in chunk], [item_view(t, x) for _, t, x in chunk])
-                out.append(self.model(**enc).logits.reshape(len(chunk), -1).numpy())
-        width = self.model.config.num_labels
-        return np.concatenate(out).astype(float) if out else np.zeros((0, width))
+            logits = self.model(**{k: torch.from_numpy(np.asarray(v, dtype=np.int64)) for k, v in feeds.items()}).logits
+        return logits.reshape(len(feeds["input_ids"]), -1).numpy()
+
+    def accelerate(self, check: Sequence[tuple[str, str, str]] = ()) -> dict | None:
+        """Export to ONNX and score with ONNX Runtime from now on, int8 where it keeps torch's labels on `check`
+        (`onnx_encoder.accelerate`); returns the manifest, or None (torch kept, with a note) without onnxruntime."""
+        from hiera_dspy.signals import onnx_encoder
+
+        if not onnx_encoder.available():
+            onnx_encoder.torch_fallback_note("onnxruntime is not installed")
+            return None
+        self._onnx = onnx_encoder.accelerate(self, check)
+        self.runner = self._onnx.runner
+        return self._onnx.manifest
 
     def scores(self, triples: Sequence[tuple[str, str, str]], batch: int = 64) -> np.ndarray:
         """P(grade >= 1) of each (query, item_title, item_text), in batches: P(relevant) for a two-label scheme."""
@@ -98,15 +124,21 @@ class CrossEncoder:
         return cumulative_to_probs(1.0 / (1.0 + np.exp(-self.logits(triples, batch))))
 
     def save(self, folder: Path) -> dict[str, str]:
-        """Weights and tokenizer into `folder`; returns {file name: SHA-256} for the artifact to record."""
+        """Weights, tokenizer and the ONNX export (`onnx_encoder`) into `folder`; returns {file name: SHA-256} for the
+        artifact to record."""
         folder.mkdir(parents=True, exist_ok=True)
         self.model.save_pretrained(folder, safe_serialization=True)
         self.tokenizer.save_pretrained(folder)
+        if self._onnx is None:  # exported at save time; int8 needs `accelerate(check)` to be verified first
+            self.accelerate()
+        if self._onnx is not None:
+            self._onnx.copy_into(folder)
         return {p.name: sha256(p) for p in sorted(folder.iterdir()) if p.is_file()}
 
     @classmethod
     def load(cls, folder: Path, digests: dict[str, str], max_len: int) -> CrossEncoder:
-        """Load what `save` wrote, after checking every recorded file's SHA-256 (ValueError names the file)."""
+        """Load what `save` wrote, after checking every recorded file's SHA-256, the ONNX files too (ValueError names
+        the file); scores through the recorded ONNX model when onnxruntime is installed, else torch (with a note)."""
         from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
         for name, digest in digests.items():
@@ -116,8 +148,12 @@ class CrossEncoder:
                                  "artifact)")
             if sha256(path) != digest:
                 raise ValueError(f"{path} does not match the SHA-256 its artifact records: refit, or restore the file")
-        return cls(AutoModelForSequenceClassification.from_pretrained(folder),
-                   AutoTokenizer.from_pretrained(folder), max_len)
+        from hiera_dspy.signals.onnx_encoder import load_runner
+
+        encoder = cls(AutoModelForSequenceClassification.from_pretrained(folder),
+                      AutoTokenizer.from_pretrained(folder), max_len)
+        encoder.runner = load_runner(folder, digests)
+        return encoder
 
 
 def sha256(path: Path) -> str:
@@ -187,6 +223,7 @@ def fine_tune(pairs: Sequence[Pair], scheme: LabelScheme, *, train_pairs: int = 
         rng.shuffle(sample)
         train += sample
     encoder = CrossEncoder(model, tok, max_len)
+    encoder.train_pairs = len(train)  # what the compile's report says it learned from
     steps = len(train) // batch
     if len(sample) < batch:
         raise ValueError(f"the cross-encoder needs at least {batch} labelled train pairs (batch size); "

@@ -241,13 +241,28 @@ def resolve_embedder(embedder: Embedder | str | None = "auto") -> Embedder | Non
         return embedder
     if embedder == "auto":
         try:
-            return _cached(SentenceTransformerEmbedder(DEFAULT_MODEL_ID))
+            return _cached(_fastest(DEFAULT_MODEL_ID))
         except EmbedderUnavailable as exc:
             _announce_lexical_only(str(exc))
             return None
     if isinstance(embedder, str):
-        return _cached(SentenceTransformerEmbedder(embedder))
+        return _cached(_fastest(embedder))
     raise TypeError(f"embedder must be 'auto', None, a model id or an Embedder; got {type(embedder).__name__}")
+
+
+def _fastest(model_id: str) -> Embedder:
+    """The bundled MiniLM through ONNX Runtime (`onnx_embedder`: the same vectors) when $HIERA_ONNX_EMBEDDER=1,
+    onnxruntime is installed and the export checks out, else sentence-transformers on torch."""
+    from hiera_dspy import settings
+
+    if bundled_model_path(model_id) is not None and settings.onnx_embedder_enabled():
+        try:
+            from hiera_dspy.signals.onnx_embedder import OnnxSentenceEmbedder
+
+            return OnnxSentenceEmbedder(model_id)
+        except EmbedderUnavailable as exc:
+            print(f"hiera_dspy.signals: {exc}; embedding with sentence-transformers (torch)", file=sys.stderr)
+    return SentenceTransformerEmbedder(model_id)
 
 
 def _cached(embedder: Embedder) -> Embedder:

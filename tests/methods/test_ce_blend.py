@@ -74,7 +74,8 @@ def test_prefetch_scores_in_batches_what_forward_scores_one_by_one(tiny_base):
     program.prefetch(probe[:6])
     batched = [program(**p.inputs()) for p in probe]
     assert [b.label for b in batched] == [a.label for a in alone]
-    assert [b.cross_encoder for b in batched] == pytest.approx([a.cross_encoder for a in alone], abs=1e-5)
+    # int8 (chosen when it keeps the labels) quantizes activations per batch: a score moves ~1e-4 with its batch
+    assert [b.cross_encoder for b in batched] == pytest.approx([a.cross_encoder for a in alone], abs=1e-3)
     assert len(program._prefetched) == 6
     program.prepare(_pairs(30))
     assert program._prefetched == {}
