@@ -223,7 +223,7 @@ def fine_tune(pairs: Sequence[Pair], scheme: LabelScheme, *, train_pairs: int = 
         rng.shuffle(sample)
         train += sample
     encoder = CrossEncoder(model, tok, max_len)
-    encoder.train_pairs = len(train)  # what the compile's report says it learned from
+    encoder.train_pairs = len(sample)  # what the compile's report says it learned from
     steps = len(train) // batch
     if len(sample) < batch:
         raise ValueError(f"the cross-encoder needs at least {batch} labelled train pairs (batch size); "
