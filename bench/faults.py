@@ -112,7 +112,7 @@ class Workspace:
         self.store = self.store or self.root / "store.sqlite"
         self.out = self.root / "out"
         self.env = {**os.environ, "HIERA_RUNS_DIR": str(self.root / "runs"), "DSPY_CACHEDIR": str(self.root / "dspy"),
-                    "HIERA_CACHE_DIR": str(self.root / "cache"), "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+                    "HIERA_CACHE_DIR": str(self.root / "cache"),
                     "PYTHONUNBUFFERED": "1", "HIERA_NO_PROGRESS": "1", "PYTHONPATH": str(ROOT)}
         self.env.pop("HIERA_LM", None)
 

@@ -69,6 +69,21 @@ def endpoint_of(lm) -> str | None:
     return str(base).rstrip("/") if base else None
 
 
+def endpoints_of(lms) -> list[str]:
+    """The distinct endpoints of `lms` without building any LM: for a RoleLMs, the api_base of every role's and
+    ensemble member's spec plus those of the LMs already built (a method that calls no LM builds none, and a local
+    model is not loaded to be probed); for a mapping of LMs, each LM's."""
+    from hiera_dspy.lm.intercept import lm_objects
+
+    if hasattr(lms, "built"):
+        pools = [getattr(lms, "roles", None), getattr(lms, "ensemble", None)]
+        specs = [spec for pool in pools if pool is not None for spec in pool.specs.values()]
+        found = [spec.api_base for spec in specs] + [endpoint_of(lm) for lm in lms.built()]
+    else:
+        found = [endpoint_of(lm) for lm in lm_objects(lms or {})]
+    return list(dict.fromkeys(e for e in found if e))
+
+
 def is_connection_failure(exc: BaseException) -> bool:
     """True when the request never reached a server: connection refused, a name that does not resolve, a failed TLS
     handshake (anywhere in the exception's cause chain)."""
@@ -114,9 +129,7 @@ class CircuitBreaker:
         for the first one that cannot be reached. A no-op with threshold 0."""
         if not self.threshold:
             return
-        from hiera_dspy.lm.intercept import lm_objects
-
-        for endpoint in dict.fromkeys(e for lm in lm_objects(lms or {}) if (e := endpoint_of(lm))):
+        for endpoint in endpoints_of(lms):
             error = probe_endpoint(endpoint)
             if error is not None:
                 self.tripped = EndpointDown(endpoint, error, probe=True)

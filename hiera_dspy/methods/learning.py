@@ -46,7 +46,7 @@ def learned_state(program) -> dict:
     hidden states never resumes the judgments of the old fit; {} for a program that learns nothing."""
     if not isinstance(program, Learner):
         return {}
-    state = dict(program.learned_state())
+    state = _rounded(dict(program.learned_state()))  # a tau picked as a quantile: its last bits are the CPU's
     extra = program.dump_extra() if callable(getattr(program, "dump_extra", None)) else None
     if extra:
         blob = json.dumps(_rounded(extra), sort_keys=True, default=str).encode()

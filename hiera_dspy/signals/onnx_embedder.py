@@ -22,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-from hiera_dspy.signals.features import DEFAULT_MODEL_ID, EmbedderUnavailable, bundled_model_path
+from hiera_dspy.signals.minilm import DEFAULT_MODEL_ID, EmbedderUnavailable, bundled_model_path
 
 MIN_COSINE = 0.9999
 PROBE_TEXTS = ("alien", "a space horror film from 1979 directed by ridley scott",
@@ -70,7 +70,7 @@ def exported(folder: Path, model_id: str, cache: str | Path | None = None) -> Pa
     """The ONNX export of the sentence model in `folder` under the cache root, made (and checked against
     sentence-transformers) when missing or when its bytes do not match its recorded SHA-256."""
     from hiera_dspy import settings
-    from hiera_dspy.signals.cross_encoder import sha256
+    from hiera_dspy.signals.digests import sha256
 
     name = model_id.replace("/", "_")
     path = settings.cache_dir(cache) / "onnx" / f"{name}.onnx"

@@ -51,9 +51,9 @@ def test_kaggle_folder_records_and_counts(tmp_path):
     assert len(everything) == 30
     text = "Description: Solder joint, 1/2 in. café grade\nMFG Brand Name: NIBCO\nBullet01: Lead free, 1/2 in."
     assert everything[0] == Pair(id="homedepot:2", query="term 0", item_title="Elbow 90°, Copper", item_text=text,
-                                 label="Irrelevant", query_id="term 0", item_id="100001")
+                                 label="Irrelevant", query_id="term 0", item_id="100001", grade=pytest.approx(0.33))
     assert everything[1] == Pair(id="homedepot:3", query="term 0", item_title="Product 1", item_text="",
-                                 label="Partially relevant", query_id="term 0", item_id="100002")
+                                 label="Partially relevant", query_id="term 0", item_id="100002", grade=pytest.approx(1.0))
     assert everything[3].query == "TERM 1" and everything[3].query_id == everything[4].query_id == "term 1"
     # 10 queries (case folded) x 3 levels: 6 / 2 / 2 queries, each contributing one pair per level.
     assert {name: len(ds.split(name)) for name in ("eval", "train", "dev")} == {"eval": 18, "train": 6, "dev": 6}

@@ -64,7 +64,8 @@ def test_good_file_records_and_splits(tmp_path):
     assert ds.default_split == "all" and len(ds.split()) == 41
     assert ds.split()[0] == Pair(id="r0", query="query 0", item_title="title 0", item_text="text 0",
                                  label="Irrelevant", query_id="q0", item_id="m0")
-    assert ds.split()[-1][-2:] == ("query 40", "title 40")  # query_id and item_id default to query and title
+    last = ds.split()[-1]
+    assert (last.query_id, last.item_id) == ("query 40", "title 40")  # query_id and item_id default to query and title
     assert {"eval", "train", "dev"} <= set(ds.splits)
 
 

@@ -71,7 +71,7 @@ def test_all_unlabelled_and_validation():
     assert m["n"] == 2 and m["answered"] == 0 and m["unlabelled"] == 2 and m["coverage"] == 0
     assert m["accuracy"] == 0 and m["macro_f1"] == 0 and m["kappa"] == 0  # po = pe = 0
     assert m["answered_only"] == {"n": 0, "accuracy": None, "macro_f1": None, "kappa": None,
-                                  "balanced_accuracy": None}
+                                  "balanced_accuracy": None, "weighted_kappa": None}
     assert m["confusion"] == [[0, 0, 0, 1], [0, 0, 0, 1], [0, 0, 0, 0]]
     assert bootstrap_ci(["0"], [None], LABELS, "accuracy") == (0.0, 0.0)
     assert bootstrap_ci([], [], LABELS, "accuracy") == (None, None)
@@ -99,10 +99,14 @@ def test_bootstrap_deterministic_and_contains_point(metric):
 def test_one_kappa_for_metrics_and_the_cascade_rule():
     """The cascade's tau rule (hiera_dspy.methods.signals) and ce-blend's blend choice read the same kappa as the
     reports (hiera_dspy.metrics.agreement)."""
+    import numpy as np
+
     from hiera_dspy.methods import cross, signals
     from hiera_dspy.metrics.agreement import kappa_of_labels
 
-    assert signals.kappa_of_labels is kappa_of_labels and cross.kappa_of_labels is kappa_of_labels
+    assert signals.kappa_of_labels is kappa_of_labels
+    gold, pred = np.array([0, 0, 1, 1, 1]), np.array([0, 1, 1, 1, 0])  # ce-blend's objective on grade indices
+    assert cross.objective("kappa")(gold, pred, 2) == pytest.approx(kappa_of_labels(list(gold), list(pred)))
     answered = [(g, p) for g, p in zip(GOLD, PRED) if p is not None]
     assert kappa_of_labels([g for g, _ in answered], [p for _, p in answered]) == pytest.approx(0.5)
     assert kappa_of_labels(["0", "0"], ["0", "0"]) == 0.0  # undefined (chance agreement 1): 0 for the rule
