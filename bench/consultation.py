@@ -21,9 +21,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a check
 
 import dspy  # noqa: E402
 
+from hiera_dspy.cli.lms import specs_from_args  # noqa: E402
 from hiera_dspy.data import load_dataset  # noqa: E402
 from hiera_dspy.knowledge import make_knowledge  # noqa: E402
-from hiera_dspy.lm.roles import build_lms, specs_from_args  # noqa: E402
+from hiera_dspy.lm.roles import build_lms  # noqa: E402
 from hiera_dspy.methods import BuildContext, build  # noqa: E402
 from hiera_dspy.runs.runner import judge_one  # noqa: E402
 

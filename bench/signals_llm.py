@@ -42,7 +42,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a check
 import dspy  # noqa: E402
 
 from eval.stats import mcnemar  # noqa: E402
-from hiera_dspy.cli.options import metrics_from_rows, runs_dir  # noqa: E402
+from hiera_dspy.cli.options import runs_dir  # noqa: E402
 from hiera_dspy.data import load_dataset  # noqa: E402
 from hiera_dspy.knowledge import make_knowledge  # noqa: E402
 from hiera_dspy.lm.roles import ROLES, LMSpec, RoleLMs, build_lms  # noqa: E402
@@ -54,6 +54,7 @@ from hiera_dspy.runs.progress import Display  # noqa: E402
 from hiera_dspy.runs.runner import run_pairs  # noqa: E402
 from hiera_dspy.runs.spec import RunSpec  # noqa: E402
 from hiera_dspy.runs.store import RunStore  # noqa: E402
+from hiera_dspy.runs.tally import metrics_from_rows  # noqa: E402
 
 NEVER = {"delegation": "never"}
 

@@ -28,6 +28,8 @@ import dspy
 
 from eval.disagreements import report_section
 from eval.report import comparison_families, family_note, sanitize, summarize_method, write_report
+from hiera_dspy.cli.dry_run import add_dry_run_arguments, dry_run
+from hiera_dspy.cli.lms import add_lm_arguments, lms_from_args
 from hiera_dspy.cli.options import (
     add_data_arguments,
     add_run_arguments,
@@ -38,19 +40,18 @@ from hiera_dspy.cli.options import (
     open_store,
     output_folder,
     positive_int,
-    prepare_fresh,
     progress_display,
     raise_if_stopped,
     runs_dir,
     skipped_rows,
 )
 from hiera_dspy.knowledge import make_knowledge
-from hiera_dspy.lm.roles import add_lm_arguments, lms_from_args
 from hiera_dspy.methods import BuildContext, available, build
 from hiera_dspy.methods.graphs import ABLATIONS
+from hiera_dspy.methods.learning import prepare_fresh
 from hiera_dspy.metrics.format import number
 from hiera_dspy.records import as_judgment
-from hiera_dspy.runs.estimate import add_dry_run_arguments, dry_run, format_total
+from hiera_dspy.runs.estimate import format_total
 from hiera_dspy.runs.runner import run_pairs
 from hiera_dspy.runs.spec import RunSpec
 from hiera_dspy.runs.store import StoreError, validate_run_id

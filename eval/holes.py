@@ -29,13 +29,14 @@ import json
 import sys
 from pathlib import Path
 
+from hiera_dspy.cli.labelling import add_labelling_arguments, add_sample_arguments, label_pairs
 from hiera_dspy.cli.options import add_input_options, cli_main, exit_on_error_rate, output_folder, raise_if_stopped
 from hiera_dspy.conclude.holes import population
 from hiera_dspy.conclude.retrieval import pool_holes
 from hiera_dspy.data import Dataset
-from hiera_dspy.labelling.conclusions import add_sample_arguments, check_sample_size, draw_sample
+from hiera_dspy.labelling.conclusions import check_sample_size, draw_sample
 from hiera_dspy.labelling.holes import TIE_RULE, read_inputs, tied_in_top
-from hiera_dspy.labelling.run import add_labelling_arguments, export, label_pairs
+from hiera_dspy.labelling.run import export
 from hiera_dspy.labels import LabelScheme, custom_scheme, get_scheme
 
 
@@ -85,7 +86,7 @@ def main(argv: list[str] | None = None) -> dict:
         if tied := tied_in_top(run, args.depth):
             print(f"run {name}: {tied} documents in a top {args.depth} share their score with a neighbour; "
                   f"{TIE_RULE}", file=sys.stderr)
-    check_sample_size(args, population(inputs.runs))
+    check_sample_size(population(inputs.runs), args.human_sample, args.sample, args.strata, args.ci)
     holes = [inputs.pair(q, d) for q, d in pool_holes(inputs.runs, inputs.qrels, args.depth)]
     if args.limit:
         holes = holes[:args.limit]
@@ -103,7 +104,8 @@ def main(argv: list[str] | None = None) -> dict:
     if run is None:  # --dry-run: the estimate is printed, nothing was sent
         return {}
     if run.rows.stopped is None:  # a stratified draw needs every judgment: drawn when the run is complete
-        draw_sample(args, run.store, run.run_id, population(inputs.runs), scheme)
+        draw_sample(run.store, run.run_id, population(inputs.runs), scheme, args.human_sample, args.sample_seed,
+                    args.sample, args.strata)
     if run.config["labelling"].get("ci", 0.95) != args.ci:
         print(f"run {run.run_id} reports its intervals at the level it was started with "
               f"(--ci {run.config['labelling'].get('ci', 0.95)}); start a new run for another", file=sys.stderr)

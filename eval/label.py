@@ -20,6 +20,7 @@ from collections import Counter
 from collections.abc import Iterable
 from pathlib import Path
 
+from hiera_dspy.cli.labelling import add_labelling_arguments, label_pairs
 from hiera_dspy.cli.options import (
     add_data_arguments,
     cli_main,
@@ -31,7 +32,7 @@ from hiera_dspy.cli.options import (
 )
 from hiera_dspy.data import DataError
 from hiera_dspy.labelling import freshness
-from hiera_dspy.labelling.run import add_labelling_arguments, export, label_pairs
+from hiera_dspy.labelling.run import export
 from hiera_dspy.runs.files import write_atomic
 from hiera_dspy.runs.tally import Tally
 

@@ -21,21 +21,22 @@ from hiera_dspy.cli.options import (
     cli_main,
     exit_on_error_rate,
     load_data,
-    metrics_from_rows,
     open_store,
     output_folder,
-    prepare_fresh,
     print_metrics,
     progress_display,
     raise_if_stopped,
     runs_dir,
     skipped_rows,
 )
-from hiera_dspy.engines import Job, judge, options_from_args
-from hiera_dspy.runs.estimate import dry_run
+from hiera_dspy.cli.dry_run import dry_run
+from hiera_dspy.cli.engines import options_from_args
+from hiera_dspy.cli.program import build_program
+from hiera_dspy.engines import Job, judge
+from hiera_dspy.methods.learning import prepare_fresh
 from hiera_dspy.runs.outputs import write_outputs
-from hiera_dspy.runs.program import build_program
 from hiera_dspy.runs.spec import RunSpec
+from hiera_dspy.runs.tally import metrics_from_rows
 
 
 def parser() -> argparse.ArgumentParser:

@@ -29,6 +29,7 @@ from pathlib import Path
 import dspy
 
 from eval.reference import SMOKE_NOTE, summary_line
+from hiera_dspy.cli.lms import add_lm_arguments, lms_from_args
 from hiera_dspy.cli.options import (
     add_config_argument,
     add_data_arguments,
@@ -38,11 +39,9 @@ from hiera_dspy.cli.options import (
     config_from_args,
     exit_on_error_rate,
     load_data,
-    metrics_from_rows,
     open_store,
     output_folder,
     positive_int,
-    prepare_fresh,
     print_metrics,
     progress_display,
     raise_if_stopped,
@@ -51,13 +50,14 @@ from hiera_dspy.cli.options import (
     skipped_rows,
 )
 from hiera_dspy.knowledge import make_knowledge
-from hiera_dspy.lm.roles import add_lm_arguments, lms_from_args
 from hiera_dspy.methods import BuildContext, available, build
+from hiera_dspy.methods.learning import prepare_fresh
 from hiera_dspy.runs.artifact_format import ArtifactError, read_artifact
 from hiera_dspy.runs.artifacts import save_judge
 from hiera_dspy.runs.outputs import write_outputs
 from hiera_dspy.runs.runner import run_pairs
 from hiera_dspy.runs.spec import RunSpec
+from hiera_dspy.runs.tally import metrics_from_rows
 from hiera_dspy.runs.training import TrainingSource
 from optimize.optimizers import BUDGETS, OPTIMIZERS, QUICKSTART, examples
 

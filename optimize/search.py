@@ -22,6 +22,7 @@ from pathlib import Path
 import dspy
 import optuna
 
+from hiera_dspy.cli.lms import add_lm_arguments, lms_from_args
 from hiera_dspy.cli.options import (
     add_data_arguments,
     add_run_arguments,
@@ -29,18 +30,17 @@ from hiera_dspy.cli.options import (
     cli_main,
     exit_on_error_rate,
     load_data,
-    metrics_from_rows,
     open_store,
     progress_display,
     raise_if_stopped,
     runs_dir,
 )
 from hiera_dspy.knowledge import make_knowledge
-from hiera_dspy.lm.roles import add_lm_arguments, lms_from_args
 from hiera_dspy.methods import BuildContext, build
 from hiera_dspy.runs.runner import run_pairs
 from hiera_dspy.runs.spec import RunSpec
 from hiera_dspy.runs.store import RunStore
+from hiera_dspy.runs.tally import metrics_from_rows
 from optimize.optimizers import BUDGETS, examples, label_match
 
 SPECIALISTS = {"none": [], "query": ["query"], "item": ["item"], "query+item": ["query", "item"]}

@@ -141,3 +141,48 @@ def test_no_back_compat_shims():
     """Nothing is re-exported under an earlier name: one import path per definition."""
     bad = [str(p.relative_to(ROOT)) for p in _modules().values() if "old import path" in p.read_text()]
     assert bad == []
+
+
+def _cli_only(tree: ast.AST) -> list[str]:
+    """What only a command line may do, found in a module: import argparse, name a parameter `args` (a parsed
+    `argparse.Namespace`), raise SystemExit or call sys.exit."""
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import) and any(a.name.split(".")[0] == "argparse" for a in node.names):
+            found.append(f"line {node.lineno}: import argparse")
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "argparse":
+            found.append(f"line {node.lineno}: from argparse import")
+        elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "argparse":
+            found.append(f"line {node.lineno}: argparse.{node.attr}")
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            a = node.args
+            if any(p.arg == "args" for p in (*a.posonlyargs, *a.args, *a.kwonlyargs)):
+                found.append(f"line {node.lineno}: a parameter named args")
+        elif isinstance(node, ast.Raise) and node.exc is not None:
+            exc = node.exc.func if isinstance(node.exc, ast.Call) else node.exc
+            if isinstance(exc, ast.Name) and exc.id == "SystemExit":
+                found.append(f"line {node.lineno}: raise SystemExit")
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "exit" \
+                and isinstance(node.func.value, ast.Name) and node.func.value.id == "sys":
+            found.append(f"line {node.lineno}: sys.exit()")
+    return found
+
+
+def test_only_the_cli_parses_flags_or_exits():
+    """Below hiera_dspy/cli/ nothing reads an argparse.Namespace or exits: library functions take typed objects
+    (RunSpec, EngineOptions, LMSpec, BuildContext, ...) and raise HieraError; hiera_dspy/cli/ turns it into an exit
+    status."""
+    bad = {str(p.relative_to(ROOT)): found for name, p in _modules().items()
+           if name.split(".")[0] in LIBRARY and name.split(".")[:2] != ["hiera_dspy", "cli"]
+           and (found := _cli_only(ast.parse(p.read_text(), filename=str(p))))}
+    assert bad == {}
+
+
+def test_the_cli_rule_sees_what_it_forbids():
+    """The rule's own check: each forbidden form is found."""
+    source = ("import argparse\nimport sys\n\ndef f(args): pass\n\ndef g(p: argparse.ArgumentParser):\n"
+              "    raise SystemExit('error: x')\n\ndef h():\n    sys.exit(1)\n")
+    found = " ".join(_cli_only(ast.parse(source)))
+    for form in ("import argparse", "parameter named args", "argparse.ArgumentParser", "raise SystemExit",
+                 "sys.exit()"):
+        assert form in found

@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Iterable
 from pathlib import Path
 
 from hiera_dspy import settings
@@ -13,7 +12,6 @@ from hiera_dspy.data import DataError, Dataset, load_dataset
 from hiera_dspy.errors import HieraError
 from hiera_dspy.labels import custom_scheme, get_scheme
 from hiera_dspy.lm.secrets import redact_output
-from hiera_dspy.methods import learning
 from hiera_dspy.metrics.format import number
 from hiera_dspy.runs.store import RunStore, StoreError, StoreWriteFailed, validate_run_id
 
@@ -80,9 +78,9 @@ def add_judging_arguments(p: argparse.ArgumentParser) -> None:
     """What judges and how, shared by every CLI that judges pairs (eval.run, eval.label, eval.holes): --method |
     --judge, --limit, the run options (--run-id, --store, --wait, --max-error-rate), --retry-errors, --set, the LM
     flags, --engine and --dry-run."""
-    from hiera_dspy.engines import add_engine_arguments
-    from hiera_dspy.lm.roles import add_lm_arguments
-    from hiera_dspy.runs.estimate import add_dry_run_arguments
+    from hiera_dspy.cli.dry_run import add_dry_run_arguments
+    from hiera_dspy.cli.engines import add_engine_arguments
+    from hiera_dspy.cli.lms import add_lm_arguments
 
     which = p.add_mutually_exclusive_group(required=True)
     which.add_argument("--method", help="a registered method, uncompiled (see python -m eval.methods)")
@@ -134,29 +132,9 @@ def config_from_args(args: argparse.Namespace, method: str, base: dict | None = 
     return config
 
 
-def prepare_fresh(program, dataset: Dataset, split: str) -> dict:
-    """Prepare an uncompiled program that learns from data (a `Learner`, hiera_dspy.methods.learning: embed-lr,
-    hiera+signals, hiera-cascade, stacked) on the train split, and the dev split where it picks something there (a
-    cascade's tau). Returns its learned state ({} for every other program), which `RunSpec` takes. A program that read
-    the dev labels (tau_rule=kappa) makes a dev score optimistic: said on stderr."""
-    state = learning.prepare(program, dataset.splits.get("train"), dataset.splits.get("dev"))
-    if learning.reads_dev_labels(program) and split == "dev":
-        print(f"{program.method}: tau was picked with the dev labels (tau_rule=kappa), so this dev score is "
-              "optimistic; compile it (optimize.compile) and judge another split for an unbiased one", file=sys.stderr)
-    return state
-
-
 def runs_dir() -> Path:
     """Where runs live: $HIERA_RUNS_DIR, else ./runs (hiera_dspy.settings)."""
     return settings.runs_dir()
-
-
-def metrics_from_rows(rows: Iterable[dict], labels: list[str]) -> dict:
-    """metrics.json content (`hiera_dspy.metrics.classification.run_metrics`), counted in one pass over the rows
-    (`hiera_dspy.runs.tally`: a stream of a million rows is never held)."""
-    from hiera_dspy.runs.tally import Tally
-
-    return Tally(labels).add_all(rows).metrics()
 
 
 def print_metrics(title: str, m: dict, file=None) -> None:

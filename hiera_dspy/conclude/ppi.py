@@ -310,23 +310,23 @@ def differences(values: dict[str, Values], measure: str, level: float = 0.95, la
     out = []
     for a, b in combinations(values, 2):
         va, vb = values[a], values[b]
-        args = (va.human - vb.human, va.machine_sampled - vb.machine_sampled, va.machine_rest - vb.machine_rest)
+        diffs = (va.human - vb.human, va.machine_sampled - vb.machine_sampled, va.machine_rest - vb.machine_rest)
         if va.key is not None and va.key == vb.key:
-            e = _same(args, level, estimand)
+            e = _same(diffs, level, estimand)
             out.append(Difference(a, b, measure, e, None if e.ci is None else 1.0))
             continue
-        e = estimate(*args, level=level, lam=lam, estimand=estimand, bounds=pair_bounds)
-        out.append(Difference(a, b, measure, e, p_value(*args, lam=lam, estimand=estimand, bounds=pair_bounds)))
+        e = estimate(*diffs, level=level, lam=lam, estimand=estimand, bounds=pair_bounds)
+        out.append(Difference(a, b, measure, e, p_value(*diffs, lam=lam, estimand=estimand, bounds=pair_bounds)))
     adjusted = holm([d.p for d in out])
     return [Difference(d.a, d.b, d.measure, d.estimate, d.p, q, more_queries(d.estimate, q, level))
             for d, q in zip(out, adjusted)]
 
 
-def _same(args, level: float, estimand: str) -> Estimate:
+def _same(values, level: float, estimand: str) -> Estimate:
     """Two systems that rank alike: difference 0, known exactly."""
-    n, big_n = len(args[0]), len(args[0]) + len(args[2])
+    n, big_n = len(values[0]), len(values[0]) + len(values[2])
     if n < 2:
-        return estimate(*args, level=level, estimand=estimand)
+        return estimate(*values, level=level, estimand=estimand)
     return Estimate(0.0, 0.0, (0.0, 0.0), 0.0, (0.0, 0.0), n, big_n, note=SAME, estimand=estimand, rule="same",
                     sd=0.0)
 

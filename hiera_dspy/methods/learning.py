@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import sys
 
 from collections.abc import Sequence
 
@@ -72,3 +73,15 @@ def _rounded(value):
 def reads_dev_labels(program) -> bool:
     """True when preparing `program` read the dev labels (`Learner.reads_dev_labels`)."""
     return isinstance(program, Learner) and program.reads_dev_labels()
+
+
+def prepare_fresh(program, dataset, split: str) -> dict:
+    """Prepare an uncompiled program that learns from data (a `Learner`: embed-lr,
+    hiera+signals, hiera-cascade, stacked) on the train split, and the dev split where it picks something there (a
+    cascade's tau). Returns its learned state ({} for every other program), which `RunSpec` takes. A program that read
+    the dev labels (tau_rule=kappa) makes a dev score optimistic: said on stderr."""
+    state = prepare(program, dataset.splits.get("train"), dataset.splits.get("dev"))
+    if reads_dev_labels(program) and split == "dev":
+        print(f"{program.method}: tau was picked with the dev labels (tau_rule=kappa), so this dev score is "
+              "optimistic; compile it (optimize.compile) and judge another split for an unbiased one", file=sys.stderr)
+    return state

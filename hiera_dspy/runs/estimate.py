@@ -14,7 +14,6 @@ reported as "unknown price". Web knowledge look-ups are not run (their passages 
 
 from __future__ import annotations
 
-import argparse
 import copy
 import dataclasses
 from collections import defaultdict
@@ -35,18 +34,6 @@ DIMENSIONS = ("query_interpretability", "information_completeness", "relational_
 PATHS = {"direct": {d: "clear" for d in DIMENSIONS}, "delegated": {d: "unclear" for d in DIMENSIONS}}
 # steps computed once per distinct query / item of the split (agents.Memo), by the pair field that keys them
 PER_DISTINCT = {"query.analyze": "query", "item.analyze": "item_id", "raer.generate": "query", "raer.refine": "query"}
-
-
-def add_dry_run_arguments(parser: argparse.ArgumentParser) -> None:
-    """The shared `--dry-run` flags (eval.run, eval.ablate, eval.label)."""
-    g = parser.add_argument_group("cost estimate (nothing is sent)")
-    g.add_argument("--dry-run", action="store_true",
-                   help="render the real prompts of a sample, count tokens, print tokens and money for the split")
-    g.add_argument("--dry-run-sample", type=int, default=20, help="pairs rendered per path (default 20)")
-    g.add_argument("--assume-delegation", type=float,
-                   help="delegation rate to assume (default: a pilot run's rate in the store, else 0.5)")
-    g.add_argument("--assume-output-tokens", type=int,
-                   help=f"output tokens per LM call (default: a pilot's, else {ASSUMED_OUTPUT_TOKENS})")
 
 
 class CountingEngine(FakeEngine):
@@ -254,13 +241,3 @@ def format_total(estimates: list[dict]) -> str:
     return (f"dry run total for {len(estimates)} methods: {sum(e['calls'] for e in estimates):,.0f} LM calls, "
             f"{sum(e['input_tokens'] + e['output_tokens'] for e in estimates):,.0f} tokens, "
             f"{_money(total('usd'))} ({_money(total('usd_batch'))} at batch prices)")
-
-
-def dry_run(program: dspy.Module, pairs: list[Pair], lms, args: argparse.Namespace, knowledge_name: str = "",
-            pilot_rows: list[dict] | None = None) -> dict:
-    """`estimate` from the shared `--dry-run` flags; prints the report and returns the estimate."""
-    est = estimate(program, pairs, lms, sample=args.dry_run_sample, delegation=args.assume_delegation,
-                   output_tokens=args.assume_output_tokens, pilot_rows=pilot_rows,
-                   run_lookups=not knowledge_name.startswith("web"))
-    print(format_estimate(est))
-    return est

@@ -111,3 +111,9 @@ class Tally:
             "errors": self.errors,
             "escalations": self.escalations,
         }
+
+
+def metrics_from_rows(rows: Iterable[dict], labels: list[str]) -> dict:
+    """metrics.json content (`hiera_dspy.metrics.classification.run_metrics`), counted in one pass over the rows
+    (a `Tally`: a stream of a million rows is never held)."""
+    return Tally(labels).add_all(rows).metrics()

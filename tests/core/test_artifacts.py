@@ -210,7 +210,7 @@ def test_ensemble_pool_is_recorded_and_rebuilt(tmp_path):
     identity names it. Each of its LMs is built on first use."""
     import argparse
 
-    from hiera_dspy.lm.roles import add_lm_arguments, lms_from_args
+    from hiera_dspy.cli.lms import add_lm_arguments, lms_from_args
 
     parser = argparse.ArgumentParser()
     add_lm_arguments(parser)

@@ -11,17 +11,16 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import dspy
 import pytest
 
+from hiera_dspy.cli.lms import add_lm_arguments, specs_from_args
 from hiera_dspy.lm import roles as lms_module
 from hiera_dspy.lm.roles import (
     DEFAULT_MAX_TOKENS,
     PRESETS,
     ROLES,
     LMSpec,
-    add_lm_arguments,
     build_lms,
     endpoint_cache_id,
     make_lm,
-    specs_from_args,
 )
 from hiera_dspy.testing import fake_lm
 

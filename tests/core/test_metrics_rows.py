@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from hiera_dspy.cli.options import metrics_from_rows
+from hiera_dspy.runs.tally import metrics_from_rows
 
 LABELS = ["Irrelevant", "Relevant"]
 I, R = LABELS

@@ -8,7 +8,8 @@ from __future__ import annotations
 import pytest
 
 from eval import run as run_cli
-from hiera_dspy.cli.options import load_data, prepare_fresh
+from hiera_dspy.cli.options import load_data
+from hiera_dspy.methods.learning import prepare_fresh
 from hiera_dspy.runs.spec import RunSpec
 
 PINNED = [  # eval.run arguments -> the run id eval.run printed
@@ -42,7 +43,7 @@ def test_optimize_compile_ids_are_pinned(patch_make_lm):
     printed these ids for its before and after runs."""
     from dataclasses import replace
 
-    from hiera_dspy.lm.roles import lms_from_args
+    from hiera_dspy.cli.lms import lms_from_args
     from hiera_dspy.methods import BuildContext, build
     from optimize import compile as compile_cli
 

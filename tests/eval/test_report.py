@@ -96,7 +96,7 @@ def test_write_report_name_collision(tmp_path):
 def test_summary_counts_human_decisions_like_eval_run():
     """An escalated judgment decided by a human counts in ablate's summary as it does in eval.run's metrics."""
     from eval.report import summarize_method
-    from hiera_dspy.cli.options import metrics_from_rows
+    from hiera_dspy.runs.tally import metrics_from_rows
 
     rows = [{"id": "a", "gold": "Relevant", "label": "Relevant", "tokens": 10, "lm_calls": 1, "seconds": 1.0},
             {"id": "b", "gold": "Irrelevant", "label": None, "escalated": True, "human_label": "Irrelevant",

@@ -43,7 +43,8 @@ def test_a_long_text_is_flagged_counted_and_the_limit_is_a_setting(tmp_path, pat
     assert records["long"]["label"] == "Good"  # cut, still judged: the flag says what the judge did not read
     assert summary["truncated"] == 1 and "1 pairs had an item text longer than the judge reads" in capsys.readouterr().out
 
-    from hiera_dspy.cli.options import metrics_from_rows, runs_dir
+    from hiera_dspy.cli.options import runs_dir
+    from hiera_dspy.runs.tally import metrics_from_rows
     from hiera_dspy.runs.store import RunStore
 
     rows = RunStore(runs_dir() / "store.sqlite").rows(summary["run_id"])
