@@ -1,4 +1,5 @@
-"""The engine flags of the judging CLIs (--engine and each engine's tuning options) and the `EngineOptions` they give."""
+"""The engine flags of the judging CLIs (--engine and each engine's tuning options) and the `EngineOptions` they
+give."""
 
 from __future__ import annotations
 

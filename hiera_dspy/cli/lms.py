@@ -1,5 +1,6 @@
-"""The language-model flags of the CLIs (--lm, --ROLE-lm, endpoint, key variable, output cap, --blend-lms) and the role
-specs and LMs they give (`hiera_dspy.lm.roles.build_lms`): flags over an artifact's recorded models over the defaults."""
+"""The language-model flags of the CLIs (--lm, --ROLE-lm, endpoint, key variable, output cap, --blend-lms) and the
+role specs and LMs they give (`hiera_dspy.lm.roles.build_lms`): flags over an artifact's recorded models over the
+defaults."""
 
 from __future__ import annotations
 

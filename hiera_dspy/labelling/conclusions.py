@@ -1,5 +1,5 @@
-"""What a holes labelling run does for its conclusions: checking the --human-sample request, drawing the sample into the run, and at
-every export sample.jsonl, the summary's estimates and the report's section (docs/conclusions.md).
+"""What a holes labelling run does for its conclusions: checking the --human-sample request, drawing the sample into
+the run, and at every export sample.jsonl, the summary's estimates and the report's section (docs/conclusions.md).
 
 The statistics are `hiera_dspy.conclude` (pure); the sample and its table `hiera_dspy.labelling.sample`.
 """
@@ -9,7 +9,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from hiera_dspy.conclude.holes import MACHINE_VALUES, conclusions, holes_by_query
+from hiera_dspy.conclude.holes import conclusions, holes_by_query
 from hiera_dspy.conclude.report import section
 from hiera_dspy.conclude.strata import query_uncertainty, relevance_probability
 from hiera_dspy.errors import CommandError, HieraError
