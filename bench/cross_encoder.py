@@ -33,7 +33,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
 
-from eval.stats import mcnemar  # noqa: E402
+from hiera_dspy.metrics.significance import mcnemar  # noqa: E402
 from bench.probe_heldout import OUT, POOL_OPTIONS, heldout_pairs, mcnemar_cell, metrics_row, write_result  # noqa: E402
 from bench.probe_method import fresh_pairs  # noqa: E402
 from hiera_dspy.data import load_dataset  # noqa: E402

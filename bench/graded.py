@@ -32,7 +32,7 @@ from pathlib import Path
 
 import numpy as np
 
-from eval.stats import mcnemar
+from hiera_dspy.metrics.significance import mcnemar
 from hiera_dspy.data import load_dataset
 from hiera_dspy.methods import BuildContext, build
 from hiera_dspy.methods.cross import blend_labels, choose_blend, dev_split, distributions

@@ -37,7 +37,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a check
 
 import numpy as np
 
-from eval.stats import mcnemar
+from hiera_dspy.metrics.significance import mcnemar
 from hiera_dspy.data import load_dataset
 from hiera_dspy.labelling.gold import with_decisions
 from hiera_dspy.labelling.queue import review_queue

@@ -40,7 +40,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a check
 
 import numpy as np  # noqa: E402
 
-from eval.stats import mcnemar  # noqa: E402
+from hiera_dspy.metrics.significance import mcnemar  # noqa: E402
 from hiera_dspy.data import load_dataset  # noqa: E402
 from hiera_dspy.metrics.classification import bootstrap_ci, classification_metrics  # noqa: E402
 from hiera_dspy.metrics.format import number, with_ci  # noqa: E402

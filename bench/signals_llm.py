@@ -41,7 +41,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a check
 
 import dspy  # noqa: E402
 
-from eval.stats import mcnemar  # noqa: E402
+from hiera_dspy.metrics.significance import mcnemar  # noqa: E402
 from hiera_dspy.cli.options import metrics_from_rows, runs_dir  # noqa: E402
 from hiera_dspy.data import load_dataset  # noqa: E402
 from hiera_dspy.knowledge import make_knowledge  # noqa: E402
