@@ -266,15 +266,18 @@ def main(argv: list[str] | None = None) -> dict:
     ap.add_argument("--cached-only", action="store_true",
                     help="fit the pool judges only on pool pairs whose texts are already in the embedding cache "
                          "(a subsample stated in the table; for a busy machine)")
+    ap.add_argument("--rounds", default=",".join(map(str, ROUNDS)), help="decisions added per round (comma-separated)")
+    ap.add_argument("--random-seeds", default=",".join(map(str, RANDOM_SEEDS)), help="seeds of the random rounds")
     ap.add_argument("--out", default=str(OUT))
     args = ap.parse_args(argv)
     dataset = load_dataset(args.dataset)
+    rounds, seeds = (tuple(int(n) for n in text.split(",") if n) for text in (args.rounds, args.random_seeds))
     embedder = FakeEmbedder() if args.fake else resolve_embedder(None if args.embedder == "lexical" else args.embedder)
     names = [n for n in args.configs.split(",") if n and (embedder is not None or "interactions" not in n)]
     configs = {name: POOL_CONFIGS[name] for name in names}
     simulate_from = tuple(n for n in args.simulate_from.split(",") if n)
     keep = cache_filter(embedder) if args.cached_only else None
-    result = run(dataset, embedder, args.heldout, args.seed, configs, simulate_from, args.pool_limit, keep)
+    result = run(dataset, embedder, args.heldout, args.seed, configs, simulate_from, args.pool_limit, keep, rounds, seeds)
     timed = not args.fake and embedder is not None
     result["uncached_s_per_pair"] = uncached_seconds(embedder, list(dataset.split("dev"))) if timed else None
     out, stem = Path(args.out), "learning_fake" if args.fake else "learning"
