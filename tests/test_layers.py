@@ -165,9 +165,9 @@ def _names_imported(path: Path) -> set[str]:
     return found
 
 
-# Tests of a benchmark's own code (its tables, its simulation on synthetic data) that still import it: the logic they
-# check moves into the library (or the test runs `python -m bench.NAME`), then the file leaves this list.
-NOT_YET_MOVED = ["tests/signals/test_bench_cross_encoder.py", "tests/signals/test_bench_reasoning_table.py"]
+# Tests of a benchmark's own code that still import it (bench.local_probs' reasoning table with a stubbed judge): the
+# logic they check moves into the library (or the test runs `python -m bench.NAME`), then the file leaves this list.
+NOT_YET_MOVED = ["tests/signals/test_bench_reasoning_table.py"]
 
 
 def test_no_test_imports_bench():
