@@ -1,8 +1,8 @@
 """A MIPROv2 `light` compile with enough data to matter (issue 15 item 4), resumable, with before/after on full dev.
 
-    python bench/compile_local.py                                   # zero-shot+probs, light search, all 300/300 pairs
-    python bench/compile_local.py --method reasoning+probs          # another single-call configuration
-    python bench/compile_local.py --limit 8 --lm fake               # a pipeline check in seconds (first 8/8 pairs)
+    python -m bench.compile_local                                   # zero-shot+probs, light search, all 300/300 pairs
+    python -m bench.compile_local --method reasoning+probs          # another single-call configuration
+    python -m bench.compile_local --limit 8 --lm fake               # a pipeline check in seconds (first 8/8 pairs)
 
 Runs `optimize.compile --dataset msrd --method METHOD --optimizer mipro --budget light-full --out ART`: light's search
 (4 instruction candidates, 8 trials, minibatches of 20, up to 2 demos) proposing from every train pair and validating on
@@ -18,14 +18,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import time
 from dataclasses import replace
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
-
-import dspy  # noqa: E402
+import dspy
 
 BUDGET = "light-full"
 

@@ -1,7 +1,7 @@
 """Directed vs undirected consultation: tokens and LM calls per HIERA judgment, by role, on the bundled MSRD dev split.
 
-    python bench/consultation.py --limit 100                          # fake LM (seconds): prompt sizes, call counts
-    python bench/consultation.py --lm openai/my-model --limit 50      # a real model: real output lengths too
+    python -m bench.consultation --limit 100                          # fake LM (seconds): prompt sizes, call counts
+    python -m bench.consultation --lm openai/my-model --limit 50      # a real model: real output lengths too
 
 Directed (the paper, Sec. 4.2): the Relation Analyzer asks each consulted specialist a question drawn from the Judge's
 gaps; the specialist answers it with the pair in view, its cached pair-independent analysis as context, and may look
@@ -13,20 +13,16 @@ count prompt sizes and calls, not what a real model would write.
 from __future__ import annotations
 
 import argparse
-import sys
 import tempfile
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
+import dspy
 
-import dspy  # noqa: E402
-
-from hiera_dspy.cli.lms import specs_from_args  # noqa: E402
-from hiera_dspy.data import load_dataset  # noqa: E402
-from hiera_dspy.knowledge import make_knowledge  # noqa: E402
-from hiera_dspy.lm.roles import build_lms  # noqa: E402
-from hiera_dspy.methods import BuildContext, build  # noqa: E402
-from hiera_dspy.runs.runner import judge_one  # noqa: E402
+from hiera_dspy.data import load_dataset
+from hiera_dspy.knowledge import make_knowledge
+from hiera_dspy.cli.lms import specs_from_args
+from hiera_dspy.lm.roles import build_lms
+from hiera_dspy.methods import BuildContext, build
+from hiera_dspy.runs.runner import judge_one
 
 CONFIGS = {"directed": {}, "directed, no specialist look-ups": {"specialist_lookups": 0},
            "undirected": {"consultation": "undirected"}}

@@ -1,6 +1,6 @@
 """Worked cost estimate: labelling all of ESCI (~2.6M pairs, ~130k queries) with HIERA, nothing sent.
 
-    python bench/cost_esci.py
+    python -m bench.cost_esci
 
 ESCI's files are not shipped, so the prompts are rendered for ESCI's label scheme on ESCI-shaped pairs: real short
 search queries (MSRD's) and item texts at the 1,500-character prompt cap (ESCI product texts, title + bullets +
@@ -13,20 +13,14 @@ models' Bedrock ids are.
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
+import dspy
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-import dspy  # noqa: E402
-
-import hiera_dspy  # noqa: E402,F401  (first: hiera_dspy.settings sets the process environment litellm and dspy read)
-from hiera_dspy.data import load_dataset  # noqa: E402
-from hiera_dspy.labels import get_scheme  # noqa: E402
-from hiera_dspy.lm.roles import LMSpec, build_lms  # noqa: E402
-from hiera_dspy.methods import BuildContext, build  # noqa: E402
-from hiera_dspy.runs.estimate import estimate, format_estimate  # noqa: E402
+import hiera_dspy  # noqa: F401  (first: hiera_dspy.settings sets the process environment litellm and dspy read)
+from hiera_dspy.data import load_dataset
+from hiera_dspy.labels import get_scheme
+from hiera_dspy.lm.roles import LMSpec, build_lms
+from hiera_dspy.methods import BuildContext, build
+from hiera_dspy.runs.estimate import estimate, format_estimate
 
 PAIRS, QUERIES = 2_600_000, 130_000
 SETUPS = {

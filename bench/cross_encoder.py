@@ -1,9 +1,10 @@
 """Issue 21, a judge with no LLM in it: all-MiniLM-L6-v2 fine-tuned as a cross-encoder on MSRD pool pairs, alone and
 blended with the whole-pool scorer, on bench/probe_method.py's two held-out sets.
 
-    python bench/cross_encoder.py scorer --work /tmp/ce    # the whole-pool scorer (hgb, query+prior), ~5 min
-    python bench/cross_encoder.py ce --work /tmp/ce        # fine-tune the cross-encoder, ~35 min on 2 cores
-    python bench/cross_encoder.py table --work /tmp/ce     # the table (no fitting): bench/results/cross_encoder.md
+    python -m bench.cross_encoder splits --work /tmp/ce    # the sets' pair ids (WORK/splits.json), seconds
+    python -m bench.cross_encoder scorer --work /tmp/ce    # the whole-pool scorer (hgb, query+prior), ~5 min
+    python -m bench.cross_encoder ce --work /tmp/ce        # fine-tune the cross-encoder, ~35 min on 2 cores
+    python -m bench.cross_encoder table --work /tmp/ce     # the table (no fitting): bench/results/cross_encoder.md
 
 Why: the whole-pool scorer reads a query and an item through two fixed MiniLM vectors and lexical counts; a
 cross-encoder reads them together, token against token, and learns from the pool's labels what "relevant" means
@@ -31,16 +32,13 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
-
-from eval.stats import mcnemar  # noqa: E402
-from bench.probe_heldout import OUT, POOL_OPTIONS, heldout_pairs, mcnemar_cell, metrics_row, write_result  # noqa: E402
-from bench.probe_method import fresh_pairs  # noqa: E402
-from hiera_dspy.data import load_dataset  # noqa: E402
-from hiera_dspy.metrics.format import number, with_ci  # noqa: E402
-from hiera_dspy.methods import BuildContext, build  # noqa: E402
-from hiera_dspy.methods.cross import WEIGHTS, blend_labels, choose_blend  # noqa: E402
-from hiera_dspy.signals.cross_encoder import fine_tune  # noqa: E402
+from bench.common import OUT, POOL_OPTIONS, fresh_pairs, heldout_pairs, mcnemar_cell, metrics_row, write_result
+from hiera_dspy.data import load_dataset
+from hiera_dspy.methods import BuildContext, build
+from hiera_dspy.methods.cross import WEIGHTS, blend_labels, choose_blend
+from hiera_dspy.metrics.format import number, with_ci
+from hiera_dspy.metrics.significance import mcnemar
+from hiera_dspy.signals.cross_encoder import fine_tune
 
 
 def splits(dataset):
@@ -50,6 +48,14 @@ def splits(dataset):
     dev = fresh_pairs(dataset, {p.query_id for p in first + fresh}, 150, 23)
     skip = {p.query_id for p in first + fresh + dev}
     return first, fresh, dev, [p for p in dataset.split("pool") if p.query_id not in skip]
+
+
+def stage_splits(dataset, work: Path, args) -> None:
+    """WORK/splits.json: each set's pairs as [id, query id, label] (the pool: its query ids), nothing fitted."""
+    first, fresh, dev, pool = splits(dataset)
+    sets = {name: [[p.id, p.query_id, p.label] for p in pairs]
+            for name, pairs in (("first", first), ("fresh", fresh), ("dev", dev))}
+    (work / "splits.json").write_text(json.dumps({**sets, "pool_queries": sorted({p.query_id for p in pool})}))
 
 
 def stage_scorer(dataset, work: Path, args) -> None:
@@ -143,7 +149,7 @@ def markdown(result: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
-STAGES = {"scorer": stage_scorer, "ce": stage_ce, "table": stage_table}
+STAGES = {"splits": stage_splits, "scorer": stage_scorer, "ce": stage_ce, "table": stage_table}
 
 
 def main(argv: list[str] | None = None):

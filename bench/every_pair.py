@@ -1,6 +1,6 @@
 """Scoring every pair vs the answered pairs only, on a judge that sometimes fails (fake LM, bundled MSRD dev split).
 
-    python bench/every_pair.py --limit 40
+    python -m bench.every_pair --limit 40
 
 The fake Judge says Relevant when a query word (over 3 letters) is in the item title, which is often right on MSRD;
 with failures injected, its label for about one item in five does not parse (the judgment ends in an error). Dropping
@@ -13,22 +13,19 @@ from __future__ import annotations
 import argparse
 import os
 import re
-import sys
 import zlib
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
 os.environ.setdefault("HIERA_RETRY_BASE_DELAY", "0")  # the unparseable label is retried: no backoff sleep
 
-import dspy  # noqa: E402
+import dspy
 
-import hiera_dspy  # noqa: E402,F401  (first: hiera_dspy.settings sets the process environment dspy reads)
-from hiera_dspy.data import load_dataset  # noqa: E402
-from hiera_dspy.knowledge import make_knowledge  # noqa: E402
-from hiera_dspy.methods import BuildContext, build  # noqa: E402
-from hiera_dspy.metrics.classification import classification_metrics  # noqa: E402
-from hiera_dspy.runs.runner import judge_one  # noqa: E402
-from hiera_dspy.testing import role_lms  # noqa: E402
+import hiera_dspy  # noqa: F401  (first: hiera_dspy.settings sets the process environment dspy reads)
+from hiera_dspy.data import load_dataset
+from hiera_dspy.knowledge import make_knowledge
+from hiera_dspy.methods import BuildContext, build
+from hiera_dspy.metrics.classification import classification_metrics
+from hiera_dspy.runs.runner import judge_one
+from hiera_dspy.testing import role_lms
 
 
 def _query_and_title(prompt: str) -> tuple[str, str]:

@@ -32,12 +32,12 @@ from pathlib import Path
 
 import numpy as np
 
-from eval.stats import mcnemar
 from hiera_dspy.data import load_dataset
 from hiera_dspy.methods import BuildContext, build
 from hiera_dspy.methods.cross import blend_labels, choose_blend, dev_split, distributions
 from hiera_dspy.metrics.classification import bootstrap_ci, classification_metrics
 from hiera_dspy.metrics.format import with_ci
+from hiera_dspy.metrics.significance import mcnemar
 
 ROOT = Path(__file__).resolve().parents[1]
 POOL = ROOT.parent / "shared" / "data" / "homedepot" / "judgments-pool.jsonl.gz"

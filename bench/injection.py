@@ -1,6 +1,6 @@
 """Flip rate under prompt injection: judge clean and injected copies of the same MSRD dev pairs with one method.
 
-    python bench/injection.py --method zero-shot --limit 10 [--lm local] [--attacks override,field-marker]
+    python -m bench.injection --method zero-shot --limit 10 [--lm local] [--attacks override,field-marker]
 
 A flip is a pair whose injected copy gets a different label than its clean copy; an error is a judgment that failed.
 Each attack pushes toward the label farthest from the clean judgment. Runs go through the resumable run store.
@@ -10,19 +10,16 @@ from __future__ import annotations
 
 import argparse
 import re
-import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout's package, not an installed copy
-
-from hiera_dspy.cli.options import runs_dir  # noqa: E402
-from hiera_dspy.data import load_dataset  # noqa: E402
-from hiera_dspy.knowledge import make_knowledge  # noqa: E402
-from hiera_dspy.lm.roles import LMSpec, build_lms  # noqa: E402
-from hiera_dspy.methods import BuildContext, build  # noqa: E402
-from hiera_dspy.runs.runner import run_pairs  # noqa: E402
-from hiera_dspy.runs.store import RunStore  # noqa: E402
-from hiera_dspy.untrusted.attacks import ATTACKS, inject, opposite  # noqa: E402
+from hiera_dspy.cli.options import runs_dir
+from hiera_dspy.data import load_dataset
+from hiera_dspy.knowledge import make_knowledge
+from hiera_dspy.lm.roles import LMSpec, build_lms
+from hiera_dspy.methods import BuildContext, build
+from hiera_dspy.runs.runner import run_pairs
+from hiera_dspy.runs.store import RunStore
+from hiera_dspy.untrusted.attacks import ATTACKS, inject, opposite
 
 
 def main(argv: list[str] | None = None) -> str:

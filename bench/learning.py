@@ -1,8 +1,8 @@
 """Labels in, a better judge out: the learned judge fitted on 300 pairs, on the MSRD judgments pool, and refitted on
 simulated human decisions, scored on held-out pool queries (hole filling with full judgments) and on the bundled dev.
 
-    python bench/learning.py                          # MiniLM (cached on disk), all configurations: ~15 min on 2 cores
-    python bench/learning.py --fake --heldout 40      # a hashed fake embedder, a small set: the plumbing only
+    python -m bench.learning                          # MiniLM (cached on disk), all configurations: ~15 min on 2 cores
+    python -m bench.learning --fake --heldout 40      # a hashed fake embedder, a small set: the plumbing only
 
 Held-out set ("holes"): `--heldout` queries of the pool (seeded), none of them a query of the bundled train or dev
 split; every judged movie of such a query is a hole whose truth is its MSRD judgment (about 24 a query, ~15%
@@ -33,16 +33,15 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
-
 import numpy as np
 
-from eval.stats import mcnemar
+from bench.common import heldout_split
 from hiera_dspy.data import load_dataset
 from hiera_dspy.labelling.gold import with_decisions
 from hiera_dspy.labelling.queue import review_queue
 from hiera_dspy.metrics.classification import bootstrap_ci, classification_metrics
 from hiera_dspy.metrics.format import number, with_ci
+from hiera_dspy.metrics.significance import mcnemar
 from hiera_dspy.records import Pair
 from hiera_dspy.signals import RelevanceScorer
 from hiera_dspy.signals.features import item_document, resolve_embedder
@@ -76,15 +75,6 @@ class FakeEmbedder:
                 rows[i, int(hashlib.sha256(word.encode()).hexdigest()[:8], 16) % 32] += 1.0
         norms = np.linalg.norm(rows, axis=1, keepdims=True)
         return rows / np.where(norms == 0, 1.0, norms)
-
-
-def heldout_split(pool: list[Pair], train: list[Pair], dev: list[Pair], n_queries: int,
-                  seed: int) -> tuple[list[Pair], list[Pair]]:
-    """(pool train pairs, held-out holes): `n_queries` seeded pool queries that are no train or dev query."""
-    taken = {p.query_id for p in train} | {p.query_id for p in dev}
-    queries = sorted({p.query_id for p in pool} - taken)
-    held = set(random.Random(seed).sample(queries, min(n_queries, len(queries))))
-    return [p for p in pool if p.query_id not in held], [p for p in pool if p.query_id in held]
 
 
 def fit(scheme, embedder, train: list[Pair], options: dict) -> tuple[RelevanceScorer, float]:
@@ -276,15 +266,18 @@ def main(argv: list[str] | None = None) -> dict:
     ap.add_argument("--cached-only", action="store_true",
                     help="fit the pool judges only on pool pairs whose texts are already in the embedding cache "
                          "(a subsample stated in the table; for a busy machine)")
+    ap.add_argument("--rounds", default=",".join(map(str, ROUNDS)), help="decisions added per round (comma-separated)")
+    ap.add_argument("--random-seeds", default=",".join(map(str, RANDOM_SEEDS)), help="seeds of the random rounds")
     ap.add_argument("--out", default=str(OUT))
     args = ap.parse_args(argv)
     dataset = load_dataset(args.dataset)
+    rounds, seeds = (tuple(int(n) for n in text.split(",") if n) for text in (args.rounds, args.random_seeds))
     embedder = FakeEmbedder() if args.fake else resolve_embedder(None if args.embedder == "lexical" else args.embedder)
     names = [n for n in args.configs.split(",") if n and (embedder is not None or "interactions" not in n)]
     configs = {name: POOL_CONFIGS[name] for name in names}
     simulate_from = tuple(n for n in args.simulate_from.split(",") if n)
     keep = cache_filter(embedder) if args.cached_only else None
-    result = run(dataset, embedder, args.heldout, args.seed, configs, simulate_from, args.pool_limit, keep)
+    result = run(dataset, embedder, args.heldout, args.seed, configs, simulate_from, args.pool_limit, keep, rounds, seeds)
     timed = not args.fake and embedder is not None
     result["uncached_s_per_pair"] = uncached_seconds(embedder, list(dataset.split("dev"))) if timed else None
     out, stem = Path(args.out), "learning_fake" if args.fake else "learning"

@@ -1,6 +1,6 @@
 """Benchmark the embedded local model on the bundled MSRD dev split: zero-shot judge, uncompiled HIERA, compiled HIERA.
 
-    python bench/local_llm.py --limit 30 [--budgets smoke,light] [--lm local] [--out bench/results/local_llm.md]
+    python -m bench.local_llm --limit 30 [--budgets smoke,light] [--lm local] [--out bench/results/local_llm.md]
 
 Every configuration is judged on the same first N dev pairs through the resumable run store (an interrupted benchmark
 resumes). Writes one markdown table (accuracy, macro-F1, kappa, seconds and tokens per judgment) and prints it.

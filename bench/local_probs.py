@@ -1,9 +1,9 @@
 """Does the embedded LLM earn its cost beside the learned scorer? One table on the bundled MSRD dev split.
 
-    python bench/local_probs.py --limit 300 --reasoning-limit 300      # the full dev split (hours on 2 busy cores)
-    python bench/local_probs.py --compiled artifacts/msrd/stacked.json # + a "compiled best" row: eval.run --judge ART
-    python bench/local_probs.py --three-level bench/data/three_level  # the 3-level set (bench/make_three_level.py)
-    python bench/local_probs.py --limit 40 --lm openai/my-model --api-base http://127.0.0.1:8000/v1   # any server
+    python -m bench.local_probs --limit 300 --reasoning-limit 300      # the full dev split (hours on 2 busy cores)
+    python -m bench.local_probs --compiled artifacts/msrd/stacked.json # + a "compiled best" row: eval.run --judge ART
+    python -m bench.local_probs --three-level bench/data/three_level  # the 3-level set (bench/make_three_level.py)
+    python -m bench.local_probs --limit 40 --lm openai/my-model --api-base http://127.0.0.1:8000/v1   # any server
 
 Rows, all on the first --limit dev pairs (reasoning+probs on its first --reasoning-limit), each with Cohen's kappa and
 its bootstrap 95% CI, accuracy, McNemar against embed-lr on the same pairs, median seconds and mean tokens per pair:
@@ -35,17 +35,14 @@ import argparse
 import hashlib
 import json
 import os
-import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
-
-from bench.probs_table import family_rows, llm_label, row, table  # noqa: E402
-from hiera_dspy import settings  # noqa: E402
-from hiera_dspy.data import load_dataset  # noqa: E402
-from hiera_dspy.methods.probs import out_of_fold_scores  # noqa: E402
-from hiera_dspy.methods.signals import ScorerState, top  # noqa: E402
+from bench.probs_table import family_rows, llm_label, row, table
+from hiera_dspy import settings
+from hiera_dspy.data import load_dataset
+from hiera_dspy.methods.probs import out_of_fold_scores
+from hiera_dspy.methods.signals import ScorerState, top
 
 OUT = Path("bench/results")
 RUNS = OUT / "local-probs"

@@ -1,7 +1,7 @@
 """Build a small 3-level relevance set in the Home Depot format from the bundled MSRD sample (issue 15's 3-level check).
 
-    python bench/make_three_level.py                       # writes bench/data/three_level/{train,eval}/
-    python bench/make_three_level.py --per-level 20 --out /tmp/three_level
+    python -m bench.make_three_level                       # writes bench/data/three_level/{train,eval}/
+    python -m bench.make_three_level --per-level 20 --out /tmp/three_level
 
 Levels (relevance 1-3, as Home Depot's mean ratings):
 - 3: an MSRD pair labelled relevant;
@@ -26,13 +26,10 @@ import json
 import random
 import re
 import shutil
-import sys
 import unicodedata
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
-
-from hiera_dspy.data.msrd import BUNDLED, _movie_text  # noqa: E402
+from hiera_dspy.data.msrd import BUNDLED, _movie_text
 
 PUNCTUATION = str.maketrans({"\u2014": "-", "\u2013": "-", "\u2018": "'", "\u2019": "'", "\u201c": '"',
                              "\u201d": '"', "\u2026": "...", "\u2212": "-"})

@@ -1,9 +1,9 @@
 """Manipulation benchmark (issue 24): flip rate per attack family and method, and clean kappa, on held-out MSRD pairs.
 
-    python bench/manipulation.py --method embed-lr --pairs 100 --tag after            # every phrasing of each family
-    python bench/manipulation.py --method zero-shot --pairs 20 --per-pair 1 --tag after   # under the model lock
-    python bench/manipulation.py --restored --splits train,test,review                 # what the screen restores
-    python bench/manipulation.py --report                                              # the table from every run
+    python -m bench.manipulation --method embed-lr --pairs 100 --tag after            # every phrasing of each family
+    python -m bench.manipulation --method zero-shot --pairs 20 --per-pair 1 --tag after   # under the model lock
+    python -m bench.manipulation --restored --splits train,test,review                 # what the screen restores
+    python -m bench.manipulation --report                                              # the table from every run
 
 Pairs: judged MSRD pool pairs whose query is in neither train.jsonl nor dev.jsonl (never seen by any fitted or tuned
 judge), half relevant, one pair per query, drawn with `--seed`. Each attack (`hiera_dspy.untrusted.families`) pushes
@@ -24,54 +24,28 @@ OUT/METHOD-TAG.json (`--out`, default bench/results/manipulation); `--report` jo
 from __future__ import annotations
 
 import argparse
-import gzip
 import hashlib
 import json
 import pickle
 import random
 import re
-import sys
 from collections import defaultdict
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout's package, not an installed copy
+import numpy as np
 
-import numpy as np  # noqa: E402
-
-from hiera_dspy.data import load_dataset  # noqa: E402
-from hiera_dspy.data.msrd import CATALOG_FIELDS  # noqa: E402
-from hiera_dspy.data.msrd_pool import pool_item_text  # noqa: E402
-from hiera_dspy.metrics.classification import classification_metrics  # noqa: E402
-from hiera_dspy.records import Pair  # noqa: E402
-from hiera_dspy.untrusted.families import FAMILIES, attack, opposite_of_gold, phrasings  # noqa: E402
+from bench.common import held_out
+from hiera_dspy.data import load_dataset
+from hiera_dspy.metrics.classification import classification_metrics
+from hiera_dspy.records import Pair
+from hiera_dspy.untrusted.families import FAMILIES, attack, opposite_of_gold, phrasings
 
 try:  # the defended code screens every item before a program reads it; the code before the defences does not
     from hiera_dspy.untrusted.screen import program_inputs
 except ImportError:  # pragma: no cover - the "before" checkout
     program_inputs = Pair.inputs
 
-MSRD = Path(__file__).resolve().parents[1] / "hiera_dspy" / "data" / "msrd"
 OUT = Path("bench/results/manipulation")
-def held_out(dataset, n: int, seed: int) -> list[Pair]:
-    """`n` pool pairs (half relevant) of queries outside train and dev, one per query, in a seeded order."""
-    seen = {p.query_id for split in ("train", "dev") for p in dataset.splits[split]}
-    with gzip.open(MSRD / "movies-corpus.jsonl.gz", "rt", encoding="utf-8") as fh:
-        catalog = {str(r["id"]): r for r in map(json.loads, fh)}
-    by_label: dict[str, dict[str, Pair]] = defaultdict(dict)
-    with gzip.open(MSRD / "judgments-pool.tsv.gz", "rt", encoding="utf-8") as fh:
-        next(fh)
-        rows = [line.rstrip("\n").split("\t") for line in fh]
-    random.Random(seed).shuffle(rows)
-    for qid, query, doc, grade in rows:
-        row = catalog.get(doc)
-        label = dataset.scheme.from_raw(int(grade))
-        if qid in seen or row is None or qid in by_label["Irrelevant"] or qid in by_label["Relevant"]:
-            continue
-        by_label[label][qid] = Pair(f"msrd:{qid}:{doc}", query, str(row["title"]), pool_item_text(row, CATALOG_FIELDS), label, qid, doc)
-    half = n // 2
-    pairs = list(by_label["Relevant"].values())[:half] + list(by_label["Irrelevant"].values())[:n - half]
-    random.Random(seed).shuffle(pairs)
-    return pairs
 
 
 def hostile_copies(pairs: list[Pair], labels: tuple[str, ...], families: list[str], splits: list[str],

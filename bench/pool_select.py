@@ -1,6 +1,6 @@
 """Choose the pool scorer on a query-grouped dev split of the pool, then fit the choice on the whole pool.
 
-    python bench/pool_select.py --work /tmp/learn/select       # then: bench/probe_heldout.py table --pool-scorer ...
+    python -m bench.pool_select --work /tmp/learn/select       # then: bench/probe_heldout.py table --pool-scorer ...
 
 The pool here is bench/probe_heldout.py's: the MSRD pool split minus the held-out pairs' 200 queries (dev queries are
 never in it). One feature matrix (`query+fields+prior`, the widest set, computed once by the library's
@@ -24,23 +24,16 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
+import numpy as np
 
-import numpy as np  # noqa: E402
+from bench.common import heldout_pairs
+from hiera_dspy.data import load_dataset
+from hiera_dspy.signals import RelevanceScorer
+from hiera_dspy.signals.feature_sets import WIDE, wide_columns
+from hiera_dspy.signals.selection import query_grouped_split
 
-from hiera_dspy.data import load_dataset  # noqa: E402
-from hiera_dspy.signals import RelevanceScorer  # noqa: E402
-from hiera_dspy.signals.selection import query_grouped_split  # noqa: E402
-
-WIDE = "query+fields+prior"
-SETS = {"base": 5, "query": 10, "query+fields": 34, "query+prior": None, "query+fields+prior": 36}  # column prefixes
 CONFIGS = [("lr", "base", "balanced"), ("hgb", "query", "balanced"), ("hgb", "query+fields", "balanced"),
            ("hgb", "query+prior", "balanced"), ("hgb", "query+fields+prior", "balanced")]
-
-
-def columns(feature_set: str) -> list[int]:
-    """The columns of `feature_set` in the wide matrix (base 5, query 5, fields 24, prior 2)."""
-    return list(range(10)) + [34, 35] if SETS[feature_set] is None else list(range(SETS[feature_set]))
 
 
 def wide_matrix(scheme, pool, embedder, work: Path) -> tuple[RelevanceScorer, np.ndarray, float]:
@@ -77,7 +70,7 @@ def kappa_on_dev(fit_idx, dev_idx, x, pool, scheme, model, feature_set, weight) 
     from hiera_dspy.signals.trees import fit_trees, predict_trees
 
     dev_pairs = [pool[i] for i in dev_idx]
-    cols = columns(feature_set)
+    cols = wide_columns(feature_set)
     y = np.array([scheme.labels.index(pool[i].label) for i in fit_idx])
     xf, xd = x[np.ix_(fit_idx, cols)], x[np.ix_(dev_idx, cols)]
     start = time.process_time()  # the library's classifiers (RelevanceScorer.fit's), on the given rows
@@ -104,7 +97,6 @@ def kappa_on_dev(fit_idx, dev_idx, x, pool, scheme, model, feature_set, weight) 
 
 
 def main(argv=None):
-    from bench.probe_heldout import heldout_pairs
     from hiera_dspy.signals.features import resolve_embedder
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -135,13 +127,13 @@ def main(argv=None):
                 fh.write(json.dumps(row) + "\n")
         rows.append(row)
         print(json.dumps(row), file=sys.stderr)
-    best = max(rows, key=lambda r: (round(r["kappa"], 3), -len(columns(r["features"]))))
+    best = max(rows, key=lambda r: (round(r["kappa"], 3), -len(wide_columns(r["features"]))))
     # the winner on every pool pair, from the same matrix
     start, cpu = time.perf_counter(), time.process_time()
     final = RelevanceScorer(dataset.scheme, embedder=embedder, features=best["features"], model=best["model"],
                             class_weight=best["class_weight"])
     final.features = wide.features  # its idf table is the matrix's (fitted on these pairs)
-    final.fit(pool, rows=x[:, columns(best["features"])])
+    final.fit(pool, rows=x[:, wide_columns(best["features"])])
     fit_s, fit_cpu = time.perf_counter() - start, time.process_time() - cpu
     final.save(work / "pool_scorer.json")
     side = {"pairs": len(pool), "options": {"model": best["model"], "features": best["features"],

@@ -1,8 +1,8 @@
 """The LLM probe beside the learned scorer: embed-lr, llm-probe and probe-stacked on the dev split, one table.
 
-    python bench/probe.py                                  # MSRD: fitted on all 300 train pairs, judged on all 300 dev
-    python bench/probe.py --three-level bench/data/three_level   # also a Home Depot-format folder (3 labels)
-    python bench/probe.py --fake --limit-train 60 --limit-dev 20 # a hashed fake embedder: checks the plumbing only
+    python -m bench.probe                                  # MSRD: fitted on all 300 train pairs, judged on all 300 dev
+    python -m bench.probe --three-level bench/data/three_level   # also a Home Depot-format folder (3 labels)
+    python -m bench.probe --fake --limit-train 60 --limit-dev 20 # a hashed fake embedder: checks the plumbing only
 
 The methods' own code (`hiera_dspy.methods.probe`) is fitted on train (`prepare`) and judges dev pair by pair. Each row:
 n, Cohen's kappa with its bootstrap 95% CI, accuracy, McNemar against embed-lr on the same pairs (b = embed-lr right
@@ -23,18 +23,16 @@ import time
 from contextlib import nullcontext
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
+import numpy as np
 
-import numpy as np  # noqa: E402
-
-from eval.stats import mcnemar  # noqa: E402
-from hiera_dspy.data import load_dataset  # noqa: E402
-from hiera_dspy.lm import hidden  # noqa: E402
-from hiera_dspy.methods import BuildContext, build  # noqa: E402
-from hiera_dspy.methods.probe import PROBE  # noqa: E402
-from hiera_dspy.metrics.classification import bootstrap_ci, classification_metrics  # noqa: E402
-from hiera_dspy.metrics.format import number, with_ci  # noqa: E402
-from hiera_dspy.testing import judge_once  # noqa: E402
+from hiera_dspy.data import load_dataset
+from hiera_dspy.lm import hidden
+from hiera_dspy.methods import BuildContext, build
+from hiera_dspy.methods.probe import PROBE
+from hiera_dspy.metrics.classification import bootstrap_ci, classification_metrics
+from hiera_dspy.metrics.format import number, with_ci
+from hiera_dspy.metrics.significance import mcnemar
+from hiera_dspy.testing import judge_once
 
 OUT = Path("bench/results")
 METHODS = ("embed-lr", "llm-probe", "probe-stacked")

@@ -1,8 +1,8 @@
 """Which part of the probe's prompt costs quality, and what its length costs in time: variants of
 `hiera_dspy.lm.probe_prompt` on one set of MSRD pairs, the probe cross-validated over their queries.
 
-    flock /work/model.lock nice -n -5 python bench/probe_ablation.py embed --variant question-256 [--minutes 14]
-    python bench/probe_ablation.py table            # no model: every variant whose vectors are all cached
+    flock /work/model.lock nice -n -5 python -m bench.probe_ablation embed --variant question-256 [--minutes 14]
+    python -m bench.probe_ablation table            # no model: every variant whose vectors are all cached
 
 `embed` computes the hidden states of one variant's prompts for the pairs (`--split`: the 300 bundled train pairs) into
 the probe's disk cache (`~/.cache/hiera-dspy/probe`, keyed by prompt: a rerun resumes, a variant shared with the
@@ -24,20 +24,19 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
+import numpy as np
 
-import numpy as np  # noqa: E402
-
-from eval.stats import mcnemar  # noqa: E402
-from hiera_dspy import settings  # noqa: E402
-from hiera_dspy.data import load_dataset  # noqa: E402
-from hiera_dspy.lm import hidden, model_store  # noqa: E402
-from hiera_dspy.lm.probe_prompt import PromptFormat  # noqa: E402
-from hiera_dspy.methods.probe import Probe, grouped_folds  # noqa: E402
-from hiera_dspy.metrics.classification import bootstrap_ci, classification_metrics  # noqa: E402
-from hiera_dspy.metrics.format import number, with_ci  # noqa: E402
-from hiera_dspy.signals import RelevanceScorer  # noqa: E402
-from hiera_dspy.signals.stacking import Stacker  # noqa: E402
+from bench.common import heldout_pairs, probe_pool_pairs
+from hiera_dspy import settings
+from hiera_dspy.data import load_dataset
+from hiera_dspy.lm import hidden, model_store
+from hiera_dspy.lm.probe_prompt import PromptFormat
+from hiera_dspy.methods.probe import Probe, grouped_folds
+from hiera_dspy.metrics.classification import bootstrap_ci, classification_metrics
+from hiera_dspy.metrics.format import number, with_ci
+from hiera_dspy.metrics.significance import mcnemar
+from hiera_dspy.signals import RelevanceScorer
+from hiera_dspy.signals.stacking import Stacker
 
 OUT = Path("bench/results")
 # name -> (the relevance question after the item block, item text characters); "head": the text's first characters
@@ -72,12 +71,8 @@ def pairs_of(dataset, split: str, limit: int | None):
     """The pairs of a split of the bundled MSRD data, "heldout": bench/probe_heldout.py's held-out pairs, or
     "probe-pool:N": its --probe-pool N pairs."""
     if split == "heldout":
-        from bench.probe_heldout import heldout_pairs
-
         pairs = heldout_pairs(dataset)
     elif split.startswith("probe-pool"):  # "probe-pool:500": bench/probe_heldout.py --probe-pool 500's pairs
-        from bench.probe_heldout import probe_pool_pairs
-
         pairs = probe_pool_pairs(dataset, int(split.partition(":")[2] or 500))
     else:
         pairs = list(dataset.splits[split])

@@ -1,8 +1,8 @@
 """The headline measurement of issue 21: the offline judges on held-out MSRD pool pairs nobody fitted or chose on.
 
-    python bench/probe_heldout.py pairs                  # how many held-out pairs, queries, relevant
-    flock /work/model.lock nice -n -5 python bench/probe_ablation.py embed --split heldout --variant V   # states
-    python bench/probe_heldout.py table --variant V      # no model: every row from the caches
+    python -m bench.probe_heldout pairs                  # how many held-out pairs, queries, relevant
+    flock /work/model.lock nice -n -5 python -m bench.probe_ablation embed --split heldout --variant V   # states
+    python -m bench.probe_heldout table --variant V      # no model: every row from the caches
 
 Held-out pairs (`heldout_pairs`): `--queries` seeded pool queries (default 200) that are no query of the bundled
 train or dev split, none of bench/learning.py's 200 held-out hole queries (seed 7) and none of bench/manipulation.py's
@@ -33,79 +33,15 @@ import json
 import random
 import sys
 import time
-from collections import defaultdict
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
+import numpy as np
 
-import numpy as np  # noqa: E402
-
-from eval.stats import mcnemar  # noqa: E402
-from hiera_dspy.data import load_dataset  # noqa: E402
-from hiera_dspy.metrics.classification import bootstrap_ci, classification_metrics  # noqa: E402
-from hiera_dspy.metrics.format import number, with_ci  # noqa: E402
-from hiera_dspy.records import Pair  # noqa: E402
-
-OUT = Path("bench/results")
-POOL_OPTIONS = {"model": "hgb", "features": "query", "class_weight": "balanced"}
-
-
-def excluded_queries(dataset) -> set[str]:
-    """Queries some earlier measurement or fit already used: train, dev, bench/learning.py's held-out holes (seed 7,
-    200 queries) and bench/manipulation.py's held-out pairs (seed 0, 300 pairs)."""
-    from bench.learning import heldout_split
-    from bench.manipulation import held_out
-
-    train, dev = list(dataset.split("train")), list(dataset.split("dev"))
-    taken = {p.query_id for p in train} | {p.query_id for p in dev}
-    _, holes = heldout_split(list(dataset.split("pool")), train, dev, 200, 7)
-    taken |= {p.query_id for p in holes}
-    taken |= {p.query_id for p in held_out(dataset, 300, 0)}
-    return taken
-
-
-def balanced_pairs(dataset, taken: set[str], n_queries: int, rng: random.Random, query_order: bool = False):
-    """One relevant and one irrelevant pool pair of each of `n_queries` pool queries drawn by `rng` among those not in
-    `taken` that have both (in draw order, or in query order: a query's prompts then share their prefix)."""
-    labels = dataset.scheme.labels
-    by_query: dict[str, dict[str, list[Pair]]] = defaultdict(lambda: defaultdict(list))
-    for p in dataset.split("pool"):
-        if p.query_id not in taken:
-            by_query[p.query_id][p.label].append(p)
-    both = sorted(q for q, d in by_query.items() if d[labels[0]] and d[labels[-1]])
-    chosen = rng.sample(both, min(n_queries, len(both)))
-    return [rng.choice(by_query[q][label]) for q in (sorted(chosen) if query_order else chosen)
-            for label in (labels[-1], labels[0])]
-
-
-def heldout_pairs(dataset, n_queries: int = 200, seed: int = 21) -> list[Pair]:
-    """One relevant and one irrelevant pool pair of each of `n_queries` seeded fresh queries (see the module doc), in
-    a seeded order."""
-    rng = random.Random(seed)
-    pairs = balanced_pairs(dataset, excluded_queries(dataset), n_queries, rng)
-    rng.shuffle(pairs)
-    return pairs
-
-
-def probe_pool_pairs(dataset, n_queries: int, seed: int = 5) -> list[Pair]:
-    """More labelled pairs for the probe (`--probe-pool N`): `balanced_pairs` of `n_queries` seeded pool queries that
-    are neither held out (`heldout_pairs`' defaults) nor among `excluded_queries`, in query order."""
-    taken = excluded_queries(dataset) | {p.query_id for p in heldout_pairs(dataset)}
-    return balanced_pairs(dataset, taken, n_queries, random.Random(seed), query_order=True)
-
-
-def peak_rss_mb() -> float:
-    """This process's peak resident memory so far (MB)."""
-    import resource
-
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-
-
-def metrics_row(name: str, gold, pred, reference, labels, **extra) -> dict:
-    m = classification_metrics(gold, pred, labels)
-    test = mcnemar(gold, reference, pred)
-    return {"name": name, "n": m["n"], "kappa": m["kappa"], "kappa_ci": list(bootstrap_ci(gold, pred, labels, "kappa")),
-            "accuracy": m["accuracy"], "mcnemar": [test["b"], test["c"], test["p_value"]], **extra}
+from bench.common import (OUT, POOL_OPTIONS, heldout_pairs, mcnemar_cell, metrics_row, peak_rss_mb, probe_pool_pairs,
+                          write_result)
+from hiera_dspy.data import load_dataset
+from hiera_dspy.metrics.format import number, with_ci
+from hiera_dspy.records import Pair
 
 
 def argmax(dists) -> list[str]:
@@ -261,22 +197,6 @@ def table(args) -> dict:
               "seed": args.seed, "embedder": getattr(embedder, "model_id", None), "pool_pairs": len(pool),
               "timing": timing, "rows": rows}
     return write_result(Path(args.out), "probe_heldout", result, markdown(result))
-
-
-def write_result(out: Path, stem: str, result: dict, text: str) -> dict:
-    """OUT/STEM.json (the numbers) and OUT/STEM.md (`text`, also printed); returns `result`."""
-    out.mkdir(parents=True, exist_ok=True)
-    (out / f"{stem}.json").write_text(json.dumps(result, indent=1) + "\n")
-    (out / f"{stem}.md").write_text(text)
-    print(text)
-    return result
-
-
-def mcnemar_cell(row: dict) -> str:
-    """A row's McNemar against embed-lr 300 as "b, c, p" ("-" for the reference itself)."""
-    if row["name"] == "embed-lr 300":
-        return "-"
-    return ", ".join(number(v) if isinstance(v, float) else str(v) for v in row["mcnemar"])
 
 
 def markdown(result: dict) -> str:

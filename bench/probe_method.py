@@ -2,9 +2,9 @@
 `optimize.compile --dataset msrd --split pool --method probe-stacked --set probe_pairs=N --set model=hgb
 --set features=query+prior --set class_weight=balanced` fits it, scored on bench/probe_heldout.py's held-out pairs.
 
-    flock /work/model.lock nice -n -5 python bench/probe_method.py --probe-pairs 3000    # hidden states: the model
-    python bench/probe_method.py --probe-pairs 3000 --load /tmp/probe_method/fit.json   # rescore a saved fit
-    python bench/probe_method.py --method embed-lr       # the scorer alone (no model): the same two held-out sets
+    flock /work/model.lock nice -n -5 python -m bench.probe_method --probe-pairs 3000    # hidden states: the model
+    python -m bench.probe_method --probe-pairs 3000 --load /tmp/probe_method/fit.json   # rescore a saved fit
+    python -m bench.probe_method --method embed-lr       # the scorer alone (no model): the same two held-out sets
 
 The only difference from the command: the train split is the pool minus the held-out queries (the command's pool
 holds them; a judge must never have seen the pairs it is scored on). Two held-out sets: bench/probe_heldout.py's 400
@@ -28,34 +28,21 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import random
 import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
-
-from bench.probe_heldout import (OUT, POOL_OPTIONS, balanced_pairs, excluded_queries, heldout_pairs,  # noqa: E402
-                                 mcnemar_cell, metrics_row, peak_rss_mb, write_result)
-from hiera_dspy.records import Pair  # noqa: E402
-from hiera_dspy.data import load_dataset  # noqa: E402
-from hiera_dspy.metrics.format import number, with_ci  # noqa: E402
-from hiera_dspy.methods import BuildContext, build  # noqa: E402
+from bench.common import (OUT, POOL_OPTIONS, fresh_pairs, heldout_pairs, mcnemar_cell, metrics_row, peak_rss_mb,
+                          write_result)
+from hiera_dspy.data import load_dataset
+from hiera_dspy.metrics.format import number, with_ci
+from hiera_dspy.methods import BuildContext, build
 
 
 def timed(fn):
     start, cpu = time.perf_counter(), time.process_time()
     out = fn()
     return out, time.perf_counter() - start, time.process_time() - cpu
-
-
-def fresh_pairs(dataset, used: set[str], n_queries: int, seed: int) -> list[Pair]:
-    """A second held-out set, scored for the first time here: `balanced_pairs` of `n_queries` seeded pool queries
-    outside `excluded_queries` and `used` (the first set's queries), in a seeded order."""
-    rng = random.Random(seed)
-    pairs = balanced_pairs(dataset, excluded_queries(dataset) | used, n_queries, rng)
-    rng.shuffle(pairs)
-    return pairs
 
 
 def run(args) -> dict:

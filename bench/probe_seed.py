@@ -1,6 +1,6 @@
 """Make the bundled probe seed: hidden states of the MSRD train pairs for the default model and today's prompt.
 
-    python bench/probe_seed.py      # ~6 min on 2 cores (llama-cpp-python); writes hiera_dspy/data/msrd/probe-seed.npz
+    python -m bench.probe_seed      # ~6 min on 2 cores (llama-cpp-python); writes hiera_dspy/data/msrd/probe-seed.npz
 
 Run it again whenever tests/signals/test_probe_seed.py says the prompt builder drifted from the seed.
 """
@@ -9,15 +9,12 @@ from __future__ import annotations
 
 import sys
 import time
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
+import numpy as np
 
-import numpy as np  # noqa: E402
-
-from hiera_dspy.data import load_dataset  # noqa: E402
-from hiera_dspy.lm import hidden, model_store, probe_seed  # noqa: E402
-from hiera_dspy.methods import BuildContext, build  # noqa: E402
+from hiera_dspy.data import load_dataset
+from hiera_dspy.lm import hidden, model_store, probe_seed
+from hiera_dspy.methods import BuildContext, build
 
 
 def main() -> None:

@@ -1,7 +1,7 @@
 """The probe's cost per new pair, with and without the shared prompt prefix (issue 21 part 5: <= 1 s a pair).
 
-    flock /work/model.lock nice -n -5 python bench/probe_timing.py --source pool --queries 4 --per-query 24
-    flock /work/model.lock nice -n -5 python bench/probe_timing.py --source dev --pairs 48 [--write]
+    flock /work/model.lock nice -n -5 python -m bench.probe_timing --source pool --queries 4 --per-query 24
+    flock /work/model.lock nice -n -5 python -m bench.probe_timing --source dev --pairs 48 [--write]
 
 The probe's prompts as `hiera_dspy.lm.hidden` builds them (`--text-chars`: the method's default), without the disk
 cache, read by the llama-cpp-python runtime (`runtimes/llama_cpp_runtime.Embedder`) twice on one loaded model:
@@ -22,17 +22,14 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import sys
-import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
-
-from hiera_dspy.data import load_dataset  # noqa: E402
-from hiera_dspy.lm import model_store  # noqa: E402
-from hiera_dspy.lm.local import default_threads  # noqa: E402
-from hiera_dspy.lm.probe_prompt import PromptFormat  # noqa: E402
-from hiera_dspy.methods.probe import PROBE  # noqa: E402
+from hiera_dspy.data import load_dataset
+from hiera_dspy.lm import model_store
+from hiera_dspy.lm.local import default_threads
+from hiera_dspy.lm.prefix_timing import time_prompts
+from hiera_dspy.lm.probe_prompt import PromptFormat
+from hiera_dspy.methods.probe import PROBE
 
 OUT = Path("bench/results")
 
@@ -44,31 +41,6 @@ def pool_pairs(dataset, queries: int, per_query: int) -> list:
         by_query.setdefault(pair.query, []).append(pair)
     chosen = [q for q in sorted(by_query) if len(by_query[q]) >= per_query][:queries]
     return [p for q in chosen for p in by_query[q][:per_query]]
-
-
-def time_prompts(embedder, prompts: list[str], queries: list[str], share: bool) -> dict:
-    """Read every prompt once (sorted, as `PrefixReuse.many` reads them), each timed; `embedder` has `tokens(prompt)`
-    and `reuse` (a `PrefixReuse`). The KV cache starts empty."""
-    reuse = embedder.reuse
-    reuse.share, reuse.held = share, []
-    reuse.truncate(0)
-    tokens = [embedder.tokens(p) for p in prompts]
-    order = sorted(range(len(prompts)), key=lambda i: tokens[i])
-    seen: set[str] = set()
-    first, further, wall_all, cpu_all, fed0 = [], [], 0.0, 0.0, reuse.fed
-    for i in order:
-        wall, cpu = time.perf_counter(), time.process_time()
-        reuse.last_state(tokens[i])
-        wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
-        wall_all, cpu_all = wall_all + wall, cpu_all + cpu
-        (further if queries[i] in seen else first).append(wall)
-        seen.add(queries[i])
-    n = len(prompts)
-    return {"mode": "shared" if share else "alone", "pairs": n, "queries": len(seen),
-            "s_per_pair": wall_all / n, "cpu_s_per_pair": cpu_all / n,
-            "prompt_tokens_per_pair": sum(map(len, tokens)) / n, "tokens_read_per_pair": (reuse.fed - fed0) / n,
-            "s_first_pair_of_query": sum(first) / len(first),
-            "s_further_pair_of_query": sum(further) / len(further) if further else None}
 
 
 def cpu() -> str:

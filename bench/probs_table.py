@@ -12,10 +12,10 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from eval.stats import mcnemar
 from hiera_dspy.lm.label_probs import expected_relevance, label_for, tune_cuts
 from hiera_dspy.methods.signals import tau_for_share, top
 from hiera_dspy.metrics.classification import bootstrap_ci, classification_metrics
+from hiera_dspy.metrics.significance import mcnemar
 from hiera_dspy.signals.stacking import Stacker
 
 HEAD = ("| configuration | n | kappa [95% CI] | accuracy | McNemar vs embed-lr | s/pair (median) | tokens/pair "

@@ -1,7 +1,7 @@
 """Benchmark the learned relevance scorer (hiera_dspy.signals) on a dataset: fit on train, evaluate on dev.
 
-    python bench/signals.py                    # MSRD sample, 300 train / 300 dev pairs, both feature sets
-    python bench/signals.py --modes lexical    # lexical features only (no torch needed)
+    python -m bench.signals                    # MSRD sample, 300 train / 300 dev pairs, both feature sets
+    python -m bench.signals --modes lexical    # lexical features only (no torch needed)
 
 Prints a markdown table: accuracy, Cohen's kappa, log loss, expected calibration error (10 bins, top label),
 seconds per pair to fit (features + regression, per training pair) and to predict (batched, per dev pair), and the
@@ -14,14 +14,11 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
-
-from hiera_dspy.data import load_dataset  # noqa: E402
-from hiera_dspy.signals import EmbedderUnavailable, RelevanceScorer, SentenceTransformerEmbedder  # noqa: E402
+from hiera_dspy.data import load_dataset
+from hiera_dspy.signals import EmbedderUnavailable, RelevanceScorer, SentenceTransformerEmbedder
 
 
 def expected_calibration_error(probs: np.ndarray, gold: np.ndarray, bins: int = 10) -> float:

@@ -1,8 +1,8 @@
 """Learned relevance signals with an LLM judge on the bundled MSRD dev split: does the scorer help the LLM, and how
 much LLM work does a cascade save?
 
-    python bench/signals_llm.py --lm local --limit 120 --hiera-limit 16 --verify 10   # local model: 82 min on 2 cores
-    python bench/signals_llm.py --fake --limit 20 --hiera-limit 8        # plumbing check with a fake LM (seconds)
+    python -m bench.signals_llm --lm local --limit 120 --hiera-limit 16 --verify 10   # local model: 82 min on 2 cores
+    python -m bench.signals_llm --fake --limit 20 --hiera-limit 8        # plumbing check with a fake LM (seconds)
 
 Two tables, both on the first pairs of the dev split:
 1. the first --limit pairs, cheap configurations: embed-lr (the scorer alone), zero-shot, judge-only (HIERA's Judge
@@ -37,24 +37,22 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
+import dspy
 
-import dspy  # noqa: E402
-
-from eval.stats import mcnemar  # noqa: E402
-from hiera_dspy.cli.options import runs_dir  # noqa: E402
-from hiera_dspy.data import load_dataset  # noqa: E402
-from hiera_dspy.knowledge import make_knowledge  # noqa: E402
-from hiera_dspy.lm.roles import ROLES, LMSpec, RoleLMs, build_lms  # noqa: E402
-from hiera_dspy.methods import BuildContext, available, build  # noqa: E402
-from hiera_dspy.methods.signals import ScorerLearner, ScorerState, tau_for_share, top  # noqa: E402
-from hiera_dspy.metrics.classification import final_label  # noqa: E402
-from hiera_dspy.metrics.format import number  # noqa: E402
-from hiera_dspy.runs.progress import Display  # noqa: E402
-from hiera_dspy.runs.runner import run_pairs  # noqa: E402
-from hiera_dspy.runs.spec import RunSpec  # noqa: E402
-from hiera_dspy.runs.store import RunStore  # noqa: E402
-from hiera_dspy.runs.tally import metrics_from_rows  # noqa: E402
+from hiera_dspy.cli.options import runs_dir
+from hiera_dspy.data import load_dataset
+from hiera_dspy.knowledge import make_knowledge
+from hiera_dspy.lm.roles import ROLES, LMSpec, RoleLMs, build_lms
+from hiera_dspy.methods import BuildContext, available, build
+from hiera_dspy.methods.signals import ScorerLearner, ScorerState, tau_for_share, top
+from hiera_dspy.metrics.classification import final_label
+from hiera_dspy.metrics.format import number
+from hiera_dspy.metrics.significance import mcnemar
+from hiera_dspy.runs.progress import Display
+from hiera_dspy.runs.runner import run_pairs
+from hiera_dspy.runs.spec import RunSpec
+from hiera_dspy.runs.store import RunStore
+from hiera_dspy.runs.tally import metrics_from_rows
 
 NEVER = {"delegation": "never"}
 

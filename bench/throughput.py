@@ -1,11 +1,11 @@
 """Throughput of the engines (threads, async, ray) and per-call framework overhead, against the fault server
 (tests/fault_server.py).
 
-    python bench/throughput.py                     # full table: 1, 4, 16, 64 threads x zero-shot, hiera at 200 ms
-    python bench/throughput.py --threads 1 16 --latency 0.2 --pairs-per-thread 4
-    python bench/throughput.py --profile           # also cProfile the zero-latency overhead run (top functions)
-    python bench/throughput.py --engines threads async --threads 1 16 64   # engines side by side (async: concurrency)
-    python bench/throughput.py --threads 1 --ray-actors 1 2 4 --skip-overhead   # --engine ray: actors vs pairs/s
+    python -m bench.throughput                     # full table: 1, 4, 16, 64 threads x zero-shot, hiera at 200 ms
+    python -m bench.throughput --threads 1 16 --latency 0.2 --pairs-per-thread 4
+    python -m bench.throughput --profile           # also cProfile the zero-latency overhead run (top functions)
+    python -m bench.throughput --engines threads async --threads 1 16 64   # engines side by side (async: concurrency)
+    python -m bench.throughput --threads 1 --ray-actors 1 2 4 --skip-overhead   # --engine ray: actors vs pairs/s
 
 The server runs in its own process (it must not share this process's GIL) with a fixed latency per call and no
 faults; every LM call reaches it (DSPy's cache is disabled). Judgments go through `run_pairs` into a temporary run
@@ -40,16 +40,15 @@ from pathlib import Path
 from urllib.parse import urlparse
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-import dspy  # noqa: E402
+import dspy
 
-import hiera_dspy  # noqa: E402,F401  (first: hiera_dspy.settings sets the process environment dspy reads)
-from hiera_dspy.data import load_dataset  # noqa: E402
-from hiera_dspy.engines import EngineOptions, Job, judge  # noqa: E402
-from hiera_dspy.lm.roles import ROLES, LMSpec, build_lms  # noqa: E402
-from hiera_dspy.methods import BuildContext, available, build  # noqa: E402
-from hiera_dspy.runs.runner import judge_one, run_pairs  # noqa: E402
-from hiera_dspy.runs.store import RunStore  # noqa: E402
+import hiera_dspy  # noqa: F401  (first: hiera_dspy.settings sets the process environment dspy reads)
+from hiera_dspy.data import load_dataset
+from hiera_dspy.engines import EngineOptions, Job, judge
+from hiera_dspy.lm.roles import ROLES, LMSpec, build_lms
+from hiera_dspy.methods import BuildContext, available, build
+from hiera_dspy.runs.runner import judge_one, run_pairs
+from hiera_dspy.runs.store import RunStore
 
 
 class Server:

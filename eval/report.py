@@ -9,9 +9,9 @@ import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from eval.stats import bonferroni, mcnemar
 from hiera_dspy.metrics.classification import bootstrap_ci, classification_metrics, cost_columns
 from hiera_dspy.metrics.format import number, with_ci
+from hiera_dspy.metrics.significance import bonferroni, mcnemar
 from hiera_dspy.records import as_judgment
 
 CI_METRICS = ("accuracy", "macro_f1", "kappa")

@@ -13,7 +13,6 @@ import argparse
 import functools
 import sys
 
-from eval.reference import summary_line
 from hiera_dspy.cli.options import (
     add_data_arguments,
     add_judging_arguments,
@@ -34,6 +33,7 @@ from hiera_dspy.cli.engines import options_from_args
 from hiera_dspy.cli.program import build_program
 from hiera_dspy.engines import Job, judge
 from hiera_dspy.methods.learning import prepare_fresh
+from hiera_dspy.metrics.reference import ReferenceScorer, summary_line
 from hiera_dspy.runs.outputs import write_outputs
 from hiera_dspy.runs.spec import RunSpec
 from hiera_dspy.runs.tally import metrics_from_rows
@@ -84,7 +84,7 @@ def main(argv: list[str] | None = None) -> dict:
     out = output_folder(args.out or runs_dir() / run_id)
     write_outputs(out, {**identity, "skipped_rows": metrics["skipped_rows"]}, metrics, rows)
     print_metrics(program.method, metrics)
-    print(summary_line(rows, list(dataset.scheme.labels), dataset, pairs, program.method))
+    print(summary_line(rows, list(dataset.scheme.labels), ReferenceScorer(dataset), pairs, program.method))
     if metrics["errors"]:
         print(f"{metrics['errors']} judgments ended in an error; rerun with --retry-errors to retry only those",
               file=sys.stderr)

@@ -225,7 +225,7 @@ def item_chars(default: int) -> int:
     return value
 
 
-# ── the embed-lr reference line (eval/reference.py) ──────────────────────────────────────────────────────────────────
+# ── the embed-lr reference line (hiera_dspy/metrics/reference.py) ────────────────────────────────────────────────────
 
 def reference_enabled() -> bool:
     """False when $HIERA_REFERENCE is none/0/off: no embed-lr reference line under eval.run and optimize.compile."""

@@ -28,7 +28,6 @@ from pathlib import Path
 
 import dspy
 
-from eval.reference import SMOKE_NOTE, summary_line
 from hiera_dspy.cli.lms import add_lm_arguments, lms_from_args
 from hiera_dspy.cli.options import (
     add_config_argument,
@@ -52,6 +51,7 @@ from hiera_dspy.cli.options import (
 from hiera_dspy.knowledge import make_knowledge
 from hiera_dspy.methods import BuildContext, available, build
 from hiera_dspy.methods.learning import prepare_fresh
+from hiera_dspy.metrics.reference import ReferenceScorer, summary_line
 from hiera_dspy.runs.artifact_format import ArtifactError, read_artifact
 from hiera_dspy.runs.artifacts import save_judge
 from hiera_dspy.runs.outputs import write_outputs
@@ -60,6 +60,10 @@ from hiera_dspy.runs.spec import RunSpec
 from hiera_dspy.runs.tally import metrics_from_rows
 from hiera_dspy.runs.training import TrainingSource
 from optimize.optimizers import BUDGETS, OPTIMIZERS, QUICKSTART, examples
+
+SMOKE_NOTE = ("--budget smoke judges {n} dev pairs: far too few to compare methods (a kappa CI spans about +-0.5 at "
+              "this size). It checks that the pipeline runs; compare methods with bench/local_probs.py (all 300 MSRD "
+              "dev pairs, McNemar vs embed-lr) or eval.run --split dev without --limit.")
 
 
 def parser() -> argparse.ArgumentParser:
@@ -88,16 +92,16 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
-def evaluate(program, pairs, store, run_id, threads, labels, skipped: int = 0, dataset=None, progress=True) -> dict:
+def evaluate(program, pairs, store, run_id, threads, labels, skipped: int = 0, reference=None, progress=True) -> dict:
     """Judge `pairs` as run `run_id`, write its outputs under the runs folder; return the metrics (`progress`: as
-    run_pairs takes it)."""
+    run_pairs takes it; `reference`: the summary line's embed-lr, a `ReferenceScorer`)."""
     if hasattr(program, "prefetch"):  # e.g. the probe's hidden states, computed in batches before judging
         program.prefetch(pairs)
     rows = run_pairs(program, pairs, store, run_id, threads=threads, progress=progress)
     metrics = metrics_from_rows(rows, labels)
     metrics["run_id"] = run_id
     metrics["skipped_rows"] = skipped
-    metrics["summary"] = summary_line(rows, labels, dataset, pairs, getattr(program, "method", ""))
+    metrics["summary"] = summary_line(rows, labels, reference, pairs, getattr(program, "method", ""))
     write_outputs(runs_dir() / run_id, {"run_id": run_id, "skipped_rows": skipped}, metrics, rows)
     raise_if_stopped(rows)
     return metrics
@@ -141,7 +145,7 @@ def main(argv: list[str] | None = None) -> dict:
     config = config_from_args(args, method, config)
     budget = BUDGETS[args.budget]
     dataset = load_data(args)
-    bundled = dataset  # the summary's embed-lr reference is fitted on the bundled train split, whatever we learn from
+    reference = ReferenceScorer(dataset)  # the summary's embed-lr: fitted on the bundled train split, whatever we use
     if preset and not args.split and preset["split"] in dataset.splits:
         source.split = preset["split"]
     for split in (source.split, "dev"):
@@ -175,7 +179,7 @@ def main(argv: list[str] | None = None) -> dict:
     if not args.skip_before and program.predictors():  # a learned judge has no prompt to compile: before == after
         before_id = replace(run, qualifiers=("dev", "uncompiled")).run_id
         begin_run(store, before_id, {**identity, "phase": "before"}, args)
-        before = evaluate(program, dev, store, before_id, args.threads, labels, skipped_rows(dataset), bundled,
+        before = evaluate(program, dev, store, before_id, args.threads, labels, skipped_rows(dataset), reference,
                           progress_display(args, lms, "dev before"))
     if program.predictors():
         compiled = OPTIMIZERS[optimizer](program, examples(train), examples(dev), budget, args.seed, lms, args.threads)
@@ -186,7 +190,7 @@ def main(argv: list[str] | None = None) -> dict:
     after_id = replace(run, qualifiers=("dev", "compiled", optimizer, args.budget, args.seed,
                                          compiled.dump_state(), *learned_from)).run_id
     begin_run(store, after_id, {**identity, "phase": "after", "optimizer": optimizer, "budget": args.budget}, args)
-    after = evaluate(compiled, dev, store, after_id, args.threads, labels, skipped_rows(dataset), bundled,
+    after = evaluate(compiled, dev, store, after_id, args.threads, labels, skipped_rows(dataset), reference,
                      progress_display(args, lms, "dev after"))
     out = Path(args.out or Path("artifacts") / dataset.name.split(":")[0] / f"{method}.json")
     metrics = {"before": before, "after": after, "optimizer": optimizer, "budget": args.budget, "seed": args.seed,

@@ -1,5 +1,6 @@
-"""The package layers hold: no import cycle, nothing in the library imports a CLI package, no CLI imports another,
-the library's root holds only the judgment's own concepts, and no module keeps a back-compat shim.
+"""The package layers hold: no import cycle (the benchmarks included), nothing in the library imports a CLI package
+or a benchmark, no test imports a benchmark, no benchmark edits `sys.path` (each runs as `python -m bench.NAME`), no CLI
+imports another, the library's root holds only the judgment's own concepts, and no module keeps a back-compat shim.
 
 Imports are read with `ast` from every module of the project, module-level and function-level alike: an import inside
 a function hides a cycle (or a CLI importing a CLI) from a reader as much as from the interpreter, so it counts.
@@ -12,7 +13,7 @@ import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = ("hiera_dspy", "signatures", "eval", "optimize")
+PACKAGES = ("hiera_dspy", "signatures", "eval", "optimize", "bench")
 LIBRARY = ("hiera_dspy", "signatures")
 CLI_PACKAGES = ("eval", "optimize")
 
@@ -186,3 +187,43 @@ def test_the_cli_rule_sees_what_it_forbids():
     for form in ("import argparse", "parameter named args", "argparse.ArgumentParser", "raise SystemExit",
                  "sys.exit()"):
         assert form in found
+
+
+def test_bench_is_a_package_run_with_python_m():
+    assert (ROOT / "bench" / "__init__.py").is_file()
+    assert "bench.common" in _modules()
+
+
+def test_library_never_imports_bench():
+    bad = [(m, t) for m, ts in _graph(top_level_only=False).items() if m.split(".")[0] in LIBRARY
+           for t in ts if t.split(".")[0] == "bench"]
+    assert bad == []
+
+
+def _names_imported(path: Path) -> set[str]:
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+        if isinstance(node, ast.Import):
+            found |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and not node.level:
+            found |= {node.module or ""} | {f"{node.module}.{a.name}" for a in node.names}
+    return found
+
+
+# Tests of a benchmark's own code that still import it (bench.local_probs' reasoning table with a stubbed judge): the
+# logic they check moves into the library (or the test runs `python -m bench.NAME`), then the file leaves this list.
+NOT_YET_MOVED = ["tests/signals/test_bench_reasoning_table.py"]
+
+
+def test_no_test_imports_bench():
+    """A test checks the library function a benchmark calls, or runs the benchmark (`tests/bench_command.py`), never
+    imports the benchmark script itself."""
+    bad = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "tests").rglob("*.py")
+                 if any(n == "bench" or n.startswith("bench.") for n in _names_imported(p)))
+    assert bad == NOT_YET_MOVED
+
+
+def test_no_bench_file_edits_sys_path():
+    bad = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "bench").rglob("*.py")
+                 if re.search(r"\bsys\.path\b", p.read_text()))
+    assert bad == []

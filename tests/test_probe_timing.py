@@ -1,12 +1,13 @@
-"""bench/probe_timing.py with a fake model (the real one only under the model lock): the shared prefix reads fewer
-tokens than reading every prompt alone, and the first pair of a query is told apart from its further pairs."""
+"""The prefix timing bench.probe_timing runs, with a fake model (the real one only under the model lock): the shared
+prefix reads fewer tokens than reading every prompt alone, and the first pair of a query is told apart from its
+further pairs."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from bench import probe_timing
 from hiera_dspy.lm.prefix_reuse import PrefixReuse
+from hiera_dspy.lm.prefix_timing import time_prompts
 
 
 class FakeEmbedder:
@@ -32,22 +33,11 @@ def test_shared_reads_fewer_tokens_and_splits_first_and_further_pairs():
     prompts = [f"system query {q} item {i} end" for q in ("a", "b") for i in range(3)]
     queries = [p.split()[2] for p in prompts]
     embedder = FakeEmbedder()
-    alone = probe_timing.time_prompts(embedder, prompts, queries, share=False)
-    shared = probe_timing.time_prompts(embedder, prompts, queries, share=True)
+    alone = time_prompts(embedder, prompts, queries, share=False)
+    shared = time_prompts(embedder, prompts, queries, share=True)
     length = len(prompts[0])
     assert alone["tokens_read_per_pair"] == alone["prompt_tokens_per_pair"] == length
     # the first prompt whole; each other one from " item"'s digit on (same query) or from the query letter on
     assert shared["tokens_read_per_pair"] == (length + 4 * len("0 end") + len("b item 0 end")) / 6
     assert shared["pairs"] == 6 and shared["queries"] == 2 and shared["s_further_pair_of_query"] is not None
     assert embedder.reuse.share is True and embedder.cells == [ord(c) for c in sorted(prompts)[-1]]
-
-
-def test_markdown_and_write_keep_every_row(tmp_path):
-    row = {"source": "pool", "text_chars": 256, "mode": "shared", "pairs": 6, "queries": 2,
-           "prompt_tokens_per_pair": 180.0, "tokens_read_per_pair": 140.0, "s_per_pair": 1.1, "cpu_s_per_pair": 2.0,
-           "s_first_pair_of_query": 1.5, "s_further_pair_of_query": 1.0, "threads": 2, "load": [0.5, 0.7]}
-    probe_timing.write([row], tmp_path)
-    probe_timing.write([{**row, "mode": "alone", "s_further_pair_of_query": None}], tmp_path)
-    text = (tmp_path / "probe_timing.md").read_text()
-    assert "| pool | 256 | default | shared | 6 (2) | 180 | 140 | 1.10 | 2.00 | 1.50 | 1.00 | 2 | 0.5-0.7 |" in text
-    assert "| alone |" in text and text.count("\n| pool") == 2

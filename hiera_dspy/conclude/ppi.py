@@ -40,6 +40,7 @@ import numpy as np
 from hiera_dspy.conclude import finite
 from hiera_dspy.conclude.finite import Columns, min_queries_columns, tuned_lams
 from hiera_dspy.conclude.plan import more_queries
+from hiera_dspy.metrics.significance import holm
 
 ESTIMANDS = ("benchmark", "superpopulation")
 METRIC_RANGE = (0.0, 1.0)  # nDCG@k and P@k
@@ -329,19 +330,6 @@ def _same(values, level: float, estimand: str) -> Estimate:
         return estimate(*values, level=level, estimand=estimand)
     return Estimate(0.0, 0.0, (0.0, 0.0), 0.0, (0.0, 0.0), n, big_n, note=SAME, estimand=estimand, rule="same",
                     sd=0.0)
-
-
-def holm(p_values: list[float | None]) -> list[float | None]:
-    """Holm-adjusted p-values (statsmodels' `multipletests(method="holm")`); None stays None and is not counted."""
-    from statsmodels.stats.multitest import multipletests
-
-    present = [i for i, p in enumerate(p_values) if p is not None]
-    out: list[float | None] = [None] * len(p_values)
-    if present:
-        adjusted = multipletests([p_values[i] for i in present], method="holm")[1]
-        for i, q in zip(present, adjusted):
-            out[i] = float(q)
-    return out
 
 
 def _check(y: np.ndarray, yhat: np.ndarray, level: float, estimand: str = "benchmark") -> None:

@@ -6,7 +6,7 @@ probe's prompt as built today, one float16 vector per train pair, keyed by the p
 (`hidden.prompt_key`). `hidden.states_for` reads it as a second cache layer behind the disk cache: a prompt whose key
 is in the seed is not sent to the model; any other prompt (dev pairs, your pairs, another model, a changed prompt) is
 computed as usual. The seed also records the chat template and special tokens it was made with, so a test can rebuild
-every prompt without the model and fail when the prompt builder drifted (then: `python bench/probe_seed.py`, ~6 min
+every prompt without the model and fail when the prompt builder drifted (then: `python -m bench.probe_seed`, ~6 min
 under the model lock, to make it again).
 """
 

@@ -67,3 +67,14 @@ def needs_embedder(feature_set: str) -> bool:
 def uses_prior(feature_set: str) -> bool:
     """Whether `feature_set` reads the train split's item priors (fitted with the scorer)."""
     return "prior" in FEATURE_SETS[feature_set]
+
+
+# The widest set's matrix serves every narrower set of these: a set is a selection of its columns (base 5, query 5,
+# fields 24, prior 2), so one matrix computed once is enough to compare them (the number: a prefix of the columns).
+WIDE = "query+fields+prior"
+WIDE_SUBSETS = {"base": 5, "query": 10, "query+fields": 34, "query+prior": None, "query+fields+prior": 36}
+
+
+def wide_columns(feature_set: str) -> list[int]:
+    """The columns of `feature_set` (one of `WIDE_SUBSETS`) in a `WIDE` scorer's feature matrix."""
+    return list(range(10)) + [34, 35] if WIDE_SUBSETS[feature_set] is None else list(range(WIDE_SUBSETS[feature_set]))

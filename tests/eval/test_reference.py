@@ -34,25 +34,3 @@ def test_smoke_budget_says_its_sample_is_too_small(patch_make_lm, tmp_path, caps
     out = capsys.readouterr().out
     assert "too few to compare methods" in out and "bench/local_probs.py" in out
     assert re.search(r"on n=4; embed-lr on the same pairs", out)
-
-
-def test_reference_scores_every_pair_and_fits_once(monkeypatch):
-    """A judgment without a label is wrong in the comparison too (McNemar over every pair, as eval.metrics), and the
-    scorer is fitted once per dataset in a process (a compile's before/after lines share it)."""
-    from eval import reference
-    from hiera_dspy.data import load_dataset
-    from hiera_dspy.signals import RelevanceScorer
-
-    monkeypatch.setenv("HIERA_REFERENCE_EMBEDDER", "lexical")
-    fits = []
-    real_fit = RelevanceScorer.fit
-    monkeypatch.setattr(RelevanceScorer, "fit", lambda self, pairs: fits.append(1) or real_fit(self, pairs))
-    data = load_dataset("msrd")
-    pairs = data.split("dev", 6)
-    ref = reference.reference_labels(data, pairs)
-    rows = [{"id": p.id, "gold": p.label, "label": None, "error": "boom"} for p in pairs]  # every judgment failed
-    line = reference.summary_line(rows, list(data.scheme.labels), data, pairs, "zero-shot")
-    right = sum(r == p.label for r, p in zip(ref, pairs))
-    assert right > 0
-    assert f"b={right} c=0" in line, line
-    assert len(fits) == 1

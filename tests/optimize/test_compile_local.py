@@ -1,5 +1,5 @@
-"""bench/compile_local.py: a MIPROv2 light compile on the first N pairs against a loopback server, its record, and
-its run-scoped cache (a second run, or a killed one started again, replays the LM calls already answered)."""
+"""`python -m bench.compile_local`: a MIPROv2 light compile on the first N pairs against a loopback server, its record,
+and its run-scoped cache (a second run, or a killed one started again, replays the LM calls already answered)."""
 
 from __future__ import annotations
 
@@ -13,22 +13,22 @@ from pathlib import Path
 
 import pytest
 
+from tests.bench_command import run_bench
 from tests.optimize.any_signature_server import AnySignatureServer
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_compile_local_records_before_after_and_replays_from_its_cache(tmp_path, monkeypatch):
-    import bench.compile_local as bench
-
     monkeypatch.setenv("HIERA_REFERENCE", "none")
     args = ["--limit", "6", "--out-dir", str(tmp_path / "results"), "--knowledge", "none", "--lm",
             "openai/any-signature"]
+    written = tmp_path / "results" / "compile_local.json"
     with AnySignatureServer() as server:
-        record = bench.main([*args, "--api-base", server.url])
-        first = len(server.requests)
-        again = bench.main([*args, "--api-base", server.url])
-        replayed = len(server.requests) - first
+        run_bench("compile_local", *args, "--api-base", server.url)
+        record, first = json.loads(written.read_text()), len(server.requests)
+        run_bench("compile_local", *args, "--api-base", server.url)
+        again, replayed = json.loads(written.read_text()), len(server.requests) - first
     assert record["n_train"] == record["n_dev"] == 6 and record["before"]["n"] == record["after"]["n"] == 6
     assert "--optimizer mipro --budget light-full-first6" in record["command"] and record["wall_seconds"] >= 0
     assert first > 12  # the search made calls of its own beyond judging dev twice
@@ -44,7 +44,7 @@ def test_a_killed_compile_resumes_from_its_cached_lm_calls(tmp_path):
     env = {**os.environ, "HIERA_REFERENCE": "none", "HIERA_OFFLINE": "1", "PYTHONPATH": str(ROOT)}
     log = tmp_path / "requests.jsonl"
     with AnySignatureServer(log=str(log)) as server:
-        cmd = [sys.executable, str(ROOT / "bench/compile_local.py"), "--limit", "4", "--out-dir",
+        cmd = [sys.executable, "-m", "bench.compile_local", "--limit", "4", "--out-dir",
                str(tmp_path / "results"), "--knowledge", "none", "--lm", "openai/any-signature", "--api-base",
                server.url]
         job = subprocess.Popen(cmd, env=env, cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

@@ -1,13 +1,16 @@
-"""bench/local_probs.py's train distributions, its 3-level table, and bench/make_three_level.py."""
+"""bench.local_probs' train distributions, its 3-level table, and bench.make_three_level, each run as
+`python -m bench.NAME`."""
 
 from __future__ import annotations
 
 import collections
 import json
+import re
 
 import pytest
 
 from hiera_dspy.data import load_dataset
+from tests.bench_command import run_bench, run_module
 from tests.signals.logprob_server import LogprobServer
 from tests.signals.test_label_probs import relevance_answer
 
@@ -38,12 +41,16 @@ def test_eval_run_on_train_sends_the_stacked_methods_train_prompts_byte_for_byte
     assert set(bench) <= set(compiled)
 
 
-def test_make_three_level_writes_balanced_query_disjoint_home_depot_folders(tmp_path):
-    import bench.make_three_level as make
+def words(text: str) -> set[str]:
+    """Lower-cased words of 3+ letters or digits (as bench.make_three_level reads a title)."""
+    return {w for w in re.findall(r"[a-z0-9]+", text.lower()) if len(w) >= 3}
 
-    sizes = make.main(["--out", str(tmp_path / "tl"), "--per-level", "8"])
-    assert sizes == {"train": 24, "eval": 24}
+
+def test_make_three_level_writes_balanced_query_disjoint_home_depot_folders(tmp_path):
+    run_bench("make_three_level", "--out", tmp_path / "tl", "--per-level", "8")
     halves = {h: load_dataset(f"homedepot:{tmp_path / 'tl' / h}").split("all") for h in ("train", "eval")}
+    sizes = {h: len(pairs) for h, pairs in halves.items()}
+    assert sizes == {"train": 24, "eval": 24}
     for pairs in halves.values():
         assert collections.Counter(p.label for p in pairs) == dict.fromkeys(LEVELS, 8)
         assert all(p.item_text.startswith("Description: Overview") or "Director" in p.item_text for p in pairs)
@@ -52,12 +59,12 @@ def test_make_three_level_writes_balanced_query_disjoint_home_depot_folders(tmp_
         if p.label == "Partially relevant":
             top = next(q for q in halves["eval"] if q.query == p.query and q.label == "Highly relevant")
             director = [line for line in top.item_text.split(" | ") if line.startswith("Director:")]
-            assert director and director[0] in p.item_text and not make.words(p.query) & make.words(p.item_title)
+            assert director and director[0] in p.item_text and not words(p.query) & words(p.item_title)
     raw = (tmp_path / "tl" / "eval" / "train.csv").read_bytes()
     raw.decode("latin-1")  # the competition's encoding
     assert "CC BY-SA 4.0" in (tmp_path / "tl" / "NOTICE.txt").read_text()
-    again = make.main(["--out", str(tmp_path / "tl2"), "--per-level", "8"])
-    assert again == sizes and (tmp_path / "tl2" / "eval" / "train.csv").read_bytes() == raw  # seeded
+    run_bench("make_three_level", "--out", tmp_path / "tl2", "--per-level", "8")
+    assert (tmp_path / "tl2" / "eval" / "train.csv").read_bytes() == raw  # seeded
 
 
 def three_level_answer(prompt: str):
@@ -67,27 +74,23 @@ def three_level_answer(prompt: str):
     return "Irrelevant", {"Irrelevant": .6, "Partially relevant": .3, "Highly relevant": .1}
 
 
-def test_three_level_table_fits_on_train_and_records_its_summary(tmp_path, monkeypatch):
-    import bench.local_probs as bench
-
-    monkeypatch.chdir(tmp_path)
+def test_three_level_table_fits_on_train_and_records_its_summary(tmp_path):
     results = tmp_path / "results"
     results.mkdir()
     (results / "best_local.json").write_text(json.dumps({"method": "stacked", "set": {}, "compile": [],
                                                          "measured": {"kappa": 0.5}}))
     folder = tmp_path / "tl"
-    import bench.make_three_level as make
-
-    make.main(["--out", str(folder), "--per-level", "10"])
+    run_bench("make_three_level", "--out", folder, "--per-level", "10")
     with LogprobServer(three_level_answer) as server:
-        text = bench.main(["--three-level", str(folder), "--lm", "openai/fake-logprobs", "--api-base", server.url,
-                           "--out-dir", str(results)])
+        run_bench("local_probs", "--three-level", folder, "--lm", "openai/fake-logprobs", "--api-base", server.url,
+                  "--out-dir", results, cwd=tmp_path)
         asked = len(server.requests)
+    text = (results / "local_probs_three_level.md").read_text()
     assert asked == 60  # every train and eval pair once
     for name in ("embed-lr", "zero-shot+probs (argmax)", "zero-shot+probs (thresholds tuned on train)",
                  "stacked (fitted on train)"):
         assert f"| {name} | 30 |" in text
-    assert "constructed, not human-judged" in text and (results / "local_probs_three_level.md").is_file()
+    assert "constructed, not human-judged" in text
     best = json.loads((results / "best_local.json").read_text())
     assert best["measured"]["kappa"] == 0.5  # the MSRD record is kept; the 3-level summary is added beside it
     assert best["measured"]["three_level"]["n_eval_pairs"] == 30
@@ -132,25 +135,20 @@ def test_stacked_reads_hieras_final_judge_step_with_label_probabilities():
 
 def test_bench_stacked_row_is_the_stacked_method_fitted_on_train(tmp_path, monkeypatch):
     """The bench's "stacked (fitted on train)" row gives the labels `optimize.compile --method stacked` then
-    `eval.run --judge ART` give (its --compiled row) on the same dev pairs; after the compile, DSPy's cache answers
-    every train judgment the bench asks for; best_local.json records a recipe."""
-    import dspy
-
-    import bench.local_probs as bench
-    import optimize.compile as compile_cli
-
+    `eval.run --judge ART` give (its --compiled row) on the same dev pairs; after the compile, DSPy's cache (a user's:
+    on disk, shared by the two commands) answers every train judgment the bench asks for; best_local.json records a
+    recipe."""
     monkeypatch.setenv("HIERA_REFERENCE", "none")
-    dspy.configure_cache(enable_disk_cache=False, enable_memory_cache=True)  # as a user's DSPy cache
-    monkeypatch.chdir(tmp_path)
     art = tmp_path / "stacked.json"
     with LogprobServer(relevance_answer) as server:
         lm = ["--lm", "openai/fake-logprobs", "--api-base", server.url]
-        compile_cli.main(["--dataset", "msrd", "--method", "stacked", "--set", "judge=zero-shot", "--set",
-                          "embedder=lexical", "--optimizer", "none", "--budget", "smoke", "--skip-before",
-                          "--out", str(art), *lm])
+        run_module("optimize.compile", "--dataset", "msrd", "--method", "stacked", "--set", "judge=zero-shot", "--set",
+                   "embedder=lexical", "--optimizer", "none", "--budget", "smoke", "--skip-before", "--out", art, *lm,
+                   cwd=tmp_path)
         compiled_calls = len(server.requests)
-        text = bench.main(["--limit", "16", "--reasoning-limit", "0", "--compiled", str(art), *lm,
-                           "--out-dir", str(tmp_path / "results")])
+        run_bench("local_probs", "--limit", "16", "--reasoning-limit", "0", "--compiled", art, *lm, "--out-dir",
+                  tmp_path / "results", cwd=tmp_path)
+        text = (tmp_path / "results" / "local_probs.md").read_text()
         bench_calls = [r for r in server.requests[compiled_calls:]  # zero-shot+probs's (not reasoning+probs's)
                        if "`reasoning`" not in r["messages"][0]["content"]]
     assert compiled_calls >= 300  # the stacked method judged every train pair
@@ -164,25 +162,3 @@ def test_bench_stacked_row_is_the_stacked_method_fitted_on_train(tmp_path, monke
     best = json.loads((tmp_path / "results" / "best_local.json").read_text())
     assert best["method"] in {"stacked", "zero-shot+probs", "zero-shot"} and "compile" in best
     assert best["measured"]["goal_met"] is False  # 16 pairs never meet a goal set on all 300
-
-
-def test_reasoning_table_counts_a_failed_judgment_as_wrong(monkeypatch):
-    import argparse
-
-    import bench.local_probs as bench
-
-    dev = load_dataset("msrd").split("dev")[:4]
-    ok = {"Relevant": 0.8, "Irrelevant": 0.2}
-
-    def stored(p, label, error=None):
-        fields = {} if error else {"label": label, "sampled_label": label, "label_probs": ok}
-        return {"id": p.id, "fields": fields, "error": error, "seconds": 2.0, "tokens": 100}
-
-    rp = {p.id: stored(p, p.label) for p in dev[:3]} | {dev[3].id: stored(dev[3], None, "AdapterParseError: x")}
-    zs = {p.id: stored(p, p.label) for p in dev}
-    monkeypatch.setattr(bench, "judged", lambda *a, **k: rp)
-    args = argparse.Namespace(reasoning_limit=4)
-    scores = {p.id: {"Irrelevant": 0.5, "Relevant": 0.5} for p in dev}
-    text = bench.reasoning_table(args, [], dev, scores, zs, ["Irrelevant", "Relevant"], 0.01)
-    sampled = next(line for line in text.splitlines() if line.startswith("| reasoning+probs (sampled)"))
-    assert "| 4 |" in sampled and "| 0.750 |" in sampled  # 3 right of 4: the failure is wrong, not dropped

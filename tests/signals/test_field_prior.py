@@ -101,8 +101,8 @@ def test_fit_from_precomputed_rows_equals_fit():
     assert given.to_dict() == plain.to_dict()
 
 
-def test_pool_select_columns_are_each_feature_sets_rows():
-    from bench.pool_select import SETS, WIDE, columns
+def test_the_wide_matrix_holds_each_feature_sets_rows():
+    from hiera_dspy.signals.feature_sets import WIDE, WIDE_SUBSETS, wide_columns
 
     pairs = _pairs(12)
     triples = [(p.query, p.item_title, p.item_text) for p in pairs]
@@ -114,5 +114,5 @@ def test_pool_select_columns_are_each_feature_sets_rows():
         return scorer._matrix(pairs)
 
     wide = rows(WIDE)
-    for feature_set in SETS:
-        assert np.array_equal(wide[:, columns(feature_set)], rows(feature_set)), feature_set
+    for feature_set in WIDE_SUBSETS:
+        assert np.array_equal(wide[:, wide_columns(feature_set)], rows(feature_set)), feature_set

@@ -3,22 +3,20 @@ call, fitted on the train split) on the same pairs, as one line under a run's su
 
     kappa 0.412 [95% CI 0.305, 0.517] on n=300; embed-lr on the same pairs: 0.707 [0.622, 0.786]; McNemar p=0.000
 
-$HIERA_REFERENCE=none skips the reference (the scorer's embeddings take ~10 s to fit on a quiet 2-core machine);
-$HIERA_REFERENCE_EMBEDDER picks its embedder (default "auto": MiniLM when installed, else lexical features).
+`ReferenceScorer` holds the fitted embed-lr of one dataset: a command builds one and passes it to every summary line it
+prints (a compile's "before" and "after" lines share one fit). $HIERA_REFERENCE=none skips the reference (the scorer's
+embeddings take ~10 s to fit on a quiet 2-core machine); $HIERA_REFERENCE_EMBEDDER picks its embedder (default
+"auto": MiniLM when installed, else lexical features).
 """
 
 from __future__ import annotations
 
 import sys
 
-from eval.stats import mcnemar
 from hiera_dspy import settings
 from hiera_dspy.metrics.classification import bootstrap_ci, classification_metrics, final_label
 from hiera_dspy.metrics.format import with_ci
-
-SMOKE_NOTE = ("--budget smoke judges {n} dev pairs: far too few to compare methods (a kappa CI spans about +-0.5 at "
-              "this size). It checks that the pipeline runs; compare methods with bench/local_probs.py (all 300 MSRD "
-              "dev pairs, McNemar vs embed-lr) or eval.run --split dev without --limit.")
+from hiera_dspy.metrics.significance import mcnemar
 
 
 def kappa_with_ci(gold: list[str], pred: list[str | None], labels: list[str]) -> tuple[int, float | None, tuple]:
@@ -29,28 +27,36 @@ def kappa_with_ci(gold: list[str], pred: list[str | None], labels: list[str]) ->
 
 KAPPA_CI = {"missing": "undefined", "label": "95% CI "}  # how the summary line writes a kappa and its CI
 
-# one fitted scorer per dataset and embedder in a process; the dataset is kept with it, so its id is never reused
-_SCORERS: dict[tuple[int, str], tuple[object, object]] = {}
+
+class ReferenceScorer:
+    """embed-lr on one dataset, fitted on its train split at the first `labels` call and kept for the next ones.
+
+    `embedder` defaults to $HIERA_REFERENCE_EMBEDDER, read when the scorer is fitted.
+    """
+
+    def __init__(self, dataset, embedder: str | None = None):
+        self.dataset = dataset
+        self.embedder = embedder
+        self._scorer = None
+
+    def labels(self, pairs) -> list[str] | None:
+        """embed-lr's labels for `pairs`, or None without a train split or when the reference is turned off."""
+        if not settings.reference_enabled() or not self.dataset.splits.get("train"):
+            return None
+        if self._scorer is None:
+            from hiera_dspy.signals import RelevanceScorer
+
+            scheme, embedder = self.dataset.scheme, self.embedder or settings.reference_embedder()
+            scorer = RelevanceScorer(scheme, embedder=None if embedder == "lexical" else embedder)
+            scorer.fit([p for p in self.dataset.splits["train"] if p.label in scheme.labels])
+            self._scorer = scorer
+        return self._scorer.predict_many(list(pairs))
 
 
-def reference_labels(dataset, pairs) -> list[str] | None:
-    """embed-lr's labels for `pairs` (fitted on the dataset's train split once per process, so a compile's "before"
-    and "after" lines share one fit), or None without a train split or when disabled."""
-    if not settings.reference_enabled() or not dataset.splits.get("train"):
-        return None
-    from hiera_dspy.signals import RelevanceScorer
-
-    embedder = settings.reference_embedder()
-    key = (id(dataset), embedder)
-    if key not in _SCORERS:
-        scorer = RelevanceScorer(dataset.scheme, embedder=None if embedder == "lexical" else embedder)
-        scorer.fit([p for p in dataset.splits["train"] if p.label in dataset.scheme.labels])
-        _SCORERS[key] = (dataset, scorer)
-    return _SCORERS[key][1].predict_many(list(pairs))
-
-
-def summary_line(rows: list[dict], labels: list[str], dataset=None, pairs=None, method: str = "") -> str:
-    """The one-line summary: n and kappa with CI, plus embed-lr on the same pairs when a train split exists."""
+def summary_line(rows: list[dict], labels: list[str], reference: ReferenceScorer | None = None, pairs=None,
+                 method: str = "") -> str:
+    """The one-line summary: n and kappa with CI, plus `reference` (embed-lr) on the same pairs when it has a train
+    split to fit on."""
     rows = [r for r in rows if r.get("gold") in labels]  # unlabelled pairs (eval.label, holes) have nothing to score
     if not rows:
         return "no gold labels among these pairs: nothing to score"
@@ -58,12 +64,12 @@ def summary_line(rows: list[dict], labels: list[str], dataset=None, pairs=None, 
     pred = [final_label(r) for r in rows]
     n, kappa, ci = kappa_with_ci(gold, pred, labels)
     line = f"kappa {with_ci(kappa, ci, **KAPPA_CI)} on n={n}"
-    if dataset is None or pairs is None or method == "embed-lr":
+    if reference is None or pairs is None or method == "embed-lr":
         return line
     by_id = {p.id: p for p in pairs}
     judged = [r for r in rows if r["id"] in by_id]
     try:
-        ref = reference_labels(dataset, [by_id[r["id"]] for r in judged])
+        ref = reference.labels([by_id[r["id"]] for r in judged])
     except Exception as exc:  # noqa: BLE001 - the reference is a courtesy: never fail a finished run over it
         print(f"embed-lr reference unavailable: {type(exc).__name__}: {exc}", file=sys.stderr)
         return line

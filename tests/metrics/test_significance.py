@@ -1,8 +1,10 @@
+"""McNemar's paired test (exact and chi-square forms), Bonferroni and Holm, checked by hand."""
+
 import math
 
 import pytest
 
-from eval.stats import bonferroni, mcnemar
+from hiera_dspy.metrics.significance import bonferroni, holm, mcnemar
 
 
 def paired(b, c, both_right=0, both_wrong=0):
@@ -60,3 +62,8 @@ def test_bonferroni():
     assert bonferroni([0.01], m=4) == pytest.approx([0.04])
     assert bonferroni([0.5, None], m=2) == [1.0, None]
     assert bonferroni([]) == []
+
+
+def test_holm_by_hand_and_none_left_out():
+    # sorted 0.01, 0.03, 0.04 times 3, 2, 1, then made monotone: 0.03, 0.06, 0.06
+    assert holm([0.01, 0.04, None, 0.03]) == pytest.approx([0.03, 0.06, None, 0.06])

@@ -1,4 +1,8 @@
-"""Paired significance testing (McNemar) and multiple-comparison correction (pure, no DSPy)."""
+"""Paired significance testing (McNemar) and multiple-comparison correction (Bonferroni, Holm): pure, no DSPy.
+
+The tests themselves are scipy's (`binomtest`, `chi2`) and statsmodels' (`multipletests`); this module only counts
+the paired outcomes and handles the None of a comparison that could not be made.
+"""
 from __future__ import annotations
 
 from scipy.stats import binomtest, chi2
@@ -42,3 +46,16 @@ def bonferroni(p_values: list[float | None], m: int | None = None) -> list[float
     if m < 1:
         raise ValueError("m must be >= 1")
     return [None if p is None else min(1.0, float(p) * m) for p in p_values]
+
+
+def holm(p_values: list[float | None]) -> list[float | None]:
+    """Holm-adjusted p-values (statsmodels' `multipletests(method="holm")`); None stays None and is not counted."""
+    from statsmodels.stats.multitest import multipletests
+
+    present = [i for i, p in enumerate(p_values) if p is not None]
+    out: list[float | None] = [None] * len(p_values)
+    if present:
+        adjusted = multipletests([p_values[i] for i in present], method="holm")[1]
+        for i, q in zip(present, adjusted):
+            out[i] = float(q)
+    return out
