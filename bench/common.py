@@ -17,7 +17,7 @@ import random
 from collections import defaultdict
 from pathlib import Path
 
-from hiera_dspy.data.msrd import CATALOG_FIELDS
+from hiera_dspy.data.msrd_sample import CATALOG_FIELDS
 from hiera_dspy.data.msrd_pool import pool_item_text
 from hiera_dspy.metrics.classification import bootstrap_ci, classification_metrics
 from hiera_dspy.metrics.format import number

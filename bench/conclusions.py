@@ -49,7 +49,7 @@ from hiera_dspy.conclude.expected import expected_per_query
 from hiera_dspy.conclude.per_query import named_measures, per_query
 from hiera_dspy.conclude.ppi import estimate_columns
 from hiera_dspy.conclude.strata import query_uncertainty, strata_of
-from hiera_dspy.data.msrd import BUNDLED, read_catalog
+from hiera_dspy.data.msrd_sample import BUNDLED, read_catalog
 from hiera_dspy.data.trec import RunLine
 from hiera_dspy.labels import get_scheme
 from hiera_dspy.records import Pair

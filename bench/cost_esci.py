@@ -20,7 +20,7 @@ from hiera_dspy.data import load_dataset
 from hiera_dspy.labels import get_scheme
 from hiera_dspy.lm.roles import LMSpec, build_lms
 from hiera_dspy.methods import BuildContext, build
-from hiera_dspy.runs.estimate import estimate, format_estimate
+from hiera_dspy.runs.cost import estimate, format_estimate
 
 PAIRS, QUERIES = 2_600_000, 130_000
 SETUPS = {

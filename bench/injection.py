@@ -18,7 +18,7 @@ from hiera_dspy.knowledge import make_knowledge
 from hiera_dspy.lm.roles import LMSpec, build_lms
 from hiera_dspy.methods import BuildContext, build
 from hiera_dspy.runs.runner import run_pairs
-from hiera_dspy.runs.store import RunStore
+from hiera_dspy.store.run_store import RunStore
 from hiera_dspy.untrusted.attacks import ATTACKS, inject, opposite
 
 

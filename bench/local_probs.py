@@ -42,7 +42,7 @@ from bench.probs_table import family_rows, llm_label, row, table
 from hiera_dspy import settings
 from hiera_dspy.data import load_dataset
 from hiera_dspy.methods.probs import out_of_fold_scores
-from hiera_dspy.methods.signals import ScorerState, top
+from hiera_dspy.methods.learned_scorer import ScorerState, top
 
 OUT = Path("bench/results")
 RUNS = OUT / "local-probs"
@@ -62,7 +62,7 @@ def judged(method: str | None, dataset: str, split: str, n: int, lm_args: list[s
 
     if run_ids and method in run_ids:
         from hiera_dspy.cli.options import runs_dir
-        from hiera_dspy.runs.store import RunStore
+        from hiera_dspy.store.run_store import RunStore
 
         return {r["id"]: r for r in RunStore(runs_dir() / "store.sqlite").rows(run_ids[method])}
     what = ["--method", method] if method else ["--judge", judge]

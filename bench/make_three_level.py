@@ -29,7 +29,7 @@ import shutil
 import unicodedata
 from pathlib import Path
 
-from hiera_dspy.data.msrd import BUNDLED, _movie_text
+from hiera_dspy.data.msrd_sample import BUNDLED, _movie_text
 
 PUNCTUATION = str.maketrans({"\u2014": "-", "\u2013": "-", "\u2018": "'", "\u2019": "'", "\u201c": '"',
                              "\u201d": '"', "\u2026": "...", "\u2212": "-"})

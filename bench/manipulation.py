@@ -133,7 +133,7 @@ def judge_store(program, pairs: list[Pair], run_id: str, chunk: int | None) -> d
     """Judged through the resumable run store (at most `chunk` new judgments this call); {id: label or None}."""
     from hiera_dspy.cli.options import runs_dir
     from hiera_dspy.runs.runner import run_pairs
-    from hiera_dspy.runs.store import RunStore
+    from hiera_dspy.store.run_store import RunStore
 
     store = RunStore(runs_dir() / "store.sqlite")
     store.start_run(run_id, {"bench": "manipulation", "run": run_id})

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from hiera_dspy.lm.label_probs import expected_relevance, label_for, tune_cuts
-from hiera_dspy.methods.signals import tau_for_share, top
+from hiera_dspy.methods.learned_scorer import tau_for_share, top
 from hiera_dspy.metrics.classification import bootstrap_ci, classification_metrics
 from hiera_dspy.metrics.significance import mcnemar
 from hiera_dspy.signals.stacking import Stacker

@@ -44,7 +44,7 @@ def make_pairs(n: int, scratch: Path) -> Path:
     path = scratch / f"pairs-{n}.jsonl"
     if path.is_file():
         return path
-    from hiera_dspy.data.msrd import BUNDLED, read_catalog
+    from hiera_dspy.data.msrd_sample import BUNDLED, read_catalog
 
     queries = sorted({json.loads(line)["query"] for name in ("train.jsonl", "dev.jsonl")
                       for line in (BUNDLED / name).read_text(encoding="utf-8").splitlines() if line.strip()})

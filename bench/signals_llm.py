@@ -44,14 +44,14 @@ from hiera_dspy.data import load_dataset
 from hiera_dspy.knowledge import make_knowledge
 from hiera_dspy.lm.roles import ROLES, LMSpec, RoleLMs, build_lms
 from hiera_dspy.methods import BuildContext, available, build
-from hiera_dspy.methods.signals import ScorerLearner, ScorerState, tau_for_share, top
+from hiera_dspy.methods.learned_scorer import ScorerLearner, ScorerState, tau_for_share, top
 from hiera_dspy.metrics.classification import final_label
 from hiera_dspy.metrics.format import number
 from hiera_dspy.metrics.significance import mcnemar
 from hiera_dspy.runs.progress import Display
 from hiera_dspy.runs.runner import run_pairs
 from hiera_dspy.runs.spec import RunSpec
-from hiera_dspy.runs.store import RunStore
+from hiera_dspy.store.run_store import RunStore
 from hiera_dspy.runs.tally import metrics_from_rows
 
 NEVER = {"delegation": "never"}

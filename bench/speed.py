@@ -128,7 +128,7 @@ def stage_measure(work: Path, train_steps: int) -> dict:
     from hiera_dspy.methods.cross import blend_labels, distributions
     from hiera_dspy.metrics.agreement import kappa_of_labels
     from hiera_dspy.metrics.classification import bootstrap_ci
-    from hiera_dspy.runs.artifacts import load_judge
+    from hiera_dspy.artifacts.judge_file import load_judge
     from hiera_dspy.signals.onnx_encoder import FP32, INT8, OnnxRunner
 
     dataset = load_dataset("msrd")
@@ -188,7 +188,7 @@ def _is_shipped(name: str, manifest: dict) -> bool:
 
 def ce_folder(work: Path) -> Path:
     """The weights folder beside the artifact."""
-    from hiera_dspy.runs.artifacts import files_folder
+    from hiera_dspy.artifacts.judge_file import files_folder
 
     return files_folder(work / "ce-blend.json")
 

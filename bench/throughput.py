@@ -48,7 +48,7 @@ from hiera_dspy.engines import EngineOptions, Job, judge
 from hiera_dspy.lm.roles import ROLES, LMSpec, build_lms
 from hiera_dspy.methods import BuildContext, available, build
 from hiera_dspy.runs.runner import judge_one, run_pairs
-from hiera_dspy.runs.store import RunStore
+from hiera_dspy.store.run_store import RunStore
 
 
 class Server:

@@ -51,10 +51,10 @@ from hiera_dspy.methods.graphs import ABLATIONS
 from hiera_dspy.methods.learning import prepare_fresh
 from hiera_dspy.metrics.format import number
 from hiera_dspy.records import as_judgment
-from hiera_dspy.runs.estimate import format_total
+from hiera_dspy.runs.cost import format_total
 from hiera_dspy.runs.runner import run_pairs
 from hiera_dspy.runs.spec import RunSpec
-from hiera_dspy.runs.store import StoreError, validate_run_id
+from hiera_dspy.store.run_store import StoreError, validate_run_id
 
 
 def _families(*families: str) -> list[str]:

@@ -25,7 +25,7 @@ from hiera_dspy.cli.lms import add_lm_arguments, lms_from_args
 from hiera_dspy.cli.options import runs_dir
 from hiera_dspy.data import DataError, load_dataset
 from hiera_dspy.metrics.agreement import NO_LABEL
-from hiera_dspy.runs.store import RunStore
+from hiera_dspy.store.run_store import RunStore
 from hiera_dspy.untrusted.blocks import item_block
 from signatures.errors import FAILURE_PATTERNS, FailurePattern
 

@@ -31,11 +31,11 @@ from pathlib import Path
 
 from hiera_dspy.cli.labelling import add_labelling_arguments, add_sample_arguments, label_pairs
 from hiera_dspy.cli.options import add_input_options, cli_main, exit_on_error_rate, output_folder, raise_if_stopped
-from hiera_dspy.conclude.holes import population
+from hiera_dspy.conclude.filled_benchmark import population
 from hiera_dspy.conclude.retrieval import pool_holes
 from hiera_dspy.data import Dataset
-from hiera_dspy.labelling.conclusions import check_sample_size, draw_sample
-from hiera_dspy.labelling.holes import TIE_RULE, read_inputs, tied_in_top
+from hiera_dspy.labelling.benchmark_conclusions import check_sample_size, draw_sample
+from hiera_dspy.labelling.benchmark_holes import TIE_RULE, read_inputs, tied_in_top
 from hiera_dspy.labelling.run import export
 from hiera_dspy.labels import LabelScheme, custom_scheme, get_scheme
 

@@ -24,7 +24,7 @@ import numpy as np
 from hiera_dspy.cli.options import cli_main
 from hiera_dspy.data import load_dataset
 from hiera_dspy.data.trec import write_qrels, write_run
-from hiera_dspy.runs.files import write_atomic
+from hiera_dspy.store.files import write_atomic
 
 RUN_DEPTH = 100  # documents retrieved per query in each run
 RRF_K = 60

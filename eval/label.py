@@ -33,7 +33,7 @@ from hiera_dspy.cli.options import (
 from hiera_dspy.data import DataError
 from hiera_dspy.labelling import freshness
 from hiera_dspy.labelling.run import export
-from hiera_dspy.runs.files import write_atomic
+from hiera_dspy.store.files import write_atomic
 from hiera_dspy.runs.tally import Tally
 
 

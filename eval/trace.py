@@ -21,7 +21,7 @@ from hiera_dspy.cli.options import open_store, runs_dir
 from hiera_dspy.lm.ledger import Step
 from hiera_dspy.lm.profiles import describe as describe_profile
 from hiera_dspy.records import Judgment, as_judgment, step_from_dict
-from hiera_dspy.runs.store import RunStore
+from hiera_dspy.store.run_store import RunStore
 
 STEP_TITLES = {"judge.triage": "Judge triage", "relation.plan": "Relation Analyzer plan",
                "query.analyze": "Query Analyzer analysis", "item.analyze": "Item Analyzer analysis",

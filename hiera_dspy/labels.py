@@ -107,7 +107,7 @@ def register(scheme: LabelScheme) -> LabelScheme:
     return scheme
 
 
-# Definitions are the sources' own words: a verbatim quote, " … " marking an elision (tests/core/label_sources.py
+# Definitions are the sources' own words: a verbatim quote, " … " marking an elision (tests/fixtures/label_sources.py
 # holds each source's passage and checks every definition against it).
 register(LabelScheme(
     name="msrd",

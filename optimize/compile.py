@@ -52,8 +52,8 @@ from hiera_dspy.knowledge import make_knowledge
 from hiera_dspy.methods import BuildContext, available, build
 from hiera_dspy.methods.learning import prepare_fresh
 from hiera_dspy.metrics.reference import ReferenceScorer, summary_line
-from hiera_dspy.runs.artifact_format import ArtifactError, read_artifact
-from hiera_dspy.runs.artifacts import save_judge
+from hiera_dspy.artifacts.format import ArtifactError, read_artifact
+from hiera_dspy.artifacts.judge_file import save_judge
 from hiera_dspy.runs.outputs import write_outputs
 from hiera_dspy.runs.runner import run_pairs
 from hiera_dspy.runs.spec import RunSpec

@@ -6,6 +6,8 @@ from __future__ import annotations
 import contextlib
 import copy
 import os
+import threading
+from types import SimpleNamespace
 
 import pytest
 
@@ -71,3 +73,39 @@ def patch_make_lm():
             stack.enter_context(lm_factory(lambda spec, role="judge": fake_lm(answers)))
 
         yield apply
+
+
+# --- `h`: the judging tests' helpers ----------------------------------------------------------------------------
+DECISION_MARK = "[[ ## evidence ## ]]"  # only the Judge's decision prompt has an `evidence` input
+
+
+def is_decision(prompt: str) -> bool:
+    return DECISION_MARK in prompt
+
+
+class Recorder:
+    """Collects (tag, prompt) pairs from answer callables; thread-safe."""
+
+    def __init__(self):
+        self.prompts: list[tuple[str, str]] = []
+        self._lock = threading.Lock()
+
+    def answer(self, tag: str, value):
+        def call(prompt: str):
+            with self._lock:
+                self.prompts.append((tag, prompt))
+            return value(prompt) if callable(value) else value
+
+        return call
+
+    def of(self, tag: str) -> list[str]:
+        return [p for t, p in self.prompts if t == tag]
+
+
+@pytest.fixture
+def h():
+    """The shared test kit (hiera_dspy/testing.py), a prompt recorder and the mark of the Judge's decision prompt, as one
+    namespace: a test asks for `h` and needs no import path for them."""
+    return SimpleNamespace(Recorder=Recorder, FakeKnowledge=testing.FakeKnowledge, make_role_lms=testing.role_lms,
+                           engine_calls=testing.engine_calls, judge_once=testing.judge_once, pair=testing.pair,
+                           is_decision=is_decision, query_of=testing.input_of)

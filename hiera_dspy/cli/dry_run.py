@@ -1,5 +1,5 @@
 """The `--dry-run` flags of the judging CLIs: estimate a run's tokens and money instead of judging
-(`hiera_dspy.runs.estimate`), and print the estimate."""
+(`hiera_dspy.runs.cost`), and print the estimate."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import argparse
 import dspy
 
 from hiera_dspy.records import Pair
-from hiera_dspy.runs.estimate import ASSUMED_OUTPUT_TOKENS, estimate, format_estimate
+from hiera_dspy.runs.cost import ASSUMED_OUTPUT_TOKENS, estimate, format_estimate
 
 
 def add_dry_run_arguments(parser: argparse.ArgumentParser) -> None:

@@ -12,7 +12,7 @@ from hiera_dspy.cli.dry_run import dry_run
 from hiera_dspy.cli.engines import options_from_args
 from hiera_dspy.cli.options import add_judging_arguments, begin_run, open_store, progress_display
 from hiera_dspy.cli.program import build_program
-from hiera_dspy.conclude.holes import MACHINE_VALUES
+from hiera_dspy.conclude.filled_benchmark import MACHINE_VALUES
 from hiera_dspy.data import Dataset
 from hiera_dspy.engines import Job, judge
 from hiera_dspy.errors import HieraError

@@ -13,7 +13,7 @@ from hiera_dspy.errors import HieraError
 from hiera_dspy.labels import custom_scheme, get_scheme
 from hiera_dspy.lm.secrets import redact_output
 from hiera_dspy.metrics.format import number
-from hiera_dspy.runs.store import RunStore, StoreError, StoreWriteFailed, validate_run_id
+from hiera_dspy.store.run_store import RunStore, StoreError, StoreWriteFailed, validate_run_id
 
 EXIT_ERROR_RATE = 3  # the run finished and wrote its outputs, but too many judgments ended in an error
 
@@ -204,7 +204,7 @@ def add_run_arguments(parser: argparse.ArgumentParser, *, run_id: bool = True) -
 def progress_display(args: argparse.Namespace, lms=None, desc: str = ""):
     """How a judging CLI shows its progress (hiera_dspy.runs.progress.Display): a bar named `desc`, one line per
     judgment with --verbose, and the cost so far where every role's model has a price."""
-    from hiera_dspy.runs.estimate import prices_of
+    from hiera_dspy.runs.cost import prices_of
     from hiera_dspy.runs.progress import Display
 
     return Display(desc=desc, verbose=getattr(args, "verbose", False), prices=lambda: prices_of(lms))

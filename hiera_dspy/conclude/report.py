@@ -4,7 +4,7 @@
 "B and C cannot be told apart at this sample size; label about 23 more sampled queries to tell B from C" (80% power
 at the difference estimated now, `hiera_dspy.conclude.plan.more_queries`). Below an estimate's n_min the caution
 quotes the coverage the MSRD benchmark measured at that sample size (`MEASURED`).
-Pure: the dict of `hiera_dspy.conclude.holes.conclusions` in, lines of text out.
+Pure: the dict of `hiera_dspy.conclude.filled_benchmark.conclusions` in, lines of text out.
 """
 
 from __future__ import annotations

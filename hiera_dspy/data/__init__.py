@@ -100,7 +100,7 @@ class Dataset:
 
 # name -> "module:function"; the function takes (arg: str | None, scheme: LabelScheme | None, **options) -> Dataset
 LOADERS: dict[str, str] = {
-    "msrd": "hiera_dspy.data.msrd:load",
+    "msrd": "hiera_dspy.data.msrd_sample:load",
     "esci": "hiera_dspy.data.esci:load",
     "wands": "hiera_dspy.data.wands:load",
     "homedepot": "hiera_dspy.data.homedepot:load",

@@ -21,7 +21,7 @@ from hiera_dspy.data import BadRows, DataError, Dataset, expect_file
 from hiera_dspy.data.sampling import make_splits
 from hiera_dspy.labels import LabelScheme
 from hiera_dspy.records import Pair
-from hiera_dspy.runs.idset import IdSet
+from hiera_dspy.store.idset import IdSet
 
 REQUIRED = ("id", "query", "item_title", "item_text")
 TEXT_FIELDS = REQUIRED + ("query_id", "item_id")  # text, or a number written as text (an id, a year as a title)

@@ -20,7 +20,7 @@ from typing import NamedTuple
 from hiera_dspy.data import SKIP_HINT, CatalogEntry, DataError
 from hiera_dspy.data.jsonl import json_object
 from hiera_dspy.labels import LabelScheme
-from hiera_dspy.runs.files import write_atomic
+from hiera_dspy.store.files import write_atomic
 
 
 class RunLine(NamedTuple):

@@ -28,7 +28,7 @@ from hiera_dspy.errors import CommandError
 from hiera_dspy.lm.breaker import CircuitBreaker
 from hiera_dspy.records import Judgment, Pair
 from hiera_dspy.runs.progress import Display
-from hiera_dspy.runs.store import RunStore
+from hiera_dspy.store.run_store import RunStore
 
 ENGINES: dict[str, tuple[str, str]] = {
     "threads": ("hiera_dspy.engines.threads", "worker threads (--threads N); the default"),

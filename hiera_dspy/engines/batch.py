@@ -37,7 +37,7 @@ from hiera_dspy.errors import CommandError
 from hiera_dspy.lm.intercept import lm_objects, openai_chat_body, openai_chat_response, swapped_engines, wire_model
 from hiera_dspy.lm.retry import RetryPolicy, retrying_adapter
 from hiera_dspy.runs.runner import Progress, RunRows, judge_one, pending, run_rows, windows
-from hiera_dspy.runs.store import RunStore
+from hiera_dspy.store.run_store import RunStore
 
 OPENAI_BASE = "https://api.openai.com/v1"
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import time
 
-from hiera_dspy.runs.side_table import SideTable
+from hiera_dspy.store.side_table import SideTable
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS decisions (

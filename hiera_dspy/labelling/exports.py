@@ -19,8 +19,8 @@ from hiera_dspy.labelling.confidence import confidence
 from hiera_dspy.labelling.history import folder_decisions
 from hiera_dspy.labels import LabelScheme
 from hiera_dspy.records import Judgment, Pair
-from hiera_dspy.runs.files import atomic_file
-from hiera_dspy.runs.store import RunStore
+from hiera_dspy.store.files import atomic_file
+from hiera_dspy.store.run_store import RunStore
 
 
 def pair_record(p: Pair) -> dict:

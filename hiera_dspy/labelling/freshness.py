@@ -15,7 +15,8 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from hiera_dspy.runs.store import RunStore
+from hiera_dspy.store import sqlite
+from hiera_dspy.store.run_store import RunStore
 
 NOTE = "export"
 PAIRS_NOTE = "pairs"
@@ -72,7 +73,7 @@ def _pairs_key(source: dict | None, split: str, limit: int | None, out: Path) ->
 
 def _decisions(store: RunStore, run_id: str) -> list:
     """(count, last time) of the store's human decisions (the review's log lives in the same SQLite file)."""
-    db = sqlite3.connect(f"file:{store.path}?mode=ro", uri=True, timeout=60)
+    db = sqlite.open_read(store.path)
     try:
         # every run's: an export carries a person's decisions on earlier runs of the same folder too
         return list(db.execute("SELECT count(*), max(at) FROM decisions").fetchone())

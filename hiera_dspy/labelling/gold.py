@@ -19,7 +19,7 @@ from pathlib import Path
 from hiera_dspy.errors import HieraError
 from hiera_dspy.labelling.decisions import DecisionLog
 from hiera_dspy.records import Pair
-from hiera_dspy.runs.store import RunStore
+from hiera_dspy.store.run_store import RunStore
 
 
 class NoDecisions(HieraError):

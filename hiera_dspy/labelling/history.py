@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from hiera_dspy.labelling.decisions import DecisionLog
-from hiera_dspy.runs.store import RunStore
+from hiera_dspy.store.run_store import RunStore
 
 
 def folder_runs(store: RunStore, run_id: str) -> list[str]:

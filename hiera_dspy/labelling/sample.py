@@ -20,13 +20,13 @@ from __future__ import annotations
 import math
 import sqlite3
 import time
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from hiera_dspy.conclude.sample import Sample
 from hiera_dspy.errors import HieraError
 from hiera_dspy.labelling.draws import DEFAULT_STRATA, DRAWS, Draw, run_draw
-from hiera_dspy.runs.side_table import SideTable
+from hiera_dspy.store.side_table import SideTable
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS human_sample (
@@ -36,25 +36,6 @@ CREATE TABLE IF NOT EXISTS human_sample (
 """
 ADDED_COLUMNS = {"strata": "INTEGER", "stratum": "INTEGER"}  # stores made before the stratified draw lack them
 METHODS = tuple(DRAWS)  # how the queries are drawn; "uncertain" (active inference): measured, not built
-
-
-@dataclass(frozen=True)
-class Sample:
-    """The sampled query ids in draw order, the seed, the method and what was asked for (`8` or `10%`); a stratified
-    sample also the number of strata and each query's stratum (0 = least uncertain)."""
-    queries: list[str]
-    seed: int
-    method: str
-    requested: str
-    strata: int | None = None
-    stratum: list[int] | None = None
-
-    @property
-    def allocation(self) -> list[int] | None:
-        """A stratified sample's number of queries per stratum (least uncertain first); None for a random one."""
-        if self.strata is None or self.stratum is None:
-            return None
-        return [self.stratum.count(h) for h in range(self.strata)]
 
 
 def parse_size(text: str) -> tuple[float, bool]:
@@ -80,38 +61,6 @@ def count(size: tuple[float, bool], n_queries: int) -> int:
         raise HieraError(f"--human-sample {int(value)}: the benchmark has only {n_queries} queries; ask for at most "
                          f"{n_queries} (or a percentage, e.g. 10%)")
     return wanted
-
-
-@dataclass
-class SampleState:
-    """Where a sample stands: its decided queries (in sample order), the pending ones with how many of their pairs
-    are still undecided, and which pending queries are partly labelled."""
-    decided: list[str] = field(default_factory=list)
-    pending: dict[str, int] = field(default_factory=dict)
-    partial: list[str] = field(default_factory=list)
-    no_holes: list[str] = field(default_factory=list)
-
-    @property
-    def remaining_pairs(self) -> int:
-        """Sample pairs a person has not decided yet."""
-        return sum(self.pending.values())
-
-
-def state(sample: Sample, pairs_by_query: dict[str, list[str]], decided_pairs: Iterable[str]) -> SampleState:
-    """The sample's state from the run's pairs per query and the ids of the pairs a person decided."""
-    done, out = set(decided_pairs), SampleState()
-    for q in sample.queries:
-        pairs = pairs_by_query.get(q, [])
-        left = sum(1 for p in pairs if p not in done)
-        if not pairs:
-            out.no_holes.append(q)
-        if left:
-            out.pending[q] = left
-            if left < len(pairs):
-                out.partial.append(q)
-        else:
-            out.decided.append(q)
-    return out
 
 
 def sample_pair_ids(sample: Sample, pairs_by_query: dict[str, list[str]]) -> list[str]:

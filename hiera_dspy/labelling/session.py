@@ -15,7 +15,7 @@ from hiera_dspy.labelling.queue import QueueEntry, review_queue
 from hiera_dspy.labelling.run import export
 from hiera_dspy.labelling.sample import SAMPLE_REASON, read_sample, sample_entries
 from hiera_dspy.labels import LabelScheme
-from hiera_dspy.runs.store import RunStore
+from hiera_dspy.store.run_store import RunStore
 from hiera_dspy.untrusted.screen import screen_item
 
 

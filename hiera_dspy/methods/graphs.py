@@ -1,6 +1,6 @@
 """The HIERA graphs of the paper's Table 3 (full system and ablations) and the config every HIERA graph shares.
 
-One place for these defaults: `methods/hiera.py` registers a method per graph, `methods/signals.py` builds its
+One place for these defaults: `methods/hiera.py` registers a method per graph, `methods/learned_scorer.py` builds its
 learned-signals variants on the full graph (`HIERA`).
 """
 

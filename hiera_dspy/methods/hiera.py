@@ -145,7 +145,7 @@ class HieraProgram(dspy.Module):
 
 def _builder(ctx: BuildContext, **config) -> HieraProgram:
     config["specialists"] = tuple(config.get("specialists", ()))
-    if config.pop("signals", False):  # config signals=True: hiera+signals (methods/signals.py), found by name
+    if config.pop("signals", False):  # config signals=True: hiera+signals (methods/learned_scorer.py), found by name
         signals = available()["hiera+signals"]  # its scorer defaults under this graph's config
         return signals.builder(ctx, **{**signals.defaults, **config})
     scorer_keys = sorted({"embedder", "C"} & set(config))

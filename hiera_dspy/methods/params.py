@@ -76,7 +76,7 @@ PARAMS: dict[str, Param] = {
     "max_iters": Param(int, "ReAct turns per agent", low=1, high=20),
     "signals": Param(bool, "the Judge and Relation Analyzer also read the learned scorer's distribution",
                      nullable=True),
-    # learned scorer and cascade (methods/signals.py)
+    # learned scorer and cascade (methods/learned_scorer.py)
     "embedder": Param(str, "scorer features: auto (MiniLM if installed, else lexical), lexical, or a model id",
                       nullable=True),
     "C": Param(float, "inverse regularisation strength of the scorer's logistic regression", low=1e-6,

@@ -34,7 +34,7 @@ from hiera_dspy.lm import hidden, ledger
 from hiera_dspy.lm.label_probs import expected_relevance
 from hiera_dspy.methods import BuildContext, register
 from hiera_dspy.methods.learning import Learner
-from hiera_dspy.methods.signals import SCORER, SCORER_OPTIONS, ScorerState, top
+from hiera_dspy.methods.learned_scorer import SCORER, SCORER_OPTIONS, ScorerState, top
 from hiera_dspy.records import Pair
 from hiera_dspy.signals.stacking import Stacker
 

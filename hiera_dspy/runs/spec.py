@@ -4,7 +4,7 @@ A run is judged once and resumed by id: the same method config, learned state (a
 knowledge give the same id, so an interrupted or repeated run re-judges nothing. Every tool that starts runs (eval.run,
 eval.ablate, eval.label, eval.holes, optimize.compile, optimize.search, bench/signals_llm.py) names them through
 `RunSpec` (`RunSpec.of(program, ...)` and the per-tool constructors below) and `run_id`; the ids are those the tools
-computed before this module existed, so existing run stores resume (tests/core/test_run_ids_pinned.py pins them).
+computed before this module existed, so existing run stores resume (tests/runs/test_run_ids_pinned.py pins them).
 
 The learned state is the program's own (`hiera_dspy.methods.learning`: a `Learner` is prepared explicitly, then
 `learned_state()` says what it fitted); a RunSpec never prepares nor probes a program.

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 from hiera_dspy.labelling.gold import decided_pairs, with_decisions
 from hiera_dspy.records import Pair
-from hiera_dspy.runs.store import RunStore
+from hiera_dspy.store.run_store import RunStore
 
 
 @dataclass

@@ -6,7 +6,7 @@
 
 Embedding features need the optional extra `hiera-dspy[signals]`; without it the scorer uses lexical features only.
 The methods that use the scorer (the "signals" family: embed-lr, hiera+signals, hiera-cascade) are in
-`hiera_dspy/methods/signals.py`; a program's fitted scorer is its `scorer_state`.
+`hiera_dspy/methods/learned_scorer.py`; a program's fitted scorer is its `scorer_state`.
 """
 
 from hiera_dspy.signals.features import (

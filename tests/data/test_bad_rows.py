@@ -9,7 +9,7 @@ import shutil
 
 import pytest
 
-from hiera_dspy.data import DataError, load_dataset, msrd
+from hiera_dspy.data import DataError, load_dataset, msrd_sample
 from tests.data.test_esci import _examples_and_products
 from tests.data.test_homedepot import _write as write_homedepot
 from tests.data.test_wands import _write as write_wands
@@ -25,8 +25,8 @@ def _jsonl(folder):
 
 
 def _msrd(folder):
-    shutil.copy(msrd.BUNDLED / "train.jsonl", folder / "train.jsonl")
-    lines = (msrd.BUNDLED / "dev.jsonl").read_text().splitlines()
+    shutil.copy(msrd_sample.BUNDLED / "train.jsonl", folder / "train.jsonl")
+    lines = (msrd_sample.BUNDLED / "dev.jsonl").read_text().splitlines()
     lines[4] = lines[4].replace('"query": "', '"query": ["', 1).replace('", "item_title"', '"], "item_title"', 1)
     (folder / "dev.jsonl").write_text("\n".join(lines) + "\n")
     return (f"msrd:{folder}", {}, 599,

@@ -5,7 +5,7 @@ from collections import Counter
 
 import pytest
 
-from hiera_dspy.data import DataError, load_dataset, msrd
+from hiera_dspy.data import DataError, load_dataset, msrd_sample
 
 ALIEN_TEXT_START = ("Overview: During its return to the earth, commercial spaceship Nostromo intercepts a distress "
                     "signal from a distant planet.")
@@ -45,21 +45,21 @@ def test_catalog(bundled):
 
 
 def test_other_folder_and_missing_files(tmp_path):
-    shutil.copy(msrd.BUNDLED / "dev.jsonl", tmp_path / "dev.jsonl")
-    ds = msrd.load(str(tmp_path), None)
+    shutil.copy(msrd_sample.BUNDLED / "dev.jsonl", tmp_path / "dev.jsonl")
+    ds = msrd_sample.load(str(tmp_path), None)
     assert set(ds.splits) == {"dev"} and ds.catalog is None and len(ds.split()) == 300
     with pytest.raises(DataError, match="nowhere: folder not found; expected a folder with train.jsonl"):
-        msrd.load(str(tmp_path / "nowhere"), None)
+        msrd_sample.load(str(tmp_path / "nowhere"), None)
     (tmp_path / "empty").mkdir()
     with pytest.raises(DataError, match="no train.jsonl or dev.jsonl"):
-        msrd.load(str(tmp_path / "empty"), None)
+        msrd_sample.load(str(tmp_path / "empty"), None)
 
 
 def test_licence_of_the_shipped_copy_agrees_in_notice_and_readme():
     """Upstream metarank/msrd states CC BY-SA 4.0; Elastic's notice (kept verbatim) names CC BY 4.0."""
     from pathlib import Path
 
-    notice = (Path(msrd.__file__).parent / "msrd" / "NOTICE.txt").read_text(encoding="utf-8")
+    notice = (Path(msrd_sample.__file__).parent / "msrd" / "NOTICE.txt").read_text(encoding="utf-8")
     elastic, _, ours = notice.partition("\n\nLicence of this copy:")
     assert elastic.startswith('This product contains an adapted version of the "Movie Search Ranking Dataset (MSRD)"')
     assert "licenses/by/4.0/legalcode" in elastic  # Elastic's words, unchanged

@@ -10,7 +10,7 @@ from engine_helpers import ANSWERS, assert_same_run, make_program
 from hiera_dspy.engines import EngineOptions, Job, judge
 from hiera_dspy.engines.aio import has_async_path
 from hiera_dspy.lm import pacing
-from hiera_dspy.runs.store import RunStore
+from hiera_dspy.store.run_store import RunStore
 from hiera_dspy.testing import role_lms
 
 

@@ -23,7 +23,7 @@ from hiera_dspy.engines.batch import request_key  # noqa: E402
 from hiera_dspy.engines.openai_batch import BatchClient  # noqa: E402
 from hiera_dspy.lm.roles import ROLES, LMSpec, build_lms  # noqa: E402
 from hiera_dspy.methods import BuildContext, build  # noqa: E402
-from hiera_dspy.runs.store import RunStore  # noqa: E402
+from hiera_dspy.store.run_store import RunStore  # noqa: E402
 
 ROOT = TESTS.parent
 

@@ -13,7 +13,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from engine_helpers import ANSWERS, make_program  # noqa: E402
 from fault_server import FaultServer  # noqa: E402
 
-from hiera_dspy.runs.estimate import estimate, format_estimate, price  # noqa: E402
+from hiera_dspy.runs.cost import estimate, format_estimate, price  # noqa: E402
 from hiera_dspy.testing import role_lms  # noqa: E402
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
@@ -36,7 +36,7 @@ def test_dry_run_sends_nothing_and_prices_the_split(tmp_path, capsys):
     assert est["usd"] > 0 and est["usd_batch"] == pytest.approx(est["usd"] / 2, rel=1e-6)  # gpt-4o-mini: half
     assert set(est["roles"]) == {"judge", "relation", "query", "item"}
     assert est["delegation_source"] == "assumed" and est["delegation"] == 0.5
-    from hiera_dspy.runs.store import RunStore
+    from hiera_dspy.store.run_store import RunStore
 
     assert RunStore(tmp_path / "s.sqlite").run_ids() == []  # no run was started
 
@@ -46,7 +46,7 @@ def test_prompt_tokens_are_the_real_requests_counted(msrd, tmp_path):
     from hiera_dspy.engines import Job, judge
     from hiera_dspy.lm.roles import ROLES, LMSpec, build_lms
     from hiera_dspy.methods import BuildContext, build
-    from hiera_dspy.runs.store import RunStore
+    from hiera_dspy.store.run_store import RunStore
 
     pairs = msrd.split("dev")[:8]
     bodies = []

@@ -11,7 +11,7 @@ import pytest
 from engine_helpers import ANSWERS, assert_same_run  # noqa: E402
 
 from hiera_dspy.engines.ray_engine import groups_by_query  # noqa: E402
-from hiera_dspy.runs.store import RunStore  # noqa: E402
+from hiera_dspy.store.run_store import RunStore  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from fault_server import FaultServer  # noqa: E402

@@ -6,7 +6,7 @@ import pytest
 
 from eval import ablate
 from hiera_dspy.methods.graphs import ABLATIONS
-from hiera_dspy.runs.store import RunStore
+from hiera_dspy.store.run_store import RunStore
 
 ANSWERS = {"query_interpretability": "unclear"}  # the Judge delegates: the whole graph runs
 

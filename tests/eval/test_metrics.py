@@ -97,14 +97,14 @@ def test_bootstrap_deterministic_and_contains_point(metric):
 
 
 def test_one_kappa_for_metrics_and_the_cascade_rule():
-    """The cascade's tau rule (hiera_dspy.methods.signals) and ce-blend's blend choice read the same kappa as the
+    """The cascade's tau rule (hiera_dspy.methods.learned_scorer) and ce-blend's blend choice read the same kappa as the
     reports (hiera_dspy.metrics.agreement)."""
     import numpy as np
 
-    from hiera_dspy.methods import cross, signals
+    from hiera_dspy.methods import cross, learned_scorer
     from hiera_dspy.metrics.agreement import kappa_of_labels
 
-    assert signals.kappa_of_labels is kappa_of_labels
+    assert learned_scorer.kappa_of_labels is kappa_of_labels
     gold, pred = np.array([0, 0, 1, 1, 1]), np.array([0, 1, 1, 1, 0])  # ce-blend's objective on grade indices
     assert cross.objective("kappa")(gold, pred, 2) == pytest.approx(kappa_of_labels(list(gold), list(pred)))
     answered = [(g, p) for g, p in zip(GOLD, PRED) if p is not None]

@@ -41,6 +41,6 @@ def holes_argv(bench: dict, out: Path, *extra: str) -> list[str]:
 def open_store():
     """The test's run store (HIERA_RUNS_DIR is a temp folder)."""
     from hiera_dspy.cli.options import runs_dir
-    from hiera_dspy.runs.store import RunStore
+    from hiera_dspy.store.run_store import RunStore
 
     return RunStore(runs_dir() / "store.sqlite")

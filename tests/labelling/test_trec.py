@@ -92,7 +92,7 @@ def test_msrd_grades_are_the_scheme_index(tmp_path):
 
 
 def test_atomic_write_never_leaves_half_a_file(tmp_path):
-    from hiera_dspy.runs.files import write_atomic
+    from hiera_dspy.store.files import write_atomic
 
     path = write_atomic(tmp_path / "qrels.txt", "q 0 d 1\n")
     assert oct(path.stat().st_mode & 0o777) != oct(0o600)  # usual permissions, not mkstemp's

@@ -45,7 +45,7 @@ def test_a_long_text_is_flagged_counted_and_the_limit_is_a_setting(tmp_path, pat
 
     from hiera_dspy.cli.options import runs_dir
     from hiera_dspy.runs.tally import metrics_from_rows
-    from hiera_dspy.runs.store import RunStore
+    from hiera_dspy.store.run_store import RunStore
 
     rows = RunStore(runs_dir() / "store.sqlite").rows(summary["run_id"])
     assert metrics_from_rows(rows, ["Bad", "Good"])["truncated"] == 1

@@ -34,7 +34,7 @@ def _build(pairs):
 
 def test_fits_chooses_on_dev_and_round_trips_through_an_artifact(tiny_base, tmp_path):
     from hiera_dspy.lm.roles import RoleLMs
-    from hiera_dspy.runs.artifacts import ArtifactError, files_folder, load_judge, save_judge
+    from hiera_dspy.artifacts.judge_file import ArtifactError, files_folder, load_judge, save_judge
 
     pairs = _pairs(40)
     program = _build(pairs).prepare()
@@ -102,7 +102,7 @@ def test_graded_labels_fit_three_grades_with_ordinal_thresholds_and_round_trip(t
     over the three labels in `scores`, both kappas recorded, the artifact loads back with the same labels."""
     from hiera_dspy.lm.roles import RoleLMs
     from hiera_dspy.methods import BuildContext, build
-    from hiera_dspy.runs.artifacts import load_judge, save_judge
+    from hiera_dspy.artifacts.judge_file import load_judge, save_judge
 
     scheme = get_scheme("homedepot")
     pairs = _graded_pairs(40, with_grade=True)
@@ -143,9 +143,9 @@ def test_compile_label_decide_and_refit_from_the_decisions(tiny_base, tmp_path):
     from eval import escalations
     from eval import label as eval_label
     from hiera_dspy.cli.options import runs_dir
-    from hiera_dspy.runs.artifact_format import read_artifact
-    from hiera_dspy.runs.artifacts import files_folder
-    from hiera_dspy.runs.store import RunStore
+    from hiera_dspy.artifacts.format import read_artifact
+    from hiera_dspy.artifacts.judge_file import files_folder
+    from hiera_dspy.store.run_store import RunStore
     from optimize import compile as compile_cli
 
     def rows(pairs):

@@ -63,7 +63,7 @@ def test_esci_compiles_ce_blend_and_fills_graded_holes(tiny_base, tmp_path):
 
     from eval import escalations
     from eval import holes as eval_holes
-    from hiera_dspy.runs.artifact_format import read_artifact
+    from hiera_dspy.artifacts.format import read_artifact
     from optimize import compile as compile_cli
 
     art = tmp_path / "esci.json"

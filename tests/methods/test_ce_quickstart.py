@@ -16,7 +16,7 @@ def _rows(pairs):
 
 
 def test_quickstart_compile_reports_each_part_and_every_dev_pair(tiny_base, tmp_path, monkeypatch, capsys):
-    from hiera_dspy.runs.artifact_format import read_artifact
+    from hiera_dspy.artifacts.format import read_artifact
     from optimize import compile as compile_cli
     from optimize import optimizers
 

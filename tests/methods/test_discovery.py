@@ -50,7 +50,7 @@ def dropped_in(tmp_path, monkeypatch):
 
 def test_discovery_imports_every_method_module():
     names = methods.discover()
-    assert {"hiera", "baselines", "dream", "probs", "signals", "react"} <= set(names)
+    assert {"hiera", "baselines", "dream", "probs", "learned_scorer", "react"} <= set(names)
     assert {m.builder.__module__.rpartition(".")[2] for m in methods.available().values()} <= set(names)
 
 

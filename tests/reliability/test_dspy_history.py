@@ -11,7 +11,7 @@ from hiera_dspy.lm import retention
 from hiera_dspy.lm.roles import LMSpec, RoleLMs, make_lm
 from hiera_dspy.methods import BuildContext, build
 from hiera_dspy.runs.runner import run_pairs
-from hiera_dspy.runs.store import RunStore
+from hiera_dspy.store.run_store import RunStore
 
 
 def test_dspy_still_has_the_history_windows_retention_bounds():

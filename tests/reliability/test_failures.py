@@ -104,7 +104,7 @@ def test_a_truncated_plan_makes_a_counted_degraded_judgment_naming_the_step(isol
     assert metrics["degraded"] == len(delegated) and metrics["degraded_steps"] == {"relation.plan": len(delegated)}
     assert f"degraded={len(delegated)}" in capsys.readouterr().out
     from eval.trace import format_step
-    from hiera_dspy.runs.store import RunStore
+    from hiera_dspy.store.run_store import RunStore
 
     row = next(r for r in RunStore(isolated / "store.sqlite").rows("degraded") if r["delegated"])
     plan = next(s for s in row["steps"] if s["name"] == "relation.plan")

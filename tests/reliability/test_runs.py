@@ -96,7 +96,7 @@ def test_a_killed_writer_does_not_block_its_run(isolated, fault_server, eval_arg
     holder = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
     try:
         db = sqlite3.connect(store)
-        from hiera_dspy.runs.store import RunStore
+        from hiera_dspy.store.run_store import RunStore
 
         RunStore(store).close()  # create the tables
         stat = Path(f"/proc/{holder.pid}/stat")

@@ -37,7 +37,7 @@ def test_planted_key_never_leaks(isolated, fault_server, eval_args, monkeypatch)
     from hiera_dspy.data import load_dataset
     from hiera_dspy.lm.roles import LMSpec, build_lms
     from hiera_dspy.methods import BuildContext, build
-    from hiera_dspy.runs.artifacts import save_judge
+    from hiera_dspy.artifacts.judge_file import save_judge
 
     dataset = load_dataset("msrd")
     specs = {role: LMSpec("openai/fake", api_base=fault_server.url, api_key_env="HIERA_TEST_KEY")
@@ -78,7 +78,7 @@ def test_key_echoed_by_the_server_stays_out_of_outputs(isolated, eval_args, monk
 def test_save_judge_refuses_secret_like_fields(isolated, config):
     from hiera_dspy.data import load_dataset
     from hiera_dspy.methods import BuildContext, build
-    from hiera_dspy.runs.artifacts import save_judge
+    from hiera_dspy.artifacts.judge_file import save_judge
     from hiera_dspy.testing import fake_lm
 
     dataset = load_dataset("msrd")
@@ -117,7 +117,7 @@ def _hostile_artifact(path: Path, attacker: str, *, predictor_lm: bool) -> Path:
     from hiera_dspy.labels import get_scheme
     from hiera_dspy.lm.roles import ROLES, LMSpec, build_lms
     from hiera_dspy.methods import BuildContext, build
-    from hiera_dspy.runs.artifacts import save_judge
+    from hiera_dspy.artifacts.judge_file import save_judge
 
     scheme = get_scheme("msrd")
     lms = build_lms({role: LMSpec("openai/recorded-model") for role in ROLES})
@@ -147,7 +147,7 @@ def _lm_objects(program) -> list:
 
 def test_load_judge_never_sends_a_key_where_the_artifact_says(isolated, monkeypatch):
     """Two loopback servers: the attacker's (named by the artifact) and the user's (named by the caller)."""
-    from hiera_dspy.runs.artifacts import load_judge
+    from hiera_dspy.artifacts.judge_file import load_judge
     from tests.fault_server import FaultServer
 
     monkeypatch.setenv("OPENAI_API_KEY", ENV_KEY)

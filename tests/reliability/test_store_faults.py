@@ -9,7 +9,7 @@ import pytest
 
 from hiera_dspy.records import Pair
 from hiera_dspy.runs.runner import run_pairs
-from hiera_dspy.runs.store import RunStore, StoreWriteFailed
+from hiera_dspy.store.run_store import RunStore, StoreWriteFailed
 
 
 class Echo:

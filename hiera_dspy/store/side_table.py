@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-import sqlite3
 import threading
 from pathlib import Path
+
+from hiera_dspy.store import sqlite
 
 
 class SideTable:
@@ -14,7 +15,7 @@ class SideTable:
 
     def __init__(self, path: str | Path):
         self.path = Path(path)
-        self._db = sqlite3.connect(self.path, check_same_thread=False, timeout=60, isolation_level=None)
+        self._db = sqlite.open_write(self.path)
         self._lock = threading.Lock()
         with self._lock:
             self._db.executescript(self.schema)

@@ -12,8 +12,8 @@ import time
 
 import pytest
 
-from hiera_dspy.runs import store as store_module
-from hiera_dspy.runs.store import RunBusy, RunMismatch, RunStore, StoreError, validate_run_id
+from hiera_dspy.store import run_store as store_module
+from hiera_dspy.store.run_store import RunBusy, RunMismatch, RunStore, StoreError, validate_run_id
 
 
 @pytest.mark.parametrize("run_id", ["..", "../x", "a/b", "/etc", "/tmp/x", ".hidden", "a..b", "", "-rf", "a b",

@@ -1,5 +1,5 @@
 """The typed Judgment: one row for runner, store, metrics and predictions.jsonl; rows in the formats written before
-it (tests/core/fixtures/records-v0, captured from the code of ec833eb with the fake LM) load and score the same."""
+it (tests/fixtures/records-v0, captured from the code of ec833eb with the fake LM) load and score the same."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from hiera_dspy.lm import ledger
 from hiera_dspy.lm.ledger import Step
 from hiera_dspy.records import Judgment, RecordError, json_value, prediction_fields, read_predictions, write_predictions
 from hiera_dspy.runs.runner import judgment_row
-from hiera_dspy.runs.store import RunStore
+from hiera_dspy.store.run_store import RunStore
 from hiera_dspy.runs.tally import metrics_from_rows
 from hiera_dspy.testing import pair
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from hiera_dspy.conclude.holes import conclusions, holes_by_query
+from hiera_dspy.conclude.filled_benchmark import conclusions, holes_by_query
 from hiera_dspy.conclude.report import section
 from hiera_dspy.conclude.strata import query_uncertainty, relevance_probability
 from hiera_dspy.errors import CommandError, HieraError

@@ -21,7 +21,7 @@ from hiera_dspy.conclude.expected import Dist, expected_per_query, gains, one_ho
 from hiera_dspy.conclude.per_query import named_measures, per_query
 from hiera_dspy.conclude.ppi import Values, differences, estimate
 from hiera_dspy.conclude.retrieval import top_k
-from hiera_dspy.labelling.sample import Sample, SampleState, state
+from hiera_dspy.conclude.sample import Sample, SampleState, state
 from hiera_dspy.labels import LabelScheme
 
 CORRECTION = "holm"

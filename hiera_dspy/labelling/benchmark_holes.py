@@ -17,7 +17,7 @@ from hiera_dspy.labelling.exports import qrels_of, write_jsonl
 from hiera_dspy.labels import LabelScheme
 from hiera_dspy.metrics.format import number
 from hiera_dspy.records import Pair
-from hiera_dspy.runs.files import write_atomic
+from hiera_dspy.store.files import write_atomic
 
 
 class Inputs:
@@ -86,7 +86,7 @@ def read_inputs(labelling: dict, scheme: LabelScheme) -> Inputs:
 def export_holes(store, run_id: str, config: dict, records: list[dict]) -> list[Path]:
     """qrels.txt (originals unchanged, then the filled holes), new.jsonl, summary.json, report.md (with the
     conclusions), sample.jsonl when the run has a human sample."""
-    from hiera_dspy.labelling.conclusions import conclude
+    from hiera_dspy.labelling.benchmark_conclusions import conclude
 
     labelling = config["labelling"]
     out, scheme, depth = Path(labelling["out"]), LabelScheme.from_dict(labelling["scheme"]), labelling["depth"]

@@ -2,7 +2,7 @@
 
 A run killed at any moment and started again with the same run id skips every finished judgment, so nothing is paid
 for twice and nothing is lost. One writer per run: a second process on the same run id is refused (or waits) while a
-lease names a live writer (`hiera_dspy.runs.lease`); a run id names one run, so reusing it with another method or config is
+lease names a live writer (`hiera_dspy.store.lease`); a run id names one run, so reusing it with another method or config is
 refused. Run ids are checked (`validate_run_id`): they name folders. WAL journal; one connection shared by worker
 threads behind a lock.
 """
@@ -24,8 +24,8 @@ from pathlib import Path
 from hiera_dspy.errors import HieraError
 from hiera_dspy.lm.secrets import redact_obj
 from hiera_dspy.records import Judgment, RecordError, as_judgment
-from hiera_dspy.runs import lease
-from hiera_dspy.runs.lease import Holder
+from hiera_dspy.store import lease, sqlite
+from hiera_dspy.store.lease import Holder
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
@@ -130,7 +130,7 @@ class RunStore:
                              f"{self.path / 'store.sqlite'}")
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._db = sqlite3.connect(self.path, check_same_thread=False, timeout=60, isolation_level=None)
+            self._db = sqlite.open_write(self.path)
         except (OSError, sqlite3.Error) as exc:
             raise StoreError(f"{self.path}: cannot open the run store ({exc})") from None
         try:
@@ -338,7 +338,7 @@ class RunStore:
         not blocked) walks the (run_id, position) index a batch at a time, so memory holds one batch, whatever the
         run's size. `columns` may name fewer columns (e.g. without `steps`) for readers that need less; `gold_only`
         keeps the rows with a gold label."""
-        db = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True, timeout=60)
+        db = sqlite.open_read(self.path)
         try:
             where = " AND gold IS NOT NULL" if gold_only else ""
             cur = db.execute(f"SELECT {columns} FROM judgments WHERE run_id=?{where} "

@@ -66,7 +66,7 @@ def test_methods_lists_config(capsys):
 def test_signals_option_turns_any_graph_into_its_evidence_variant():
     from hiera_dspy.labels import get_scheme
     from hiera_dspy.methods import BuildContext, build
-    from hiera_dspy.methods.signals import HieraSignalsProgram
+    from hiera_dspy.methods.learned_scorer import HieraSignalsProgram
 
     config = config_from_args(parse("signals=true", "embedder=lexical"), "judge+relation")
     program = build("judge+relation", BuildContext(get_scheme("msrd")), **config)

@@ -8,7 +8,7 @@ import dspy
 import pytest
 
 from hiera_dspy.methods import BuildContext, build
-from hiera_dspy.runs.artifacts import load_judge, read_artifact
+from hiera_dspy.artifacts.judge_file import load_judge, read_artifact
 from optimize import compile as compile_cli
 from optimize.optimizers import BUDGETS, Budget, _bootstrap, _mipro, examples, label_match
 
@@ -103,7 +103,7 @@ def test_compile_cli_smoke_end_to_end(h, msrd, patch_make_lm, tmp_path, capsys):
 def test_compile_cascade_picks_tau_on_the_whole_dev_split(h, msrd, patch_make_lm, tmp_path):
     """optimize.compile --method hiera-cascade: the scorer is fitted on train and tau picked on the whole dev split
     (the share rule reads no label), not on the budget's few dev pairs; the artifact holds both."""
-    from hiera_dspy.methods.signals import ScorerState, tau_for_share, top
+    from hiera_dspy.methods.learned_scorer import ScorerState, tau_for_share, top
 
     patch_make_lm({"relational_transparency": "clear", "label": "Relevant"})
     out = tmp_path / "cascade.json"

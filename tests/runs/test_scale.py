@@ -22,8 +22,8 @@ from hiera_dspy.labels import custom_scheme
 from hiera_dspy.metrics.classification import run_metrics
 from hiera_dspy.records import Judgment, Pair
 from hiera_dspy.runs import runner
-from hiera_dspy.runs.idset import IdSet
-from hiera_dspy.runs.store import RunStore
+from hiera_dspy.store.idset import IdSet
+from hiera_dspy.store.run_store import RunStore
 from hiera_dspy.runs.tally import Tally
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -150,7 +150,7 @@ def test_idset():
 
 
 def test_idset_equals_a_set_across_merges(monkeypatch):
-    monkeypatch.setattr("hiera_dspy.runs.idset.BUFFER", 97)  # many in-place merges of a small set
+    monkeypatch.setattr("hiera_dspy.store.idset.BUFFER", 97)  # many in-place merges of a small set
     rng = random.Random(5)
     added = [f"x{rng.randrange(3000)}" for _ in range(2500)]  # repeats, in random order
     ids, truth = IdSet(), set()
@@ -165,7 +165,7 @@ def test_idset_equals_a_set_across_merges(monkeypatch):
 
 def test_idset_memory():
     """A million ids in about 8 MB: RSS of a fresh process grows < 24 MB for 600k ids (np.union1d merges: ~35 MB)."""
-    code = ("from hiera_dspy.runs.idset import IdSet\n"
+    code = ("from hiera_dspy.store.idset import IdSet\n"
             "def rss():\n"
             "    return next(int(l.split()[1]) for l in open('/proc/self/status') if l.startswith('VmRSS')) // 1024\n"
             "before = rss(); ids = IdSet()\n"

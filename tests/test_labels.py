@@ -8,7 +8,7 @@ from hiera_dspy.agents import recover_label
 from hiera_dspy.labels import LabelScheme, custom_scheme, get_scheme
 from hiera_dspy.methods import BuildContext, build
 from hiera_dspy.runs.runner import judge_one, run_pairs
-from hiera_dspy.runs.store import RunStore
+from hiera_dspy.store.run_store import RunStore
 from hiera_dspy.runs.tally import metrics_from_rows
 from hiera_dspy.untrusted.blocks import ITEM_TEXT_BUDGET, TASK_AFTER_DATA, as_data, item_block
 
@@ -262,14 +262,14 @@ def _quoted_in(definition: str, passages: list[str]) -> bool:
 
 def test_every_builtin_scheme_has_a_quoted_source():
     from hiera_dspy.labels import SCHEMES
-    from tests.core.label_sources import SOURCES
+    from tests.fixtures.label_sources import SOURCES
 
     assert set(SOURCES) == set(SCHEMES)
 
 
 @pytest.mark.parametrize("name", ["msrd", "esci", "wands", "homedepot"])
 def test_definitions_are_quoted_verbatim(name):
-    from tests.core.label_sources import SOURCES
+    from tests.fixtures.label_sources import SOURCES
 
     scheme = get_scheme(name)
     assert set(scheme.definitions) == set(scheme.labels)
@@ -285,7 +285,7 @@ def test_wands_partial_keeps_the_sentence_that_separates_it_from_exact():
 
 
 def test_a_paraphrase_is_caught():
-    from tests.core.label_sources import SOURCES
+    from tests.fixtures.label_sources import SOURCES
 
     assert not _quoted_in("the item is irrelevant for the query, or it fails to fulfill a central aspect of the query",
                           SOURCES["esci"])

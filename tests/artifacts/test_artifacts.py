@@ -11,7 +11,7 @@ import pytest
 from hiera_dspy.labels import get_scheme
 from hiera_dspy.lm.roles import ROLES, LMSpec, build_lms
 from hiera_dspy.methods import BuildContext, build
-from hiera_dspy.runs.artifacts import FORMAT, ArtifactError, load_judge, read_artifact, refuse_secrets, save_judge
+from hiera_dspy.artifacts.judge_file import FORMAT, ArtifactError, load_judge, read_artifact, refuse_secrets, save_judge
 from optimize.optimizers import Budget, _bootstrap, examples
 
 MSRD = get_scheme("msrd")
@@ -266,9 +266,9 @@ def test_an_artifact_that_recorded_the_pool_as_blend_lms_still_loads(tmp_path):
         read_artifact(old)
 
 
-# --- artifacts compiled before directed consultation (tests/core/fixtures/*-v1.json, made by commit adcbb4c) -------
+# --- artifacts compiled before directed consultation (tests/fixtures/*-v1.json, made by commit adcbb4c) -------
 
-FIXTURES = Path(__file__).parent / "fixtures"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 
 
 @pytest.mark.parametrize("method", ["hiera", "judge-only"])
@@ -335,7 +335,7 @@ EDITS = {
 
 @pytest.mark.parametrize("name", sorted(BROKEN))
 def test_unreadable_artifact_raises_artifact_error(tmp_path, name):
-    from hiera_dspy.runs.artifacts import ArtifactError
+    from hiera_dspy.artifacts.judge_file import ArtifactError
 
     content, problem = BROKEN[name]
     path = tmp_path / "broken.json"
@@ -349,7 +349,7 @@ def test_unreadable_artifact_raises_artifact_error(tmp_path, name):
 
 @pytest.mark.parametrize("name", sorted(EDITS))
 def test_malformed_artifact_names_the_field(good_doc, tmp_path, name):
-    from hiera_dspy.runs.artifacts import ArtifactError
+    from hiera_dspy.artifacts.judge_file import ArtifactError
 
     edit, problem = EDITS[name]
     path = tmp_path / "malformed.json"
@@ -360,7 +360,7 @@ def test_malformed_artifact_names_the_field(good_doc, tmp_path, name):
 
 
 def test_artifact_over_the_size_cap_is_refused_unread(tmp_path, monkeypatch):
-    from hiera_dspy.runs import artifacts
+    from hiera_dspy.artifacts import judge_file as artifacts
 
     path = tmp_path / "huge.json"
     with open(path, "wb") as fh:  # sparse: 50 MB + 1 byte on disk costs nothing
@@ -372,7 +372,7 @@ def test_artifact_over_the_size_cap_is_refused_unread(tmp_path, monkeypatch):
 
 
 def test_missing_file_and_folder_are_artifact_errors(tmp_path):
-    from hiera_dspy.runs.artifacts import ArtifactError
+    from hiera_dspy.artifacts.judge_file import ArtifactError
 
     with pytest.raises(ArtifactError, match="no such file"):
         load_judge(tmp_path / "missing.json")
@@ -386,7 +386,7 @@ def test_missing_file_and_folder_are_artifact_errors(tmp_path):
     (lambda d: d.update(state={"judge.ghost": next(iter(d["state"].values()))}), "state.*judge.ghost"),
 ], ids=["unknown method", "unknown config key", "state for a missing predictor"])
 def test_artifact_the_graph_cannot_take_is_an_artifact_error_not_systemexit(good_doc, tmp_path, edit, problem):
-    from hiera_dspy.runs.artifacts import ArtifactError
+    from hiera_dspy.artifacts.judge_file import ArtifactError
 
     path = tmp_path / "foreign.json"
     path.write_text(json.dumps(_edited(good_doc, edit)))

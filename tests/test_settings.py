@@ -14,7 +14,7 @@ from hiera_dspy import settings
 from hiera_dspy.knowledge import cache as knowledge_cache
 from hiera_dspy.lm import model_store
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_cache_root_honours_hiera_cache_dir_then_xdg_everywhere(tmp_path, monkeypatch):
