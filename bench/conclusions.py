@@ -223,7 +223,8 @@ def fit_ce_blend(name: str, train_pairs: list[Pair], holes: list[Pair], lexical:
     `prepare` (dev split, scorer, cross-encoder fine-tuning, blend choice), `prefetch` (the cross-encoder's scores in
     batches) and `forward`, as `optimize.compile` runs it. It always reads MiniLM (the cross-encoder is MiniLM),
     whatever `lexical` says about the systems."""
-    from hiera_dspy.methods import BuildContext, build as build_method
+    from hiera_dspy.methods import BuildContext
+    from hiera_dspy.methods import build as build_method
 
     t = time.time()
     program = build_method("ce-blend", BuildContext(SCHEME, train=train_pairs), **options).prepare(train_pairs)

@@ -12,7 +12,7 @@ in it. No cross-encoder ships in any package here, but MiniLM's weights do (`gt-
 labelled pairs are enough to fine-tune one. It costs no LLM call: one forward pass of a 22M-parameter encoder.
 
 Splits (nothing chosen on the held-out pairs): the held-out sets are probe_method.py's (seed 21, 400 pairs, scored in
-sessions 6-8; seed 22, 400 fresh pairs, scored once in session 8); a dev set of 150 other pool queries (seed 23, one
+2026-12-01 to 2026-12-02; seed 22, 400 fresh pairs, scored once in commit 43203ea (2026-12-02)); a dev set of 150 other pool queries (seed 23, one
 relevant and one irrelevant pair each) chooses the blend weight and threshold; both models learn from the pool
 minus every one of those queries. The cross-encoder sees `--train-pairs` of it (half relevant, half not, seeded),
 one epoch, BCE, AdamW with linear warm-up and decay; the input is the query against the item's title, its short
@@ -118,8 +118,8 @@ def stage_table(dataset, work: Path, args) -> dict:
     judges[blend] = (w, th)
     fits = {k: json.loads((work / f"{k}_fit.json").read_text()) for k in ("scorer", "ce")}
     result = {"fits": fits, "dev_pairs": len(dev), "train_pairs": len(pool), "sets": []}
-    for name, pairs in (("held-out, seed 21 (scored in sessions 6-8)", first),
-                        ("fresh held-out, seed 22 (scored once, session 8)", fresh), ("both", first + fresh)):
+    for name, pairs in (("held-out, seed 21 (scored from 2026-12-01 to 2026-12-02)", first),
+                        ("fresh held-out, seed 22 (scored once, commit 43203ea (2026-12-02))", fresh), ("both", first + fresh)):
         gold, ref = [p.label for p in pairs], [reference[p.id] for p in pairs]
         rows = [metrics_row("embed-lr 300", gold, ref, ref, labels)]
         rows += [metrics_row(j, gold, judged(pairs, w, th), ref, labels) for j, (w, th) in judges.items()]

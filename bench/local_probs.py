@@ -41,8 +41,8 @@ from pathlib import Path
 from bench.probs_table import family_rows, llm_label, row, table
 from hiera_dspy import settings
 from hiera_dspy.data import load_dataset
-from hiera_dspy.methods.probs import out_of_fold_scores
 from hiera_dspy.methods.learned_scorer import ScorerState, top
+from hiera_dspy.methods.probs import out_of_fold_scores
 
 OUT = Path("bench/results")
 RUNS = OUT / "local-probs"

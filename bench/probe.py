@@ -7,7 +7,7 @@
 The methods' own code (`hiera_dspy.methods.probe`) is fitted on train (`prepare`) and judges dev pair by pair. Each row:
 n, Cohen's kappa with its bootstrap 95% CI, accuracy, McNemar against embed-lr on the same pairs (b = embed-lr right
 and the row wrong, c = the reverse) and seconds per pair. Hidden states come from the disk cache
-(`hiera_dspy.lm.hidden`: ~/.cache/hiera-dspy/probe) when present, so the judged rows' seconds can be near zero;
+(`methods.probe_states`: ~/.cache/hiera-dspy/probe) when present, so the judged rows' seconds can be near zero;
 `--timing N` embeds N dev pairs again without the cache, in batches, and reports the model's seconds per pair, which is
 the probe's cost on a fresh pair. Writes bench/results/probe.md and probe.json (probe_fake.* with --fake).
 """
@@ -26,8 +26,7 @@ from pathlib import Path
 import numpy as np
 
 from hiera_dspy.data import load_dataset
-from hiera_dspy.lm import hidden
-from hiera_dspy.methods import BuildContext, build
+from hiera_dspy.methods import BuildContext, build, probe_states
 from hiera_dspy.methods.probe import PROBE
 from hiera_dspy.metrics.classification import bootstrap_ci, classification_metrics
 from hiera_dspy.metrics.format import number, with_ci
@@ -66,7 +65,7 @@ def model_seconds(dataset, dev, n: int, text_chars: int) -> float | None:
     """Seconds per uncached hidden state over the first `n` dev pairs, embedded in batches (None when n is 0)."""
     if n <= 0:
         return None
-    states = hidden.states_for(None, dataset.scheme.labels, cache=False)
+    states = probe_states.states_for(None, dataset.scheme.labels, cache=False)
     prompts = [states.prompt(p.query, p.item_title, p.item_text, text_chars) for p in dev[:n]]
     start = time.perf_counter()
     states.many(prompts)
@@ -126,7 +125,7 @@ def main(argv: list[str] | None = None) -> dict:
     datasets = [load_dataset("msrd")]
     if args.three_level:
         datasets.append(load_dataset(f"homedepot:{args.three_level}"))
-    with hidden.use_embedder(fake_embedder) if args.fake else nullcontext():
+    with probe_states.use_embedder(fake_embedder) if args.fake else nullcontext():
         results = [table(d, args.limit_train, args.limit_dev, args.embedder, args.timing, args.text_chars)
                    for d in datasets]
     out, stem = Path(args.out), "probe_fake" if args.fake else "probe"

@@ -1,5 +1,5 @@
 """Which part of the probe's prompt costs quality, and what its length costs in time: variants of
-`hiera_dspy.lm.probe_prompt` on one set of MSRD pairs, the probe cross-validated over their queries.
+`hiera_dspy.methods.probe_prompt` on one set of MSRD pairs, the probe cross-validated over their queries.
 
     flock /work/model.lock nice -n -5 python -m bench.probe_ablation embed --variant question-256 [--minutes 14]
     python -m bench.probe_ablation table            # no model: every variant whose vectors are all cached
@@ -29,9 +29,10 @@ import numpy as np
 from bench.common import heldout_pairs, probe_pool_pairs
 from hiera_dspy import settings
 from hiera_dspy.data import load_dataset
-from hiera_dspy.lm import hidden, model_store
-from hiera_dspy.lm.probe_prompt import PromptFormat
+from hiera_dspy.lm import model_store
+from hiera_dspy.methods import probe_states
 from hiera_dspy.methods.probe import Probe, grouped_folds
+from hiera_dspy.methods.probe_prompt import PromptFormat
 from hiera_dspy.metrics.classification import bootstrap_ci, classification_metrics
 from hiera_dspy.metrics.format import number, with_ci
 from hiera_dspy.metrics.significance import mcnemar
@@ -41,17 +42,17 @@ from hiera_dspy.signals.stacking import Stacker
 OUT = Path("bench/results")
 # name -> (the relevance question after the item block, item text characters); "head": the text's first characters
 # (the overview first, as the first probe had it) instead of `probe_prompt.compact` (longest lines cut first)
-HOW_RELEVANT = "How relevant is this item to the search query? Answer {labels}."  # session 6's last line
+HOW_RELEVANT = "How relevant is this item to the search query? Answer {labels}."  # commit 2dbe15f's last line
 VARIANTS = {
-    "system-256": (False, 256),   # session 5's prompt: labels named only in the system line; the restatement last
-    "question-256": (HOW_RELEVANT, 256),  # + the question with the labels right before the answer (session 6)
+    "system-256": (False, 256),   # commit 2220f9f's prompt: labels named only in the system line; the restatement last
+    "question-256": (HOW_RELEVANT, 256),  # + the question with the labels right before the answer (commit 2dbe15f, 2026-12-01)
     "question-600": (HOW_RELEVANT, 600),
     "question-128": (HOW_RELEVANT, 128),
     "question-400": (HOW_RELEVANT, 400),
     "question-head-256": (HOW_RELEVANT, 256),
     "question-head-600": (HOW_RELEVANT, 600),
-    "question-160": (HOW_RELEVANT, 160),  # session 7: fewer tokens a pair (the <= 1 s goal)
-    "answer-160": ("Answer {labels}.", 160),  # session 7: the labels last in 7 tokens instead of 17 (now the default)
+    "question-160": (HOW_RELEVANT, 160),  # commit 6fa0f98 (2026-12-01): fewer tokens a pair (the <= 1 s goal)
+    "answer-160": ("Answer {labels}.", 160),  # commit 6fa0f98 (2026-12-01): the labels last in 7 tokens instead of 17 (now the default)
 }
 
 
@@ -91,11 +92,11 @@ def embed(args) -> None:
     fmt = PromptFormat.for_model(dataset.scheme.labels, path)
     prompts = prompts_for(fmt, pairs, args.variant)
     folder = settings.cache_dir() / "probe"
-    todo = [p for p in prompts if not (folder / f"{hidden.prompt_key(p)}.npy").is_file()]
+    todo = [p for p in prompts if not (folder / f"{probe_states.prompt_key(p)}.npy").is_file()]
     print(f"{args.variant}: {len(prompts) - len(todo)}/{len(prompts)} cached", file=sys.stderr)
     if not todo:
         return
-    embed_many = hidden.cached(hidden.llama_embedder(path), folder)
+    embed_many = probe_states.cached(probe_states.llama_embedder(path), folder)
     model = None
     deadline = time.monotonic() + 60 * args.minutes
     out = Path(args.out)
@@ -107,7 +108,7 @@ def embed(args) -> None:
         chunk = todo[start:start + args.chunk]
         if model is None:  # load outside the timing
             embed_many(chunk[:1])
-            model, chunk = hidden._MODELS[path], chunk[1:]
+            model, chunk = probe_states._MODELS[path], chunk[1:]
             if not chunk:
                 continue
         tokens = [len(model.llama.tokenize(p.encode(), special=True)) for p in chunk] \
@@ -116,7 +117,7 @@ def embed(args) -> None:
         wall, cpu = time.perf_counter(), time.process_time()
         embed_many(chunk)
         record = {"variant": args.variant, "split": args.split, "prompts": len(chunk), "wall_s": time.perf_counter() - wall,
-                  "cpu_s": time.process_time() - cpu, "tokens": sum(tokens), "batch": hidden.batch_size(),
+                  "cpu_s": time.process_time() - cpu, "tokens": sum(tokens), "batch": probe_states.batch_size(),
                   "tokens_read": None if fed is None else model.reuse.fed - fed,
                   "load": list(map(float, __import__("os").getloadavg()))}
         with timing_file(out).open("a") as fh:
@@ -127,7 +128,7 @@ def embed(args) -> None:
 
 def cached_vectors(prompts: list[str]) -> np.ndarray | None:
     folder = settings.cache_dir() / "probe"
-    files = [folder / f"{hidden.prompt_key(p)}.npy" for p in prompts]
+    files = [folder / f"{probe_states.prompt_key(p)}.npy" for p in prompts]
     if not all(f.is_file() for f in files):
         return None
     return np.stack([np.load(f) for f in files])

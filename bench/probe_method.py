@@ -8,7 +8,7 @@
 
 The only difference from the command: the train split is the pool minus the held-out queries (the command's pool
 holds them; a judge must never have seen the pairs it is scored on). Two held-out sets: bench/probe_heldout.py's 400
-pairs (seed 21; about ten configurations were scored on them over sessions 6-7, so some selection) and a fresh set of
+pairs (seed 21; about ten configurations were scored on them on 2026-12-01, so some selection) and a fresh set of
 as many (`--fresh-seed`, default 22: other queries, outside every earlier measurement), scored for the first time by
 this script. Everything else is the method's own code path:
 `prepare` draws `probe_pairs` pairs balanced within queries (`methods.probe.probed_sample`), reads their hidden states,
@@ -50,7 +50,7 @@ def run(args) -> dict:
     labels = list(dataset.scheme.labels)
     first = heldout_pairs(dataset, args.queries, args.seed)
     fresh = fresh_pairs(dataset, {p.query_id for p in first}, args.queries, args.fresh_seed)
-    sets = {f"held-out (seed {args.seed}, scored in sessions 6-7)": first,
+    sets = {f"held-out (seed {args.seed}, scored on 2026-12-01)": first,
             f"fresh held-out (seed {args.fresh_seed}, first scored here)": fresh}
     held = first + fresh
     heldq = {p.query_id for p in held}

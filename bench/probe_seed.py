@@ -13,8 +13,8 @@ import time
 import numpy as np
 
 from hiera_dspy.data import load_dataset
-from hiera_dspy.lm import hidden, model_store, probe_seed
-from hiera_dspy.methods import BuildContext, build
+from hiera_dspy.lm import model_store, probe_seed
+from hiera_dspy.methods import BuildContext, build, probe_states
 
 
 def main() -> None:
@@ -27,7 +27,7 @@ def main() -> None:
     start = time.perf_counter()
     vectors = np.stack(states.many(prompts, progress=lambda n: print(f"{n}/{len(prompts)}", file=sys.stderr)))
     spec = model_store.get_spec(model_store.DEFAULT_MODEL)
-    probe_seed.write_seed(probe_seed.SEED, [hidden.prompt_key(p) for p in prompts], vectors,
+    probe_seed.write_seed(probe_seed.SEED, [probe_states.prompt_key(p) for p in prompts], vectors,
                           model_sha256=spec.sha256, fmt=states.fmt, text_chars=program.text_chars)
     print(f"{len(prompts)} hidden states in {time.perf_counter() - start:.0f} s -> {probe_seed.SEED} "
           f"({probe_seed.SEED.stat().st_size / 1e6:.2f} MB)")

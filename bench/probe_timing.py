@@ -3,7 +3,7 @@
     flock /work/model.lock nice -n -5 python -m bench.probe_timing --source pool --queries 4 --per-query 24
     flock /work/model.lock nice -n -5 python -m bench.probe_timing --source dev --pairs 48 [--write]
 
-The probe's prompts as `hiera_dspy.lm.hidden` builds them (`--text-chars`: the method's default), without the disk
+The probe's prompts as `methods.probe_states` builds them (`--text-chars`: the method's default), without the disk
 cache, read by the llama-cpp-python runtime (`runtimes/llama_cpp_runtime.Embedder`) twice on one loaded model:
 
 - `alone`: every prompt read whole from position 0 (the KV cache cleared each time);
@@ -28,8 +28,8 @@ from hiera_dspy.data import load_dataset
 from hiera_dspy.lm import model_store
 from hiera_dspy.lm.local import default_threads
 from hiera_dspy.lm.prefix_timing import time_prompts
-from hiera_dspy.lm.probe_prompt import PromptFormat
 from hiera_dspy.methods.probe import PROBE
+from hiera_dspy.methods.probe_prompt import PromptFormat
 
 OUT = Path("bench/results")
 
@@ -65,7 +65,7 @@ def markdown(rows: list[dict]) -> str:
         lines.append(f"| {r['source']} | {r['text_chars']} | {line} | {r['mode']} | {r['pairs']} ({r['queries']}) | "
                      f"{r['prompt_tokens_per_pair']:.0f} | {r['tokens_read_per_pair']:.0f} | {r['s_per_pair']:.2f} | "
                      f"{r['cpu_s_per_pair']:.2f} | {r['s_first_pair_of_query']:.2f} | {further} | {r['threads']} | "
-                     f"{r['load'][0]:.1f}-{r['load'][1]:.1f} | {r.get('cpu', 'not recorded (sessions 6-7)')} |")
+                     f"{r['load'][0]:.1f}-{r['load'][1]:.1f} | {r.get('cpu', 'not recorded (before 2026-12-02)')} |")
     return "\n".join(lines) + "\n"
 
 

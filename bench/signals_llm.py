@@ -51,8 +51,8 @@ from hiera_dspy.metrics.significance import mcnemar
 from hiera_dspy.runs.progress import Display
 from hiera_dspy.runs.runner import run_pairs
 from hiera_dspy.runs.spec import RunSpec
-from hiera_dspy.store.run_store import RunStore
 from hiera_dspy.runs.tally import metrics_from_rows
+from hiera_dspy.store.run_store import RunStore
 
 NEVER = {"delegation": "never"}
 

@@ -33,8 +33,8 @@ from hiera_dspy.cli.options import (
 from hiera_dspy.data import DataError
 from hiera_dspy.labelling import freshness
 from hiera_dspy.labelling.run import export
-from hiera_dspy.store.files import write_atomic
 from hiera_dspy.runs.tally import Tally
+from hiera_dspy.store.files import write_atomic
 
 
 def parser() -> argparse.ArgumentParser:

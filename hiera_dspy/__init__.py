@@ -10,10 +10,10 @@ from hiera_dspy import settings
 
 settings.configure_process()  # before dspy is imported: litellm's cost map offline, DSPy's cache under our cache root
 
+from hiera_dspy.artifacts.judge_file import load_judge, save_judge  # noqa: E402
 from hiera_dspy.labels import LabelScheme, get_scheme  # noqa: E402
 from hiera_dspy.methods import BuildContext, available, build  # noqa: E402
 from hiera_dspy.records import Pair  # noqa: E402
-from hiera_dspy.artifacts.judge_file import load_judge, save_judge  # noqa: E402
 
 __all__ = ["load_judge", "save_judge", "build", "available", "BuildContext", "LabelScheme", "get_scheme", "Pair"]
 __version__ = "0.1.0"

@@ -13,7 +13,7 @@ caller that sets a variable later is honoured).
 | HIERA_ITEM_CHARS | 1500 | characters of item text a judge reads (untrusted/blocks.py); longer texts are cut, flagged |
 | HIERA_LOCAL_THREADS, _CTX, _RAM_CACHE_MB, _MAX_CHARS, _EXTRA_BUFTS | see local.py | the embedded model |
 | HIERA_LOCAL_RUNTIME | the first installed | the llama.cpp binding: xllamacpp or llama-cpp-python (lm/runtimes) |
-| HIERA_PROBE_BATCH | 8 | prompts per llama.cpp batch for the probe's hidden states (lm/hidden.py) |
+| HIERA_PROBE_BATCH | 8 | prompts per llama.cpp batch for the probe's hidden states (methods/probe_states.py) |
 | HIERA_MODEL_PATH, HIERA_OFFLINE, HIERA_NO_MIRROR, HIERA_KEEP_MIRROR, HIERA_NO_PROGRESS | | model_store, runs/progress |
 | HF_ENDPOINT, HF_HUB_OFFLINE | huggingface.co, off | model_store (huggingface_hub's own names) |
 | HIERA_REFERENCE, HIERA_REFERENCE_EMBEDDER | on, auto | the embed-lr reference line of eval.run / optimize.compile |

@@ -28,6 +28,8 @@ from pathlib import Path
 
 import dspy
 
+from hiera_dspy.artifacts.format import ArtifactError, read_artifact
+from hiera_dspy.artifacts.judge_file import save_judge
 from hiera_dspy.cli.lms import add_lm_arguments, lms_from_args
 from hiera_dspy.cli.options import (
     add_config_argument,
@@ -52,8 +54,6 @@ from hiera_dspy.knowledge import make_knowledge
 from hiera_dspy.methods import BuildContext, available, build
 from hiera_dspy.methods.learning import prepare_fresh
 from hiera_dspy.metrics.reference import ReferenceScorer, summary_line
-from hiera_dspy.artifacts.format import ArtifactError, read_artifact
-from hiera_dspy.artifacts.judge_file import save_judge
 from hiera_dspy.runs.outputs import write_outputs
 from hiera_dspy.runs.runner import run_pairs
 from hiera_dspy.runs.spec import RunSpec

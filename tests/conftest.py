@@ -104,8 +104,8 @@ class Recorder:
 
 @pytest.fixture
 def h():
-    """The shared test kit (hiera_dspy/testing.py), a prompt recorder and the mark of the Judge's decision prompt, as one
-    namespace: a test asks for `h` and needs no import path for them."""
+    """The shared test kit (hiera_dspy/testing.py), a prompt recorder and the mark of the Judge's decision prompt, as
+    one namespace: a test asks for `h` and needs no import path for them."""
     return SimpleNamespace(Recorder=Recorder, FakeKnowledge=testing.FakeKnowledge, make_role_lms=testing.role_lms,
                            engine_calls=testing.engine_calls, judge_once=testing.judge_once, pair=testing.pair,
                            is_decision=is_decision, query_of=testing.input_of)

@@ -110,3 +110,22 @@ def test_relative_links_and_anchors_resolve():
                 if anchor not in anchors[file]:
                     broken.append(f"{page.relative_to(ROOT)}: {target} (no such heading)")
     assert not broken, broken
+
+
+PRODUCT_TEXT = ("README.md", "docs", "bench", "hiera_dspy", "eval", "optimize", "signatures")
+HISTORY = re.compile(r"\bsessions? \d+|\bsession-\d+|\b(this|last|next|previous|earlier) session\b", re.IGNORECASE)
+
+
+def _product_files():
+    for name in PRODUCT_TEXT:
+        path = ROOT / name
+        files = [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.suffix in {".py", ".md", ".html"})
+        yield from (p for p in files if "results" not in p.relative_to(ROOT).parts)
+
+
+def test_product_text_speaks_of_dates_and_commits_not_of_work_sessions():
+    """A reader cannot know what "session 6" was: the product says the date, the commit or the CPU."""
+    bad = [f"{p.relative_to(ROOT)}:{n}" for p in _product_files()
+           for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1) if HISTORY.search(line)]
+    assert bad == []
+    assert HISTORY.search("as measured in session 7") and not HISTORY.search("a review session of 20 pairs")

@@ -8,8 +8,8 @@ from hiera_dspy.agents import recover_label
 from hiera_dspy.labels import LabelScheme, custom_scheme, get_scheme
 from hiera_dspy.methods import BuildContext, build
 from hiera_dspy.runs.runner import judge_one, run_pairs
-from hiera_dspy.store.run_store import RunStore
 from hiera_dspy.runs.tally import metrics_from_rows
+from hiera_dspy.store.run_store import RunStore
 from hiera_dspy.untrusted.blocks import ITEM_TEXT_BUDGET, TASK_AFTER_DATA, as_data, item_block
 
 # --- from_raw per scheme ------------------------------------------------------------------------------------------

@@ -1,10 +1,11 @@
-"""The package layers hold: no import cycle (the benchmarks included), nothing in the library imports a CLI package
-or a benchmark, no test imports a benchmark, no benchmark edits `sys.path` (each runs as `python -m bench.NAME`), no CLI
-imports another, the library's root holds only the judgment's own concepts, and no module keeps a back-compat shim.
+"""The package layers hold: no import cycle (the benchmarks included) between modules or between rooms (packages),
+nothing in the library imports a CLI package or a benchmark, no test imports a benchmark, no benchmark edits
+`sys.path` (each runs as `python -m bench.NAME`), no CLI imports another, below `hiera_dspy/cli/` nothing parses flags
+or exits, the library's root holds only the judgment's own concepts, every library folder is a package, one module opens
+the run-store file, the tests mirror the tree, and no module keeps a back-compat shim.
 
 Imports are read with `ast` from every module of the project, module-level and function-level alike: an import inside
-a function hides a cycle (or a CLI importing a CLI) from a reader as much as from the interpreter, so it counts.
-"""
+a function hides a cycle (or a CLI importing a CLI) from a reader as much as from the interpreter, so it counts."""
 
 from __future__ import annotations
 
@@ -210,20 +211,80 @@ def _names_imported(path: Path) -> set[str]:
     return found
 
 
-# Tests of a benchmark's own code that still import it (bench.local_probs' reasoning table with a stubbed judge): the
-# logic they check moves into the library (or the test runs `python -m bench.NAME`), then the file leaves this list.
-NOT_YET_MOVED = ["tests/signals/test_bench_reasoning_table.py"]
-
-
 def test_no_test_imports_bench():
     """A test checks the library function a benchmark calls, or runs the benchmark (`tests/bench_command.py`), never
     imports the benchmark script itself."""
     bad = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "tests").rglob("*.py")
                  if any(n == "bench" or n.startswith("bench.") for n in _names_imported(p)))
-    assert bad == NOT_YET_MOVED
+    assert bad == []
 
 
 def test_no_bench_file_edits_sys_path():
     bad = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "bench").rglob("*.py")
                  if re.search(r"\bsys\.path\b", p.read_text()))
     assert bad == []
+
+
+# --- the plan of the house: rooms (packages) and the arrows between them ----------------------------------------------
+
+def _room(module: str) -> str | None:
+    """The room a module lives in: a sub-package of hiera_dspy (`hiera_dspy.runs`), a root module of hiera_dspy
+    (`hiera_dspy.records`), or a top-level package (`eval`). None for hiera_dspy's own __init__: the public facade
+    re-exports what users import, and every `from hiera_dspy import settings` names it on the way."""
+    parts = module.split(".")
+    if parts[0] != "hiera_dspy":
+        return parts[0]
+    if len(parts) == 1:
+        return None
+    return ".".join(parts[:2])
+
+
+def _rooms() -> dict[str, set[str]]:
+    rooms: dict[str, set[str]] = {}
+    for module, targets in _graph(top_level_only=False).items():
+        room = _room(module)
+        if room is None:
+            continue
+        rooms.setdefault(room, set()).update(r for t in targets if (r := _room(t)) not in (None, room))
+    return rooms
+
+
+def test_the_rooms_import_each_other_without_a_circle():
+    """Between rooms the arrows all point one way (the order docs/index.md draws): no two rooms import each other,
+    however long the way round, function-level imports included."""
+    assert _cycles(_rooms()) == []
+
+
+def test_the_rule_for_rooms_sees_a_circle():
+    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == [["a", "b", "c", "a"]]
+    assert _room("hiera_dspy.store.run_store") == "hiera_dspy.store" and _room("bench.common") == "bench"
+
+
+def test_every_library_folder_is_a_package():
+    """A folder of modules without __init__.py is left out of the wheel by setuptools' package finder."""
+    bare = sorted(str(d.relative_to(ROOT)) for package in LIBRARY for d in (ROOT / package).rglob("*")
+                  if d.is_dir() and d.name != "__pycache__" and any(d.glob("*.py")) and not (d / "__init__.py").is_file())
+    assert bare == []
+
+
+# The modules that open a SQLite file: the run-store file only through hiera_dspy.store.sqlite; the two caches own
+# files of their own (embeddings, knowledge lookups).
+SQLITE_OPENERS = {"hiera_dspy/store/sqlite.py", "hiera_dspy/signals/embed_cache.py", "hiera_dspy/knowledge/cache.py"}
+
+
+def test_one_module_opens_the_run_store_file():
+    opens = {str(p.relative_to(ROOT)) for package in LIBRARY for p in (ROOT / package).rglob("*.py")
+             if "sqlite3.connect(" in p.read_text()}
+    assert opens == SQLITE_OPENERS
+
+
+# Test folders that are not a room of their own: shared fixtures and the cross-cutting reliability checks.
+TEST_FOLDERS_BESIDE_THE_TREE = {"fixtures", "docs_fixtures", "reliability"}
+
+
+def test_the_tests_mirror_the_tree():
+    """tests/NAME/ holds the tests of the room NAME (hiera_dspy/NAME/ or the command package NAME/); the root
+    modules' tests (labels, records, settings) sit in tests/ itself."""
+    rooms = {d.name for d in (ROOT / "hiera_dspy").iterdir() if (d / "__init__.py").is_file()} | set(CLI_PACKAGES)
+    folders = {d.name for d in (ROOT / "tests").iterdir() if d.is_dir() and d.name != "__pycache__"}
+    assert folders - rooms - TEST_FOLDERS_BESIDE_THE_TREE == set()

@@ -22,8 +22,8 @@ from pathlib import Path
 
 import dspy
 
-from hiera_dspy.artifacts.format import FORMAT, FORMAT_VERSION, ArtifactError, read_artifact  # noqa: F401
 from hiera_dspy.artifacts.compat import RENAMED, align_state
+from hiera_dspy.artifacts.format import FORMAT, FORMAT_VERSION, ArtifactError, read_artifact  # noqa: F401
 from hiera_dspy.labels import LabelScheme
 from hiera_dspy.lm.roles import LMSpec, RoleLMs, build_lms
 
@@ -150,7 +150,7 @@ def load_judge(path: str | Path, *, lms: RoleLMs | None = None, api_base: str | 
 
 
 def _load_state(path, program: dspy.Module, doc: dict) -> None:
-    """Load instructions and demos, fitted to the current graph (hiera_dspy.artifacts.compat); a predictor-level `lm` in the
+    """Load instructions and demos, fitted to the current graph (`artifacts.compat`); a predictor-level `lm` in the
     saved state is ignored (the caller's LMs judge)."""
     built = {name: p.lm for name, p in program.named_predictors()}
     saved = doc["state"]

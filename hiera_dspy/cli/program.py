@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+from hiera_dspy.artifacts.judge_file import load_judge, note_ignored_endpoints, read_artifact
 from hiera_dspy.cli.lms import lms_from_args
 from hiera_dspy.cli.options import config_from_args
 from hiera_dspy.knowledge import make_knowledge
 from hiera_dspy.methods import BuildContext, build
-from hiera_dspy.artifacts.judge_file import load_judge, note_ignored_endpoints, read_artifact
 
 
 def build_program(args, dataset):

@@ -21,8 +21,8 @@ def plan_run(store, run_id: str, width: float = 0.05, power: float = 0.8, draws:
 
     from hiera_dspy.conclude.filled_benchmark import machine_values_of, population, simulated_values
     from hiera_dspy.conclude.plan import n_for_width, plan
-    from hiera_dspy.labelling.exports import records_of
     from hiera_dspy.labelling.benchmark_holes import read_inputs
+    from hiera_dspy.labelling.exports import records_of
 
     config = store.run_config(run_id)
     if not config or config.get("labelling", {}).get("kind") != "holes":

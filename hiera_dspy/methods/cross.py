@@ -27,8 +27,8 @@ import dspy
 import numpy as np
 
 from hiera_dspy.methods import BuildContext, register
-from hiera_dspy.methods.learning import Learner
 from hiera_dspy.methods.learned_scorer import SCORER, SCORER_OPTIONS, ScorerState
+from hiera_dspy.methods.learning import Learner
 from hiera_dspy.metrics.classification import classification_metrics
 from hiera_dspy.records import Pair
 

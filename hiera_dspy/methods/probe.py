@@ -1,6 +1,6 @@
 """A linear probe on the embedded LLM's hidden state, alone and stacked with the learned scorer (family "probe").
 
-The LLM reads a relevance question about the pair; the final hidden state of its last token (`hiera_dspy.lm.hidden`,
+The LLM reads a relevance question about the pair; the final hidden state of its last token (`methods.probe_states`,
 llama.cpp embedding mode, no text generated) is a 1,536-number summary of what it understood. A logistic regression
 over it (standardised; multinomial for more than two labels) reads the label.
 
@@ -30,11 +30,11 @@ from collections.abc import Sequence
 import dspy
 import numpy as np
 
-from hiera_dspy.lm import hidden, ledger
+from hiera_dspy.lm import ledger
 from hiera_dspy.lm.label_probs import expected_relevance
-from hiera_dspy.methods import BuildContext, register
-from hiera_dspy.methods.learning import Learner
+from hiera_dspy.methods import BuildContext, probe_states, register
 from hiera_dspy.methods.learned_scorer import SCORER, SCORER_OPTIONS, ScorerState, top
+from hiera_dspy.methods.learning import Learner
 from hiera_dspy.records import Pair
 from hiera_dspy.signals.stacking import Stacker
 
@@ -150,13 +150,13 @@ class LLMProbeProgram(Learner, dspy.Module):
         self.scheme, self.lms, self.train = ctx.scheme, ctx.lms, [p for p in ctx.train if p.label in ctx.scheme.labels]
         self.probe_C, self.text_chars, self.folds = float(probe_C), int(text_chars), int(folds)
         self.probe: Probe | None = None
-        self._states: hidden.HiddenStates | None = None
+        self._states: probe_states.HiddenStates | None = None
 
     # ── the hidden state ──
-    def states(self) -> hidden.HiddenStates:
+    def states(self) -> probe_states.HiddenStates:
         """The judge model's hidden states for this scheme (prompt builder, batched embedder, disk cache)."""
         if self._states is None:
-            self._states = hidden.states_for(self._judge_lm(), self.scheme.labels)
+            self._states = probe_states.states_for(self._judge_lm(), self.scheme.labels)
         return self._states
 
     def embed(self, query: str, item_title: str, item_text: str | None) -> np.ndarray:

@@ -28,8 +28,8 @@ import dspy
 from hiera_dspy.agents import run_step
 from hiera_dspy.lm.label_probs import ProbPredict, expected_relevance, label_for
 from hiera_dspy.methods import BuildContext, register
-from hiera_dspy.methods.learning import Learner
 from hiera_dspy.methods.learned_scorer import SCORER, ScorerState, tau_for_share, top
+from hiera_dspy.methods.learning import Learner
 from hiera_dspy.records import Pair
 from hiera_dspy.signals.stacking import Stacker, out_of_fold
 from hiera_dspy.untrusted.blocks import item_block

@@ -24,9 +24,9 @@ from dspy.lm15 import Usage
 
 from hiera_dspy.lm.intercept import openai_chat_body, swapped_engines  # importing hiera_dspy keeps LiteLLM's map local
 from hiera_dspy.lm.roles import ROLES
+from hiera_dspy.records import Pair
 from hiera_dspy.runs.runner import judge_one
 from hiera_dspy.testing import FakeEngine
-from hiera_dspy.records import Pair
 
 ASSUMED_DELEGATION = 0.5
 ASSUMED_OUTPUT_TOKENS = 150

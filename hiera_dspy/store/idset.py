@@ -4,10 +4,10 @@ Ids are kept as 64-bit BLAKE2b hashes in one sorted numpy array: new ids collect
 the sorted array when it fills, so adding and testing are cheap at any size. The merge works in place (the array
 grows by doubling, the old hashes shift right from the back): merging by `np.union1d` allocated a new, larger array
 and several temporaries at every merge, and glibc kept the freed heap, so a set of a million ids held ~55 MB of RSS
-for 8 MB of hashes (bench/scale.py measured it; tests/runs/test_scale.py::test_idset_memory holds it down). Two different ids share a hash with
-probability about n^2 / 2^65 (3e-8 for a million ids): `IdSet` answers "maybe present" for such a pair, so use it
-where a false "present" costs nothing wrong (choosing which stored rows belong to a split; suspecting a duplicate
-that an exact second look then confirms), never to skip work.
+for 8 MB of hashes (bench/scale.py measured it; tests/runs/test_scale.py::test_idset_memory holds it down). Two
+different ids share a hash with probability about n^2 / 2^65 (3e-8 for a million ids): `IdSet` answers "maybe
+present" for such a pair, so use it where a false "present" costs nothing wrong (choosing which stored rows belong
+to a split; suspecting a duplicate that an exact second look then confirms), never to skip work.
 
 Example:
     >>> ids = IdSet(["p1", "p2"])

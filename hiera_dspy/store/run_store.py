@@ -2,7 +2,7 @@
 
 A run killed at any moment and started again with the same run id skips every finished judgment, so nothing is paid
 for twice and nothing is lost. One writer per run: a second process on the same run id is refused (or waits) while a
-lease names a live writer (`hiera_dspy.store.lease`); a run id names one run, so reusing it with another method or config is
+lease names a live writer (`store.lease`); a run id names one run, so reusing it with another method or config is
 refused. Run ids are checked (`validate_run_id`): they name folders. WAL journal; one connection shared by worker
 threads behind a lock.
 """

@@ -303,15 +303,15 @@ def _user_model_cache(monkeypatch):
 def test_real_model_logprobs_and_batched_hidden_states(monkeypatch):
     import numpy as np
 
-    from hiera_dspy.lm import hidden
     from hiera_dspy.lm.runtimes import choose
+    from hiera_dspy.methods import probe_states
 
     _user_model_cache(monkeypatch)
     lm = local.make_local_lm(None, max_tokens=4, cache=False)
     req = request(lm, "Is Paris in France? Answer Yes or No.", max_tokens=2, logprobs=5, temperature=0.0)
     resp = lm._engine_spec.complete(req)
     assert resp.logprobs and len(resp.logprobs[0].top) >= 2 and resp.logprobs[0].logprob <= 0.0
-    states = hidden.states_for(None, LABELS, cache=False)
+    states = probe_states.states_for(None, LABELS, cache=False)
     prompts = [states.prompt(q, "Item", d, 256) for q, d in CASES]
     assert "<|im_start|>system" in prompts[0] and "Answer Exact, Partial or Irrelevant." in prompts[0]
     started = time.perf_counter()
@@ -344,14 +344,15 @@ def test_real_model_shared_prefix_gives_each_prompts_own_hidden_state(monkeypatc
     alone (rounding aside) and fewer tokens are read."""
     import numpy as np
 
-    from hiera_dspy.lm import hidden, model_store
+    from hiera_dspy.lm import model_store
     from hiera_dspy.lm.local import default_threads
+    from hiera_dspy.methods import probe_states
 
     pytest.importorskip("llama_cpp")
     from hiera_dspy.lm.runtimes.llama_cpp_runtime import Embedder
 
     _user_model_cache(monkeypatch)
-    states = hidden.states_for(None, LABELS, cache=False)
+    states = probe_states.states_for(None, LABELS, cache=False)
     prompts = [states.prompt("chocolate cake recipe", f"Item {i}", text, 256) for i, (_, text) in enumerate(CASES)]
     embedder = Embedder(str(model_store.ensure_model()), default_threads())
     try:

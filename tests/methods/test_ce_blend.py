@@ -33,8 +33,8 @@ def _build(pairs):
 
 
 def test_fits_chooses_on_dev_and_round_trips_through_an_artifact(tiny_base, tmp_path):
-    from hiera_dspy.lm.roles import RoleLMs
     from hiera_dspy.artifacts.judge_file import ArtifactError, files_folder, load_judge, save_judge
+    from hiera_dspy.lm.roles import RoleLMs
 
     pairs = _pairs(40)
     program = _build(pairs).prepare()
@@ -100,9 +100,9 @@ def _graded_pairs(n_queries: int, with_grade: bool = False) -> list[Pair]:
 def test_graded_labels_fit_three_grades_with_ordinal_thresholds_and_round_trip(tiny_base, tmp_path):
     """Three grades (Home Depot's scheme): two increasing thresholds chosen on a balanced dev split, a distribution
     over the three labels in `scores`, both kappas recorded, the artifact loads back with the same labels."""
+    from hiera_dspy.artifacts.judge_file import load_judge, save_judge
     from hiera_dspy.lm.roles import RoleLMs
     from hiera_dspy.methods import BuildContext, build
-    from hiera_dspy.artifacts.judge_file import load_judge, save_judge
 
     scheme = get_scheme("homedepot")
     pairs = _graded_pairs(40, with_grade=True)
@@ -142,9 +142,9 @@ def test_compile_label_decide_and_refit_from_the_decisions(tiny_base, tmp_path):
 
     from eval import escalations
     from eval import label as eval_label
-    from hiera_dspy.cli.options import runs_dir
     from hiera_dspy.artifacts.format import read_artifact
     from hiera_dspy.artifacts.judge_file import files_folder
+    from hiera_dspy.cli.options import runs_dir
     from hiera_dspy.store.run_store import RunStore
     from optimize import compile as compile_cli
 
@@ -206,8 +206,8 @@ def test_two_labels_keep_the_binary_computation_the_msrd_table_was_measured_with
 
     import numpy as np
 
-    from hiera_dspy.metrics.agreement import kappa_of_labels
     from hiera_dspy.methods.cross import THRESHOLDS, WEIGHTS, choose_blend
+    from hiera_dspy.metrics.agreement import kappa_of_labels
     from hiera_dspy.signals.cross_encoder import balanced_sample
 
     scheme = get_scheme("msrd")

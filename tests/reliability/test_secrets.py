@@ -34,10 +34,10 @@ def test_planted_key_never_leaks(isolated, fault_server, eval_args, monkeypatch)
     assert KEY not in proc.stdout and KEY not in proc.stderr
 
     # a judge artifact saved from the same LMs
+    from hiera_dspy.artifacts.judge_file import save_judge
     from hiera_dspy.data import load_dataset
     from hiera_dspy.lm.roles import LMSpec, build_lms
     from hiera_dspy.methods import BuildContext, build
-    from hiera_dspy.artifacts.judge_file import save_judge
 
     dataset = load_dataset("msrd")
     specs = {role: LMSpec("openai/fake", api_base=fault_server.url, api_key_env="HIERA_TEST_KEY")
@@ -76,9 +76,9 @@ def test_key_echoed_by_the_server_stays_out_of_outputs(isolated, eval_args, monk
 @pytest.mark.parametrize("config", [{"api_key": "sk-live-xyz"}, {"nested": {"openai_token": "abc"}},
                                     {"lms": [{"Authorization": "Bearer abc"}]}, {"db_password": "hunter2"}])
 def test_save_judge_refuses_secret_like_fields(isolated, config):
+    from hiera_dspy.artifacts.judge_file import save_judge
     from hiera_dspy.data import load_dataset
     from hiera_dspy.methods import BuildContext, build
-    from hiera_dspy.artifacts.judge_file import save_judge
     from hiera_dspy.testing import fake_lm
 
     dataset = load_dataset("msrd")
@@ -114,10 +114,10 @@ def _hostile_artifact(path: Path, attacker: str, *, predictor_lm: bool) -> Path:
 
     import dspy
 
+    from hiera_dspy.artifacts.judge_file import save_judge
     from hiera_dspy.labels import get_scheme
     from hiera_dspy.lm.roles import ROLES, LMSpec, build_lms
     from hiera_dspy.methods import BuildContext, build
-    from hiera_dspy.artifacts.judge_file import save_judge
 
     scheme = get_scheme("msrd")
     lms = build_lms({role: LMSpec("openai/recorded-model") for role in ROLES})

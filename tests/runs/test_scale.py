@@ -22,9 +22,9 @@ from hiera_dspy.labels import custom_scheme
 from hiera_dspy.metrics.classification import run_metrics
 from hiera_dspy.records import Judgment, Pair
 from hiera_dspy.runs import runner
+from hiera_dspy.runs.tally import Tally
 from hiera_dspy.store.idset import IdSet
 from hiera_dspy.store.run_store import RunStore
-from hiera_dspy.runs.tally import Tally
 
 ROOT = Path(__file__).resolve().parents[2]
 

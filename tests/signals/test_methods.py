@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from hiera_dspy.artifacts.judge_file import load_judge, save_judge
 from hiera_dspy.labels import get_scheme
 from hiera_dspy.lm import ledger
 from hiera_dspy.lm.roles import RoleLMs
@@ -12,7 +13,6 @@ from hiera_dspy.methods import BuildContext, available, build
 from hiera_dspy.methods.hiera import HieraProgram
 from hiera_dspy.methods.learned_scorer import HieraSignalsProgram, tau_for_kappa, tau_for_share
 from hiera_dspy.records import Pair
-from hiera_dspy.artifacts.judge_file import load_judge, save_judge
 from hiera_dspy.testing import fake_lm, judge_once, sent_texts
 
 SCHEME = get_scheme("msrd")  # Irrelevant, Relevant

@@ -11,8 +11,7 @@ import pytest
 from hiera_dspy.data import load_dataset
 from hiera_dspy.errors import HieraError
 from hiera_dspy.labels import get_scheme
-from hiera_dspy.lm import hidden
-from hiera_dspy.methods import BuildContext, build
+from hiera_dspy.methods import BuildContext, build, probe_states
 from hiera_dspy.records import Pair
 from hiera_dspy.testing import judge_once, role_lms
 
@@ -34,7 +33,7 @@ class FakeEmbedder:
 @pytest.fixture
 def fake():
     embed = FakeEmbedder()
-    with hidden.use_embedder(embed):
+    with probe_states.use_embedder(embed):
         yield embed
 
 
@@ -49,18 +48,18 @@ def fitted(name, train=TRAIN, scheme=MSRD.scheme, **config):
 
 
 def test_prompt_names_the_schemes_labels_and_keeps_the_item_as_data():
-    from hiera_dspy.lm.probe_prompt import PromptFormat
+    from hiera_dspy.methods.probe_prompt import PromptFormat
     from hiera_dspy.untrusted.blocks import TASK_AFTER_DATA
 
     prompt = PromptFormat(get_scheme("esci").labels).render("red shoes", "Shoe", "~" * 700, 300)
     assert "Answer Irrelevant, Complement, Substitute or Exact." in prompt
     assert "movie" not in prompt.lower() and "<item>" in prompt and TASK_AFTER_DATA in prompt
     assert prompt.count("~") <= 300 and prompt.endswith("Assistant:")  # no template: the plain layout
-    assert hidden.prompt_key(prompt) == hashlib.sha256(prompt.encode()).hexdigest()[:24]
+    assert probe_states.prompt_key(prompt) == hashlib.sha256(prompt.encode()).hexdigest()[:24]
 
 
 def test_prompt_uses_the_models_chat_template_and_breaks_its_special_tokens():
-    from hiera_dspy.lm.probe_prompt import PromptFormat
+    from hiera_dspy.methods.probe_prompt import PromptFormat
     from hiera_dspy.untrusted.blocks import TASK_AFTER_DATA
 
     template = ("{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{% endfor %}"
@@ -78,7 +77,7 @@ def test_prompt_uses_the_models_chat_template_and_breaks_its_special_tokens():
 
 
 def test_compact_cuts_the_longest_lines_first():
-    from hiera_dspy.lm.probe_prompt import compact
+    from hiera_dspy.methods.probe_prompt import compact
 
     text = "Overview: " + "long words " * 30 + "\nYear: 2013\nGenres: action, sci-fi\nDirector: J.J. Abrams"
     out = compact(text, 120)
@@ -169,16 +168,16 @@ def test_disk_cache_is_hit_by_prompt_key_and_batches_only_the_missing(tmp_path):
         calls.append(len(prompts))
         return [embed(p) for p in prompts]
 
-    cached = hidden.cached(batch, tmp_path)
+    cached = probe_states.cached(batch, tmp_path)
     first = cached(["a", "b"])
     again = cached(["b", "c", "a"])
     assert np.array_equal(first[0], again[2]) and np.array_equal(first[1], again[0])
     assert calls == [2, 1] and embed.prompts == ["a", "b", "c"]
-    assert (tmp_path / f"{hidden.prompt_key('a')}.npy").is_file()
+    assert (tmp_path / f"{probe_states.prompt_key('a')}.npy").is_file()
 
 
 def test_many_embeds_in_sorted_chunks_returns_the_callers_order_and_reports_progress(fake):
-    states = hidden.states_for(None, MSRD.scheme.labels)
+    states = probe_states.states_for(None, MSRD.scheme.labels)
     done = []
     prompts = ["q2 b", "q1 b", "q2 a", "q1 a", "q3"]
     vectors = states.many(prompts, chunk=2, progress=done.append)

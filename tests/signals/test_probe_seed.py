@@ -6,9 +6,10 @@ import numpy as np
 import pytest
 
 from hiera_dspy.data import load_dataset
-from hiera_dspy.lm import hidden, probe_seed
-from hiera_dspy.lm.probe_prompt import PromptFormat
+from hiera_dspy.lm import probe_seed
+from hiera_dspy.methods import probe_states
 from hiera_dspy.methods.probe import PROBE
+from hiera_dspy.methods.probe_prompt import PromptFormat
 
 
 def test_seed_covers_every_train_prompt_as_built_today():
@@ -19,7 +20,7 @@ def test_seed_covers_every_train_prompt_as_built_today():
     fmt = PromptFormat(dataset.scheme.labels, str(info["template"]) or None, tuple(str(s) for s in info["special"]),
                        str(info["bos"]), str(info["eos"]))
     assert int(info["text_chars"]) == PROBE["text_chars"]
-    keys = {hidden.prompt_key(fmt.render(p.query, p.item_title, p.item_text, PROBE["text_chars"]))
+    keys = {probe_states.prompt_key(fmt.render(p.query, p.item_title, p.item_text, PROBE["text_chars"]))
             for p in dataset.splits["train"]}
     missing = keys - {str(k) for k in info["keys"]}
     assert not missing, (f"{len(missing)} train prompts are not in the seed: the prompt builder changed; "
@@ -28,11 +29,11 @@ def test_seed_covers_every_train_prompt_as_built_today():
 
 def test_seed_answers_before_the_model(tmp_path):
     calls = []
-    seed = {hidden.prompt_key("a"): np.ones(3, np.float16)}
-    cached = hidden.cached(lambda ps: calls.append(ps) or [np.zeros(3) for _ in ps], tmp_path, seed)
+    seed = {probe_states.prompt_key("a"): np.ones(3, np.float16)}
+    cached = probe_states.cached(lambda ps: calls.append(ps) or [np.zeros(3) for _ in ps], tmp_path, seed)
     out = cached(["a", "b"])
     assert calls == [["b"]] and out[0].dtype == np.float32 and out[0].tolist() == [1.0, 1.0, 1.0]
-    assert not (tmp_path / f"{hidden.prompt_key('a')}.npy").exists()  # the seed is not copied to disk
+    assert not (tmp_path / f"{probe_states.prompt_key('a')}.npy").exists()  # the seed is not copied to disk
 
 
 def test_seed_round_trip_and_other_models_get_nothing(tmp_path):

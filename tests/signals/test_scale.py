@@ -95,8 +95,7 @@ def test_the_pool_split_reads_like_the_bundled_pairs_and_leaves_out_dev_queries(
 
 
 def test_probe_stacked_probes_a_sample_and_the_scorer_learns_from_all(msrd):
-    from hiera_dspy.lm import hidden
-    from hiera_dspy.methods import BuildContext, build
+    from hiera_dspy.methods import BuildContext, build, probe_states
 
     prompts: list[str] = []
 
@@ -105,7 +104,7 @@ def test_probe_stacked_probes_a_sample_and_the_scorer_learns_from_all(msrd):
         return np.array([len(prompt) % 7, prompt.count("a"), prompt.count("e"), 1.0])
 
     train = msrd.split("train")[:60]
-    with hidden.use_embedder(embed):
+    with probe_states.use_embedder(embed):
         program = build("probe-stacked", BuildContext(msrd.scheme, train=train), embedder="lexical", probe_pairs=20,
                         folds=3)
         program.prepare(train)

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from hiera_dspy.data.msrd_sample import CATALOG_FIELDS
 from hiera_dspy.data.msrd_pool import pool_item_text
+from hiera_dspy.data.msrd_sample import CATALOG_FIELDS
 from hiera_dspy.untrusted.filters import filter_sentences, flag_of
 from hiera_dspy.untrusted.normalise import normalise
 

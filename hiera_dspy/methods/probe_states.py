@@ -33,7 +33,7 @@ import numpy as np
 from hiera_dspy import settings
 from hiera_dspy.errors import HieraError
 from hiera_dspy.lm import model_store, probe_seed
-from hiera_dspy.lm.probe_prompt import PromptFormat
+from hiera_dspy.methods.probe_prompt import PromptFormat
 
 Embedder = Callable[[str], np.ndarray]
 BatchEmbedder = Callable[[list[str]], list[np.ndarray]]

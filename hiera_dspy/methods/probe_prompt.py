@@ -24,7 +24,7 @@ from functools import lru_cache
 from hiera_dspy.untrusted.blocks import item_block
 
 SYSTEM = "Judge how relevant an item is to a search query. Answer {labels}."
-QUESTION = "Answer {labels}."  # session 7: 7 tokens instead of 17 ("How relevant is this item ...?"), chosen on dev
+QUESTION = "Answer {labels}."  # commit 6fa0f98 (2026-12-01): 7 tokens instead of 17 ("How relevant is this item ...?"), chosen on dev
 PLAIN = "{% for m in messages %}{{ m.role | capitalize }}: {{ m.content }}\n\n{% endfor %}Assistant:"
 
 
