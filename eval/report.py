@@ -19,7 +19,7 @@ CI_METRICS = ("accuracy", "macro_f1", "kappa")
 
 def summarize_method(method, rows, labels, reference_rows=None, n_comparisons=1, seed=42) -> dict:
     """One summary dict from per-judgment rows, every pair scored (a pair without a label is wrong; `coverage` and
-    the `answered_only` view beside). Cost/latency columns: `eval.metrics.cost_columns`; McNemar vs
+    the `answered_only` view beside). Cost/latency columns: `metrics.classification.cost_columns`; McNemar vs
     ``reference_rows`` (matched by id, every common pair) is Bonferroni-corrected with ``n_comparisons``, the size of
     the family of comparisons against the reference (kept as `bonferroni_m`)."""
     rows = [as_judgment(r) for r in rows]

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from hiera_dspy.agents import recover_label
 from hiera_dspy.labels import LabelScheme, custom_scheme, get_scheme
+from hiera_dspy.lm.salvage import recover_label
 from hiera_dspy.methods import BuildContext, build
 from hiera_dspy.runs.runner import judge_one, run_pairs
 from hiera_dspy.runs.tally import metrics_from_rows
@@ -225,7 +225,7 @@ def test_salvage_reads_a_truncated_json_answer():
     """An answer cut off at the token cap keeps the fields it has; the rest get cautious defaults."""
     from dspy.utils.exceptions import AdapterParseError
 
-    from hiera_dspy.agents import salvage
+    from hiera_dspy.lm.salvage import salvage
     from signatures.hiera import RelationPlan
 
     exc = AdapterParseError("JSONAdapter", RelationPlan, '{"consult_query_analyzer": false, "lookups": ["tom cr')
@@ -239,7 +239,7 @@ def test_salvage_reads_a_truncated_json_answer():
 def test_salvage_fails_a_step_when_nothing_can_be_read():
     from dspy.utils.exceptions import AdapterParseError
 
-    from hiera_dspy.agents import salvage
+    from hiera_dspy.lm.salvage import salvage
     from signatures.hiera import RelationSynthesis
 
     exc = AdapterParseError("ChatAdapter", RelationSynthesis, "As an AI model I cannot comply with that format.")

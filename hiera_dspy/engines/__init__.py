@@ -1,6 +1,6 @@
 """Engines: how the pending pairs of a run get judged. Every engine writes ordinary judgment rows
 (`runner.judgment_row`) into the same run store, as each judgment finishes, so a run started with one engine can be
-resumed with another and `eval.metrics` cannot tell them apart.
+resumed with another and `hiera_dspy.metrics` cannot tell them apart.
 
     threads  a pool of worker threads, each judging one pair at a time (the default; `--threads N`)
     async    one event loop, DSPy's `acall` path, `--concurrency N` judgments in flight, `--rpm`/`--tpm` pacing

@@ -20,8 +20,9 @@
   and loaded (`allow_unsafe_lm_state=True`, as for any custom engine).
 
 Environment: `HIERA_LOCAL_CTX` (context window, default 4096), `HIERA_LOCAL_THREADS` (default: the CPUs this
-process may run on), `HIERA_LOCAL_RAM_CACHE_MB`, `HIERA_LOCAL_EXTRA_BUFTS` (see `_use_extra_bufts`: weight repacking is
-turned off when llama.cpp was built with AMX, which crashes).
+process may run on), `HIERA_LOCAL_RAM_CACHE_MB`, `HIERA_LOCAL_EXTRA_BUFTS` (see
+`runtimes.llama_cpp_runtime.extra_buffers_on`: weight repacking is turned off when llama.cpp was built with AMX, which
+crashes).
 """
 
 from __future__ import annotations
@@ -31,7 +32,6 @@ import atexit
 import os
 import threading
 import time
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -66,7 +66,6 @@ __all__ = [
 ]
 
 DEFAULT_CTX = 4096
-DEFAULT_RAM_CACHE_MB = 256  # KV states of recent prompts (~28 KB per token for the 1.5B model): ~20 prompts of 400
 INSTALL_HINT = runtimes.INSTALL_HINT
 
 
@@ -82,27 +81,6 @@ def _runtime() -> runtimes.Runtime:
         raise LocalLMUnavailable(str(exc)) from exc
 
 
-def _import_llama_cpp():
-    try:
-        import llama_cpp
-    except ImportError as exc:
-        raise LocalLMUnavailable(f"{INSTALL_HINT} ({exc})") from exc
-    return llama_cpp
-
-
-def load_llama_cpp_python(path: str, n_ctx: int, threads: int):
-    """llama-cpp-python's `Llama` for `path` (the llama-cpp-python runtime's chat model), with the lean prefix-state
-    cache and weight repacking off where llama.cpp was built with AMX (see `_use_extra_bufts`)."""
-    llama_cpp = _import_llama_cpp()
-    with _model_params(llama_cpp, use_extra_bufts=_use_extra_bufts(llama_cpp)):
-        llama = llama_cpp.Llama(model_path=path, n_ctx=n_ctx, n_threads=threads, n_threads_batch=threads,
-                                n_batch=512, seed=0, verbose=False)
-    ram_mb = settings.local_ram_cache_mb(DEFAULT_RAM_CACHE_MB)
-    if ram_mb:
-        llama.set_cache(_prefix_state_cache(llama_cpp, ram_mb << 20))
-    return llama
-
-
 def default_threads() -> int:
     """llama.cpp's threads: $HIERA_LOCAL_THREADS, else every core this process may use."""
     try:
@@ -115,60 +93,6 @@ def default_threads() -> int:
 def default_ctx() -> int:
     """The context window: $HIERA_LOCAL_CTX, else DEFAULT_CTX."""
     return settings.local_ctx(DEFAULT_CTX)
-
-
-def _use_extra_bufts(llama_cpp) -> bool:
-    """llama.cpp's extra weight buffers (CPU repacking; AMX on Sapphire Rapids and later). A llama.cpp built with
-    AMX_INT8 (pip's source build uses -march=native, so any AMX machine) segfaults in ggml_backend_amx_mul_mat on the
-    first batched decode (ggml-org/llama.cpp#20824, still open; seen here with this very model), so with AMX compiled
-    in they are off unless HIERA_LOCAL_EXTRA_BUFTS=1. Without AMX (or with HIERA_LOCAL_EXTRA_BUFTS=0) the default."""
-    forced = settings.local_extra_bufts()
-    if forced is not None:
-        return forced
-    try:
-        info = llama_cpp.llama_print_system_info().decode(errors="replace")
-    except Exception:  # noqa: BLE001 - binding missing: keep llama.cpp's default
-        return True
-    return "AMX_INT8 = 1" not in info
-
-
-def _prefix_state_cache(llama_cpp, capacity_bytes: int):
-    """llama-cpp-python's LlamaRAMCache (KV states of earlier prompts, restored by longest common prefix), minus its
-    memory trap: each saved state also copies the logits of every prompt token (n_tokens x 151,936 floats, ~300 MB for
-    a 500-token prompt with this vocabulary) and does not count them against the capacity. A restored state always
-    re-decodes at least its last token before sampling (`_requires_eval`), so those logits are never read: keep one
-    row (load_state broadcasts it)."""
-
-    class PrefixStateCache(llama_cpp.LlamaRAMCache):
-        def __setitem__(self, key, value):
-            scores = getattr(value, "scores", None)
-            if scores is not None and getattr(scores, "ndim", 0) == 2 and scores.shape[0] > 1:
-                value.scores = scores[:1].copy()
-            super().__setitem__(key, value)
-
-    return PrefixStateCache(capacity_bytes=capacity_bytes)
-
-
-@contextmanager
-def _model_params(llama_cpp, *, use_extra_bufts: bool):
-    """`Llama()` exposes no use_extra_bufts argument: set it on the defaults it starts from, for this construction
-    only (called under _MODELS_LOCK)."""
-    module = llama_cpp.llama_cpp
-    original = module.llama_model_default_params
-    if use_extra_bufts or not hasattr(original(), "use_extra_bufts"):
-        yield
-        return
-
-    def defaults():
-        params = original()
-        params.use_extra_bufts = False
-        return params
-
-    module.llama_model_default_params = defaults
-    try:
-        yield
-    finally:
-        module.llama_model_default_params = original
 
 
 # ── one Llama per file per process ──────────────────────────────────────────────────────────────────────────────────
@@ -204,7 +128,10 @@ def _load(path: str, n_ctx: int) -> _Loaded:
             if loaded is not None:
                 loaded.llama.close()
             started = time.perf_counter()
-            llama = runtime.load_chat(path, n_ctx, default_threads())
+            try:
+                llama = runtime.load_chat(path, n_ctx, default_threads())
+            except runtimes.RuntimeUnavailable as exc:  # the binding is installed but does not import
+                raise LocalLMUnavailable(str(exc)) from exc
             fresh = _Loaded(path=path, n_ctx=n_ctx, llama=llama, load_seconds=time.perf_counter() - started)
             if loaded is not None:
                 fresh.lock = loaded.lock  # callers already queued on the old lock stay serialised

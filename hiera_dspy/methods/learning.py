@@ -12,7 +12,6 @@ from __future__ import annotations
 import hashlib
 import json
 import sys
-
 from collections.abc import Sequence
 
 from hiera_dspy.records import Pair

@@ -25,8 +25,8 @@ from contextvars import ContextVar
 
 import dspy
 
-from hiera_dspy.agents import run_step
 from hiera_dspy.lm.label_probs import ProbPredict, expected_relevance, label_for
+from hiera_dspy.lm.steps import run_step
 from hiera_dspy.methods import BuildContext, register
 from hiera_dspy.methods.learned_scorer import SCORER, ScorerState, tau_for_share, top
 from hiera_dspy.methods.learning import Learner

@@ -32,7 +32,7 @@ ASSUMED_DELEGATION = 0.5
 ASSUMED_OUTPUT_TOKENS = 150
 DIMENSIONS = ("query_interpretability", "information_completeness", "relational_transparency")
 PATHS = {"direct": {d: "clear" for d in DIMENSIONS}, "delegated": {d: "unclear" for d in DIMENSIONS}}
-# steps computed once per distinct query / item of the split (agents.Memo), by the pair field that keys them
+# steps computed once per distinct query / item of the split (lm.memo.Memo), by the pair field that keys them
 PER_DISTINCT = {"query.analyze": "query", "item.analyze": "item_id", "raer.generate": "query", "raer.refine": "query"}
 
 

@@ -27,6 +27,7 @@ from hiera_dspy.lm import (  # noqa: E402
     local,
     runtimes,
 )
+from hiera_dspy.lm.runtimes import llama_cpp_runtime  # noqa: E402
 
 LABELS = ("Exact", "Partial", "Irrelevant")
 # The suite's conftest points HIERA_CACHE_DIR at a temp folder for every test; the real-model test wants the user's
@@ -88,7 +89,7 @@ def fake_llama(monkeypatch, tmp_path):
         llama_print_system_info=lambda: b"CPU : AVX2 = 1 | AMX_INT8 = 0 |",
         llama_cpp=types.SimpleNamespace(llama_model_default_params=lambda: params),
     )
-    monkeypatch.setattr(local, "_import_llama_cpp", lambda: fake)
+    monkeypatch.setattr(llama_cpp_runtime, "import_llama_cpp", lambda: fake)
     monkeypatch.setattr(local, "_runtime", lambda: runtimes.RUNTIMES["llama-cpp-python"])
     monkeypatch.setenv("HIERA_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setenv("HIERA_NO_PROGRESS", "1")
@@ -142,7 +143,7 @@ def test_prefix_state_cache_is_on_by_default_and_drops_the_logits_copy(fake_llam
 
     local.make_local_lm(str(gguf), load=True)
     cache = FakeLlama.instances[0].cache
-    assert cache.capacity_bytes == local.DEFAULT_RAM_CACHE_MB << 20
+    assert cache.capacity_bytes == llama_cpp_runtime.DEFAULT_RAM_CACHE_MB << 20
     state = types.SimpleNamespace(scores=np.ones((300, 1000), dtype=np.single), llama_state_size=10)
     cache[(1, 2, 3)] = state
     assert cache[(1, 2, 3)].scores.shape == (1, 1000)  # load_state broadcasts one row; it is never sampled from
@@ -153,12 +154,12 @@ def test_prefix_state_cache_is_on_by_default_and_drops_the_logits_copy(fake_llam
 
 
 def test_extra_buffers_off_when_llama_cpp_has_amx(fake_llama, monkeypatch):
-    assert local._use_extra_bufts(fake_llama) is True
+    assert llama_cpp_runtime.extra_buffers_on(fake_llama) is True
     fake_llama.llama_print_system_info = lambda: b"CPU : AVX512 = 1 | AMX_INT8 = 1 |"
-    assert local._use_extra_bufts(fake_llama) is False
+    assert llama_cpp_runtime.extra_buffers_on(fake_llama) is False
     monkeypatch.setenv("HIERA_LOCAL_EXTRA_BUFTS", "1")
-    assert local._use_extra_bufts(fake_llama) is True
-    with local._model_params(fake_llama, use_extra_bufts=False):
+    assert llama_cpp_runtime.extra_buffers_on(fake_llama) is True
+    with llama_cpp_runtime.model_params(fake_llama, use_extra_bufts=False):
         assert fake_llama.llama_cpp.llama_model_default_params().use_extra_bufts is False
 
 

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from hiera_dspy.lm import local, runtimes
-from hiera_dspy.lm.runtimes import xllamacpp_runtime
+from hiera_dspy.lm.runtimes import llama_cpp_runtime, xllamacpp_runtime
 
 
 class FakeServer:
@@ -114,7 +114,6 @@ def test_embed_server_is_in_embedding_mode_and_keeps_the_order(fake_x):
 
 
 def test_llama_cpp_embedder_parses_special_tokens_and_reuses_the_shared_prefix(monkeypatch):
-    from hiera_dspy.lm.runtimes import llama_cpp_runtime
 
     class FakeLlama:
         """Tokens are characters; the context is one KV sequence (cells) driven by the low-level calls below."""
@@ -156,7 +155,7 @@ def test_llama_cpp_embedder_parses_special_tokens_and_reuses_the_shared_prefix(m
                                  llama_get_memory=lambda ctx: ctx, llama_batch_init=batch_init,
                                  llama_batch_free=lambda b: None, llama_memory_seq_rm=seq_rm, llama_decode=decode,
                                  llama_get_embeddings_ith=lambda ctx, i: ctx.out)
-    monkeypatch.setattr(local, "_import_llama_cpp", lambda: fake)
+    monkeypatch.setattr(llama_cpp_runtime, "import_llama_cpp", lambda: fake)
     embedder = llama_cpp_runtime.Embedder("/m.gguf", 2, n_seq=2)
     llama = embedder.llama
     assert llama.kwargs["embedding"] is True and llama.kwargs["pooling_type"] == 0

@@ -8,7 +8,7 @@ from hiera_dspy.signals import RelevanceScorer
 
 
 def test_reference_scores_every_pair_and_fits_once(monkeypatch):
-    """A judgment without a label is wrong in the comparison too (McNemar over every pair, as eval.metrics), and the
+    """A judgment without a label is wrong in the comparison too (McNemar over every pair, as hiera_dspy.metrics), and the
     scorer is fitted once (a compile's before/after lines share it)."""
     monkeypatch.setenv("HIERA_REFERENCE_EMBEDDER", "lexical")
     fits = []

@@ -77,7 +77,7 @@ def register(runtime: Runtime) -> Runtime:
 
 
 register(Runtime("llama-cpp-python", "llama_cpp", "llama-cpp-python==0.3.36", "local-source",
-                 chat="hiera_dspy.lm.local:load_llama_cpp_python",
+                 chat="hiera_dspy.lm.runtimes.llama_cpp_runtime:load_chat",
                  embedder="hiera_dspy.lm.runtimes.llama_cpp_runtime:Embedder"))
 
 register(Runtime("xllamacpp", "xllamacpp", "xllamacpp==2026.10.11549", "local",
