@@ -21,7 +21,7 @@ best offline judge on the holes' width), ce-blend-allpool (the shipped ce-blend 
 cross-encoder blended with the trees, fitted on the same judgments; ~30 min on 2 cores), and simulated judges that
 flip MSRD's label of each hole with a fixed probability (to show how the width tracks the judge's kappa). A learned judge's machine values are its labels' metric ("labels") and the
 metric expected under its probabilities ("expected", eval.holes' default). The human sample is simulated from the truth: for each
-of `--samples` seeds and each sample size (5%, 10%, 20% of the queries, or `--sizes`), a random set of whole queries
+of `--samples` seeds and each sample size (5, 7.5, 10, 12.5, 20 and 25% of the queries, or `--sizes`), a random set of whole queries
 whose holes get MSRD's labels. Per judge and size the table gives: CI coverage of the full-judgment value (the
 lowest over systems, the mean, and the same over the 28 pairwise differences) with its Monte-Carlo standard error,
 the same for the human-only interval, how often the sample meets Cochran's rule (the report's caution) and the
@@ -65,7 +65,8 @@ def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--queries", type=int, default=200, help="benchmark queries (default 200)")
     p.add_argument("--samples", type=int, default=1000, help="seeded human samples per size (default 1000)")
-    p.add_argument("--sizes", help="comma-separated sample sizes in queries (default: 5%%, 10%%, 20%% of --queries)")
+    p.add_argument("--sizes", help="comma-separated sample sizes in queries "
+                                   "(default: 5, 7.5, 10, 12.5, 20 and 25%% of --queries)")
     p.add_argument("--judges", default="embed-lr,embed-lr-pool,embed-lr-allpool,flip-5%,flip-10%",
                    help="comma-separated: " + ", ".join(LEARNED) + ", flip-P%% (simulated)")
     p.add_argument("--machine-values", default="labels,expected",

@@ -93,8 +93,9 @@ def sentences(c: dict, measure: str) -> list[str]:
 
 def small_sample_note(c: dict) -> str | None:
     """A caution naming the estimates whose decided sample is smaller than the normal approximation needs (each
-    estimate's `n_min`: Cochran's rule as refined by Sugden, Smith and Jones 2000, from the skewness of its
-    human-minus-machine values; hiera_dspy.conclude.ppi.min_queries). None when every estimate has enough."""
+    estimate's `n_min`: Cochran's rule as refined by Sugden, Smith and Jones 2000, the larger of what the skewness of
+    the machine's values over all N queries and of the sample's human-minus-machine residuals ask for;
+    hiera_dspy.conclude.finite.columns). None when every estimate has enough."""
     short = [(f"{run} {m}", e) for run, per in c["estimates"].items() for m, e in per.items()]
     short += [(f"{d['a']} - {d['b']} {d['measure']}", d) for d in c["differences"]]
     short = [(name, e) for name, e in short if e.get("n_min") and e.get("n") and e["n"] < e["n_min"]]
