@@ -42,7 +42,7 @@ def add_data_arguments(parser: argparse.ArgumentParser) -> None:
 
 def add_input_options(g) -> None:
     """What every judging CLI asks of its input beside where it is: label scheme, knowledge, bad rows, threads."""
-    g.add_argument("--scheme", help="label scheme for jsonl/TREC data: msrd, esci, wands, homedepot")
+    g.add_argument("--scheme", help="label scheme for jsonl/TREC data: msrd, esci, wands, homedepot, trec (0-3)")
     g.add_argument("--labels", help="custom label scheme, least relevant first, e.g. 'Bad,Fair,Good'")
     g.add_argument("--knowledge", default="auto", choices=["auto", "catalog", "web", "none"],
                    help="knowledge source: auto = web if TAVILY_API_KEY is set, else the dataset's catalog")
