@@ -66,7 +66,6 @@ __all__ = [
 ]
 
 DEFAULT_CTX = 4096
-INSTALL_HINT = runtimes.INSTALL_HINT
 
 
 class LocalLMUnavailable(RuntimeError):

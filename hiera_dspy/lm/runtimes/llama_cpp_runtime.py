@@ -40,13 +40,18 @@ def import_llama_cpp():
     return llama_cpp
 
 
+def new_llama(llama_cpp, **kwargs):
+    """`llama_cpp.Llama(**kwargs)` with weight repacking off where llama.cpp was built with AMX (`extra_buffers_on`)."""
+    with model_params(llama_cpp, use_extra_bufts=extra_buffers_on(llama_cpp)):
+        return llama_cpp.Llama(**kwargs)
+
+
 def load_chat(path: str, n_ctx: int, threads: int):
     """llama-cpp-python's `Llama` for `path` (the llama-cpp-python runtime's chat model), with the lean prefix-state
     cache and weight repacking off where llama.cpp was built with AMX (see `extra_buffers_on`)."""
     llama_cpp = import_llama_cpp()
-    with model_params(llama_cpp, use_extra_bufts=extra_buffers_on(llama_cpp)):
-        llama = llama_cpp.Llama(model_path=path, n_ctx=n_ctx, n_threads=threads, n_threads_batch=threads,
-                                n_batch=512, seed=0, verbose=False)
+    llama = new_llama(llama_cpp, model_path=path, n_ctx=n_ctx, n_threads=threads, n_threads_batch=threads,
+                      n_batch=512, seed=0, verbose=False)
     ram_mb = settings.local_ram_cache_mb(DEFAULT_RAM_CACHE_MB)
     if ram_mb:
         llama.set_cache(prefix_state_cache(llama_cpp, ram_mb << 20))
@@ -112,11 +117,9 @@ class Embedder:
 
     def __init__(self, path: str, threads: int, n_seq: int = 8, share_prefix: bool = True):
         llama_cpp = self.lib = import_llama_cpp()
-        with model_params(llama_cpp, use_extra_bufts=extra_buffers_on(llama_cpp)):
-            self.llama = llama_cpp.Llama(model_path=str(path), embedding=True,
-                                         pooling_type=llama_cpp.LLAMA_POOLING_TYPE_NONE, n_ctx=CTX_TOKENS,
-                                         n_batch=CTX_TOKENS, n_ubatch=UBATCH, n_threads=threads,
-                                         n_threads_batch=threads, verbose=False)
+        self.llama = new_llama(llama_cpp, model_path=str(path), embedding=True,
+                               pooling_type=llama_cpp.LLAMA_POOLING_TYPE_NONE, n_ctx=CTX_TOKENS, n_batch=CTX_TOKENS,
+                               n_ubatch=UBATCH, n_threads=threads, n_threads_batch=threads, verbose=False)
         self.n_seq = max(1, int(n_seq))
         self._ctx = self.llama._ctx.ctx
         self._memory = llama_cpp.llama_get_memory(self._ctx)
