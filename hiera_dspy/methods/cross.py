@@ -13,6 +13,10 @@ dev_weighted_kappa). Two labels: the expected grade is P(top label) and the one 
 cross-encoder pairs): kappa 0.788 [0.745, 0.829] on 800 held-out pairs at ~0.05 s a pair on 2 cores, McNemar
 against embed-lr 300 p=0.0015; bench/graded.py the graded one on Home Depot (docs/learning.md).
 
+Scoring then takes the fastest ONNX path that keeps the blend's labels on the same held-out pairs
+(`signals/fast_path.py`: int8, a 64-token cut, or both; fp32 at full length otherwise), recorded in `blend["scoring"]`
+and the weights' `onnx.json`.
+
 The fine-tuned weights (~90 MB) live beside the artifact, in the folder `save_files` writes (`<artifact>.weights/`,
 every file's SHA-256 in the artifact's `extra`); `load_files` checks them.
 """
@@ -31,6 +35,7 @@ from hiera_dspy.methods.learned_scorer import SCORER, SCORER_OPTIONS, ScorerStat
 from hiera_dspy.methods.learning import Learner
 from hiera_dspy.metrics.classification import classification_metrics
 from hiera_dspy.records import Pair
+from hiera_dspy.signals.fast_path import choose_path
 
 CE = {"ce_pairs": 12000, "ce_max_len": 128, "ce_lr": 5e-5, "dev_queries": 150, "seed": 0}
 # blend_objective: "kappa" (default) | "weighted_kappa", what chooses the weight and thresholds; ce_epochs (1)
@@ -185,18 +190,23 @@ class CrossBlendProgram(Learner, dspy.Module):
         self.scorer_state.fit(fit)
         self.encoder = fine_tune(fit, self.scheme, **self.ce_options)
         held_triples = [(p.query, p.item_title, p.item_text) for p in held]
-        self.encoder.accelerate(held_triples)  # ONNX Runtime from here on (int8 if it keeps the labels on held)
+        if self.encoder.accelerate(held_triples) is not None:  # ONNX Runtime from here on
+            self.encoder.use_path("fp32", self.encoder.max_len)  # the blend is chosen on the reference path
         scorer_d = distributions([self._scorer_dist(p.query, p.item_title, p.item_text) for p in held], labels)
         ce_d = self.encoder.grade_probs(held_triples)
         gold = [p.label for p in held]
         value, w, thresholds = choose_blend(gold, scorer_d, ce_d, labels, blend_objective=self.blend_objective)
         chosen = blend_labels(scorer_d, ce_d, w, thresholds, labels)
+        path = choose_path(self.encoder, held_triples, lambda ce: blend_labels(scorer_d, ce, w, thresholds, labels),
+                           gold)
         agreement = classification_metrics(gold, chosen, list(labels))
         self.blend = {"weight": w, "thresholds": list(thresholds), "objective": self.blend_objective,
                       "dev_kappa": agreement["kappa"], "dev_weighted_kappa": agreement["weighted_kappa"],
                       "dev_pairs": len(held), "fit_pairs": len(fit),
                       "ce_pairs": getattr(self.encoder, "train_pairs", None),
                       "dev_label_counts": {label: gold.count(label) for label in labels}}
+        if path:
+            self.blend["scoring"] = {key: path[key] for key in ("use", "score_max_len", "why")}
         if len(labels) == 2:
             self.blend["threshold"] = thresholds[0]  # the key two-label artifacts have always had
         self.digests, self._prefetched = None, {}  # new weights: saved by the next save_files
@@ -209,9 +219,12 @@ class CrossBlendProgram(Learner, dspy.Module):
         b = self.blend
         ce = f"{b['ce_pairs']:,} of them" if b.get("ce_pairs") is not None else "them"
         cuts = ", ".join(f"{t:.2f}" for t in b["thresholds"])
-        return [f"scorer: {b['fit_pairs']:,} pairs", f"cross-encoder: {ce} (one epoch)",
-                f"blend weight {b['weight']:.1f}, threshold(s) {cuts}: chosen on {b['dev_pairs']} held-out pairs of "
-                f"train queries neither model saw (kappa {b['dev_kappa']:.3f} there)"]
+        lines = [f"scorer: {b['fit_pairs']:,} pairs", f"cross-encoder: {ce} (one epoch)",
+                 f"blend weight {b['weight']:.1f}, threshold(s) {cuts}: chosen on {b['dev_pairs']} held-out pairs of "
+                 f"train queries neither model saw (kappa {b['dev_kappa']:.3f} there)"]
+        if "scoring" in b:
+            lines.append(f"scoring path: {b['scoring']['why']}")
+        return lines
 
     def _scorer_dist(self, query: str, item_title: str, item_text: str) -> dict[str, float]:
         return self.scorer_state.score(query, item_title, item_text)

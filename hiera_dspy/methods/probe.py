@@ -151,6 +151,7 @@ class LLMProbeProgram(Learner, dspy.Module):
         self.probe_C, self.text_chars, self.folds = float(probe_C), int(text_chars), int(folds)
         self.probe: Probe | None = None
         self._states: probe_states.HiddenStates | None = None
+        self._prefetched: dict[str, np.ndarray] = {}  # the last prefetch's hidden states, by prompt
 
     # ── the hidden state ──
     def states(self) -> probe_states.HiddenStates:
@@ -162,7 +163,9 @@ class LLMProbeProgram(Learner, dspy.Module):
     def embed(self, query: str, item_title: str, item_text: str | None) -> np.ndarray:
         """The hidden state of the probe's prompt for one pair (cached on disk)."""
         states = self.states()
-        return states(states.prompt(query, item_title, item_text, self.text_chars))
+        prompt = states.prompt(query, item_title, item_text, self.text_chars)
+        vector = self._prefetched.get(prompt)
+        return vector if vector is not None else states(prompt)
 
     def _judge_lm(self):
         """The judge role's LM; None (a bare BuildContext): the registered default model."""
@@ -179,10 +182,12 @@ class LLMProbeProgram(Learner, dspy.Module):
         return np.stack(states.many(prompts, progress=progress))
 
     def prefetch(self, pairs: Sequence[Pair]) -> None:
-        """Compute the hidden states of pairs about to be judged, in batches, into the disk cache (then each
-        judgment reads its vector from the cache)."""
+        """Compute the hidden states of pairs about to be judged, in batches (each judgment then reads its vector:
+        only the last call's are kept, so memory stays bounded by one batch of work; the disk cache has them too)."""
         if pairs:
-            self.embed_many(pairs, "judged")
+            states = self.states()
+            prompts = [states.prompt(p.query, p.item_title, p.item_text, self.text_chars) for p in pairs]
+            self._prefetched = dict(zip(prompts, self.embed_many(pairs, "judged")))
 
     @property
     def method_name(self) -> str:

@@ -1,8 +1,9 @@
 """Judge the pairs of a split with worker threads, writing each judgment to the run store as it finishes.
 
 Memory stays bounded whatever the split's size: the pairs are read as they are needed (any iterable, re-iterated
-twice: a counting pass, then the judging pass), at most `threads x IN_FLIGHT` are in flight, finished rows live only
-in the store, and the rows returned are streamed back from it (`RunRows`).
+twice: a counting pass, then the judging pass), at most `threads x IN_FLIGHT` are in flight (`PREFETCH` for a program
+that scores in batches: its `prefetch` gets each window of pairs before they are judged), finished rows live only in
+the store, and the rows returned are streamed back from it (`RunRows`).
 
 One bad pair never cancels the run: its exception becomes an error row (after the LM client's own bounded retries),
 and `retry_errors=True` re-judges only those rows later. An endpoint that cannot be reached does
@@ -32,6 +33,7 @@ from hiera_dspy.untrusted.screen import manipulation_flags, program_inputs
 
 WINDOW = 1000  # pairs checked against the store per query when finding what is left to judge
 IN_FLIGHT = 4  # pairs submitted per worker thread ahead of the one it is judging
+PREFETCH = 512  # pairs a program with a `prefetch` (the learned judges) scores in one batch before judging them
 
 
 def judge_one(program: dspy.Module, pair: Pair, position: int | None = None) -> Judgment:
@@ -76,7 +78,8 @@ def run_pairs(program: dspy.Module, pairs: Iterable[Pair], store: RunStore, run_
     when `breaker` (default: a new one) trips, and the rows' `stopped` says why (hiera_dspy/lm/breaker.py).
 
     The run's lease (see RunStore.start_run) is taken first if not held (RunBusy while another process writes the
-    run) and released at the end: one writer per run. At most `threads x IN_FLIGHT` pairs are in memory at once."""
+    run) and released at the end: one writer per run. At most `threads x IN_FLIGHT` pairs are in memory at once
+    (`PREFETCH` when the program has a `prefetch`: the learned judges score each window in batches)."""
     store.claim(run_id)
     try:
         return _run_pairs(program, pairs, store, run_id, threads, retry_errors, progress, lms,
@@ -188,6 +191,17 @@ def probe_first(todo: Todo, lms, breaker: CircuitBreaker) -> bool:
     return True
 
 
+def warm(prefetch, pairs: Sequence[Pair]) -> None:
+    """Let a program score `pairs` in batches before they are judged (`prefetch`, on the screened inputs each pair
+    will be judged on). A failure here loses nothing: it is said once on stderr, and each pair is then scored on its
+    own, a pair that fails becoming its own error row."""
+    try:
+        prefetch([pair._replace(**program_inputs(pair)) for pair in pairs])
+    except Exception as exc:  # noqa: BLE001 - the pairs are still judged, one at a time
+        print(f"batch scoring of {len(pairs)} pairs failed ({type(exc).__name__}: {redact(str(exc))[:200]}); "
+              "judging them one at a time", file=sys.stderr)
+
+
 def _run_pairs(program, pairs, store, run_id, threads, retry_errors, progress, lms, breaker) -> RunRows:
     todo = pending(pairs, store, run_id, retry_errors, progress)
     if not probe_first(todo, lms, breaker):
@@ -213,15 +227,22 @@ def _run_pairs(program, pairs, store, run_id, threads, retry_errors, progress, l
     workers = max(1, threads)
     pool = ThreadPoolExecutor(max_workers=workers)
     in_flight: set = set()
+    prefetch = getattr(program, "prefetch", None)
     try:
-        for item in todo:  # a bounded window: a pair is read only when a worker will soon be free for it
+        for window in windows(todo, PREFETCH if prefetch else 1):  # a pair is read only when it will soon be judged
             if breaker.tripped is not None:
                 break
-            if len(in_flight) >= workers * IN_FLIGHT:
-                finished, in_flight = wait(in_flight, return_when=FIRST_COMPLETED)
-                for future in finished:
+            if prefetch:  # the program keeps one batch of scores: the previous window finishes first
+                for future in as_completed(in_flight):
                     done(future)
-            in_flight.add(pool.submit(task, item))
+                in_flight = set()
+                warm(prefetch, [pair for _, pair in window])
+            for item in window:
+                if len(in_flight) >= workers * IN_FLIGHT and not prefetch:
+                    finished, in_flight = wait(in_flight, return_when=FIRST_COMPLETED)
+                    for future in finished:
+                        done(future)
+                in_flight.add(pool.submit(task, item))
         for future in as_completed(in_flight):
             done(future)
     except BaseException:

@@ -65,6 +65,7 @@ class CrossEncoder:
 
     def __init__(self, model, tokenizer, max_len: int):
         self.model, self.tokenizer, self.max_len = model, tokenizer, max_len
+        self.score_len = max_len  # tokens read at scoring (`fast_path` may choose fewer than the training's)
         self._lock = threading.Lock()
         self.runner = None  # an onnx_encoder.OnnxRunner: `logits` runs it instead of torch
         self._onnx = None  # the ONNX export `accelerate` made, written by `save`
@@ -87,7 +88,7 @@ class CrossEncoder:
         if not triples:
             return np.zeros((0, width))
         enc = self.tokenizer([q for q, _, _ in triples], [item_view(t, x) for _, t, x in triples],
-                             truncation="only_second", max_length=self.max_len)
+                             truncation="only_second", max_length=self.score_len)
         out = np.empty((len(triples), width))
         with self._lock:
             for idx in length_sorted_batches([len(ids) for ids in enc["input_ids"]], batch):
@@ -114,6 +115,10 @@ class CrossEncoder:
         self._onnx = onnx_encoder.accelerate(self, check)
         self.runner = self._onnx.runner
         return self._onnx.manifest
+
+    def use_path(self, kind: str, tokens: int) -> None:
+        """Score with the ONNX export's `kind` ("fp32", "int8") at `tokens` tokens (after `accelerate`)."""
+        self.runner, self.score_len = self._onnx.runners[kind], int(tokens)
 
     def scores(self, triples: Sequence[tuple[str, str, str]], batch: int = 64) -> np.ndarray:
         """P(grade >= 1) of each (query, item_title, item_text), in batches: P(relevant) for a two-label scheme."""
@@ -148,11 +153,13 @@ class CrossEncoder:
                                  "artifact)")
             if sha256(path) != digest:
                 raise ValueError(f"{path} does not match the SHA-256 its artifact records: refit, or restore the file")
-        from hiera_dspy.signals.onnx_encoder import load_runner
+        from hiera_dspy.signals.onnx_encoder import load_runner, scoring_length
 
         encoder = cls(AutoModelForSequenceClassification.from_pretrained(folder),
                       AutoTokenizer.from_pretrained(folder), max_len)
         encoder.runner = load_runner(folder, digests)
+        if encoder.runner is not None:
+            encoder.score_len = scoring_length(folder, max_len)
         return encoder
 
 

@@ -99,7 +99,7 @@ def export(model, input_names: Sequence[str], folder: Path) -> dict[str, Path]:
     int8 = folder / INT8
     import onnx
 
-    quantize_dynamic(str(fp32), str(int8), weight_type=QuantType.QInt8, per_channel=False,  # per tensor: faster here
+    quantize_dynamic(str(fp32), str(int8), weight_type=QuantType.QInt8, per_channel=True,  # a scale per column
                      extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT})  # the fused ops' outputs: fp32
     return {"fp32": fp32, "int8": int8}
 
@@ -155,10 +155,15 @@ def _sigmoid(x: np.ndarray) -> np.ndarray:
 
 
 class Accelerated:
-    """The ONNX files of one encoder in a temporary folder, the runner chosen and the manifest saying why."""
+    """The ONNX files of one encoder in a temporary folder, a runner for each (`runners`: "fp32", "int8"), the one
+    chosen (`runner`) and the manifest saying why."""
 
-    def __init__(self, tmp: tempfile.TemporaryDirectory, manifest: dict, runner: OnnxRunner):
-        self.tmp, self.manifest, self.runner = tmp, manifest, runner
+    def __init__(self, tmp: tempfile.TemporaryDirectory, manifest: dict, runners: dict[str, OnnxRunner]):
+        self.tmp, self.manifest, self.runners = tmp, manifest, runners
+
+    @property
+    def runner(self) -> OnnxRunner:
+        return self.runners[self.manifest["use"]]
 
     def copy_into(self, folder: Path) -> None:
         """Write the ONNX files and `onnx.json` into `folder` (the weights folder)."""
@@ -180,9 +185,9 @@ def accelerate(encoder, check: Sequence[tuple[str, str, str]] = ()) -> Accelerat
     try:
         encoder.runner = None
         reference = encoder.logits(list(check))
-        evidence = {}
+        evidence, runners = {}, {}
         for kind, path in paths.items():  # fp32 is the same graph as torch: a few pairs check the export
-            encoder.runner = OnnxRunner(path)
+            encoder.runner = runners[kind] = OnnxRunner(path)
             some = len(check) if kind == "int8" else min(len(check), FP32_CHECK)
             evidence[kind] = agreement(reference[:some], encoder.logits(list(check)[:some]))
     finally:
@@ -193,7 +198,7 @@ def accelerate(encoder, check: Sequence[tuple[str, str, str]] = ()) -> Accelerat
                 "against_torch": evidence,
                 "why": (f"int8 keeps {evidence['int8']['label_agreement']:.3f} of torch's labels on {len(check)} "
                         "check pairs" if check else "no check pairs: int8 not verified, fp32 used")}
-    return Accelerated(tmp, manifest, OnnxRunner(paths[use]))
+    return Accelerated(tmp, manifest, runners)
 
 
 def choose(int8_evidence: dict) -> str:
@@ -216,3 +221,9 @@ def load_runner(folder: Path, digests: dict[str, str]) -> OnnxRunner | None:
         torch_fallback_note("onnxruntime is not installed")
         return None
     return OnnxRunner(folder / chosen)
+
+
+def scoring_length(folder: Path, max_len: int) -> int:
+    """The tokens the ONNX path `onnx.json` in `folder` chose to read (`fast_path.choose_path`), else `max_len`."""
+    manifest = json.loads((folder / MANIFEST).read_text())
+    return int(manifest.get("score_max_len") or max_len)

@@ -98,3 +98,50 @@ def test_esci_compiles_ce_blend_and_fills_graded_holes(tiny_base, tmp_path):
     summary = eval_holes.main(argv)
     estimate = summary["runs"][0]["estimates"]["ndcg@4"]
     assert estimate["n"] == 2 and estimate["N"] == 4 and estimate["ppi"] is not None
+
+
+HD_MEANS = {"1": ("1", "1.33"), "2": ("1.67", "2.33"), "3": ("2.67", "3")}  # raters' means of each level, two each
+HD_TITLE = {"1": "garden gnome {n}", "2": "{w} lite {n}", "3": "{w} pro {n}"}
+
+
+def _homedepot_folder(tmp_path, n_queries: int = 40):
+    """Kaggle's train.csv (latin-1, CRLF): each search term has two products of each level, the level readable from
+    the title, the raters' mean varying within a level."""
+    rows = ["id,product_uid,product_title,search_term,relevance"]
+    for q in range(n_queries):
+        w = WORDS[q % len(WORDS)]
+        for level, means in HD_MEANS.items():
+            for k, mean in enumerate(means):
+                n = 6 * q + 2 * int(level) + k
+                rows.append(f"{n},{100000 + n},{HD_TITLE[level].format(w=w, n=n)},{w} pro {q},{mean}")
+    folder = tmp_path / "homedepot"
+    folder.mkdir()
+    (folder / "train.csv").write_bytes(("\r\n".join(rows) + "\r\n").encode("latin-1"))
+    return folder
+
+
+def test_homedepot_folder_compiles_three_grades_from_the_raters_mean(tiny_base, tmp_path):
+    """`--dataset homedepot:FOLDER --split all --method ce-blend`: every pair trains (no refusal of three labels),
+    the cross-encoder learns from the raters' mean (the pairs' grade), two increasing cuts on a balanced dev split,
+    and the artifact labels new pairs with all three levels."""
+    from hiera_dspy.artifacts.judge_file import load_judge
+    from hiera_dspy.artifacts.format import read_artifact
+    from hiera_dspy.data import load_dataset
+    from optimize import compile as compile_cli
+
+    folder = _homedepot_folder(tmp_path)
+    pairs = load_dataset(f"homedepot:{folder}", get_scheme("homedepot")).split("all")
+    assert len(pairs) == 240 and sorted({round(p.grade, 2) for p in pairs}) == [0.0, 0.33, 0.67, 1.33, 1.67, 2.0]
+    art = tmp_path / "hd.json"
+    compile_cli.main(["--dataset", f"homedepot:{folder}", "--split", "all", "--method", "ce-blend",
+                      "--knowledge", "none", "--skip-before", "--set", "embedder=lexical", "--set", "ce_pairs=160",
+                      "--set", "ce_max_len=16", "--set", "ce_lr=0.001", "--set", "dev_queries=10",
+                      "--out", str(art)])
+    blend = read_artifact(art)["extra"]["blend"]
+    low, high = blend["thresholds"]
+    assert 0 < low < high < 2 and blend["fit_pairs"] == 180 and blend["dev_pairs"] == 30
+    assert blend["dev_label_counts"] == {label: 10 for label in get_scheme("homedepot").labels}  # one each a query
+    judge = load_judge(art)
+    fresh = [judge(query=f"{w} pro 99", item_title=HD_TITLE[level].format(w=w, n=999), item_text="")
+             for w in WORDS[:4] for level in HD_TITLE]
+    assert len({p.label for p in fresh}) == 3
