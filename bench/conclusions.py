@@ -404,6 +404,7 @@ def resample(truth: dict, machine: dict, n: int, seeds: range, level: float = 0.
         varies = np.ptp(t_mat, axis=0) > 1e-12
         hit = {"corrected": [], "shipped": [], "human": []}
         width = {"corrected": [], "shipped": []}
+        sds = []  # each sample's residual sd (corrected): what `hiera-dspy plan` reads from a decided pilot
         zero = {"corrected": 0, "shipped": 0}
         for seed in seeds:
             picked = np.zeros(total, dtype=bool)
@@ -416,6 +417,7 @@ def resample(truth: dict, machine: dict, n: int, seeds: range, level: float = 0.
                 width[key].append(e.hi - e.lo)
                 zero[key] += int(((e.hi - e.lo <= 1e-12) & varies).sum())
             e = got["corrected"]
+            sds.append(e.sd)
             hit["human"].append((e.human_lo - 1e-12 <= target) & (target <= e.human_hi + 1e-12))
         cover = {key: np.mean(v, axis=0) for key, v in hit.items()}
         mean_width = {key: np.mean(v, axis=0) for key, v in width.items()}
@@ -431,7 +433,7 @@ def resample(truth: dict, machine: dict, n: int, seeds: range, level: float = 0.
                     "width_shipped": mean_width["shipped"][:k].mean(),
                     "width_corrected": mean_width["corrected"][:k].mean(),
                     "narrower": 1 - mean_width["corrected"][:k].mean() / mean_width["shipped"][:k].mean(),
-                    "mc_se": float(np.sqrt(level * (1 - level) / len(seeds)))}
+                    "mc_se": float(np.sqrt(level * (1 - level) / len(seeds))), "sd": np.asarray(sds, dtype=float)}
     return stats
 
 
@@ -470,6 +472,23 @@ def width_check(plan_lines: dict, stats_by_n: dict[int, dict], n_total: int, at:
 
         ratios.append(n_for_width(sd_at, n_total, target) / at)
     return ratios
+
+
+def pilot_check(pilot: dict, stats_by_n: dict[int, dict], n_total: int, at: int) -> np.ndarray:
+    """For every sample of the pilot size and every system: the n that `hiera-dspy plan` names from the pilot's own
+    residual spread (`n_width_sample`: n_for_width at the sample's sd) for the width the corrected intervals reached
+    at `at` sampled queries, over `at` (1.0: exact). Vectorised n_for_width: the first n whose 2 t s.e. fits."""
+    from scipy.stats import t
+
+    ns = np.arange(2, n_total)
+    factor = 2 * t.ppf(0.975, ns - 1) * np.sqrt((1 - ns / n_total) / ns)  # width / sd, decreasing in n
+    s = stats_by_n[at]
+    k = s["k"]
+    target = s["width"]["corrected"][:k]
+    sd = pilot["sd"][:, :k]
+    need = np.searchsorted(-factor, -(target[None, :] / np.maximum(sd, 1e-12)), side="left")
+    n = np.where(need < len(ns), ns[np.minimum(need, len(ns) - 1)], n_total)
+    return (n / at).ravel()
 
 
 def judge_names(args) -> list[str]:
@@ -531,13 +550,20 @@ def main(argv: list[str] | None = None) -> str:
                         k = len(truth[m])
                         checks = {at: width_check(plan_lines[m], {x: by_n[x][m] for x in by_n}, n_q, at)
                                   for at in sizes if at >= 40}
+                        pilots = {(n0, at): pilot_check(by_n[n0][m], {x: by_n[x][m] for x in by_n}, n_q, at)
+                                  for n0 in sizes if n0 in (20, 30) for at in sizes if at >= 50}
                         notes.append(
                             f"{judge} ({kind}) {m}: plan n_min systems max {max(n_mins[:k])}, median "
                             f"{int(np.median(n_mins[:k]))}; pairs max {max(n_mins[k:])}, median "
                             f"{int(np.median(n_mins[k:]))}; "
                             "plan's n for the width the corrected intervals reached at n, over n (systems, median "
                             "[min, max]): " + "; ".join(f"{at}: {np.median(r):.2f} [{min(r):.2f}, {max(r):.2f}]"
-                                                      for at, r in checks.items()))
+                                                      for at, r in checks.items())
+                            + "; from a decided pilot of n0 queries (`n_width_sample`: the pilot's own residual "
+                            "spread), over n (samples x systems, median [quartiles], share within +-25%): "
+                            + "; ".join(f"n0={n0} for {at}: {np.median(r):.2f} [{np.quantile(r, 0.25):.2f}, "
+                                        f"{np.quantile(r, 0.75):.2f}], {np.mean(np.abs(r - 1) <= 0.25):.0%}"
+                                        for (n0, at), r in pilots.items()))
     lines = [f"Benchmark: {n_q} MSRD pool queries (not in the bundled train pairs), 8 systems, shallow pool = top "
              f"{POOL_DEPTH} of {' and '.join(pool_systems(args.lexical))} ({len(built['pool'])} judgments), "
              f"{len(built['holes'])} holes in the top {DEPTH} ({sum(truth_grades)} relevant); {args.samples} seeded "

@@ -102,18 +102,20 @@ def stage_label(work: Path, n: int) -> dict:
                              + "\n" for p in pool))
     cmd = [sys.executable, "-m", "eval.label", "--dataset", f"jsonl:{pairs}", "--scheme", "msrd", "--judge",
            str(work / "ce-blend.json"), "--out", str(work / "labelled"), "--knowledge", "none", "--threads", "2"]
+    timer = ["/usr/bin/time", "-f", "peak_rss_kb=%M"] if Path("/usr/bin/time").is_file() else []
     env = {**os.environ, "HIERA_RUNS_DIR": str(work / "runs")}
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     with open(work / "label.err", "w") as err:
-        code = subprocess.call(cmd, stdout=subprocess.DEVNULL, stderr=err, env=env)
+        code = subprocess.call(timer + cmd, stdout=subprocess.DEVNULL, stderr=err, env=env)
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if code != 0:
         raise SystemExit(f"eval.label failed ({code}): see {work / 'label.err'}")
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return {"command": " ".join(cmd[1:]), "pairs": n, "wall_s": wall, "cpu_s": cpu,
-            "wall_100k_min": wall / n * 100_000 / 60}
+    rss = re.findall(r"peak_rss_kb=(\d+)", (work / "label.err").read_text())
+    return {"command": " ".join(cmd[1:]), "pairs": len(pool), "wall_s": wall, "cpu_s": cpu,
+            "peak_rss_mb": int(rss[-1]) / 1024 if rss else None, "wall_100k_min": wall / len(pool) * 100_000 / 60}
 
 
 def _timed(fn) -> tuple[float, float, object]:
@@ -150,12 +152,13 @@ def stage_measure(work: Path, train_steps: int) -> dict:
     gold = [p.label for p in dev]
     w, cuts = judge.blend["weight"], judge.blend["thresholds"]
     rows, reference = [], None
-    variants = [(name, runner, ce.max_len) for name, runner in paths.items()]
-    if "ONNX int8" in paths:  # the same weights reading fewer tokens: half the FLOPs, other labels
-        variants.append((f"ONNX int8, cut at {SHORT} tokens", paths["ONNX int8"], SHORT))
     full_len = ce.max_len
+    variants = [(name, runner, full_len) for name, runner in paths.items()]
+    for name in ("ONNX int8", "ONNX fp32"):  # the same weights reading fewer tokens: half the FLOPs, other labels
+        if name in paths:
+            variants.append((f"{name}, cut at {SHORT} tokens", paths[name], SHORT))
     for name, runner, max_len in variants:
-        ce.runner, ce.max_len = runner, max_len
+        ce.runner, ce.score_len = runner, max_len
         ce.logits(triples[:8])  # warm-up
         timing = {}
         for b in BATCHES:
@@ -164,13 +167,16 @@ def stage_measure(work: Path, train_steps: int) -> dict:
             timing[b] = (wall / n, cpu / n)
         ce_d = ce.grade_probs(triples, batch=64)
         p = ce_d[:, -1]  # P(top label)
-        reference = p if reference is None else reference
         pred = blend_labels(scorer_d, ce_d, w, cuts, labels)
+        if reference is None:
+            reference = (p, pred)
         alone = blend_labels(scorer_d, ce_d, 1.0, cuts, labels)  # the cross-encoder alone, at the blend's cut
         rows.append({"path": name, "timing": timing, "kappa": kappa_of_labels(gold, pred),
                      "ci": bootstrap_ci(gold, pred, labels, "kappa"), "kappa_ce_alone": kappa_of_labels(gold, alone),
-                     "max_dp": float(np.max(np.abs(p - reference))), "shipped": _is_shipped(name, shipped)})
-    ce.runner, ce.max_len = None, full_len
+                     "max_dp": float(np.max(np.abs(p - reference[0]))),
+                     "agreement": float(np.mean([a == b for a, b in zip(pred, reference[1])])),
+                     "shipped": _is_shipped(name, max_len, shipped, full_len)})
+    ce.runner, ce.score_len = None, full_len
     return {"tokens_mean": tokens, "flops_per_pair": flops, "gemm_gflops": gemm_rate(), "paths": rows,
             "n_pairs": len(triples), "blend": judge.blend, "onnx": shipped, "embedding": embedding_rows(dataset),
             "training": training_rows(ce, dataset, train_steps)}
@@ -182,8 +188,10 @@ def _view(title, text):
     return item_view(title, text)
 
 
-def _is_shipped(name: str, manifest: dict) -> bool:
-    return name == {"int8": "ONNX int8", "fp32": "ONNX fp32"}[manifest["use"]]  # the cut-short row never is
+def _is_shipped(name: str, tokens: int, manifest: dict, full_len: int) -> bool:
+    """Whether the row is the path the compile chose (`signals/fast_path.py`: precision and tokens read)."""
+    return name.startswith({"int8": "ONNX int8", "fp32": "ONNX fp32"}[manifest["use"]]) and \
+        tokens == int(manifest.get("score_max_len") or full_len)
 
 
 def ce_folder(work: Path) -> Path:
@@ -220,23 +228,28 @@ def embedding_rows(dataset, n: int = 256) -> list[dict]:
 
 
 def training_rows(ce, dataset, steps: int, batch: int = 32) -> list[dict]:
-    """s a training step (forward, backward, AdamW) of the cross-encoder on pool pairs, plain batches against
-    length-bucketed ones, and each one's token budget (a copy of the model: the artifact's stays as it is)."""
+    """s a training step (forward, backward, AdamW) of the cross-encoder on pool pairs: plain batches against
+    length-bucketed ones, fp32 against bf16 autocast (`cross_encoder.forward_precision`), at the model's tokens and
+    cut at `SHORT`; each one's token budget (a copy of the model: the artifact's stays as it is)."""
     import copy
 
     import torch
 
     from hiera_dspy.signals.batching import length_bucketed_batches, token_budget
+    from hiera_dspy.signals.cross_encoder import forward_precision
 
     pairs = [p for p in dataset.split("pool")[:4000] if p.label in dataset.scheme.labels]
-    enc = ce.tokenizer([p.query for p in pairs], [_view(p.item_title, p.item_text) for p in pairs],
-                       truncation="only_second", max_length=ce.max_len)
-    lengths = [len(ids) for ids in enc["input_ids"]]
-    index = list(range(len(pairs)))
-    plain = [index[i:i + batch] for i in range(0, len(index) - batch + 1, batch)]
-    bucketed = length_bucketed_batches(index, lengths, batch, seed=0)
     out = []
-    for name, batches in (("plain (shuffled)", plain), ("length-bucketed", bucketed)):
+    configs = [("plain (shuffled)", ce.max_len, "fp32"), ("length-bucketed", ce.max_len, "fp32"),
+               ("length-bucketed", ce.max_len, "bf16"), ("length-bucketed", SHORT, "fp32"),
+               ("length-bucketed", SHORT, "bf16")]
+    for name, max_len, precision in configs:
+        enc = ce.tokenizer([p.query for p in pairs], [_view(p.item_title, p.item_text) for p in pairs],
+                           truncation="only_second", max_length=max_len)
+        lengths = [len(ids) for ids in enc["input_ids"]]
+        index = list(range(len(pairs)))
+        batches = ([index[i:i + batch] for i in range(0, len(index) - batch + 1, batch)] if name.startswith("plain")
+                   else length_bucketed_batches(index, lengths, batch, seed=0))
         model = copy.deepcopy(ce.model).train()
         opt = torch.optim.AdamW(model.parameters(), lr=1e-5)
         times = []
@@ -244,14 +257,17 @@ def training_rows(ce, dataset, steps: int, batch: int = 32) -> list[dict]:
             feeds = ce.tokenizer.pad({k: [enc[k][i] for i in chunk] for k in enc.keys()}, return_tensors="pt")
             y = torch.tensor([float(pairs[i].label == dataset.scheme.labels[-1]) for i in chunk])
             t = time.perf_counter()
-            loss = torch.nn.functional.binary_cross_entropy_with_logits(model(**feeds).logits[:, 0], y)
+            with forward_precision(precision):
+                logits = model(**feeds).logits[:, 0]
+            loss = torch.nn.functional.binary_cross_entropy_with_logits(logits.float(), y)
             loss.backward()
             opt.step()
             opt.zero_grad()
             times.append(time.perf_counter() - t)
         budget = token_budget([[lengths[i] for i in b] for b in batches])
-        out.append({"batches": name, "s_step": float(np.median(times)), "steps": len(times),
-                    "efficiency": budget["efficiency"], "tokens_padded_per_step": budget["padded"] / len(batches)})
+        out.append({"batches": f"{name}, {max_len} tokens, {precision}", "s_step": float(np.median(times)),
+                    "steps": len(times), "efficiency": budget["efficiency"],
+                    "tokens_padded_per_step": budget["padded"] / len(batches)})
     return out
 
 
@@ -272,16 +288,21 @@ def table(compiled: dict | None, measured: dict) -> str:
              f"**{floor * 1000:.1f} ms a pair**; int8 without VNNI (AVX2's vpmaddubsw) at most ~2x that rate.",
              "",
              "| path | flags | batch 1 s/pair (CPU s) | batch 16 | batch 64 | x the fp32 floor at 64 | blend kappa "
-             "[95% CI] on the same pairs | cross-encoder alone kappa | max abs change of P vs torch | shipped |",
-             "|---|---|---|---|---|---|---|---|---|---|"]
+             "[95% CI] on the same pairs | blend labels equal to torch's | cross-encoder alone kappa | max abs change of P "
+             "vs torch | shipped |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in measured["paths"]:
         t = r["timing"]
         cells = [f"{t[b][0]:.4f} ({t[b][1]:.4f})" for b in BATCHES]
         lines.append(f"| {r['path']} | {flags} | {' | '.join(cells)} | {t[64][0] / floor:.1f} | "
-                     f"{with_ci(r['kappa'], r['ci'])} | {r['kappa_ce_alone']:.3f} | {r['max_dp']:.4f} | "
+                     f"{with_ci(r['kappa'], r['ci'])} | {r['agreement']:.3f} | {r['kappa_ce_alone']:.3f} | "
+                     f"{r['max_dp']:.4f} | "
                      f"{'yes' if r['shipped'] else ''} |")
     q = measured["onnx"]
-    lines += ["", f"int8 choice at compile time: {q['why']} (needs >= {q['int8_min_agreement']}); shipped: {q['use']}.",
+    choice = (f"the compile's choice of scoring path (signals/fast_path.py, on its {q['check_pairs']} held-out pairs: the "
+              f"fastest keeping >= {q['min_agreement']} of the blend's labels and its kappa within "
+              f"{q['kappa_tolerance']}): {q['why']}" if "score_max_len" in q else f"int8 choice: {q['why']}")
+    lines += ["", f"{choice}; shipped: {q['use']} at {q.get('score_max_len', 'full')} tokens.",
               "", "| embeddings (256 pool item documents) | flags | s/text wall | CPU s/text | min cosine to torch |",
               "|---|---|---|---|---|"]
     for r in measured["embedding"]:
@@ -294,11 +315,12 @@ def table(compiled: dict | None, measured: dict) -> str:
                      f"{r['tokens_padded_per_step']:.0f} |")
     lab = measured.get("label")
     if lab:
+        rss = f"{lab['peak_rss_mb']:.0f}" if lab.get("peak_rss_mb") else "-"
         lines += ["", "| eval.label with the artifact (start-up included) | flags | pairs | wall s | CPU s | s/pair | "
-                  "100,000 pairs at that rate |",
-                  "|---|---|---|---|---|---|---|",
-                  f"| `{lab['command']}` | {flags} | {lab['pairs']} | {lab['wall_s']:.0f} | {lab['cpu_s']:.0f} | "
-                  f"{lab['wall_s'] / lab['pairs']:.4f} | {lab['wall_100k_min']:.0f} min |"]
+                  "peak RSS MB | 100,000 pairs at that rate |",
+                  "|---|---|---|---|---|---|---|---|",
+                  f"| `{lab['command']}` | {flags} | {lab['pairs']:,} | {lab['wall_s']:.0f} | {lab['cpu_s']:.0f} | "
+                  f"{lab['wall_s'] / lab['pairs']:.4f} | {rss} | {lab['wall_100k_min']:.1f} min |"]
     lines.append(f"\nbf16 autocast: {'available' if 'bf16' in flags else 'not used: no AVX512_BF16 / AMX-BF16 here'}.")
     if compiled:
         steps = compiled["fine_tune_steps"]

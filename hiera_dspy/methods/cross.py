@@ -37,9 +37,9 @@ from hiera_dspy.metrics.classification import classification_metrics
 from hiera_dspy.records import Pair
 from hiera_dspy.signals.fast_path import choose_path
 
-CE = {"ce_pairs": 12000, "ce_max_len": 128, "ce_lr": 5e-5, "dev_queries": 150, "seed": 0}
+CE = {"ce_pairs": 12000, "ce_max_len": 64, "ce_lr": 5e-5, "dev_queries": 150, "seed": 0}
 # blend_objective: "kappa" (default) | "weighted_kappa", what chooses the weight and thresholds; ce_epochs (1)
-CE_OPTIONS = ("blend_objective", "ce_epochs")
+CE_OPTIONS = ("blend_objective", "ce_epochs", "ce_precision")
 WEIGHTS = tuple(np.linspace(0, 1, 11))
 THRESHOLDS = tuple(np.linspace(0.2, 0.8, 25))  # two labels: the cut on P(top label)
 SWEEPS = 4  # coordinate-ascent passes over the K-1 thresholds of a graded scheme
@@ -165,12 +165,12 @@ class CrossBlendProgram(Learner, dspy.Module):
 
     def __init__(self, ctx: BuildContext, *, embedder: str, C: float, ce_pairs: int, ce_max_len: int, ce_lr: float,
                  dev_queries: int, seed: int, blend_objective: str | None = None, ce_epochs: int | None = None,
-                 **options):
+                 ce_precision: str | None = None, **options):
         super().__init__()
         self.scheme, self.train = ctx.scheme, [p for p in ctx.train if p.label in ctx.scheme.labels]
         self.scorer_state = ScorerState(ctx.scheme, self.train, embedder, C, **options)
         self.ce_options = {"train_pairs": ce_pairs, "max_len": ce_max_len, "lr": ce_lr, "seed": seed,
-                           "epochs": ce_epochs or 1}
+                           "epochs": ce_epochs or 1, "precision": ce_precision or "auto"}
         self.dev_queries, self.seed = dev_queries, seed
         self.blend_objective = blend_objective or "kappa"
         objective(self.blend_objective)  # an unknown name fails at build, not after the fine-tuning

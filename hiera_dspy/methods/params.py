@@ -102,6 +102,8 @@ PARAMS: dict[str, Param] = {
     "blend_objective": Param(str, "ce-blend: what chooses the blend's weight and grade thresholds on dev",
                              ("kappa", "weighted_kappa"), nullable=True),
     "ce_max_len": Param(int, "ce-blend: tokens of query + item the cross-encoder reads", low=16, high=512),
+    "ce_precision": Param(str, "ce-blend: the fine-tuning's forward pass: bf16 autocast where the CPU computes bf16 "
+                          "(auto), always, or fp32", ("auto", "bf16", "fp32"), nullable=True),
     "ce_lr": Param(float, "ce-blend: the cross-encoder's AdamW learning rate", low=1e-7, high=1e-2),
     "dev_queries": Param(int, "ce-blend: train queries held out (one pair of each label they have, balanced) to "
                          "choose the blend", low=2),

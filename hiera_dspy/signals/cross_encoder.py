@@ -163,6 +163,22 @@ class CrossEncoder:
         return encoder
 
 
+def forward_precision(precision: str):
+    """The context of a training forward pass: bf16 autocast for "bf16", `cpu.training_autocast` (bf16 where the CPU
+    computes it) for "auto", nothing for "fp32"."""
+    import contextlib
+
+    from hiera_dspy.signals.cpu import training_autocast
+
+    if precision == "fp32":
+        return contextlib.nullcontext()
+    if precision == "bf16":
+        import torch
+
+        return torch.autocast("cpu", dtype=torch.bfloat16)
+    return training_autocast()
+
+
 def cumulative_to_probs(cumulative: np.ndarray) -> np.ndarray:
     """(n, K-1) probabilities of "grade > k" -> (n, K) grade distributions: the cumulative probabilities made
     non-increasing in k (a running minimum), then differenced."""
@@ -200,12 +216,14 @@ def balanced_sample(pairs: Sequence[Pair], scheme: LabelScheme, n: int, rng: ran
 
 def fine_tune(pairs: Sequence[Pair], scheme: LabelScheme, *, train_pairs: int = 12000, max_len: int = 128,
               lr: float = 5e-5, batch: int = 32, seed: int = 0, base: str | None = None, epochs: int = 1,
-              progress: bool = True) -> CrossEncoder:
+              precision: str = "auto", progress: bool = True) -> CrossEncoder:
     """Fine-tune `base` (default: the bundled all-MiniLM-L6-v2) on up to `train_pairs` of `pairs`, an equal share of
     each label (`balanced_sample`; two labels: half relevant, half not): `epochs` passes (each after the first in a
     new seeded order), AdamW (weight decay 0.01) with 6%
     linear warm-up and linear decay, gradients clipped at 1, binary cross-entropy on each of the K-1 cumulative
-    logits against `ordinal_targets` (torch's threads: its default, one per core)."""
+    logits against `ordinal_targets` (torch's threads: its default, one per core). `precision`: the forward pass in
+    bf16 autocast ("bf16"; "auto": where the CPU computes bf16, `cpu.has_bf16`) or fp32 ("fp32"); the loss, the
+    gradients' accumulation and AdamW stay fp32, and the saved weights are fp32 either way."""
     import torch
     from transformers import AutoModelForSequenceClassification, AutoTokenizer, get_linear_schedule_with_warmup
 
@@ -235,7 +253,9 @@ def fine_tune(pairs: Sequence[Pair], scheme: LabelScheme, *, train_pairs: int = 
         chunk = train[i * batch:(i + 1) * batch]
         y = torch.tensor([ordinal_targets(p, scheme) for p in chunk])
         enc = encoder.encode([p.query for p in chunk], [item_view(p.item_title, p.item_text) for p in chunk])
-        loss = loss_fn(model(**enc).logits.reshape(len(chunk), -1), y)
+        with forward_precision(precision):
+            logits = model(**enc).logits.reshape(len(chunk), -1)
+        loss = loss_fn(logits.float(), y)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         opt.step()

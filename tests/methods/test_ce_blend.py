@@ -131,8 +131,11 @@ def test_an_unknown_blend_objective_fails_at_build():
     with pytest.raises(ValueError, match="blend_objective.*kappa | weighted_kappa"):
         build("ce-blend", BuildContext(get_scheme("esci"), train=[]), embedder="lexical", blend_objective="f1")
     program = build("ce-blend", BuildContext(get_scheme("esci"), train=[]), embedder="lexical",
-                    blend_objective="weighted_kappa", ce_epochs=2)
+                    blend_objective="weighted_kappa", ce_epochs=2, ce_precision="fp32")
     assert program.blend_objective == "weighted_kappa" and program.ce_options["epochs"] == 2
+    assert program.ce_options["precision"] == "fp32"
+    with pytest.raises(ValueError, match="ce_precision"):
+        build("ce-blend", BuildContext(get_scheme("esci"), train=[]), embedder="lexical", ce_precision="fp16")
 
 
 def test_compile_label_decide_and_refit_from_the_decisions(tiny_base, tmp_path):
@@ -232,3 +235,31 @@ def test_two_labels_keep_the_binary_computation_the_msrd_table_was_measured_with
     old = max((kappa_of_labels(gold, old_labels(w, th)), float(w), float(th)) for w in WEIGHTS for th in THRESHOLDS)
     new = choose_blend(gold, np.column_stack([1 - scorer_p, scorer_p]), np.column_stack([1 - ce_p, ce_p]), labels)
     assert new[0] == pytest.approx(old[0]) and new[1] == old[1] and new[2] == (old[2],)
+
+
+@pytest.mark.parametrize("precision", ["bf16", "fp32"])
+def test_fine_tuning_precision_autocasts_the_forward_pass_only(tiny_base, precision, monkeypatch):
+    """bf16 autocast runs the forward pass in bf16 ("auto" on a CPU with bf16; "bf16" always), the loss and the
+    weights stay fp32."""
+    import torch
+
+    import hiera_dspy.signals.cross_encoder as ce
+    from hiera_dspy.signals import cpu
+
+    seen = []
+    real = ce.forward_precision
+
+    def spy(name):
+        context = real(name)
+        seen.append(isinstance(context, torch.autocast))
+        return context
+
+    monkeypatch.setattr(ce, "forward_precision", spy)
+    monkeypatch.setattr(cpu, "has_bf16", lambda: precision == "bf16")
+    pairs = _pairs(24)
+    encoder = ce.fine_tune(pairs, get_scheme("msrd"), train_pairs=256, max_len=16, lr=1e-3, progress=False,
+                           precision="auto")
+    assert seen and all(seen) == (precision == "bf16") and any(seen) == (precision == "bf16")
+    assert {p.dtype for p in encoder.model.parameters()} == {torch.float32}
+    assert ce.forward_precision("fp32").__class__.__name__ == "nullcontext"
+    assert isinstance(ce.forward_precision("bf16"), torch.autocast)
