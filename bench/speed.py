@@ -289,8 +289,8 @@ def table(compiled: dict | None, measured: dict) -> str:
              f"**{floor * 1000:.1f} ms a pair**; int8 without VNNI (AVX2's vpmaddubsw) at most ~2x that rate.",
              "",
              "| path | flags | batch 1 s/pair (CPU s) | batch 16 | batch 64 | x the fp32 floor at 64 | blend kappa "
-             "[95% CI] on the same pairs | blend labels equal to torch's | cross-encoder alone kappa | max abs change of P "
-             "vs torch | shipped |",
+             "[95% CI] on the same pairs | blend labels equal to torch's | cross-encoder alone kappa | max abs change "
+             "of P vs torch | shipped |",
              "|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in measured["paths"]:
         t = r["timing"]
@@ -300,8 +300,8 @@ def table(compiled: dict | None, measured: dict) -> str:
                      f"{r['max_dp']:.4f} | "
                      f"{'yes' if r['shipped'] else ''} |")
     q = measured["onnx"]
-    choice = (f"the compile's choice of scoring path (signals/fast_path.py, on its {q['check_pairs']} held-out pairs: the "
-              f"fastest keeping >= {q['min_agreement']} of the blend's labels and its kappa within "
+    choice = (f"the compile's choice of scoring path (signals/fast_path.py, on its {q['check_pairs']} held-out pairs: "
+              f"the fastest keeping >= {q['min_agreement']} of the blend's labels and its kappa within "
               f"{q['kappa_tolerance']}): {q['why']}" if "score_max_len" in q else f"int8 choice: {q['why']}")
     lines += ["", f"{choice}; shipped: {q['use']} at {q.get('score_max_len', 'full')} tokens.",
               "", "| embeddings (256 pool item documents) | flags | s/text wall | CPU s/text | min cosine to torch |",

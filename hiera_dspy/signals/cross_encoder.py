@@ -33,8 +33,8 @@ from pathlib import Path
 import numpy as np
 
 from hiera_dspy.labels import LabelScheme
-from hiera_dspy.signals.digests import sha256
 from hiera_dspy.records import Pair
+from hiera_dspy.signals.digests import sha256
 
 SHORT_FIELDS = ("Year", "Genres", "Director", "Actors", "Characters")
 LONG_FIELD = "Overview"

@@ -124,8 +124,8 @@ def test_homedepot_folder_compiles_three_grades_from_the_raters_mean(tiny_base, 
     """`--dataset homedepot:FOLDER --split all --method ce-blend`: every pair trains (no refusal of three labels),
     the cross-encoder learns from the raters' mean (the pairs' grade), two increasing cuts on a balanced dev split,
     and the artifact labels new pairs with all three levels."""
-    from hiera_dspy.artifacts.judge_file import load_judge
     from hiera_dspy.artifacts.format import read_artifact
+    from hiera_dspy.artifacts.judge_file import load_judge
     from hiera_dspy.data import load_dataset
     from optimize import compile as compile_cli
 
