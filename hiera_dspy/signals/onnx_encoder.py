@@ -163,6 +163,7 @@ class Accelerated:
 
     @property
     def runner(self) -> OnnxRunner:
+        """The runner of the precision the manifest chose ("use")."""
         return self.runners[self.manifest["use"]]
 
     def copy_into(self, folder: Path) -> None:

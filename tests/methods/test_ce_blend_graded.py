@@ -37,6 +37,16 @@ def _esci_folder(tmp_path, n_queries: int = 48):
     return folder
 
 
+def _compile(dataset: str, out, ce_pairs: int, dev_queries: int) -> None:
+    """`optimize.compile --split all --method ce-blend` on `dataset` with the tiny BERT's settings."""
+    from optimize import compile as compile_cli
+
+    compile_cli.main(["--dataset", dataset, "--split", "all", "--method", "ce-blend", "--knowledge", "none",
+                      "--skip-before", "--set", "embedder=lexical", "--set", f"ce_pairs={ce_pairs}", "--set",
+                      "ce_max_len=16", "--set", "ce_lr=0.001", "--set", f"dev_queries={dev_queries}",
+                      "--out", str(out)])
+
+
 def _benchmark(tmp_path):
     """Four queries, eight products, graded qrels (0-3 = ESCI's label indices) on a shallow pool, two runs."""
     def write(name, lines):
@@ -64,13 +74,9 @@ def test_esci_compiles_ce_blend_and_fills_graded_holes(tiny_base, tmp_path):
     from eval import escalations
     from eval import holes as eval_holes
     from hiera_dspy.artifacts.format import read_artifact
-    from optimize import compile as compile_cli
 
     art = tmp_path / "esci.json"
-    compile_cli.main(["--dataset", f"esci:{_esci_folder(tmp_path)}", "--split", "all", "--method", "ce-blend",
-                      "--knowledge", "none", "--skip-before", "--set", "embedder=lexical", "--set", "ce_pairs=128",
-                      "--set", "ce_max_len=16", "--set", "ce_lr=0.001", "--set", "dev_queries=12",
-                      "--out", str(art)])
+    _compile(f"esci:{_esci_folder(tmp_path)}", art, ce_pairs=128, dev_queries=12)
     blend = read_artifact(art)["extra"]["blend"]
     assert len(blend["thresholds"]) == 3 and blend["thresholds"] == sorted(blend["thresholds"])
     assert blend["dev_label_counts"] == {label: 12 for label in get_scheme("esci").labels}
@@ -127,16 +133,12 @@ def test_homedepot_folder_compiles_three_grades_from_the_raters_mean(tiny_base, 
     from hiera_dspy.artifacts.format import read_artifact
     from hiera_dspy.artifacts.judge_file import load_judge
     from hiera_dspy.data import load_dataset
-    from optimize import compile as compile_cli
 
     folder = _homedepot_folder(tmp_path)
     pairs = load_dataset(f"homedepot:{folder}", get_scheme("homedepot")).split("all")
     assert len(pairs) == 240 and sorted({round(p.grade, 2) for p in pairs}) == [0.0, 0.33, 0.67, 1.33, 1.67, 2.0]
     art = tmp_path / "hd.json"
-    compile_cli.main(["--dataset", f"homedepot:{folder}", "--split", "all", "--method", "ce-blend",
-                      "--knowledge", "none", "--skip-before", "--set", "embedder=lexical", "--set", "ce_pairs=160",
-                      "--set", "ce_max_len=16", "--set", "ce_lr=0.001", "--set", "dev_queries=10",
-                      "--out", str(art)])
+    _compile(f"homedepot:{folder}", art, ce_pairs=160, dev_queries=10)
     blend = read_artifact(art)["extra"]["blend"]
     low, high = blend["thresholds"]
     assert 0 < low < high < 2 and blend["fit_pairs"] == 180 and blend["dev_pairs"] == 30
