@@ -95,9 +95,8 @@ def parser() -> argparse.ArgumentParser:
 def evaluate(program, pairs, store, run_id, threads, labels, skipped: int = 0, reference=None, progress=True) -> dict:
     """Judge `pairs` as run `run_id`, write its outputs under the runs folder; return the metrics (`progress`: as
     run_pairs takes it; `reference`: the summary line's embed-lr, a `ReferenceScorer`)."""
-    if hasattr(program, "prefetch"):  # e.g. the probe's hidden states, computed in batches before judging
-        program.prefetch(pairs)
-    rows = run_pairs(program, pairs, store, run_id, threads=threads, progress=progress)
+    rows = run_pairs(  # a program with a `prefetch` (the probe, ce-blend) scores each window in batches there
+        program, pairs, store, run_id, threads=threads, progress=progress)
     metrics = metrics_from_rows(rows, labels)
     metrics["run_id"] = run_id
     metrics["skipped_rows"] = skipped
