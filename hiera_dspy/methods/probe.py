@@ -173,21 +173,24 @@ class LLMProbeProgram(Learner, dspy.Module):
 
     def embed_many(self, pairs: Sequence[Pair], what: str = "train") -> np.ndarray:
         """Hidden states of `pairs`, several per llama.cpp batch (progress on stderr)."""
+        return self._embed_prompts(self._prompts(pairs), what)
+
+    def _prompts(self, pairs: Sequence[Pair]) -> list[str]:
         states = self.states()
-        prompts = [states.prompt(p.query, p.item_title, p.item_text, self.text_chars) for p in pairs]
+        return [states.prompt(p.query, p.item_title, p.item_text, self.text_chars) for p in pairs]
 
+    def _embed_prompts(self, prompts: list[str], what: str) -> np.ndarray:
         def progress(done: int) -> None:
-            print(f"{self.method_name}: hidden states of {done}/{len(pairs)} {what} pairs", file=sys.stderr)
+            print(f"{self.method_name}: hidden states of {done}/{len(prompts)} {what} pairs", file=sys.stderr)
 
-        return np.stack(states.many(prompts, progress=progress))
+        return np.stack(self.states().many(prompts, progress=progress))
 
     def prefetch(self, pairs: Sequence[Pair]) -> None:
         """Compute the hidden states of pairs about to be judged, in batches (each judgment then reads its vector:
         only the last call's are kept, so memory stays bounded by one batch of work; the disk cache has them too)."""
         if pairs:
-            states = self.states()
-            prompts = [states.prompt(p.query, p.item_title, p.item_text, self.text_chars) for p in pairs]
-            self._prefetched = dict(zip(prompts, self.embed_many(pairs, "judged")))
+            prompts = self._prompts(pairs)
+            self._prefetched = dict(zip(prompts, self._embed_prompts(prompts, "judged")))
 
     @property
     def method_name(self) -> str:

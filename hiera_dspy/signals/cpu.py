@@ -52,10 +52,11 @@ def has_bf16() -> bool:
     return bool(cpu_flags() & BF16_FLAGS)
 
 
-def training_autocast():
-    """A context for a training step's forward pass: torch's CPU bf16 autocast where `has_bf16()`, else nothing
-    (fp32). The caller keeps the loss and the optimizer in fp32, as autocast intends."""
-    if not has_bf16():
+def training_autocast(precision: str = "auto"):
+    """A context for a training step's forward pass: torch's CPU bf16 autocast for "bf16", nothing (fp32) for
+    "fp32", and for "auto" bf16 where `has_bf16()`, else fp32. The caller keeps the loss and the optimizer in fp32,
+    as autocast intends."""
+    if precision == "fp32" or (precision == "auto" and not has_bf16()):
         return contextlib.nullcontext()
     import torch
 

@@ -165,19 +165,10 @@ class CrossEncoder:
 
 
 def forward_precision(precision: str):
-    """The context of a training forward pass: bf16 autocast for "bf16", `cpu.training_autocast` (bf16 where the CPU
-    computes it) for "auto", nothing for "fp32"."""
-    import contextlib
-
+    """The context of a training forward pass for `precision` ("auto", "bf16", "fp32"): `cpu.training_autocast`."""
     from hiera_dspy.signals.cpu import training_autocast
 
-    if precision == "fp32":
-        return contextlib.nullcontext()
-    if precision == "bf16":
-        import torch
-
-        return torch.autocast("cpu", dtype=torch.bfloat16)
-    return training_autocast()
+    return training_autocast(precision)
 
 
 def cumulative_to_probs(cumulative: np.ndarray) -> np.ndarray:
