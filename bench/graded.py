@@ -27,10 +27,9 @@ import csv
 import gzip
 import json
 import random
+import re
 import time
 from pathlib import Path
-
-import numpy as np
 
 from hiera_dspy.data import load_dataset
 from hiera_dspy.methods import BuildContext, build
@@ -110,7 +109,9 @@ def fit_ce_blend(scheme, train, test, **options) -> dict[str, dict]:
     test_s, test_c = dists(test)
     gold = [p.label for p in held]
     base = {"fit_s": fit_s, "s_pair": s_pair, "train_pairs": len(train), "blend": program.blend}
-    rows = {"kappa": {**base, "pred": pred}}
+    evidence = {"dev_ids": [p.id for p in held], "dev_scorer": dev_s.tolist(), "dev_ce": dev_c.tolist(),
+                "test_scorer": test_s.tolist(), "test_ce": test_c.tolist()}
+    rows = {"kappa": {**base, "pred": pred}, "evidence": evidence}
     _, w, th = choose_blend(gold, dev_s, dev_c, labels, blend_objective="weighted_kappa")
     rows["weighted_kappa"] = {**base, "pred": blend_labels(test_s, test_c, w, th, labels), "weight": w,
                               "thresholds": list(th)}
@@ -172,7 +173,8 @@ def stage_table(dataset, work: Path, args) -> dict:
             row["mcnemar"] = mcnemar(gold, data["pred"], reference)
         table.append(row)
     result = {"labels": labels, "rows": table, "per_level": args.per_level,
-              "train_pool": json.loads((work / "test.json").read_text())["train_pool"]}
+              "train_pool": json.loads((work / "test.json").read_text())["train_pool"],
+              "title_noise": title_noise(args.pool)}
     OUT.mkdir(parents=True, exist_ok=True)
     (OUT / "graded.json").write_text(json.dumps(result, indent=1))
     text = markdown(result)
@@ -196,7 +198,44 @@ def markdown(result: dict) -> str:
                      f"{r['s_pair'] * 1000:.1f} ms | {r['fit_s']:.0f} |")
     lines += ["", "Confusion (rows gold, columns predicted; " + " / ".join(result["labels"]) + "):", ""]
     lines += [f"- {r['method']}: {r['confusion']}" for r in result["rows"]]
+    if result.get("title_noise"):
+        lines += ["", "The raters against themselves where a title-only judge sees one input (`title_noise`: the same "
+                  "query, two products of one title; one seeded pair a group; the whole pool, natural label mix):", "",
+                  "| products of | groups | kappa | weighted kappa | agreement | labels 1 / 2 / 3 |",
+                  "|---|---|---|---|---|---|"]
+        lines += [f"| {t['key']} | {t['groups']} | {t['kappa']:.3f} | {t['weighted_kappa']:.3f} | "
+                  f"{t['agreement']:.3f} | {' / '.join(str(t['labels'][g]) for g in ('1', '2', '3'))} |"
+                  for t in result["title_noise"]]
     return "\n".join(lines) + "\n"
+
+
+def title_noise(pool: Path, seed: int = 42) -> list[dict]:
+    """How far the raters' own labels agree where a title-only judge cannot tell two pairs apart: the same query
+    with two products of the same title (and, looser, of the same title up to its first " in " / " with ": colour,
+    finish, size), one seeded pair of products per such group, Cohen's kappa between their labels. A judge that reads
+    (query, title) gives both the same label, so its agreement with these labels is bounded by theirs."""
+    rows = [json.loads(line) for line in gzip.open(pool, "rt", encoding="utf-8")]
+
+    def norm(text: str) -> str:
+        return re.sub(r"[^a-z0-9]+", " ", text.lower()).strip()
+
+    keys = {"same title": norm, "same title up to in/with": lambda t: re.sub(r"\b(in|with)\b.*$", "", norm(t)).strip()}
+    out = []
+    for name, key in keys.items():
+        groups: dict[tuple[str, str], list[dict]] = {}
+        for row in rows:
+            groups.setdefault((row["query"].lower().strip(), key(row["item_title"])), []).append(row)
+        rng = random.Random(seed)
+        a, b = [], []
+        for rs in groups.values():
+            if len({r["item_id"] for r in rs}) >= 2:
+                x, y = rng.sample([r for r in {r["item_id"]: r for r in rs}.values()], 2)
+                a.append(str(x["label"]))
+                b.append(str(y["label"]))
+        m = classification_metrics(a, b, ["1", "2", "3"])
+        out.append({"key": name, "groups": len(a), "kappa": m["kappa"], "weighted_kappa": m["weighted_kappa"],
+                    "agreement": m["accuracy"], "labels": {g: a.count(g) + b.count(g) for g in ("1", "2", "3")}})
+    return out
 
 
 def main(argv: list[str] | None = None):

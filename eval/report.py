@@ -31,6 +31,9 @@ def summarize_method(method, rows, labels, reference_rows=None, n_comparisons=1,
         s[name] = m[name]
     for name in CI_METRICS:
         s[f"{name}_ci"] = list(bootstrap_ci(gold, pred, labels, name, seed=seed))
+    if len(labels) > 2:  # graded: the quadratic-weighted kappa beside (misses by one grade cost less)
+        s["weighted_kappa"] = m["weighted_kappa"]
+        s["weighted_kappa_ci"] = list(bootstrap_ci(gold, pred, labels, "weighted_kappa", seed=seed))
     s["answered_only"] = m["answered_only"]
     s["mcnemar_p"] = s["mcnemar"] = s["bonferroni_m"] = None
     if reference_rows is not None:
@@ -172,6 +175,10 @@ def write_report(out_dir, summaries, predictions, labels, title, reference=None,
              _f(s.get("tokens_per_judgment"), ".0f"), _f(s.get("lm_calls_per_judgment"), ".2f"),
              _f(s.get("llm_share"), ".2f"), _f(s.get("seconds_p50"), ".2f"), _f(s.get("delegation_rate"), ".2f"),
              f"{s.get('errors', 0)}/{s.get('escalations', 0)}"] for s in summaries]
+    if any("weighted_kappa" in s for s in summaries):  # a graded scheme
+        header.insert(4, "κw quadratic [95% CI]")
+        for row, s in zip(rows, summaries):
+            row.insert(4, _ci(s, "weighted_kappa"))
     md = [f"# {title}", "", *_md_table(header, rows), "",
           "Every pair is scored: a judgment without a label (an error, an escalation nobody decided) counts as wrong, "
           "in κ as the extra class \"(no label)\"; coverage: share of pairs with a label. p: McNemar vs reference "

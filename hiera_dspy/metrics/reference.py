@@ -11,6 +11,7 @@ embeddings take ~10 s to fit on a quiet 2-core machine); $HIERA_REFERENCE_EMBEDD
 
 from __future__ import annotations
 
+import math
 import sys
 
 from hiera_dspy import settings
@@ -26,6 +27,24 @@ def kappa_with_ci(gold: list[str], pred: list[str | None], labels: list[str]) ->
 
 
 KAPPA_CI = {"missing": "undefined", "label": "95% CI "}  # how the summary line writes a kappa and its CI
+
+
+def graded_part(rows: list[dict], labels: list[str], by_id: dict) -> str:
+    """For a graded scheme: the quadratic-weighted kappa with its CI and, where the pairs carry the source's graded
+    value (`Pair.grade`, e.g. Home Depot's raters' mean on the 0 .. K-1 scale), the RMSE of the labels' grades against
+    it (a judgment without a label has no grade: counted, not scored)."""
+    gold, pred = [r["gold"] for r in rows], [final_label(r) for r in rows]
+    weighted = classification_metrics(gold, pred, labels)["weighted_kappa"]
+    ci = bootstrap_ci(gold, pred, labels, "weighted_kappa")
+    part = f"; quadratic-weighted kappa {with_ci(weighted, ci, **KAPPA_CI)}"
+    graded = [(labels.index(label), by_id[r["id"]].grade) for r, label in zip(rows, pred)
+              if r["id"] in by_id and by_id[r["id"]].grade is not None and label in labels]
+    if graded:
+        rmse = math.sqrt(sum((a - b) ** 2 for a, b in graded) / len(graded))
+        unlabelled = sum(1 for r, label in zip(rows, pred) if label not in labels and r["id"] in by_id)
+        part += (f"; RMSE {rmse:.3f} against the source's graded value (0-{len(labels) - 1} scale, e.g. raters' mean) "
+                 f"on {len(graded)} labelled pairs" + (f" ({unlabelled} without a label)" if unlabelled else ""))
+    return part
 
 
 class ReferenceScorer:
@@ -64,9 +83,11 @@ def summary_line(rows: list[dict], labels: list[str], reference: ReferenceScorer
     pred = [final_label(r) for r in rows]
     n, kappa, ci = kappa_with_ci(gold, pred, labels)
     line = f"kappa {with_ci(kappa, ci, **KAPPA_CI)} on n={n}"
+    by_id = {p.id: p for p in pairs or ()}
+    if len(labels) > 2:
+        line += graded_part(rows, labels, by_id)
     if reference is None or pairs is None or method == "embed-lr":
         return line
-    by_id = {p.id: p for p in pairs}
     judged = [r for r in rows if r["id"] in by_id]
     try:
         ref = reference.labels([by_id[r["id"]] for r in judged])

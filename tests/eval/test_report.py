@@ -119,3 +119,20 @@ def test_bonferroni_families():
     assert comparison_families(families, None) == {}
     assert family_note(families, "hiera") == ("Bonferroni: each p is multiplied by the number of comparisons against "
                                               "hiera in its family (ablation m=7, baseline m=11, signals m=1).")
+
+
+def test_a_graded_report_gives_the_quadratic_weighted_kappa_with_its_ci(tmp_path):
+    """Three grades: the summary and report.md carry the weighted kappa (a miss by one grade costs less); two labels
+    keep the table they had."""
+    from hiera_dspy.metrics.classification import classification_metrics
+
+    s = summarize_method("judge", rows_judge(), LABELS)
+    expected = classification_metrics(GOLD, [r["label"] for r in rows_judge()], LABELS)["weighted_kappa"]
+    assert s["weighted_kappa"] == pytest.approx(expected) and s["weighted_kappa"] != s["kappa"]
+    assert s["weighted_kappa_ci"][0] <= s["weighted_kappa"] <= s["weighted_kappa_ci"][1]
+    write_report(tmp_path, [s], {"judge": rows_judge()}, LABELS, "graded")
+    header = (tmp_path / "report.md").read_text().splitlines()[2]
+    assert "κw quadratic [95% CI]" in header
+    two = [{**r, "gold": "1" if r["gold"] != "0" else "0", "label": r["label"] and ("1" if r["label"] != "0" else "0")}
+           for r in rows_judge()]
+    assert "weighted_kappa" not in summarize_method("judge", two, ["0", "1"])

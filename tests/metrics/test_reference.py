@@ -34,3 +34,24 @@ def test_no_reference_without_a_train_split_or_when_turned_off(monkeypatch):
     assert "embed-lr" not in summary_line(rows, list(data.scheme.labels), None, pairs)
     monkeypatch.setenv("HIERA_REFERENCE", "none")
     assert ReferenceScorer(data).labels(pairs) is None
+
+
+def test_a_graded_line_says_the_weighted_kappa_and_the_rmse_against_the_raters_mean():
+    """Home Depot's pairs keep the raters' mean (`Pair.grade`, 0-2): the line scores the labels against it, and a
+    judgment without a label is counted, not given a grade."""
+    from hiera_dspy.records import Pair
+
+    labels = ["Irrelevant", "Partially relevant", "Highly relevant"]
+    grades = [0.0, 0.33, 1.0, 1.67, 2.0, 2.0]
+    pairs = [Pair(f"p{i}", "q", "t", "", labels[round(g)], "q", f"i{i}", grade=g) for i, g in enumerate(grades)]
+    said = [labels[0], labels[0], labels[1], labels[2], labels[2], None]
+    rows = [{"id": p.id, "gold": p.label, "label": s} for p, s in zip(pairs, said)]
+    line = summary_line(rows, labels, None, pairs)
+    rmse = (sum((labels.index(s) - g) ** 2 for s, g in zip(said[:5], grades[:5])) / 5) ** 0.5
+    assert f"RMSE {rmse:.3f} against the source's graded value" in line, line
+    assert "on 5 labelled pairs (1 without a label)" in line
+    assert "quadratic-weighted kappa" in line
+    assert "RMSE" not in summary_line(rows, labels) and "quadratic-weighted" in summary_line(rows, labels)
+    binary = summary_line([{"id": "a", "gold": "Relevant", "label": "Relevant"},
+                           {"id": "b", "gold": "Irrelevant", "label": "Relevant"}], ["Irrelevant", "Relevant"])
+    assert "weighted" not in binary
