@@ -14,9 +14,9 @@ pairs of each level (the paper's protocol: equal representation, seed 42). The o
 weight and thresholds on its own query-grouped dev split of what it is given (`dev_queries`), never on the test.
 
 Rows: embed-lr 300 (the McNemar reference), ce-blend 300, the whole-pool scorer (hgb, query features, balanced
-class weights: embed-lr's pool recipe), the cross-encoder alone (w = 1) and ce-blend on the whole pool with its
-thresholds chosen by kappa and by quadratic-weighted kappa; each with n, Cohen's kappa and quadratic-weighted kappa
-with bootstrap 95% CIs, accuracy, McNemar against embed-lr 300 (b, c, p), s a pair (batched, end to end through the
+class weights: embed-lr's pool recipe), the cross-encoder alone (w = 1) and ce-blend on the whole pool (one epoch
+of fine-tuning, and two: `-2ep`) with its thresholds chosen by kappa and by quadratic-weighted kappa; each with n,
+Cohen's kappa and quadratic-weighted kappa with bootstrap 95% CIs, accuracy, McNemar against embed-lr 300 (b, c, p), s a pair (batched, end to end through the
 method's `prefetch` and `forward`), fit time and the per-grade confusion (rows gold, columns predicted).
 """
 
@@ -130,6 +130,8 @@ def stage_fit(dataset, work: Path, args) -> None:
         "ce-blend-300": lambda: fit_ce_blend(scheme, small, test, **{**ce, "dev_queries": 50}, ce_pairs=300),
         "scorer-pool": lambda: fit_embed_lr(scheme, train, test, **SCORER_POOL),
         "ce-blend-pool": lambda: fit_ce_blend(scheme, train, test, **ce, **SCORER_POOL, ce_pairs=args.ce_pairs),
+        "ce-blend-pool-2ep": lambda: fit_ce_blend(scheme, train, test, **{**ce, "ce_epochs": 2}, **SCORER_POOL,
+                                                  ce_pairs=args.ce_pairs),
     }
     (work / "test.json").write_text(json.dumps({"gold": [p.label for p in test], "ids": [p.id for p in test],
                                                 "train_pool": len(train)}))
@@ -143,7 +145,7 @@ def stage_fit(dataset, work: Path, args) -> None:
 
 def rows_of(work: Path) -> list[tuple[str, dict]]:
     out = []
-    for name in ("embed-lr-300", "scorer-pool", "ce-blend-300", "ce-blend-pool"):
+    for name in ("embed-lr-300", "scorer-pool", "ce-blend-300", "ce-blend-pool", "ce-blend-pool-2ep"):
         path = work / f"{name}.json"
         if not path.exists():
             continue
