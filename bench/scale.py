@@ -200,9 +200,10 @@ def commit() -> str:
     return git("rev-parse", "--short", "HEAD") + ("+" if changed else "")
 
 
-def record(result: dict) -> dict:
-    """Append one measurement (with the commit it measured) to bench/results/scale.jsonl and print it."""
-    result = {**result, "commit": commit()}
+def record(result: dict, measured: str | None = None) -> dict:
+    """Append one measurement (with the commit it measured: `measured`, read when it started, or the checkout's now)
+    to bench/results/scale.jsonl and print it."""
+    result = {**result, "commit": measured or commit()}
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     with open(RESULTS, "a") as fh:
         fh.write(json.dumps(result) + "\n")
@@ -216,6 +217,7 @@ def label(args) -> None:
     try:
         for n in args.pairs:
             pairs = make_pairs(n, args.scratch)
+            measured = commit()  # a long run's code is the checkout's when it starts, not when it ends
             tag = f"{args.method}-{n}-{int(time.time())}"
             out = args.scratch / tag
             command = label_command(pairs, out, args.method, args.threads, args.backend, server and server.url, [])
@@ -224,7 +226,7 @@ def label(args) -> None:
                     "threads": args.threads, **result, "s_per_1k": round(result["wall_s"] / n * 1000, 2),
                     "cpu_s_per_1k": round(result["cpu_s"] / n * 1000, 2), **windows(args.scratch / f"{tag}.stderr"),
                     "store_mb": store_mb(args.scratch), "row_bytes": row_bytes(args.scratch, tag),
-                    "load": os.getloadavg()[0], "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())})
+                    "load": os.getloadavg()[0], "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}, measured)
             if args.again:  # the same command on the finished run: every pair found done, the export up to date
                 again = measure(command, args.scratch, tag + "-again")
                 record({"kind": "resume-finished", "method": args.method, "pairs": n, "backend": args.backend,
