@@ -176,7 +176,7 @@ def stage_table(dataset, work: Path, args) -> dict:
         table.append(row)
     result = {"labels": labels, "rows": table, "per_level": args.per_level,
               "train_pool": json.loads((work / "test.json").read_text())["train_pool"],
-              "title_noise": title_noise(args.pool)}
+              "title_noise": title_noise(args.pool), "ceiling": ceiling(args.pool)}
     OUT.mkdir(parents=True, exist_ok=True)
     (OUT / "graded.json").write_text(json.dumps(result, indent=1))
     text = markdown(result)
@@ -208,6 +208,14 @@ def markdown(result: dict) -> str:
         lines += [f"| {t['key']} | {t['groups']} | {t['kappa']:.3f} | {t['weighted_kappa']:.3f} | "
                   f"{t['agreement']:.3f} | {' / '.join(str(t['labels'][g]) for g in ('1', '2', '3'))} |"
                   for t in result["title_noise"]]
+    if result.get("ceiling"):
+        lines += ["", "What this protocol gives a judge whose score correlates rho with the raters' mean (`ceiling`: a "
+                  "simulated score, Gaussian copula; RMSE after a least-squares line on the whole pool, the "
+                  "competition's measure; kappa on 333 test pairs a level after the product's threshold search on "
+                  "as many dev pairs; 20 draws):", "",
+                  "| rho | RMSE (natural mix) | kappa, median [5%, 95%] |", "|---|---|---|"]
+        lines += [f"| {c['rho']:.2f} | {c['rmse']:.3f} | {c['kappa']:.3f} [{c['kappa_5_95'][0]:.3f}, "
+                  f"{c['kappa_5_95'][1]:.3f}] |" for c in result["ceiling"]]
     return "\n".join(lines) + "\n"
 
 
@@ -237,6 +245,40 @@ def title_noise(pool: Path, seed: int = 42) -> list[dict]:
         m = classification_metrics(a, b, ["1", "2", "3"])
         out.append({"key": name, "groups": len(a), "kappa": m["kappa"], "weighted_kappa": m["weighted_kappa"],
                     "agreement": m["accuracy"], "labels": {g: a.count(g) + b.count(g) for g in ("1", "2", "3")}})
+    return out
+
+
+def ceiling(pool: Path, rhos=(0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8), reps: int = 20, per_level: int = 333,
+            seed: int = 42) -> list[dict]:
+    """What the balanced three-level protocol gives a judge whose score correlates rho with the raters' mean: a
+    simulated score rho * z + sqrt(1 - rho^2) * noise (z: the normal scores of the raters' means over the whole pool,
+    a Gaussian copula), its RMSE against the means after a least-squares line on the natural mix (the competition's
+    measure), and Cohen's kappa on `per_level` test pairs a level after the product's own threshold search
+    (`best_thresholds`, by kappa) on as many dev pairs; median and 5-95% range over `reps` draws. It maps a kappa
+    goal to the RMSE a judge would need, to set beside what the competition's entries reached."""
+    import numpy as np
+    from scipy.stats import norm, rankdata
+
+    from hiera_dspy.methods.cross import best_thresholds, cut, objective
+
+    rows = [json.loads(line) for line in gzip.open(pool, "rt", encoding="utf-8")]
+    mean = np.array([r["relevance"] for r in rows], dtype=float)
+    grade = np.array([r["label"] for r in rows]) - 1
+    z = norm.ppf((rankdata(mean) - 0.5) / len(mean))
+    rng, score, out = np.random.default_rng(seed), objective("kappa"), []
+    for rho in rhos:
+        kappas, rmses = [], []
+        for _ in range(reps):
+            s = rho * z + np.sqrt(1 - rho ** 2) * rng.standard_normal(len(z))
+            line = np.polyfit(s, mean, 1)
+            rmses.append(float(np.sqrt(np.mean((np.polyval(line, s) - mean) ** 2))))
+            picks = [rng.choice(np.flatnonzero(grade == g), 2 * per_level, replace=False) for g in range(3)]
+            dev, test = (np.concatenate([p[i * per_level:(i + 1) * per_level] for p in picks]) for i in (0, 1))
+            values = 2 * norm.cdf(s)  # the expected-grade scale (0-2) the threshold grid is on
+            _, thresholds = best_thresholds(grade[dev], values[dev], 3, score)
+            kappas.append(score(grade[test], cut(values[test], thresholds), 3))
+        out.append({"rho": rho, "rmse": float(np.median(rmses)), "kappa": float(np.median(kappas)),
+                    "kappa_5_95": [float(np.percentile(kappas, 5)), float(np.percentile(kappas, 95))]})
     return out
 
 
