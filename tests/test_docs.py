@@ -112,15 +112,15 @@ def test_relative_links_and_anchors_resolve():
     assert not broken, broken
 
 
-PRODUCT_TEXT = ("README.md", "docs", "bench", "hiera_dspy", "eval", "optimize", "signatures")
+PRODUCT_TEXT = ("README.md", "docs", "bench", "hiera_dspy", "eval", "optimize", "signatures")  # bench/results too
+TEXT_SUFFIXES = {".py", ".md", ".html", ".txt", ".json"}
 HISTORY = re.compile(r"\bsessions? \d+|\bsession-\d+|\b(this|last|next|previous|earlier) session\b", re.IGNORECASE)
 
 
 def _product_files():
     for name in PRODUCT_TEXT:
         path = ROOT / name
-        files = [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.suffix in {".py", ".md", ".html"})
-        yield from (p for p in files if "results" not in p.relative_to(ROOT).parts)
+        yield from [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.suffix in TEXT_SUFFIXES)
 
 
 def test_product_text_speaks_of_dates_and_commits_not_of_work_sessions():
