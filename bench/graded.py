@@ -41,6 +41,7 @@ from hiera_dspy.metrics.significance import mcnemar
 ROOT = Path(__file__).resolve().parents[1]
 POOL = ROOT.parent / "shared" / "data" / "homedepot" / "judgments-pool.jsonl.gz"
 OUT = ROOT / "bench" / "results"
+CEILING_DRAWS = 20  # simulated judges per rho in `ceiling`
 SCORER_POOL = {"model": "hgb", "features": "query", "class_weight": "balanced"}
 
 
@@ -176,7 +177,7 @@ def stage_table(dataset, work: Path, args) -> dict:
         table.append(row)
     result = {"labels": labels, "rows": table, "per_level": args.per_level,
               "train_pool": json.loads((work / "test.json").read_text())["train_pool"],
-              "title_noise": title_noise(args.pool), "ceiling": ceiling(args.pool)}
+              "title_noise": title_noise(args.pool), "ceiling": ceiling(args.pool, per_level=args.per_level)}
     OUT.mkdir(parents=True, exist_ok=True)
     (OUT / "graded.json").write_text(json.dumps(result, indent=1))
     text = markdown(result)
@@ -211,8 +212,8 @@ def markdown(result: dict) -> str:
     if result.get("ceiling"):
         lines += ["", "What this protocol gives a judge whose score correlates rho with the raters' mean (`ceiling`: a "
                   "simulated score, Gaussian copula; RMSE after a least-squares line on the whole pool, the "
-                  "competition's measure; kappa on 333 test pairs a level after the product's threshold search on "
-                  "as many dev pairs; 20 draws):", "",
+                  f"competition's measure; kappa on {result['per_level']} test pairs a level after the product's "
+                  f"threshold search on as many dev pairs; {CEILING_DRAWS} draws):", "",
                   "| rho | RMSE (natural mix) | kappa, median [5%, 95%] |", "|---|---|---|"]
         lines += [f"| {c['rho']:.2f} | {c['rmse']:.3f} | {c['kappa']:.3f} [{c['kappa_5_95'][0]:.3f}, "
                   f"{c['kappa_5_95'][1]:.3f}] |" for c in result["ceiling"]]
@@ -248,8 +249,8 @@ def title_noise(pool: Path, seed: int = 42) -> list[dict]:
     return out
 
 
-def ceiling(pool: Path, rhos=(0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8), reps: int = 20, per_level: int = 333,
-            seed: int = 42) -> list[dict]:
+def ceiling(pool: Path, rhos=(0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8), reps: int = CEILING_DRAWS,
+            per_level: int = 333, seed: int = 42) -> list[dict]:
     """What the balanced three-level protocol gives a judge whose score correlates rho with the raters' mean: a
     simulated score rho * z + sqrt(1 - rho^2) * noise (z: the normal scores of the raters' means over the whole pool,
     a Gaussian copula), its RMSE against the means after a least-squares line on the natural mix (the competition's
