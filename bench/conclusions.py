@@ -400,7 +400,8 @@ def resample(truth: dict, machine: dict, n: int, seeds: range, level: float = 0.
         labels, t_mat, low = columns_of(truth, m)
         _, m_mat, _ = columns_of(machine, m)
         target, k, total = t_mat.mean(axis=0), len(truth[m]), t_mat.shape[0]
-        n_min = min_queries_columns(m_mat)
+        n_min = (np.array([plan_n_min[m][label] for label in labels]) if plan_n_min
+                 else min_queries_columns(m_mat))  # what the product's estimates carry (the plan's)
         varies = np.ptp(t_mat, axis=0) > 1e-12
         hit = {"corrected": [], "shipped": [], "human": []}
         width = {"corrected": [], "shipped": []}
@@ -547,6 +548,7 @@ def main(argv: list[str] | None = None) -> str:
                         rows.append((judge, kind, design, n, m, by_n[n][m]))
                     if design == "random":
                         n_mins = [line.n_min for line in plan_lines[m].values()]
+                        by_machine_rule = [line.n_min_machine for line in plan_lines[m].values()]
                         k = len(truth[m])
                         checks = {at: width_check(plan_lines[m], {x: by_n[x][m] for x in by_n}, n_q, at)
                                   for at in sizes if at >= 40}
@@ -555,7 +557,8 @@ def main(argv: list[str] | None = None) -> str:
                         notes.append(
                             f"{judge} ({kind}) {m}: plan n_min systems max {max(n_mins[:k])}, median "
                             f"{int(np.median(n_mins[:k]))}; pairs max {max(n_mins[k:])}, median "
-                            f"{int(np.median(n_mins[k:]))}; "
+                            f"{int(np.median(n_mins[k:]))} (the same rule on the machine's values: systems max "
+                            f"{max(by_machine_rule[:k])}, pairs max {max(by_machine_rule[k:])}); "
                             "plan's n for the width the corrected intervals reached at n, over n (systems, median "
                             "[min, max]): " + "; ".join(f"{at}: {np.median(r):.2f} [{min(r):.2f}, {max(r):.2f}]"
                                                       for at, r in checks.items())
@@ -572,8 +575,8 @@ def main(argv: list[str] | None = None) -> str:
              "regression estimator, slope 1 below n_min, rule-of-three range for a residual without spread, clipped "
              "to the metric's range; hiera_dspy.conclude.finite). Coverage: share of samples whose interval contains "
              "the full-judgment value, min over the 8 systems / the 28 pairs; corrected where n >= plan n_min: min "
-             "over the estimates whose n_min (Cochran's rule on the machine's values over all N, as "
-             "`hiera-dspy plan` gives it) is at most n, with the share of such estimates. Width: mean over the "
+             "over the estimates whose n_min (Cochran's rule on the skewness over all N of the human-minus-machine "
+             "values the judge's probabilities predict, as `hiera-dspy plan` gives it) is at most n, with the share of such estimates. Width: mean over the "
              "systems. Zero-width: intervals of width 0 (over all samples and estimates) of quantities whose "
              "full-judgment values are not all equal. Monte-Carlo standard error of one coverage near 0.95: "
              f"{np.sqrt(0.95 * 0.05 / args.samples):.4f}. Stratified: --strata {args.strata} strata of the judge's "

@@ -5,7 +5,7 @@ per pair of systems.
 
 From the filled run alone (the machine's values on all N queries and the judge's label probabilities), per measure:
 each system's and each pair's n_min (the sampled queries the normal approximation needs: Cochran's rule on the
-skewness of the machine's values over all N), the sampled queries for an interval of --width (hi - lo), and per pair
+skewness over all N of the human-minus-machine values the judge's probabilities predict), the sampled queries for an interval of --width (hi - lo), and per pair
 the sampled queries that tell the two apart at 80% power (--power) if the difference is the machine's; which pairs
 cannot be told apart at any sample size; and, once a human sample is decided, what it gives now and how many more
 queries each undecided pair needs. The predictions simulate the human labels from the judge's own probabilities, so
@@ -56,10 +56,27 @@ def lines_of(plan: dict) -> list[str]:
                  and (r["n_power"] is None or r["n_power"] >= n_total)]
         if never:
             out.append(f"Cannot be told apart at any sample size short of every query: {', '.join(never)}.")
-    out += ["", "n_min: Cochran's rule n > 28 + 25 g^2 on the machine's values over all queries; below it an interval "
-            "may cover less often than stated. Pair intervals are per pair: with k pairs, about "
+    out += ["", _next_step(plan)]
+    out += ["", "n_min: Cochran's rule n > 28 + 25 g^2, g the skewness over all queries of the human-minus-machine "
+            "values the judge's probabilities predict; below it an interval may cover less often than stated. If the "
+            "judge is badly calibrated the prediction is wrong: the decided sample's own residuals raise the figure "
+            "under now. Pair intervals are per pair: with k pairs, about "
             f"{1 - plan['level']:.0%} of k miss by chance."]
     return out
+
+
+def _next_step(plan: dict) -> str:
+    """Stein's two stages: before anyone labels, the n for a width is a lower bound (the judge's errors on one
+    query's holes go together, which draws from its probabilities miss); a first sample of the largest n_min
+    measures the spread the rest is sized by."""
+    first = min(max(line["n_min"] for line in plan["lines"]), plan["queries"])
+    if plan["decided"] == 0:
+        return (f"Next: label a first sample of {first} queries (--human-sample {first}: every estimate's n_min), "
+                "then run plan again: before anyone labels, 'n for width' is a lower bound (on the MSRD benchmark "
+                "0.4-0.97 of the n that reached the width), and from a decided sample of 30 its figure in brackets "
+                "came within 6% of it in the median (docs/conclusions.md).")
+    return (f"The decided sample's own spread sizes the rest (the figure in brackets beside 'n for width'); "
+            f"{plan['decided']} of the {first} queries every estimate's n_min asks for are decided.")
 
 
 def _from_sample(r: dict) -> str:

@@ -26,6 +26,7 @@ from hiera_dspy.labels import LabelScheme
 
 CORRECTION = "holm"
 MACHINE_VALUES = ("expected", "labels")
+DRAWS = 20  # label sets drawn from the judge's probabilities for n_min (hiera_dspy.conclude.plan)
 
 
 def population(runs: dict[str, list]) -> list[str]:
@@ -110,10 +111,33 @@ def simulated_values(runs: dict[str, list], originals: dict, records: Sequence[d
     return out
 
 
+def predicted_n_mins(machine: dict[str, dict], simulated: Sequence[dict[str, dict]]) -> dict[tuple, int]:
+    """(measure, run, None) and (measure, a, b) -> the plan's n_min (`hiera_dspy.conclude.plan.predicted_n_min`)
+    from measure -> run -> the machine's values over every query and label sets simulated over the same queries."""
+    from itertools import combinations
+
+    import numpy as np
+
+    from hiera_dspy.conclude.plan import predicted_n_min
+
+    out = {}
+    for m, per in machine.items():
+        x = {name: np.asarray(v, dtype=float) for name, v in per.items()}
+        for name, values in x.items():
+            out[(m, name, None)] = predicted_n_min(values, [np.asarray(sim[m][name]) for sim in simulated])
+        for a, b in combinations(x, 2):
+            out[(m, a, b)] = predicted_n_min(x[a] - x[b], [np.asarray(sim[m][a]) - np.asarray(sim[m][b])
+                                                           for sim in simulated])
+    return out
+
+
 def conclusions(runs: dict[str, list], originals: dict, records: Sequence[dict], sample: Sample | None,
-                scheme: LabelScheme, depth: int, level: float = 0.95, machine_values: str = "expected") -> dict:
+                scheme: LabelScheme, depth: int, level: float = 0.95, machine_values: str = "expected",
+                simulated: Sequence[dict] | None = None) -> dict:
     """{"human_sample", "estimates" (run -> measure -> Estimate dict), "differences", "ranking", "level",
-    "correction", "machine_values", "soft_holes"}; with no sample, the machine-only values alone."""
+    "correction", "machine_values", "soft_holes"}; with no sample, the machine-only values alone. Each estimate's
+    n_min is the plan's (`predicted_n_mins`, from `simulated`, else DRAWS label sets drawn here) or the sample's
+    own residuals' if larger."""
     if machine_values not in MACHINE_VALUES:
         raise ValueError(f"machine_values must be one of {MACHINE_VALUES}, got {machine_values!r}")
     queries = population(runs)
@@ -129,6 +153,12 @@ def conclusions(runs: dict[str, list], originals: dict, records: Sequence[dict],
     rest = [q for q in queries if q not in decided]
     machine, soft = machine_values_of(originals, records, scheme, depth, machine_values)
 
+    n_min: dict[tuple, int] = {}
+    if 2 <= len(labelled) < len(queries):  # only then does an estimate carry an interval and its n_min
+        if simulated is None:
+            simulated = simulated_values(runs, originals, records, scheme, depth, DRAWS)
+        every = {name: machine(lines, queries) for name, lines in runs.items()}
+        n_min = predicted_n_mins({m: {name: every[name][m] for name in runs} for m in measures}, simulated)
     values: dict[str, dict[str, Values]] = {m: {} for m in measures}
     for name, lines in runs.items():
         y = per_query(lines, human_qrels, labelled, measures)
@@ -137,9 +167,12 @@ def conclusions(runs: dict[str, list], originals: dict, records: Sequence[dict],
         for m in measures:
             values[m][name] = Values(y[m], yhat_s[m], yhat_r[m], key)
     estimates = {name: {m: estimate(values[m][name].human, values[m][name].machine_sampled,
-                                    values[m][name].machine_rest, level=level).to_dict() for m in measures}
+                                    values[m][name].machine_rest, level=level,
+                                    n_min=n_min.get((m, name, None))).to_dict() for m in measures}
                  for name in runs}
-    diffs = [d.to_dict() for m in measures for d in differences(values[m], m, level=level)]
+    diffs = [d.to_dict() for m in measures
+             for d in differences(values[m], m, level=level,
+                                  n_min={(a, b): v for (mm, a, b), v in n_min.items() if mm == m and b})]
     ranking = {m: sorted(runs, key=lambda n: -(_key(estimates[n][m]))) for m in measures}
     return {"level": level, "correction": CORRECTION, "queries": len(queries), "measures": list(measures),
             "human_sample": _sample_summary(sample, st, by_query), "estimates": estimates, "differences": diffs,

@@ -21,7 +21,8 @@ over all N plus the mean human-minus-machine gap; ppi_py's lam = 1 - f), exactly
 variance estimate. PPI++'s tuned slope (`tune=True`) is the regression estimator, whose variance estimate runs low in
 small samples (Cochran 1977, section 7.3); on MSRD it was no narrower than slope 1 and covered less often
 (docs/conclusions.md), so it is an option, used only from `n_min` sampled queries on (Cochran's rule n > 28 + 25 g^2,
-g the skewness of the machine's values over all N queries, `min_queries_columns`; never below 29) and never when the
+g a skewness over all N queries: the caller's figure, by default the machine's values', `min_queries_columns`; never
+below 29) and never when the
 sampled human values have no spread (ppi_py's tuning is then 0, and the interval the human sample's zero width).
 
 Two guards against intervals that claim more than the sample shows:
@@ -55,7 +56,8 @@ FLAT = 1e-12  # a spread at or below this is none
 class Columns:
     """Many means at once (one per column): PPI++ point estimates and interval ends, human-only interval ends, the
     lam of each column (ppi_py's parametrisation), the sampled queries its normal approximation needs (`n_min`:
-    Cochran's rule on the machine's values over all N, or on the sample's residuals if that asks more),
+    Cochran's rule for all N queries, the caller's or on the machine's values, or on the sample's residuals if that
+    asks more),
     the residual standard deviation behind each interval (`sd`: standard error = sqrt((1 - f) / n) * sd), its
     degrees of freedom, two-sided p-values of a zero mean, and which rule gave each interval (`rule`:
     "regression" with lam tuned, "difference" with the slope fixed to 1, "range" for a residual with no spread)."""
@@ -150,8 +152,8 @@ def columns(y, yhat, unl, level: float = 0.95, lam: float | None = None, bounds=
     every column (None: the difference estimator, slope 1; with `tune`, PPI++'s tuned lam where the rules allow);
     `bounds` (low, high), scalars
     or per column, the range of a human value (None: no range rule, no clipping); `n_min`, per column, Cochran's
-    rule on the machine's values over all N when the caller has it (resampling loops: it does not depend on the
-    sample). Needs 2 <= n < N."""
+    rule for all N when the caller has it (the plan's, `hiera_dspy.conclude.plan.predicted_n_min`; None: on the
+    machine's values over all N). Needs 2 <= n < N."""
     from ppi_py import ppi_mean_pointestimate
     from scipy.stats import t
 

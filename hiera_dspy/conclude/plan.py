@@ -4,8 +4,11 @@ values on all N queries and the judge's label probabilities.
 For each system (and each pairwise difference) on each measure:
 
 - `n_min`: the sampled queries the normal approximation needs (Cochran's rule as refined by Sugden, Smith and Jones
-  2000, n > 28 + 25 g^2, g the skewness of the machine's values over all N queries: `finite.min_queries_columns`); the
-  estimator fixes its slope to 1 below it (`hiera_dspy.conclude.finite`);
+  2000, n > 28 + 25 g^2; never below 29). The interval is a sampled mean of the human-minus-machine residual (the
+  difference estimator, `hiera_dspy.conclude.finite`), so g is that residual's skewness over all N queries, as the
+  judge's probabilities predict it (`predicted_n_min`: the root mean square of its skewness over the simulated label
+  sets). `n_min_machine` keeps the same rule on the machine's own values over all N, which reads the wrong variable:
+  a skewed metric predicted well has a symmetric residual (docs/conclusions.md measures both);
 - the residual standard deviation the interval will have: the human values are simulated from the judge's own
   probabilities (each hole relevant with the judge's probability, several label sets), and the human-minus-machine
   residual is taken over all N (slope 1: the estimator's default, `hiera_dspy.conclude.finite`);
@@ -94,6 +97,7 @@ class Line:
     sd: float
     n_width: int
     n_power: int | None = None
+    n_min_machine: int | None = None
 
     def to_dict(self) -> dict:
         """JSON-ready fields."""
@@ -107,13 +111,24 @@ def residual_sd(machine: np.ndarray, simulated: Sequence[np.ndarray]) -> float:
     return math.sqrt(float(np.mean([np.var(np.asarray(y, dtype=float) - x, ddof=1) for y in simulated])))
 
 
+def predicted_n_min(machine: np.ndarray, simulated: Sequence[np.ndarray]) -> int:
+    """Cochran's rule (n > 28 + 25 g^2, never below 29) with g the skewness over all N of the simulated human minus
+    machine values, root mean square over the simulations: the mean of the rule over them, rounded up."""
+    from hiera_dspy.conclude.finite import min_queries_columns
+
+    x = np.asarray(machine, dtype=float)
+    resid = np.column_stack([np.asarray(y, dtype=float) - x for y in simulated])
+    return max(math.ceil(float(np.mean(min_queries_columns(resid)))), 29)
+
+
 def plan_line(measure: str, a: str, b: str | None, machine: np.ndarray, simulated: Sequence[np.ndarray],
               width: float, level: float = 0.95, power: float = POWER) -> Line:
     """The plan of one per-query quantity (a system's values, or a pair's differences) over all N queries."""
     from hiera_dspy.conclude.finite import min_queries_columns
 
     big_n = len(machine)
-    n_min = max(int(min_queries_columns(np.asarray(machine, dtype=float)[:, None])[0]), 29)
+    n_min = predicted_n_min(machine, simulated)
+    n_min_machine = max(int(min_queries_columns(np.asarray(machine, dtype=float)[:, None])[0]), 29)
     sd = residual_sd(machine, simulated)
 
     def sd_at(n: int) -> tuple[float, int]:
@@ -123,7 +138,8 @@ def plan_line(measure: str, a: str, b: str | None, machine: np.ndarray, simulate
     if b is not None:
         n_power = n_for_power(float(np.mean(machine)), sd_at, big_n, level, power)
         n_power = None if n_power is None else max(n_power, min(n_min, big_n))
-    return Line(measure, a, b, float(np.mean(machine)), n_min, sd, n_for_width(sd_at, big_n, width, level), n_power)
+    return Line(measure, a, b, float(np.mean(machine)), n_min, sd, n_for_width(sd_at, big_n, width, level), n_power,
+                n_min_machine)
 
 
 def plan(machine: dict[str, dict[str, np.ndarray]], simulated: Sequence[dict[str, dict[str, np.ndarray]]],

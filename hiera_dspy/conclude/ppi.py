@@ -21,8 +21,10 @@ interval when the sampled human values have no spread (docs/conclusions.md measu
 Holm-adjusted (statsmodels). Pure functions: arrays in, numbers out, no I/O.
 
 How many sampled queries the normal approximation needs is `min_queries`: Cochran's rule as refined by Sugden, Smith
-and Jones ("Cochran's rule for simple random sampling", JRSS B 62, 2000): n > 28 + 25 g^2, g the skewness of the
-machine's values over all N queries (the sample's own skewness reads near 0 exactly in the samples that fail).
+and Jones ("Cochran's rule for simple random sampling", JRSS B 62, 2000): n > 28 + 25 g^2, g a skewness over all N
+queries, not the sample's (which reads near 0 exactly in the samples that fail). `min_queries` reads the machine's
+values; the filled benchmark's conclusions give `estimate` the plan's figure instead, the skewness of the
+human-minus-machine residual the judge's probabilities predict (`hiera_dspy.conclude.plan.predicted_n_min`).
 
 Example:
     >>> e = estimate(y=[0.5, 0.7, 0.2], yhat=[0.4, 0.7, 0.1], yhat_unlabeled=[0.3, 0.6, 0.5, 0.2])  # doctest: +SKIP
@@ -57,7 +59,8 @@ class Estimate:
     `machine`: the machine labels' mean over every query; `ppi`, `ci`: the PPI++ point estimate and interval;
     `human_only`, `human_only_ci`: the sampled queries' human mean and Student-t interval; `n`: sampled
     (decided) queries; `N`: every query; `lam`: the PPI++ power-tuning weight used (ppi_py's parametrisation);
-    `n_min`: the sampled queries the normal approximation needs (`min_queries` of the machine's values over all N);
+    `n_min`: the sampled queries the normal approximation needs (Cochran's rule: the caller's figure for all N, by
+    default `min_queries` of the machine's values over all N, or the sample's own residuals' if larger);
     `note`: why a field is None; `estimand`: "benchmark" (the mean over the N queries) or "superpopulation";
     `rule`: which rule gave the interval ("regression", "difference", "range", `hiera_dspy.conclude.finite`);
     `sd`: the residual standard deviation behind it (standard error sqrt((1 - n / N) / n) * sd; for planning).
@@ -83,7 +86,8 @@ class Estimate:
 
 
 def estimate(y, yhat, yhat_unlabeled, level: float = 0.95, lam: float | None = None, tell_lam: bool = True,
-             estimand: str = "benchmark", bounds=METRIC_RANGE, tune: bool = False) -> Estimate:
+             estimand: str = "benchmark", bounds=METRIC_RANGE, tune: bool = False,
+             n_min: int | None = None) -> Estimate:
     """PPI++ estimate and CI of a mean, beside the machine-only and human-only ones.
 
     Args:
@@ -99,6 +103,8 @@ def estimate(y, yhat, yhat_unlabeled, level: float = 0.95, lam: float | None = N
             before 2026-12-03).
         bounds: the range of a human value, (0, 1) for a metric; a difference's is (low - high, high - low). None:
             no range rule and no clipping.
+        n_min: Cochran's rule for all N queries when the caller has it (`hiera_dspy.conclude.plan.predicted_n_min`);
+            None: `min_queries` of the machine's values over all N.
 
     Returns:
         An `Estimate`; with fewer than two sampled queries `ci` and `human_only_ci` are None and `note` says why;
@@ -121,7 +127,8 @@ def estimate(y, yhat, yhat_unlabeled, level: float = 0.95, lam: float | None = N
     if estimand == "superpopulation":
         with np.errstate(invalid="ignore", divide="ignore"):  # no variance: ppi_py's tuning is 0/0, handled below
             return _superpopulation(y, yhat, unl, level, lam, tell_lam, machine, human)
-    c = finite.columns(y[:, None], yhat[:, None], unl[:, None], level, lam, bounds, tune=tune)
+    c = finite.columns(y[:, None], yhat[:, None], unl[:, None], level, lam, bounds,
+                       None if n_min is None else [n_min], tune=tune)
     return Estimate(machine, float(c.ppi[0]), (float(c.lo[0]), float(c.hi[0])), human,
                     (float(c.human_lo[0]), float(c.human_hi[0])), n, big_n, lam=float(c.lam[0]),
                     n_min=int(c.n_min[0]), estimand=estimand, rule=str(c.rule[0]), sd=float(c.sd[0]))
@@ -299,13 +306,15 @@ class Values:
 
 
 def differences(values: dict[str, Values], measure: str, level: float = 0.95, lam: float | None = None,
-                estimand: str = "benchmark", bounds=METRIC_RANGE) -> list[Difference]:
+                estimand: str = "benchmark", bounds=METRIC_RANGE,
+                n_min: dict[tuple[str, str], int] | None = None) -> list[Difference]:
     """Every pair of systems (a before b in the given order), a minus b, with Holm-adjusted p-values.
 
     The pair's per-query difference is a per-query value (paired by query), so `estimate` and `p_value` apply as
     they are, with the range of a difference (`bounds` low - high to high - low). Holm's step-down adjustment (Holm
     1979) controls the family-wise error over the pairs; the intervals are per pair (not simultaneous): with k
-    pairs, about (1 - level) * k of them miss at the nominal level.
+    pairs, about (1 - level) * k of them miss at the nominal level. `n_min`: (a, b) -> Cochran's rule for all N
+    queries, as `estimate` takes it.
     """
     pair_bounds = None if bounds is None else (bounds[0] - bounds[1], bounds[1] - bounds[0])
     out = []
@@ -316,7 +325,8 @@ def differences(values: dict[str, Values], measure: str, level: float = 0.95, la
             e = _same(diffs, level, estimand)
             out.append(Difference(a, b, measure, e, None if e.ci is None else 1.0))
             continue
-        e = estimate(*diffs, level=level, lam=lam, estimand=estimand, bounds=pair_bounds)
+        e = estimate(*diffs, level=level, lam=lam, estimand=estimand, bounds=pair_bounds,
+                     n_min=(n_min or {}).get((a, b)))
         out.append(Difference(a, b, measure, e, p_value(*diffs, lam=lam, estimand=estimand, bounds=pair_bounds)))
     adjusted = holm([d.p for d in out])
     return [Difference(d.a, d.b, d.measure, d.estimate, d.p, q, more_queries(d.estimate, q, level))

@@ -94,7 +94,8 @@ def sentences(c: dict, measure: str) -> list[str]:
 def small_sample_note(c: dict) -> str | None:
     """A caution naming the estimates whose decided sample is smaller than the normal approximation needs (each
     estimate's `n_min`: Cochran's rule as refined by Sugden, Smith and Jones 2000, the larger of what the skewness of
-    the machine's values over all N queries and of the sample's human-minus-machine residuals ask for;
+    the human-minus-machine values over all N queries that the judge's probabilities predict and that of the
+    sample's own residuals ask for;
     hiera_dspy.conclude.finite.columns). None when every estimate has enough."""
     short = [(f"{run} {m}", e) for run, per in c["estimates"].items() for m, e in per.items()]
     short += [(f"{d['a']} - {d['b']} {d['measure']}", d) for d in c["differences"]]
@@ -107,18 +108,18 @@ def small_sample_note(c: dict) -> str | None:
     n = short[0][1]["n"]
     return (f"Caution: {n} decided sample queries are fewer than the normal approximation behind the "
             f"intervals needs for {len(short)} of the {total} estimates (n > 28 + 25 g^2, g the skewness of the "
-            f"machine's values over every query, or of the sample's human-minus-machine values if larger: Cochran's "
-            f"rule as refined by Sugden, Smith and Jones 2000); the most needed: {named}. Their intervals may cover "
+            f"human-minus-machine values over every query as the judge's probabilities predict them, or of the "
+            f"sample's own if larger: Cochran's rule as refined by Sugden, Smith and Jones 2000); the most needed: {named}. Their intervals may cover "
             f"less often than stated: {measured_note(n)}; label more sampled queries (hiera-dspy plan says how "
             "many).")
 
 
 # sampled queries -> the lowest coverage of a nominal 95% interval over the 8 systems and over the 28 pairs, measured
-# on the MSRD benchmark of bench/conclusions.py (400 queries, judge embed-lr-allpool-hgb, expected machine values,
-# random samples, 1,000 per size, the lower of nDCG@10 and P@10; bench/results/conclusions-intervals-400.md,
-# 2026-12-03)
-MEASURED = {20: (0.890, 0.932), 30: (0.917, 0.936), 40: (0.913, 0.927), 50: (0.919, 0.938), 80: (0.925, 0.938),
-            100: (0.922, 0.932)}
+# on the MSRD benchmark of bench/conclusions.py (400 queries, judge embed-lr-allpool-hgb, the least calibrated of the
+# measured judges, expected machine values, random samples, 4,000 per size, the lower of nDCG@10 and P@10;
+# bench/results/conclusions-intervals-400-4000.md, 2026-12-05)
+MEASURED = {20: (0.889, 0.931), 30: (0.906, 0.940), 40: (0.913, 0.931), 50: (0.920, 0.941), 80: (0.927, 0.941),
+            100: (0.925, 0.941)}
 
 
 def measured_note(n: int) -> str:
@@ -126,7 +127,7 @@ def measured_note(n: int) -> str:
     at = max((k for k in MEASURED if k <= n), default=min(MEASURED))
     systems, pairs = MEASURED[at]
     return (f"on the MSRD benchmark (400 queries) random samples of {at} covered the worst system in {systems:.1%} "
-            f"and the worst pair in {pairs:.1%} of 1,000 samples, for a nominal 95% (docs/conclusions.md)")
+            f"and the worst pair in {pairs:.1%} of 4,000 samples, for a nominal 95% (docs/conclusions.md)")
 
 
 def range_note(c: dict) -> str | None:

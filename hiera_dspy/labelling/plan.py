@@ -43,7 +43,7 @@ def plan_run(store, run_id: str, width: float = 0.05, power: float = 0.8, draws:
         sample = log.get(run_id)
     finally:
         log.close()
-    c = conclusions(runs, inputs.qrels, records, sample, scheme, depth, level, kind)
+    c = conclusions(runs, inputs.qrels, records, sample, scheme, depth, level, kind, simulated)
     now = {(m, run, None): e for run, per in c["estimates"].items() for m, e in per.items()}
     now |= {(d["measure"], d["a"], d["b"]): d for d in c["differences"]}
     lines = [line.to_dict() | {"now": now.get((line.measure, line.a, line.b))}

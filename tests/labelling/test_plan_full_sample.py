@@ -31,6 +31,8 @@ def test_plan_before_and_after_the_sample_is_labelled(bench, patch_make_lm, tmp_
     for line in lines.values():
         assert line["n_min"] >= 29 and 2 <= line["n_width"] <= plan["queries"] == 4 and line["now"] is not None
     assert plan["decided"] == 0 and "| a - b |" in text and "n_min" in text
+    first = min(max(line["n_min"] for line in plan["lines"]), plan["queries"])
+    assert f"label a first sample of {first} queries (--human-sample {first}" in text  # the two-stage advice
     decide(tmp_path, run_id, {"q2:d5": "Relevant", "q2:d6": "Irrelevant", "q3:d6": "Irrelevant"})
     capsys.readouterr()
     after = eval_plan.main(["--run", run_id, "--draws", "5", "--json"])
