@@ -117,7 +117,7 @@ def small_sample_note(c: dict) -> str | None:
 # sampled queries -> the lowest coverage of a nominal 95% interval over the 8 systems and over the 28 pairs, measured
 # on the MSRD benchmark of bench/conclusions.py (400 queries, judge embed-lr-allpool-hgb, the least calibrated of the
 # measured judges, expected machine values, random samples, 4,000 per size, the lower of nDCG@10 and P@10;
-# bench/results/conclusions-intervals-400-4000.md, 2026-12-05)
+# bench/results/conclusions-residual-nmin-400.md, 2026-12-05)
 MEASURED = {20: (0.889, 0.931), 30: (0.906, 0.940), 40: (0.913, 0.931), 50: (0.920, 0.941), 80: (0.927, 0.941),
             100: (0.925, 0.941)}
 
