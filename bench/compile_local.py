@@ -36,7 +36,7 @@ def use_cache(folder: Path | None) -> None:
 
 def budget_for(limit: int | None) -> str:
     """The budget name to compile with: light-full, or (with --limit) light-full capped to N train and N dev pairs."""
-    from optimize.optimizers import BUDGETS
+    from hiera_dspy.jobs.optimizers import BUDGETS
 
     if not limit:
         return BUDGET

@@ -28,8 +28,9 @@ import dspy
 
 from eval.disagreements import report_section
 from eval.report import comparison_families, family_note, sanitize, summarize_method, write_report
-from hiera_dspy.cli.dry_run import add_dry_run_arguments, dry_run
+from hiera_dspy.cli.dry_run import add_dry_run_arguments
 from hiera_dspy.cli.lms import add_lm_arguments, lms_from_args
+from hiera_dspy.cli.requests import dry_run_of
 from hiera_dspy.cli.options import (
     add_data_arguments,
     add_run_arguments,
@@ -45,13 +46,15 @@ from hiera_dspy.cli.options import (
     runs_dir,
     skipped_rows,
 )
+from hiera_dspy.errors import RequestError, UnknownName
+from hiera_dspy.jobs.judging import estimate
 from hiera_dspy.knowledge import make_knowledge
 from hiera_dspy.methods import BuildContext, available, build
 from hiera_dspy.methods.graphs import ABLATIONS
 from hiera_dspy.methods.learning import prepare_fresh
 from hiera_dspy.metrics.format import number
 from hiera_dspy.records import as_judgment
-from hiera_dspy.runs.cost import format_total
+from hiera_dspy.runs.cost import format_estimate, format_total
 from hiera_dspy.runs.runner import run_pairs
 from hiera_dspy.runs.spec import RunSpec
 from hiera_dspy.store.run_store import StoreError, validate_run_id
@@ -98,7 +101,7 @@ def variants(names: list[str], with_knowledge: bool) -> list[tuple[str, str, dic
     methods = available()
     unknown = [n for n in names if n not in methods]
     if unknown:
-        raise SystemExit(f"unknown method(s) {', '.join(unknown)}; registered: {', '.join(sorted(methods))}")
+        raise UnknownName(f"unknown method(s) {', '.join(unknown)}; registered: {', '.join(sorted(methods))}")
     out = []
     for name in dict.fromkeys(names):  # keep order, drop duplicates
         out.append((name, name, {}))
@@ -114,7 +117,7 @@ def cell_run_id(prefix: str | None, display: str) -> str | None:
     try:
         return validate_run_id(f"{prefix}.{display}")
     except StoreError as exc:
-        raise SystemExit(f"error: --run-id {prefix}: {exc}") from None
+        raise RequestError(f"--run-id {prefix}: {exc}") from None
 
 
 def family_of(method: str, config: dict) -> str:
@@ -169,7 +172,8 @@ def main(argv: list[str] | None = None) -> list[dict]:
         spec = RunSpec.judging(program, dataset=args.dataset, split=split, lms=lms, knowledge=knowledge.name)
         identity, run_id = spec.identity(), cell_run_id(args.run_id, display) or spec.run_id
         if args.dry_run:  # nothing is sent: an estimate per method, then the grid's total
-            estimates.append(dry_run(program, pairs, lms, args, knowledge.name, store.rows(run_id)))
+            estimates.append(estimate(program, pairs, lms, dry_run_of(args), knowledge.name, store.rows(run_id)))
+            print(format_estimate(estimates[-1]))
             continue
         begin_run(store, run_id, identity, args)
         print(f"== {display} (run {run_id})", file=sys.stderr)

@@ -25,19 +25,12 @@ from its hard labels (labels). See docs/conclusions.md.
 from __future__ import annotations
 
 import argparse
-import json
-import sys
-from pathlib import Path
 
-from hiera_dspy.cli.labelling import add_labelling_arguments, add_sample_arguments, label_pairs
-from hiera_dspy.cli.options import add_input_options, cli_main, exit_on_error_rate, output_folder, raise_if_stopped
-from hiera_dspy.conclude.filled_benchmark import population
-from hiera_dspy.conclude.retrieval import pool_holes
-from hiera_dspy.data import Dataset
-from hiera_dspy.labelling.benchmark_conclusions import check_sample_size, draw_sample
-from hiera_dspy.labelling.benchmark_holes import TIE_RULE, read_inputs, tied_in_top
-from hiera_dspy.labelling.run import export
-from hiera_dspy.labels import LabelScheme, custom_scheme, get_scheme
+from hiera_dspy.api import HolesRequest, fill_holes
+from hiera_dspy.cli.labelling import add_labelling_arguments, add_sample_arguments, human_sample
+from hiera_dspy.cli.options import add_input_options, cli_main, exit_on_error_rate, raise_if_stopped
+from hiera_dspy.cli.requests import judging
+from hiera_dspy.runs.cost import format_estimate
 
 
 def parser() -> argparse.ArgumentParser:
@@ -57,71 +50,23 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
-def scheme_of(args) -> LabelScheme:
-    """The qrels' label scheme from --scheme or --labels (exactly one of them)."""
-    if bool(args.scheme) == bool(args.labels):
-        raise SystemExit("error: give the qrels' label scheme: --scheme msrd|esci|wands|homedepot|trec or "
-                         "--labels 'A,B,C'")
-    try:
-        return custom_scheme(args.labels) if args.labels else get_scheme(args.scheme)
-    except (KeyError, ValueError) as exc:
-        raise SystemExit(f"error: {exc}") from None
-
-
 def main(argv: list[str] | None = None) -> dict:
     """Judge the unjudged documents in each run's top DEPTH and compare the runs before and after; returns the
     summary."""
     args = parser().parse_args(argv)
-    output_folder(args.out)
-    scheme = scheme_of(args)
-    if args.depth < 1:
-        raise SystemExit(f"error: --depth must be at least 1, got {args.depth}")
-    out = Path(args.out).resolve()
-    labelling = {"kind": "holes", "out": str(out), "scheme": scheme.to_dict(), "depth": args.depth,
-                 "topics": _abs(args.topics), "corpus": _abs(args.corpus), "qrels": _abs(args.qrels),
-                 "runs": [_abs(r) for r in args.runs.split(",") if r.strip()], "on_bad_row": args.on_bad_row,
-                 "ci": args.ci, "machine_values": args.machine_values}
-    inputs = read_inputs(labelling, scheme)
-    for name, run in inputs.runs.items():
-        if tied := tied_in_top(run, args.depth):
-            print(f"run {name}: {tied} documents in a top {args.depth} share their score with a neighbour; "
-                  f"{TIE_RULE}", file=sys.stderr)
-    check_sample_size(population(inputs.runs), args.human_sample, args.sample, args.strata, args.ci)
-    holes = [inputs.pair(q, d) for q, d in pool_holes(inputs.runs, inputs.qrels, args.depth)]
-    if args.limit:
-        holes = holes[:args.limit]
-    train = inputs.judged_pairs(scheme)
-    if len(train) < len(inputs.qrels):
-        print(f"{len(inputs.qrels) - len(train)} existing judgments name a qid or docid missing from the topics or "
-              "corpus: kept in qrels.txt, not used as train pairs", file=sys.stderr)
-    dataset = Dataset(name=f"holes:{labelling['qrels']}", scheme=scheme, default_split="holes",
-                      splits={"holes": holes, "train": train},
-                      catalog=list(inputs.corpus.values()))
-    print(f"{len(holes)} holes at depth {args.depth} over {len(inputs.runs)} runs "
-          f"({len(inputs.qrels)} existing judgments)", file=sys.stderr)
-    identity = {"holes": {k: labelling[k] for k in ("qrels", "runs", "topics", "corpus", "depth")}}
-    run = label_pairs(args, dataset, holes, "holes", labelling, identity)
-    if run is None:  # --dry-run: the estimate is printed, nothing was sent
+    filled = fill_holes(HolesRequest(args.topics, args.corpus, args.qrels, tuple(args.runs.split(",")), args.out,
+                                     judging(args), depth=args.depth, scheme=args.scheme, labels=args.labels,
+                                     on_bad_row=args.on_bad_row, sample=human_sample(args)))
+    if filled.estimate is not None:  # --dry-run: nothing was sent
+        print(format_estimate(filled.estimate))
         return {}
-    if run.rows.stopped is None:  # a stratified draw needs every judgment: drawn when the run is complete
-        draw_sample(run.store, run.run_id, population(inputs.runs), scheme, args.human_sample, args.sample_seed,
-                    args.sample, args.strata)
-    if run.config["labelling"].get("ci", 0.95) != args.ci:
-        print(f"run {run.run_id} reports its intervals at the level it was started with "
-              f"(--ci {run.config['labelling'].get('ci', 0.95)}); start a new run for another", file=sys.stderr)
-    written = export(run.store, run.run_id)
-    summary = json.loads((Path(run.config["labelling"]["out"]) / "summary.json").read_text())
-    print((Path(run.config["labelling"]["out"]) / "report.md").read_text(encoding="utf-8"))
-    print(f"wrote {', '.join(str(p) for p in written)} (run id {run.run_id}); "
-          f"review: python -m eval.review --run {run.run_id}")
-    raise_if_stopped(run.rows)
-    exit_on_error_rate({run.run_id: {"errors": summary["errors"], "pairs": summary["holes"]}}, args.max_error_rate,
-                       "rerun with --retry-errors to retry only those")
-    return summary
-
-
-def _abs(path: str) -> str:
-    return str(Path(path.strip()).resolve())
+    print(filled.report)
+    print(f"wrote {', '.join(str(p) for p in filled.written)} (run id {filled.run_id}); "
+          f"review: python -m eval.review --run {filled.run_id}")
+    raise_if_stopped(filled.rows)
+    exit_on_error_rate({filled.run_id: {"errors": filled.summary["errors"], "pairs": filled.summary["holes"]}},
+                       args.max_error_rate, "rerun with --retry-errors to retry only those")
+    return filled.summary
 
 
 if __name__ == "__main__":

@@ -14,27 +14,14 @@ sure of.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
-from collections import Counter
-from collections.abc import Iterable
 from pathlib import Path
 
-from hiera_dspy.cli.labelling import add_labelling_arguments, label_pairs
-from hiera_dspy.cli.options import (
-    add_data_arguments,
-    cli_main,
-    exit_on_error_rate,
-    load_data,
-    output_folder,
-    print_metrics,
-    raise_if_stopped,
-)
-from hiera_dspy.data import DataError
-from hiera_dspy.labelling import freshness
-from hiera_dspy.labelling.run import export
-from hiera_dspy.runs.tally import Tally
-from hiera_dspy.store.files import write_atomic
+from hiera_dspy.api import LabelRequest, label
+from hiera_dspy.cli.labelling import add_labelling_arguments
+from hiera_dspy.cli.options import add_data_arguments, cli_main, exit_on_error_rate, print_metrics, raise_if_stopped
+from hiera_dspy.cli.requests import data_source, judging
+from hiera_dspy.runs.cost import format_estimate
 
 
 def parser() -> argparse.ArgumentParser:
@@ -51,41 +38,23 @@ def parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> dict:
     """Label a dataset's pairs and export labels.jsonl, qrels.txt and pairs.jsonl; returns the summary."""
     args = parser().parse_args(argv)
-    output_folder(args.out)
-    dataset = load_data(args)
-    try:
-        pairs = dataset.split(args.split, args.limit)
-    except DataError as exc:
-        raise SystemExit(f"error: {exc}") from None
-    split = args.split or dataset.default_split
-    out = Path(args.out).resolve()
-    labelling = {"kind": "label", "out": str(out), "scheme": dataset.scheme.to_dict()}
-    run = label_pairs(args, dataset, pairs, split, labelling, reuse_export=True)
-    if run is None:  # --dry-run: the estimate is printed, nothing was sent
+    labelled = label(LabelRequest(data_source(args), judging(args), out=args.out, split=args.split))
+    if labelled.estimate is not None:  # --dry-run: nothing was sent
+        print(format_estimate(labelled.estimate))
         return {}
-    if run.fresh is not None:  # a finished run, exported from exactly this input and these rows: nothing to redo
-        print_summary(run.fresh, run.run_id, [])
-        return run.fresh | {"run_id": run.run_id}
-    counts = LabelCounts()
-    written = export(run.store, run.run_id, tap=counts.add)
-    summary = counts.summary()
-    skipped = dataset.notes.get("skipped_rows") or []
-    if skipped:
-        summary["skipped_rows"] = len(skipped)
-    if summary["pairs"] == len(run.rows.ids):  # every pair of the split has its row: a later run may reuse this
-        freshness.mark_fresh(run.store, run.run_id, run.signature, summary)
-    gold = Tally(list(dataset.scheme.labels)).add_all(run.rows.with_gold())
-    if gold.pairs:
-        metrics = gold.metrics() | {"run_id": run.run_id}
-        write_atomic(out / "metrics.json", json.dumps(metrics, indent=1))
-        print_metrics(f"{run.config.get('method')} on the {gold.pairs} pairs with gold", metrics)
+    summary, run_id = labelled.summary, labelled.run_id
+    if labelled.fresh:  # a finished run, exported from exactly this input and these rows: nothing to redo
+        print_summary(summary, run_id, [])
+        return summary | {"run_id": run_id}
+    if labelled.metrics:
+        print_metrics(f"{labelled.method} on the {labelled.metrics['pairs']} pairs with gold", labelled.metrics)
     else:
         print("no gold labels in these pairs: nothing to score (metrics skipped)", file=sys.stderr)
-    print_summary(summary, run.run_id, written)
-    raise_if_stopped(run.rows)
-    exit_on_error_rate({run.run_id: {"errors": summary["errors"], "pairs": summary["pairs"]}}, args.max_error_rate,
+    print_summary(summary, run_id, labelled.written)
+    raise_if_stopped(labelled.rows)
+    exit_on_error_rate({run_id: {"errors": summary["errors"], "pairs": summary["pairs"]}}, args.max_error_rate,
                        "rerun with --retry-errors to retry only those")
-    return summary | {"run_id": run.run_id}
+    return summary | {"run_id": run_id}
 
 
 def print_summary(summary: dict, run_id: str, written: list[Path]) -> None:
@@ -98,37 +67,6 @@ def print_summary(summary: dict, run_id: str, written: list[Path]) -> None:
               "`truncated` in labels.jsonl gives the original length)")
     where = f"wrote {', '.join(str(p) for p in written)}" if written else "outputs up to date"
     print(f"{where} (run id {run_id}); review: python -m eval.review --run {run_id}")
-
-
-class LabelCounts:
-    """Counts of a labelling, one record at a time: pairs, labelled, escalated, errors, confidence sources, labels."""
-
-    def __init__(self):
-        self.counts: Counter = Counter()
-        self.sources: Counter = Counter()
-        self.labels: Counter = Counter()
-
-    def add(self, r: dict) -> None:
-        """Count one labels.jsonl record."""
-        self.counts.update(pairs=1, labelled=bool(r["label"]), escalated=bool(r["escalated"] and not r["label"]),
-                           errors=bool(r["error"]), truncated=bool(r.get("truncated")))
-        self.sources[r["confidence_source"].split(" (")[0]] += 1
-        if r["label"]:
-            self.labels[r["label"]] += 1
-
-    def summary(self) -> dict:
-        """The counts as eval.label's summary."""
-        c = self.counts
-        return {"pairs": c["pairs"], "labelled": c["labelled"], "escalated": c["escalated"], "errors": c["errors"],
-                "truncated": c["truncated"], "confidence_sources": dict(self.sources), "labels": dict(self.labels)}
-
-
-def summarize(records: Iterable[dict]) -> dict:
-    """Counts of a labelling, in one pass: pairs, labelled, escalated, errors, confidence sources and labels."""
-    counts = LabelCounts()
-    for r in records:
-        counts.add(r)
-    return counts.summary()
 
 
 if __name__ == "__main__":

@@ -18,8 +18,8 @@ import argparse
 import json
 import sys
 
-from hiera_dspy.cli.options import cli_main, open_store
-from hiera_dspy.labelling.plan import plan_run
+from hiera_dspy.api import PlanRequest, plan
+from hiera_dspy.cli.options import cli_main
 from hiera_dspy.metrics.format import with_ci
 
 
@@ -101,11 +101,9 @@ def _now(e: dict | None, pair: bool = False) -> str:
 def main(argv: list[str] | None = None) -> dict:
     """Print the plan of a holes run; returns it."""
     args = parser().parse_args(argv)
-    if not 0 < args.width < 2 or not 0 < args.power < 1 or args.draws < 2:
-        raise SystemExit("error: give --width in (0, 2), --power in (0, 1) and --draws of at least 2")
-    plan = plan_run(open_store(args), args.run, args.width, args.power, args.draws, args.seed)  # HieraError: cli_main
-    print(json.dumps(plan, indent=1) if args.json else "\n".join(lines_of(plan)), file=sys.stdout)
-    return plan
+    planned = plan(PlanRequest(args.run, args.store, args.width, args.power, args.draws, args.seed))
+    print(json.dumps(planned, indent=1) if args.json else "\n".join(lines_of(planned)), file=sys.stdout)
+    return planned
 
 
 if __name__ == "__main__":

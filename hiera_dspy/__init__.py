@@ -4,16 +4,41 @@ Example:
     >>> import hiera_dspy
     >>> judge = hiera_dspy.load_judge("artifacts/msrd/hiera.json")
     >>> judge(query="tom cruise spy movie", item_title="Mission: Impossible", item_text="...").label
+
+The main jobs are one call each (`hiera_dspy.api`; docs/api.md): judge, label, fill_holes, conclusions, plan,
+compile_judge. Every name here is imported on first use (PEP 562), so `import hiera_dspy.metrics` or
+`import hiera_dspy.conclude` loads no DSPy.
 """
+
+from importlib import import_module
 
 from hiera_dspy import settings
 
 settings.configure_process()  # before dspy is imported: litellm's cost map offline, DSPy's cache under our cache root
 
-from hiera_dspy.artifacts.judge_file import load_judge, save_judge  # noqa: E402
-from hiera_dspy.labels import LabelScheme, get_scheme  # noqa: E402
-from hiera_dspy.methods import BuildContext, available, build  # noqa: E402
-from hiera_dspy.records import Pair  # noqa: E402
+_API = ("judge", "label", "fill_holes", "conclusions", "plan", "compile_judge", "load_dataset", "Dataset",
+        "JudgeRequest", "LabelRequest", "HolesRequest", "CompileRequest", "PlanRequest", "DataSource", "Judging",
+        "RunOptions", "DryRun", "HumanSample", "LMChoice", "Judged", "Labelled", "Filled", "Compiled")
+_WHERE = {
+    "load_judge": "hiera_dspy.artifacts.judge_file", "save_judge": "hiera_dspy.artifacts.judge_file",
+    "LabelScheme": "hiera_dspy.labels", "get_scheme": "hiera_dspy.labels",
+    "build": "hiera_dspy.methods", "available": "hiera_dspy.methods", "BuildContext": "hiera_dspy.methods",
+    "Pair": "hiera_dspy.records", "HieraError": "hiera_dspy.errors",
+    **dict.fromkeys(_API, "hiera_dspy.api"),
+}
 
-__all__ = ["load_judge", "save_judge", "build", "available", "BuildContext", "LabelScheme", "get_scheme", "Pair"]
+__all__ = list(_WHERE)
 __version__ = "0.1.0"
+
+
+def __getattr__(name: str):
+    """A public name, imported from its module on first use (and kept)."""
+    if name not in _WHERE:
+        raise AttributeError(f"module 'hiera_dspy' has no attribute {name!r}")
+    value = getattr(import_module(_WHERE[name]), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *__all__])

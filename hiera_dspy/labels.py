@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
+from hiera_dspy.errors import HieraError, UnknownName
+
 
 @dataclass(frozen=True)
 class LabelScheme:
@@ -193,13 +195,13 @@ def custom_scheme(spec: str, name: str = "custom") -> LabelScheme:
     """A scheme from `--labels "A,B,C"` (least relevant first); raw values may be the labels or their 0-based index."""
     labels = tuple(part.strip() for part in spec.split(",") if part.strip())
     if len(labels) < 2:
-        raise ValueError(f'--labels needs at least two comma-separated labels, least relevant first; got {spec!r}')
+        raise HieraError(f'--labels needs at least two comma-separated labels, least relevant first; got {spec!r}')
     return LabelScheme(name=name, labels=labels, raw_map={str(i): label for i, label in enumerate(labels)},
                        source="user-defined via --labels")
 
 
 def get_scheme(name: str) -> LabelScheme:
-    """A registered scheme by name; KeyError naming the built-in ones otherwise."""
+    """A registered scheme by name; `UnknownName` (a KeyError) naming the built-in ones otherwise."""
     if name in SCHEMES:
         return SCHEMES[name]
-    raise KeyError(f"unknown label scheme {name!r}; built in: {sorted(SCHEMES)} (or pass --labels 'A,B,C')")
+    raise UnknownName(f"unknown label scheme {name!r}; built in: {sorted(SCHEMES)} (or pass --labels 'A,B,C')")

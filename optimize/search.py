@@ -41,7 +41,7 @@ from hiera_dspy.runs.runner import run_pairs
 from hiera_dspy.runs.spec import RunSpec
 from hiera_dspy.runs.tally import metrics_from_rows
 from hiera_dspy.store.run_store import RunStore
-from optimize.optimizers import BUDGETS, examples, label_match
+from hiera_dspy.jobs.optimizers import BUDGETS, examples, label_match
 
 SPECIALISTS = {"none": [], "query": ["query"], "item": ["item"], "query+item": ["query", "item"]}
 

@@ -1,14 +1,11 @@
 """The `--dry-run` flags of the judging CLIs: estimate a run's tokens and money instead of judging
-(`hiera_dspy.runs.cost`), and print the estimate."""
+(`hiera_dspy.jobs.judging.estimate`)."""
 
 from __future__ import annotations
 
 import argparse
 
-import dspy
-
-from hiera_dspy.records import Pair
-from hiera_dspy.runs.cost import ASSUMED_OUTPUT_TOKENS, estimate, format_estimate
+from hiera_dspy.runs.cost import ASSUMED_OUTPUT_TOKENS
 
 
 def add_dry_run_arguments(parser: argparse.ArgumentParser) -> None:
@@ -21,13 +18,3 @@ def add_dry_run_arguments(parser: argparse.ArgumentParser) -> None:
                    help="delegation rate to assume (default: a pilot run's rate in the store, else 0.5)")
     g.add_argument("--assume-output-tokens", type=int,
                    help=f"output tokens per LM call (default: a pilot's, else {ASSUMED_OUTPUT_TOKENS})")
-
-
-def dry_run(program: dspy.Module, pairs: list[Pair], lms, args: argparse.Namespace, knowledge_name: str = "",
-            pilot_rows: list[dict] | None = None) -> dict:
-    """`estimate` from the shared `--dry-run` flags; prints the report and returns the estimate."""
-    est = estimate(program, pairs, lms, sample=args.dry_run_sample, delegation=args.assume_delegation,
-                   output_tokens=args.assume_output_tokens, pilot_rows=pilot_rows,
-                   run_lookups=not knowledge_name.startswith("web"))
-    print(format_estimate(est))
-    return est

@@ -6,35 +6,21 @@ from __future__ import annotations
 
 import argparse
 
-from hiera_dspy import settings
-from hiera_dspy.lm.roles import PRESETS, ROLES, LMSpec, RoleLMs, build_lms
+from hiera_dspy.lm.choice import LMChoice
+from hiera_dspy.lm.roles import ROLES, LMSpec, RoleLMs
+
+
+def lm_choice(args: argparse.Namespace) -> LMChoice:
+    """The models the flags choose (--lm, --ROLE-lm, --api-base, --api-key-env, --max-tokens, --blend-lms)."""
+    return LMChoice(lm=getattr(args, "lm", None),
+                    roles={role: model for role in ROLES if (model := getattr(args, f"{role}_lm", None))},
+                    api_base=getattr(args, "api_base", None), api_key_env=getattr(args, "api_key_env", None),
+                    max_tokens=getattr(args, "max_tokens", None), ensemble=getattr(args, "ensemble", None))
 
 
 def specs_from_args(args: argparse.Namespace, recorded: dict[str, dict] | None = None) -> dict[str, LMSpec]:
-    """Resolve per-role specs: CLI flags override models recorded in an artifact, which override the defaults.
-    Endpoint and key variable come only from the flags (never from the record)."""
-    base = getattr(args, "lm", None)
-    specs: dict[str, LMSpec] = {}
-    if base in PRESETS:
-        specs = {role: LMSpec(**cfg) for role, cfg in PRESETS[base].items()}
-    elif base:
-        specs = {role: LMSpec(model=base) for role in ROLES}
-    elif recorded:  # an artifact's models: names only, the endpoint and key variable come from the flags below
-        specs = {role: LMSpec.from_record(cfg) for role, cfg in recorded.items()}
-    else:  # said on stderr when (if) the local model is built: a method that calls no LM builds none (make_lm)
-        specs = {role: LMSpec(model=settings.default_lm() or "local") for role in ROLES}
-    for role in ROLES:
-        override = getattr(args, f"{role}_lm", None)
-        if override:
-            specs[role] = LMSpec(model=override)
-        spec = specs.setdefault(role, LMSpec(model=specs["judge"].model))
-        if getattr(args, "api_base", None):
-            spec.api_base = args.api_base
-        if getattr(args, "api_key_env", None):
-            spec.api_key_env = args.api_key_env
-        if getattr(args, "max_tokens", None):
-            spec.max_tokens = args.max_tokens
-    return specs
+    """Per-role specs: the flags over models recorded in an artifact, over the defaults (`LMChoice.specs`)."""
+    return lm_choice(args).specs(recorded)
 
 
 def add_lm_arguments(parser: argparse.ArgumentParser) -> None:
@@ -52,18 +38,8 @@ def add_lm_arguments(parser: argparse.ArgumentParser) -> None:
                                                          "llm-blender and shared by collabeval's agents")
 
 
-def ensemble_specs(args: argparse.Namespace, recorded: dict[str, dict] | None = None) -> dict[str, LMSpec]:
-    """The ensemble pool's specs: --blend-lms models, else an artifact's recorded pool; endpoint and key variable from
-    the flags (--api-base, --api-key-env), never from the record."""
-    endpoint = {"api_base": getattr(args, "api_base", None), "api_key_env": getattr(args, "api_key_env", None)}
-    models = [m.strip() for m in (getattr(args, "ensemble", None) or "").split(",") if m.strip()]
-    if models:
-        return {model: LMSpec(model=model, **endpoint) for model in models}
-    return {name: LMSpec.from_record(spec, **endpoint) for name, spec in (recorded or {}).items()}
-
-
 def lms_from_args(args: argparse.Namespace, recorded: dict[str, dict] | None = None,
                   recorded_ensemble: dict[str, dict] | None = None) -> RoleLMs:
-    """The role LMs from CLI flags over an artifact's recorded models, and the ensemble pool (--blend-lms over the
-    artifact's recorded pool). Every LM's endpoint and key variable are the flags', never the artifact's."""
-    return build_lms(specs_from_args(args, recorded), ensemble_specs(args, recorded_ensemble))
+    """The role LMs from the flags over an artifact's recorded models, and the ensemble pool (`LMChoice.build`).
+    Every LM's endpoint and key variable are the flags', never the artifact's."""
+    return lm_choice(args).build(recorded, recorded_ensemble)

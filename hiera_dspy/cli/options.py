@@ -3,17 +3,16 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
-from pathlib import Path
 
-from hiera_dspy import settings
-from hiera_dspy.data import DataError, Dataset, load_dataset
+from hiera_dspy.cli.requests import data_source
+from hiera_dspy.data import Dataset
 from hiera_dspy.errors import HieraError
-from hiera_dspy.labels import custom_scheme, get_scheme
+from hiera_dspy.jobs import preparing
+from hiera_dspy.jobs.preparing import method_config, output_folder, read_json_file, runs_dir, skipped_rows
 from hiera_dspy.lm.secrets import redact_output
 from hiera_dspy.metrics.format import number
-from hiera_dspy.store.run_store import RunStore, StoreError, StoreWriteFailed, validate_run_id
+from hiera_dspy.store.run_store import RunStore, StoreError, validate_run_id
 
 EXIT_ERROR_RATE = 3  # the run finished and wrote its outputs, but too many judgments ended in an error
 
@@ -28,7 +27,7 @@ def cli_main(main) -> None:
         main()
     except HieraError as exc:
         print(f"error: {exc}", file=sys.stderr)
-        raise SystemExit(getattr(exc, "exit_status", 2)) from None
+        raise SystemExit(exc.exit_status) from None
 
 
 def add_data_arguments(parser: argparse.ArgumentParser) -> None:
@@ -54,24 +53,8 @@ def add_input_options(g) -> None:
 
 
 def load_data(args: argparse.Namespace) -> Dataset:
-    """The --dataset, bad rows skipped and counted on stderr with --on-bad-row skip; a DataError exits in one line."""
-    scheme = custom_scheme(args.labels) if args.labels else (get_scheme(args.scheme) if args.scheme else None)
-    try:
-        dataset = load_dataset(args.dataset, scheme, on_bad_row=args.on_bad_row)
-    except DataError as exc:
-        raise SystemExit(f"error: {exc}") from None
-    skipped = dataset.notes.get("skipped_rows") or []
-    if skipped:
-        first = skipped[0]
-        where = f"line {first['line']}" if "line" in first else first.get("row", "?")
-        print(f"skipped {len(skipped)} bad row(s) of {args.dataset} (--on-bad-row skip); the first: {first['file']}, "
-              f"{where}: {first['error']}", file=sys.stderr)
-    return dataset
-
-
-def skipped_rows(dataset: Dataset) -> int:
-    """How many input rows --on-bad-row skip left out (metrics.json and config.json `skipped_rows`)."""
-    return len(dataset.notes.get("skipped_rows") or [])
+    """The --dataset, bad rows skipped and counted on stderr with --on-bad-row skip (`hiera_dspy.jobs.preparing`)."""
+    return preparing.load_data(data_source(args))
 
 
 def add_judging_arguments(p: argparse.ArgumentParser) -> None:
@@ -104,37 +87,8 @@ def add_config_argument(parser: argparse.ArgumentParser) -> None:
 
 def config_from_args(args: argparse.Namespace, method: str, base: dict | None = None) -> dict:
     """`base` (e.g. a --config file's config) updated with the --set KEY=VALUE pairs, keys checked against the
-    method's registered config."""
-    from hiera_dspy.methods import available
-    from hiera_dspy.methods.params import check
-
-    config = dict(base or {})
-    methods = available()
-    if method not in methods:
-        raise SystemExit(f"error: unknown method {method!r}; python -m eval.methods lists them")
-    known = {**methods[method].defaults, **dict.fromkeys(methods[method].options)}
-    for setting in getattr(args, "settings", None) or []:
-        key, sep, text = setting.partition("=")
-        key = key.strip()
-        if not sep or not key:
-            raise SystemExit(f"error: --set {setting!r}: expected KEY=VALUE, e.g. --set delegation=never")
-        if key not in known:
-            raise SystemExit(f"error: --set {key}: {method} has no config key {key!r}; "
-                             f"its keys: {', '.join(sorted(known)) or '(none)'}")
-        try:
-            value = json.loads(text)
-        except json.JSONDecodeError:
-            value = text
-        try:
-            config[key] = check(method, key, value)
-        except ValueError as exc:
-            raise SystemExit(f"error: --set {setting}: {exc} (python -m eval.methods --config {method})") from None
-    return config
-
-
-def runs_dir() -> Path:
-    """Where runs live: $HIERA_RUNS_DIR, else ./runs (hiera_dspy.settings)."""
-    return settings.runs_dir()
+    method's registered config (`hiera_dspy.jobs.preparing.method_config`)."""
+    return method_config(method, getattr(args, "settings", None) or [], base)
 
 
 def print_metrics(title: str, m: dict, file=None) -> None:
@@ -202,55 +156,19 @@ def add_run_arguments(parser: argparse.ArgumentParser, *, run_id: bool = True) -
 
 
 def progress_display(args: argparse.Namespace, lms=None, desc: str = ""):
-    """How a judging CLI shows its progress (hiera_dspy.runs.progress.Display): a bar named `desc`, one line per
-    judgment with --verbose, and the cost so far where every role's model has a price."""
-    from hiera_dspy.runs.cost import prices_of
-    from hiera_dspy.runs.progress import Display
-
-    return Display(desc=desc, verbose=getattr(args, "verbose", False), prices=lambda: prices_of(lms))
+    """How a judging CLI shows its progress: `hiera_dspy.jobs.preparing.progress_display` with --verbose."""
+    return preparing.progress_display(getattr(args, "verbose", False), lms, desc)
 
 
 def open_store(args: argparse.Namespace) -> RunStore:
-    """The run store of --store (default runs/store.sqlite); one-line error if it is not one."""
-    try:
-        return RunStore(getattr(args, "store", None) or runs_dir() / "store.sqlite")
-    except StoreWriteFailed:
-        raise  # a full or locked disk: cli_main says so and exits with status 3
-    except StoreError as exc:
-        raise SystemExit(f"error: --store {exc}") from None
+    """The run store of --store (default runs/store.sqlite); a RequestError if it is not one."""
+    return preparing.open_store(getattr(args, "store", None))
 
 
 def begin_run(store: RunStore, run_id: str, identity: dict, args: argparse.Namespace,
               may_differ: tuple[str, ...] = ()) -> None:
-    """Create or resume the run and take its lease (--wait waits for another writer); one-line error otherwise."""
-    try:
-        store.start_run(run_id, identity, may_differ=may_differ, wait=getattr(args, "wait", False))
-    except StoreError as exc:
-        raise SystemExit(f"error: {exc}") from None
-
-
-def output_folder(path: str | Path, flag: str = "--out") -> Path:
-    """`path` as a folder to write outputs into: one-line error (before any judging) if it names a file."""
-    path = Path(path)
-    for part in (path, *path.parents):
-        if part.exists() and not part.is_dir():
-            raise SystemExit(f"error: {flag} {path}: {part} is a file; {flag} names a folder for the outputs")
-    return path
-
-
-def read_json_file(path: str | Path, flag: str):
-    """A small JSON file named by a flag (e.g. --config); one-line error for a folder, a missing file or bad JSON."""
-    path = Path(path)
-    if path.is_dir():
-        raise SystemExit(f"error: {flag} {path}: is a folder; {flag} names a JSON file")
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise SystemExit(f"error: {flag} {path}: file not found") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise SystemExit(f"error: {flag} {path}: cannot be read ({exc})") from None
-    except json.JSONDecodeError as exc:
-        raise SystemExit(f"error: {flag} {path}, line {exc.lineno}: not valid JSON ({exc.msg})") from None
+    """Create or resume the run and take its lease (--wait waits for another writer); a RequestError otherwise."""
+    preparing.begin_run(store, run_id, identity, getattr(args, "wait", False), may_differ)
 
 
 def raise_if_stopped(rows) -> None:

@@ -9,12 +9,16 @@ import importlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from hiera_dspy.errors import HieraError
 from hiera_dspy.labels import LabelScheme
 from hiera_dspy.records import Pair
 
 
-class DataError(ValueError):
-    """A dataset file is missing or malformed; the message names the file, the line/field and the remedy."""
+class DataError(HieraError):
+    """A dataset file is missing or malformed; the message names the file, the line/field and the remedy (the
+    commands exit with status 1)."""
+
+    exit_status = 1
 
 
 ON_BAD_ROW = ("error", "skip")

@@ -19,6 +19,7 @@ from typing import NamedTuple
 
 from hiera_dspy.data import SKIP_HINT, CatalogEntry, DataError
 from hiera_dspy.data.jsonl import json_object
+from hiera_dspy.errors import HieraError
 from hiera_dspy.labels import LabelScheme
 from hiera_dspy.store.files import write_atomic
 
@@ -34,7 +35,7 @@ class RunLine(NamedTuple):
     line: int
 
 
-class Bad(ValueError):
+class Bad(HieraError):
     """One bad line (the reader adds file and line)."""
 
 

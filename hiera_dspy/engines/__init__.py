@@ -24,7 +24,7 @@ from typing import Callable
 
 import dspy
 
-from hiera_dspy.errors import CommandError
+from hiera_dspy.errors import RequestError
 from hiera_dspy.lm.breaker import CircuitBreaker
 from hiera_dspy.records import Judgment, Pair
 from hiera_dspy.runs.progress import Display
@@ -77,7 +77,7 @@ def judge(engine: str, job: Job) -> Sequence[Judgment]:
     """Run `job` with the named engine; returns the run's rows for the job's pairs, in split order (a `RunRows`:
     streamed from the store when iterated)."""
     if engine not in ENGINES:
-        raise CommandError(f"unknown engine {engine!r}; engines: {', '.join(ENGINES)}")
+        raise RequestError(f"unknown engine {engine!r}; engines: {', '.join(ENGINES)}")
     job.store.claim(job.run_id)  # one writer per run, whatever the engine (a no-op when already held)
     try:
         return importlib.import_module(ENGINES[engine][0]).run(job)

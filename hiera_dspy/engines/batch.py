@@ -32,7 +32,7 @@ import dspy
 
 from hiera_dspy.engines import EngineOptions, Job
 from hiera_dspy.engines.openai_batch import BatchClient
-from hiera_dspy.errors import CommandError
+from hiera_dspy.errors import HieraError, RequestError
 from hiera_dspy.lm.intercept import lm_objects, openai_chat_body, openai_chat_response, swapped_engines, wire_model
 from hiera_dspy.lm.memo import commit_memos, provisional_memos
 from hiera_dspy.lm.retry import RetryPolicy, retrying_adapter
@@ -46,7 +46,7 @@ class Pending(BaseException):
     """A request with no answer yet (a BaseException: no adapter fallback, retry or error row may swallow it)."""
 
 
-class BatchRequestError(RuntimeError):
+class BatchRequestError(HieraError, RuntimeError):
     """The provider answered this request with an error (or its batch failed): the pair becomes an error row."""
 
 
@@ -60,7 +60,7 @@ class Endpoint:
 
     def __init__(self, lm: dspy.LM):
         if not lm.model.startswith("openai/"):
-            raise CommandError(f"--engine batch needs OpenAI-compatible models (openai/...), not {lm.model!r}")
+            raise RequestError(f"--engine batch needs OpenAI-compatible models (openai/...), not {lm.model!r}")
         kwargs = getattr(lm, "kwargs", None) or {}
         self.base_url = (kwargs.get("api_base") or os.environ.get("OPENAI_BASE_URL") or OPENAI_BASE).rstrip("/")
         self.client = BatchClient(self.base_url, kwargs.get("api_key") or os.environ.get("OPENAI_API_KEY"))
@@ -116,7 +116,7 @@ def chunks(lines: list[tuple[str, bytes]], max_requests: int, max_bytes: int):
     batch, size = [], 0
     for key, line in lines:
         if len(line) > max_bytes:
-            raise CommandError(f"one batch request is {len(line):,} bytes, over the {max_bytes:,}-byte file limit")
+            raise RequestError(f"one batch request is {len(line):,} bytes, over the {max_bytes:,}-byte file limit")
         if batch and (len(batch) >= max_requests or size + len(line) > max_bytes):
             yield batch
             batch, size = [], 0
@@ -153,7 +153,7 @@ def wait(store: RunStore, run_id: str, clients: dict, opts: EngineOptions, progr
         for b in open_batches:
             client = clients.get(b["endpoint"])
             if client is None:
-                raise CommandError(f"run {run_id} has an open batch at {b['endpoint']}, which no role LM of this "
+                raise RequestError(f"run {run_id} has an open batch at {b['endpoint']}, which no role LM of this "
                                  "command uses; rerun with the same --lm/--api-base")
             batch = client.retrieve(b["batch_id"]) if b["batch_id"] else client.find(b["input_file_id"])
             if batch is None:  # uploaded, never created: safe to create now (nothing was sent)
@@ -215,7 +215,7 @@ def run(job: Job) -> RunRows:
     `batch_max_requests` pairs, read lazily) submit the missing requests level by level, wait, replay; return the
     run's rows."""
     if job.lms is None:
-        raise CommandError("--engine batch needs the role LMs (Job.lms)")
+        raise RequestError("--engine batch needs the role LMs (Job.lms)")
     opts = job.options
     todo = pending(job.pairs, job.store, job.run_id, job.retry_errors, job.progress)
     report = Progress(todo.total, todo.done, job.progress)

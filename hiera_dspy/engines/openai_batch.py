@@ -15,10 +15,11 @@ import urllib.error
 import urllib.request
 import uuid
 
+from hiera_dspy.errors import HieraError
 from hiera_dspy.lm.secrets import redact
 
 
-class BatchAPIError(RuntimeError):
+class BatchAPIError(HieraError, RuntimeError):
     """An HTTP error from the batch API (the key never appears in the message)."""
 
 

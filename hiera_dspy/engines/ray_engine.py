@@ -21,7 +21,7 @@ from pathlib import Path
 
 from hiera_dspy import settings
 from hiera_dspy.engines import Job
-from hiera_dspy.errors import CommandError
+from hiera_dspy.errors import RequestError
 from hiera_dspy.records import Judgment
 from hiera_dspy.runs.runner import Progress, RunRows, judge_one, pending, run_rows, windows
 
@@ -57,7 +57,7 @@ def _init_ray(job: Job):
     try:
         import ray
     except ImportError:
-        raise CommandError("--engine ray needs Ray: pip install -e '.[ray]'") from None
+        raise RequestError("--engine ray needs Ray: pip install -e '.[ray]'") from None
     if not ray.is_initialized():
         root = str(Path(__file__).resolve().parents[2])
         path = os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH")) if p)
@@ -73,7 +73,7 @@ def run(job: Job) -> RunRows:
     """Judge the pending pairs on Ray actors, one program replica each (spread over the API bases); return the run's
     rows. The pending pairs are read a window at a time (grouped by query within it), so memory stays bounded."""
     if job.factory is None:
-        raise CommandError("--engine ray needs a program recipe (Job.factory) to build one replica per actor")
+        raise RequestError("--engine ray needs a program recipe (Job.factory) to build one replica per actor")
     todo = pending(job.pairs, job.store, job.run_id, job.retry_errors, job.progress)
     report = Progress(todo.total, todo.done, job.progress)
     if not todo:

@@ -12,7 +12,7 @@ from pathlib import Path
 from hiera_dspy.conclude.filled_benchmark import conclusions, holes_by_query
 from hiera_dspy.conclude.report import section
 from hiera_dspy.conclude.strata import query_uncertainty, relevance_probability
-from hiera_dspy.errors import CommandError, HieraError
+from hiera_dspy.errors import RequestError, HieraError
 from hiera_dspy.labelling.draws import DEFAULT_STRATA, check_stratified
 from hiera_dspy.labelling.sample import SampleLog, count, ensure, parse_size
 from hiera_dspy.labels import LabelScheme
@@ -20,11 +20,11 @@ from hiera_dspy.labels import LabelScheme
 
 def check_sample_size(queries: list[str], human_sample: str | None, sample: str | None, strata: int | None,
                       ci: float) -> None:
-    """Refuse a bad --human-sample, --sample/--strata or --ci before anything is judged (a `CommandError`)."""
+    """Refuse a bad --human-sample, --sample/--strata or --ci before anything is judged (a `RequestError`)."""
     if not 0 < ci < 1:
-        raise CommandError(f"--ci {ci}: give a confidence level between 0 and 1, e.g. 0.95")
+        raise RequestError(f"--ci {ci}: give a confidence level between 0 and 1, e.g. 0.95")
     if strata is not None and (strata < 1 or sample != "stratified"):
-        raise CommandError(f"--strata {strata}: give --sample stratified and at least 1 stratum "
+        raise RequestError(f"--strata {strata}: give --sample stratified and at least 1 stratum "
                            f"(default {DEFAULT_STRATA})")
     if human_sample is None:
         return
@@ -33,7 +33,7 @@ def check_sample_size(queries: list[str], human_sample: str | None, sample: str 
         if sample == "stratified":
             check_stratified(n, strata or DEFAULT_STRATA)
     except HieraError as exc:
-        raise CommandError(str(exc)) from None
+        raise RequestError(str(exc)) from None
 
 
 def draw_sample(store, run_id: str, queries: list[str], scheme: LabelScheme, human_sample: str | None, seed: int,
@@ -51,7 +51,7 @@ def draw_sample(store, run_id: str, queries: list[str], scheme: LabelScheme, hum
         before = log.get(run_id)
         drawn = ensure(log, run_id, queries, human_sample, seed, sample, strata, uncertainty)
     except HieraError as exc:
-        raise CommandError(str(exc)) from None
+        raise RequestError(str(exc)) from None
     finally:
         log.close()
     if drawn is not None:

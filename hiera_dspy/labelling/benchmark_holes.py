@@ -12,7 +12,7 @@ from hiera_dspy.conclude.retrieval import evaluate, kendall_tau
 from hiera_dspy.data import DataError
 from hiera_dspy.data.trec import format_qrels, read_corpus, read_qrels, read_topics
 from hiera_dspy.data.trec_stream import RunFile
-from hiera_dspy.errors import CommandError
+from hiera_dspy.errors import RequestError
 from hiera_dspy.labelling.exports import qrels_of, write_jsonl
 from hiera_dspy.labels import LabelScheme
 from hiera_dspy.metrics.format import number
@@ -80,7 +80,7 @@ def read_inputs(labelling: dict, scheme: LabelScheme) -> Inputs:
         return Inputs(labelling["topics"], labelling["corpus"], labelling["qrels"], labelling["runs"], scheme,
                       labelling.get("on_bad_row", "error"))
     except DataError as exc:
-        raise CommandError(str(exc)) from None
+        raise RequestError(str(exc)) from None
 
 
 def export_holes(store, run_id: str, config: dict, records: list[dict]) -> list[Path]:

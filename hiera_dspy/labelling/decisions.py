@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import time
 
+from hiera_dspy.errors import HieraError
 from hiera_dspy.store.side_table import SideTable
 
 SCHEMA = """
@@ -25,7 +26,7 @@ CREATE INDEX IF NOT EXISTS decisions_run ON decisions (run_id, pair_id);
 """
 
 
-class UnknownPair(KeyError):
+class UnknownPair(HieraError, KeyError):
     """The pair is not a judgment of the run."""
 
 

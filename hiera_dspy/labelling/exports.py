@@ -14,7 +14,7 @@ import time
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from hiera_dspy.errors import CommandError
+from hiera_dspy.errors import RequestError
 from hiera_dspy.labelling.confidence import confidence
 from hiera_dspy.labelling.history import folder_decisions
 from hiera_dspy.labels import LabelScheme
@@ -47,7 +47,7 @@ def read_pairs_file(out: Path) -> dict[str, dict]:
 def iter_pairs_file(path: Path) -> Iterator[dict]:
     """The lines of a labelling run's pairs.jsonl, in split order, read one at a time."""
     if not path.is_file():
-        raise CommandError(f"{path} is missing: the labelling run's output folder was moved or deleted")
+        raise RequestError(f"{path} is missing: the labelling run's output folder was moved or deleted")
     with open(path, encoding="utf-8") as fh:
         for line in fh:
             if line.strip():

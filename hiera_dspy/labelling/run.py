@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from hiera_dspy.errors import CommandError
+from hiera_dspy.errors import RequestError
 from hiera_dspy.labelling.benchmark_holes import export_holes
 from hiera_dspy.labelling.exports import export_label, records_of
 from hiera_dspy.records import Judgment
@@ -43,7 +43,7 @@ def export(store: RunStore, run_id: str, tap: Callable[[dict], object] | None = 
     sees every record on its way to the files (a summary counted in the same pass)."""
     config = store.run_config(run_id)
     if not config or "labelling" not in config:
-        raise CommandError(f"run {run_id!r} is not a labelling run (made by eval.label or eval.holes)")
+        raise RequestError(f"run {run_id!r} is not a labelling run (made by eval.label or eval.holes)")
     records = records_of(store, run_id)
     if tap is not None:
         records = _tapped(records, tap)

@@ -7,7 +7,7 @@ import getpass
 import threading
 from pathlib import Path
 
-from hiera_dspy.errors import CommandError
+from hiera_dspy.errors import RequestError
 from hiera_dspy.labelling.decisions import DecisionLog
 from hiera_dspy.labelling.exports import iso, read_pairs_file
 from hiera_dspy.labelling.history import folder_decisions
@@ -27,7 +27,7 @@ class Review:
         self.who = who or _user()
         self.config = store.run_config(run_id)
         if self.config is None:
-            raise CommandError(f"no run {run_id!r} in {store.path}; "
+            raise RequestError(f"no run {run_id!r} in {store.path}; "
                              f"runs: {', '.join(store.run_ids()[-5:]) or 'none'}")
         self.scheme, self.pairs = _scheme_and_pairs(self.config)
         self.decisions = DecisionLog(store.path)
@@ -162,6 +162,6 @@ def _scheme_and_pairs(config: dict) -> tuple[LabelScheme, dict[str, dict]]:
         dataset = load_dataset(config["dataset"])
         pairs = dataset.split(config.get("split"))
     except (DataError, KeyError) as exc:
-        raise CommandError(f"cannot show this run's pairs ({exc}); eval.review shows runs of eval.label and "
+        raise RequestError(f"cannot show this run's pairs ({exc}); eval.review shows runs of eval.label and "
                          "eval.holes, and eval.run runs of datasets that need no --scheme") from None
     return dataset.scheme, {p.id: p._asdict() for p in pairs}

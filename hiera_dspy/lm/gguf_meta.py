@@ -18,13 +18,15 @@ import struct
 from functools import lru_cache
 from typing import Any, BinaryIO
 
+from hiera_dspy.errors import HieraError
+
 # value type id -> struct format of a scalar (8: string, 9: array are handled apart)
 _SCALARS = {0: "<B", 1: "<b", 2: "<H", 3: "<h", 4: "<I", 5: "<i", 6: "<f", 7: "<?", 10: "<Q", 11: "<q", 12: "<d"}
 _STRING, _ARRAY = 8, 9
 TOKEN_CONTROL, TOKEN_USER_DEFINED = 3, 4  # tokenizer.ggml.token_type values that llama.cpp parses as special
 
 
-class GGUFError(ValueError):
+class GGUFError(HieraError):
     """The file is not a GGUF file this reader understands."""
 
 

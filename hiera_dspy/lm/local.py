@@ -51,6 +51,7 @@ from dspy.lm15 import (  # noqa: E402
 )
 
 from hiera_dspy import settings  # noqa: E402
+from hiera_dspy.errors import HieraError
 from hiera_dspy.lm import model_store, runtimes
 from hiera_dspy.lm.local_logprobs import openai_logprobs
 
@@ -68,7 +69,7 @@ __all__ = [
 DEFAULT_CTX = 4096
 
 
-class LocalLMUnavailable(RuntimeError):
+class LocalLMUnavailable(HieraError, RuntimeError):
     """No llama.cpp binding is installed or the model file cannot be used."""
 
 

@@ -34,6 +34,7 @@ from pathlib import Path
 from urllib.parse import urlparse
 
 from hiera_dspy import settings
+from hiera_dspy.errors import HieraError
 
 __all__ = [
     "DEFAULT_MODEL",
@@ -135,7 +136,7 @@ register_model(ModelSpec(
 # ── errors ───────────────────────────────────────────────────────────────────────────────────────────────────────────
 
 
-class ModelUnavailableError(RuntimeError):
+class ModelUnavailableError(HieraError, RuntimeError):
     """No route produced a verified model file. The message says what was tried and how to fix it."""
 
 
@@ -143,7 +144,7 @@ class ModelIntegrityError(ModelUnavailableError):
     """A file's size or SHA-256 differs from the spec: it is not used."""
 
 
-class RouteSkipped(Exception):
+class RouteSkipped(HieraError):
     """A route does not apply (offline, disabled, nothing there); the reason goes into the final error."""
 
 

@@ -13,7 +13,7 @@ from typing import Callable
 
 import dspy
 
-from hiera_dspy.errors import HieraError
+from hiera_dspy.errors import UnknownName
 from hiera_dspy.knowledge import Knowledge, NoKnowledge
 from hiera_dspy.labels import LabelScheme
 from hiera_dspy.lm.roles import ROLES, RoleLMs
@@ -80,7 +80,7 @@ def build(name: str, ctx: BuildContext, **config) -> dspy.Module:
     """The method `name` built from `ctx` and its config (defaults, then `config`, each value checked)."""
     methods = available()
     if name not in methods:
-        raise HieraError(f"unknown method {name!r}; registered: {', '.join(sorted(methods))}")
+        raise UnknownName(f"unknown method {name!r}; registered: {', '.join(sorted(methods))}")
     info = methods[name]
     remember_lm_keys(ctx.lms)  # a caller's own LMs: their keys are redacted from errors too
     merged = {**info.defaults, **{k: v for k, v in config.items() if v is not None}}

@@ -7,6 +7,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from hiera_dspy.errors import HieraError
+
+
+class ConfigError(HieraError):
+    """A method config value that does not fit its key's declared type or choices (also a ValueError)."""
+
 
 @dataclass(frozen=True)
 class Param:
@@ -51,7 +57,7 @@ class Param:
         if ok and self.type in (int, float):
             ok = (self.low is None or value >= self.low) and (self.high is None or value <= self.high)
         if not ok:
-            raise ValueError(f"{key}={value!r} is not allowed; expected {self.allowed()}")
+            raise ConfigError(f"{key}={value!r} is not allowed; expected {self.allowed()}")
         return value
 
 
@@ -139,8 +145,8 @@ PARAMS: dict[str, Param] = {
 
 
 def check(method: str, key: str, value):
-    """The checked value of one config key of `method`; ValueError naming the allowed values."""
+    """The checked value of one config key of `method`; `ConfigError` (a ValueError) naming the allowed values."""
     param = PARAMS.get(key)
     if param is None:
-        raise ValueError(f"{method}: config key {key!r} has no declared type (hiera_dspy/methods/params.py)")
+        raise ConfigError(f"{method}: config key {key!r} has no declared type (hiera_dspy/methods/params.py)")
     return param.check(key, value)

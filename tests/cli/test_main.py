@@ -60,7 +60,7 @@ def test_subcommand_exit_status_is_the_tools(capsys):
 
 
 def test_a_library_error_exits_with_its_status_and_one_line(capsys, tmp_path, monkeypatch):
-    """The library raises (a CommandError: status 1); the CLI prints `error: ...` and exits, as it always did."""
+    """The library raises (a RequestError: status 1); the CLI prints `error: ...` and exits, as it always did."""
     monkeypatch.setenv("HIERA_RUNS_DIR", str(tmp_path))
     with pytest.raises(SystemExit) as stop:
         console.main(["review", "--run", "nope"])

@@ -7,6 +7,7 @@ import pytest
 from eval import ablate
 from hiera_dspy.methods.graphs import ABLATIONS
 from hiera_dspy.store.run_store import RunStore
+from hiera_dspy.errors import HieraError
 
 ANSWERS = {"query_interpretability": "unclear"}  # the Judge delegates: the whole graph runs
 
@@ -108,7 +109,7 @@ def test_with_knowledge_and_grids(monkeypatch):
     rows = ablate.variants(["hiera", "fake-baseline", "fake-dream"], with_knowledge=True)
     assert rows == [("hiera", "hiera", {}), ("fake-baseline", "fake-baseline", {}),
                     ("fake-baseline+k", "fake-baseline", {"with_knowledge": True}), ("fake-dream", "fake-dream", {})]
-    with pytest.raises(SystemExit, match="unknown method"):
+    with pytest.raises(HieraError, match="unknown method"):
         ablate.variants(["nope"], with_knowledge=False)
 
 
@@ -167,6 +168,6 @@ def test_run_id_is_a_prefix_of_each_method_run_and_eval_run_resumes_one(tmp_path
 
 
 def test_a_bad_run_id_prefix_is_one_line():
-    with pytest.raises(SystemExit) as exc:
+    with pytest.raises(HieraError) as exc:
         ablate.cell_run_id("exp", "a/b")
     assert "invalid run id 'exp.a/b'" in str(exc.value)

@@ -15,7 +15,7 @@ from eval import escalations as eval_escalations
 from eval import holes as eval_holes
 from hiera_dspy.conclude.per_query import named_measures, per_query
 from hiera_dspy.data.trec import read_run
-from hiera_dspy.errors import CommandError
+from hiera_dspy.errors import RequestError
 from hiera_dspy.labelling.sample import read_sample
 from hiera_dspy.labelling.session import Review
 from hiera_dspy.labels import get_scheme
@@ -78,10 +78,10 @@ def test_partly_labelled_query_does_not_count_and_the_report_says_so(bench, patc
 
 def test_a_sample_larger_than_the_queries_or_redrawn_is_refused(bench, patch_make_lm, tmp_path):
     patch_make_lm(ANSWERS)
-    with pytest.raises(CommandError, match="the benchmark has only 4 queries; ask for at most 4"):
+    with pytest.raises(RequestError, match="the benchmark has only 4 queries; ask for at most 4"):
         eval_holes.main(holes_argv(bench, tmp_path / "x", "--human-sample", "5"))
     eval_holes.main(holes_argv(bench, tmp_path / "y", *SAMPLE))
-    with pytest.raises(CommandError, match="already has a human sample .* never redrawn"):
+    with pytest.raises(RequestError, match="already has a human sample .* never redrawn"):
         eval_holes.main(holes_argv(bench, tmp_path / "y", "--human-sample", "3"))
 
 
@@ -146,11 +146,11 @@ def test_a_stratified_sample_is_drawn_after_judging_recorded_and_kept(bench, pat
     capsys.readouterr()
     assert eval_holes.main(argv)["human_sample"]["sample_queries"] == s["sample_queries"]  # resumed: not redrawn
     assert "kept (never redrawn)" in capsys.readouterr().err
-    with pytest.raises(CommandError, match="already has a human sample .* differs in --sample, --strata"):
+    with pytest.raises(RequestError, match="already has a human sample .* differs in --sample, --strata"):
         eval_holes.main(holes_argv(bench, out, "--human-sample", "2"))
-    with pytest.raises(CommandError, match="differs in --strata"):
+    with pytest.raises(RequestError, match="differs in --strata"):
         eval_holes.main(holes_argv(bench, out, "--human-sample", "2", "--sample", "stratified", "--strata", "1"))
-    with pytest.raises(CommandError, match="--strata 2: give --sample stratified"):
+    with pytest.raises(RequestError, match="--strata 2: give --sample stratified"):
         eval_holes.main(holes_argv(bench, tmp_path / "other", "--human-sample", "2", "--strata", "2"))
-    with pytest.raises(CommandError, match="over 4 strata needs at least 4 sampled queries"):  # before any judging
+    with pytest.raises(RequestError, match="over 4 strata needs at least 4 sampled queries"):  # before any judging
         eval_holes.main(holes_argv(bench, tmp_path / "other", "--human-sample", "2", "--sample", "stratified"))

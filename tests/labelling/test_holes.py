@@ -12,7 +12,7 @@ from labelling_helpers import ANSWERS, holes_argv, write
 from eval import holes as eval_holes
 from hiera_dspy.conclude.retrieval import evaluate, kendall_tau, pool_holes
 from hiera_dspy.data.trec import read_qrels, read_run
-from hiera_dspy.errors import CommandError
+from hiera_dspy.errors import RequestError
 from hiera_dspy.labels import get_scheme
 
 MSRD = get_scheme("msrd")
@@ -99,7 +99,7 @@ def test_bad_input_names_file_and_line_or_is_skipped(bench, patch_make_lm, tmp_p
     write(tmp_path / "bad", [*good.splitlines(), line])
     (tmp_path / "bad").replace(target)
     n = len(good.splitlines()) + 1
-    with pytest.raises(CommandError) as err:
+    with pytest.raises(RequestError) as err:
         eval_holes.main(holes_argv(bench, tmp_path / "out"))
     assert f"{target}, line {n}: " in str(err.value) and fragment in str(err.value)
     summary = eval_holes.main(holes_argv(bench, tmp_path / "out", "--on-bad-row", "skip"))

@@ -12,6 +12,7 @@ from eval import label as eval_label
 from eval import run as eval_run
 from hiera_dspy.data import load_dataset
 from hiera_dspy.labels import custom_scheme
+from hiera_dspy.errors import HieraError
 
 
 def argv(pairs, out, *extra):
@@ -60,7 +61,7 @@ def test_eval_run_on_unlabelled_pairs_scores_nothing(unlabelled, patch_make_lm, 
 
 
 def test_a_learned_method_without_labelled_pairs_says_so(unlabelled, tmp_path):
-    with pytest.raises(SystemExit, match="embed-lr: .*labelled train pairs"):
+    with pytest.raises(HieraError, match="embed-lr: .*labelled train pairs"):
         eval_label.main(["--dataset", f"jsonl:{unlabelled}", "--labels", "Bad,Good", "--method", "embed-lr",
                          "--set", "embedder=lexical", "--lm", "fake", "--knowledge", "none",
                          "--out", str(tmp_path / "o")])

@@ -10,6 +10,7 @@ from labelling_helpers import ANSWERS, holes_argv, write
 
 from eval import holes as eval_holes
 from eval import label as eval_label
+from hiera_dspy.errors import HieraError
 
 
 @pytest.mark.parametrize("size", ["0", "101%", "-3", "0%", "ten"])
@@ -23,7 +24,7 @@ def test_a_bad_human_sample_is_an_argparse_error(bench, tmp_path, size, capsys):
 def test_a_malformed_jsonl_row_names_the_skip_option(tmp_path):
     data = write(tmp_path / "pairs.jsonl", [json.dumps({"id": "a", "query": "q", "item_title": "t", "item_text": "x"}),
                                             "{broken"])
-    with pytest.raises(SystemExit, match=r"pairs.jsonl, line 2: not valid JSON .*--on-bad-row skip"):
+    with pytest.raises(HieraError, match=r"pairs.jsonl, line 2: not valid JSON .*--on-bad-row skip"):
         eval_label.main(["--dataset", f"jsonl:{data}", "--labels", "Bad,Good", "--method", "zero-shot", "--lm", "fake",
                          "--knowledge", "none", "--out", str(tmp_path / "out")])
 

@@ -5,7 +5,7 @@ import json
 
 from optimize import compile as compile_cli
 from optimize import search
-from optimize.optimizers import BUDGETS
+from hiera_dspy.jobs.optimizers import BUDGETS
 
 
 def test_search_writes_front_and_compilable_best(patch_make_lm, tmp_path, capsys):

@@ -16,6 +16,7 @@ from hiera_dspy.labelling.gold import NoDecisions
 from hiera_dspy.labelling.session import Review
 from hiera_dspy.store.run_store import RunStore
 from optimize import compile as compile_cli
+from hiera_dspy.errors import HieraError
 
 
 def _row(i: int, query: str, title: str, label: int | None) -> dict:
@@ -90,7 +91,7 @@ def test_a_refit_on_decisions_changes_a_label_they_taught(world):
 
 
 def test_train_from_needs_a_judge_and_a_labelling_run(world):
-    with pytest.raises(SystemExit, match="--train-from needs --judge"):
+    with pytest.raises(HieraError, match="--train-from needs --judge"):
         _compile("--dataset", world["dataset"], "--train-from", "abc", "--method", "embed-lr")
     art = str(world["tmp"] / "v1.json")
     _compile("--dataset", world["dataset"], "--method", "embed-lr", "--set", "embedder=lexical", "--out", art)

@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from hiera_dspy.errors import HieraError
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -105,7 +107,7 @@ def test_a_killed_writer_does_not_block_its_run(isolated, fault_server, eval_arg
             db.execute("INSERT INTO leases VALUES (?,?,?,?,?,?,?)",
                        (run_id, "other", socket.gethostname(), holder.pid, start, time.time(), time.time()))
         db.close()
-        with pytest.raises(SystemExit, match=f"is being written by pid {holder.pid}"):
+        with pytest.raises(HieraError, match=f"is being written by pid {holder.pid}"):
             main(eval_args(fault_server.url, isolated, run_id=run_id, limit=2, threads=1, method="zero-shot"))
     finally:
         holder.kill()

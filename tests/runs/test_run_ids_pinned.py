@@ -1,7 +1,8 @@
 """Run ids of today's configs, pinned: a change to how a program is prepared or named must not rename an existing
 run (a resumed run must find its rows). The ids were captured from `python -m eval.run` (bundled msrd, dev split,
 --knowledge none, --lm openai/x) before RunSpec took a program's learned state; this test builds the same programs
-through eval.run's own helpers and names them as eval.run does, without judging."""
+through eval.run's own request (`hiera_dspy.jobs.preparing.build_program`) and names them as eval.run does, without
+judging."""
 
 from __future__ import annotations
 
@@ -9,6 +10,8 @@ import pytest
 
 from eval import run as run_cli
 from hiera_dspy.cli.options import load_data
+from hiera_dspy.cli.requests import judging
+from hiera_dspy.jobs.preparing import build_program
 from hiera_dspy.methods.learning import prepare_fresh
 from hiera_dspy.runs.spec import RunSpec
 
@@ -32,7 +35,7 @@ def test_eval_run_ids_are_pinned(argv, pinned, patch_make_lm):
     args = run_cli.parser().parse_args(["--dataset", "msrd", "--split", "dev", "--knowledge", "none",
                                         "--lm", "openai/x", "--limit", "2", *argv])
     dataset = load_data(args)
-    program, lms, knowledge = run_cli.build_program(args, dataset)
+    program, lms, knowledge = build_program(judging(args), dataset)
     prepare_fresh(program, dataset, "dev")
     spec = RunSpec.judging(program, dataset="msrd", split="dev", lms=lms, knowledge=knowledge.name)
     assert spec.run_id == pinned
@@ -66,7 +69,7 @@ def test_a_refit_on_other_pairs_is_another_run(patch_make_lm):
     dataset = load_data(args)
     ids = []
     for train in (dataset.splits["train"][:200], dataset.splits["train"][100:]):
-        program, lms, knowledge = run_cli.build_program(args, dataset)
+        program, lms, knowledge = build_program(judging(args), dataset)
         program.prepare(train, dataset.splits["dev"])
         ids.append(RunSpec.judging(program, dataset="msrd", split="dev", lms=lms, knowledge=knowledge.name).run_id)
     assert ids[0] != ids[1]

@@ -11,7 +11,7 @@ import pytest
 
 from eval import ablate
 from eval import run as eval_run
-from hiera_dspy.cli.options import EXIT_ERROR_RATE
+from hiera_dspy.cli.options import EXIT_ERROR_RATE, cli_main
 from optimize import compile as compile_cli
 
 
@@ -41,8 +41,9 @@ def run_argv(tmp_path, *extra):
 
 
 def one_line_exit(capsys, call) -> str:
+    """The command as its console script runs it (`cli_main`: a library error is one line and an exit status)."""
     with pytest.raises(SystemExit) as err:
-        call()
+        cli_main(call)
     message = err.value.code if isinstance(err.value.code, str) else capsys.readouterr().err.strip().splitlines()[-1]
     assert "Traceback" not in message and "\n" not in message.strip()
     return message

@@ -27,9 +27,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from hiera_dspy import settings
+from hiera_dspy.errors import HieraError
 
 
-class RuntimeUnavailable(RuntimeError):
+class RuntimeUnavailable(HieraError, RuntimeError):
     """No llama.cpp binding is installed (or the one asked for is not)."""
 
 

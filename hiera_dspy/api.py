@@ -1,0 +1,40 @@
+"""The main jobs from Python: one call each, over a typed, picklable request, returning a typed result. Every command
+of eval/ and optimize/ maps its flags onto one of these and prints what it returns (docs/api.md).
+
+    >>> import hiera_dspy as hd
+    >>> judged = hd.judge(hd.JudgeRequest(hd.DataSource("msrd"), hd.Judging(method="zero-shot", limit=5)))  # doctest: +SKIP
+    >>> judged.metrics["kappa"]                                                                          # doctest: +SKIP
+
+    judge(JudgeRequest) -> Judged            judge a labelled split and score it             (eval.run)
+    label(LabelRequest) -> Labelled          label pairs; labels.jsonl, qrels.txt            (eval.label)
+    fill_holes(HolesRequest) -> Filled       fill a benchmark's holes and conclude           (eval.holes)
+    conclusions(run_id) -> Filled           a holes run's conclusions, decisions counted    (eval.holes' export)
+    plan(PlanRequest) -> dict                the human sample a holes run needs              (eval.plan)
+    compile_judge(CompileRequest) -> Compiled  compile a judge into an artifact              (optimize.compile)
+"""
+
+from __future__ import annotations
+
+from hiera_dspy.data import Dataset, load_dataset
+from hiera_dspy.jobs.compiling import Compiled, compile_judge
+from hiera_dspy.jobs.holes import Filled, conclusions, fill_holes
+from hiera_dspy.jobs.judging import Judged, judge
+from hiera_dspy.jobs.labelling import Labelled, label
+from hiera_dspy.jobs.planning import plan
+from hiera_dspy.jobs.requests import (
+    CompileRequest,
+    DataSource,
+    DryRun,
+    HolesRequest,
+    HumanSample,
+    JudgeRequest,
+    Judging,
+    LabelRequest,
+    PlanRequest,
+    RunOptions,
+)
+from hiera_dspy.lm.choice import LMChoice
+
+__all__ = ["judge", "label", "fill_holes", "conclusions", "plan", "compile_judge", "load_dataset", "Dataset",
+           "JudgeRequest", "LabelRequest", "HolesRequest", "CompileRequest", "PlanRequest", "DataSource", "Judging",
+           "RunOptions", "DryRun", "HumanSample", "LMChoice", "Judged", "Labelled", "Filled", "Compiled"]

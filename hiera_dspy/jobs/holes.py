@@ -1,0 +1,130 @@
+"""Fill the holes of a retrieval benchmark (what `python -m eval.holes` does): judge the unjudged documents in the
+runs' top k as a labelling run, draw the human sample, and export the filled qrels with the conclusions;
+`conclusions` exports a holes run again (after decisions) and returns what it concludes."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from hiera_dspy.conclude.filled_benchmark import population
+from hiera_dspy.conclude.retrieval import pool_holes
+from hiera_dspy.data import Dataset
+from hiera_dspy.errors import RequestError
+from hiera_dspy.jobs.labelling import label_pairs
+from hiera_dspy.jobs.preparing import open_store, output_folder
+from hiera_dspy.jobs.requests import HolesRequest
+from hiera_dspy.labelling.benchmark_conclusions import check_sample_size, draw_sample
+from hiera_dspy.labelling.benchmark_holes import TIE_RULE, Inputs, read_inputs, tied_in_top
+from hiera_dspy.labelling.run import export
+from hiera_dspy.labels import LabelScheme, custom_scheme, get_scheme
+from hiera_dspy.records import Judgment
+
+
+@dataclass
+class Filled:
+    """A filled benchmark: its run id, the summary (summary.json: per run the hole rate and the measures before and
+    after, the conclusions), report.md's text, the files written and the rows. On a dry run only `estimate` is set."""
+
+    run_id: str = ""
+    summary: dict = field(default_factory=dict)
+    report: str = ""
+    written: list[Path] = field(default_factory=list)
+    rows: Sequence[Judgment] = ()
+    estimate: dict | None = None
+
+
+def scheme_of(request: HolesRequest) -> LabelScheme:
+    """The qrels' label scheme from `scheme` or `labels` (exactly one of them)."""
+    if bool(request.scheme) == bool(request.labels):
+        raise RequestError("give the qrels' label scheme: --scheme msrd|esci|wands|homedepot|trec or "
+                           "--labels 'A,B,C'")
+    return custom_scheme(request.labels) if request.labels else get_scheme(request.scheme)
+
+
+def labelling_of(request: HolesRequest, scheme: LabelScheme) -> dict:
+    """The run's `labelling` section: what it fills and how it concludes, the files as absolute paths."""
+    return {"kind": "holes", "out": str(Path(request.out).resolve()), "scheme": scheme.to_dict(),
+            "depth": request.depth, "topics": _abs(request.topics), "corpus": _abs(request.corpus),
+            "qrels": _abs(request.qrels), "runs": [_abs(r) for r in request.runs if r.strip()],
+            "on_bad_row": request.on_bad_row, "ci": request.sample.ci, "machine_values": request.sample.machine_values}
+
+
+def holes_dataset(request: HolesRequest, inputs: Inputs | None = None) -> Dataset:
+    """The holes as a dataset (split `holes`; the existing judgments are its `train` split, the corpus its catalog)."""
+    scheme = scheme_of(request)
+    labelling = labelling_of(request, scheme)
+    inputs = inputs or read_inputs(labelling, scheme)
+    holes = [inputs.pair(q, d) for q, d in pool_holes(inputs.runs, inputs.qrels, request.depth)]
+    if request.judging.limit:
+        holes = holes[:request.judging.limit]
+    return Dataset(name=f"holes:{labelling['qrels']}", scheme=scheme, default_split="holes",
+                   splits={"holes": holes, "train": inputs.judged_pairs(scheme)}, catalog=list(inputs.corpus.values()))
+
+
+@dataclass(frozen=True)
+class HolesLoader:
+    """The holes dataset of a request, read again where it is called (a Ray replica's picklable recipe)."""
+
+    request: HolesRequest
+
+    def __call__(self) -> Dataset:
+        return holes_dataset(self.request)
+
+
+def fill_holes(request: HolesRequest) -> Filled:
+    """Judge the unjudged documents in each run's top `depth`, draw the human sample (once, kept in the run) and
+    export OUT/qrels.txt, new.jsonl, summary.json and report.md; returns the summary."""
+    output_folder(request.out)
+    scheme = scheme_of(request)
+    if request.depth < 1:
+        raise RequestError(f"--depth must be at least 1, got {request.depth}")
+    labelling = labelling_of(request, scheme)
+    inputs = read_inputs(labelling, scheme)
+    for name, run in inputs.runs.items():
+        if tied := tied_in_top(run, request.depth):
+            print(f"run {name}: {tied} documents in a top {request.depth} share their score with a neighbour; "
+                  f"{TIE_RULE}", file=sys.stderr)
+    sample = request.sample
+    check_sample_size(population(inputs.runs), sample.size, sample.method, sample.strata, sample.ci)
+    dataset = holes_dataset(request, inputs)
+    holes, train = dataset.splits["holes"], dataset.splits["train"]
+    if len(train) < len(inputs.qrels):
+        print(f"{len(inputs.qrels) - len(train)} existing judgments name a qid or docid missing from the topics or "
+              "corpus: kept in qrels.txt, not used as train pairs", file=sys.stderr)
+    print(f"{len(holes)} holes at depth {request.depth} over {len(inputs.runs)} runs "
+          f"({len(inputs.qrels)} existing judgments)", file=sys.stderr)
+    identity = {"holes": {k: labelling[k] for k in ("qrels", "runs", "topics", "corpus", "depth")}}
+    run = label_pairs(request.judging, dataset, holes, "holes", labelling, identity, reload=HolesLoader(request))
+    if isinstance(run, dict):  # a dry run: the estimate, nothing was sent
+        return Filled(estimate=run)
+    if run.rows.stopped is None:  # a stratified draw needs every judgment: drawn when the run is complete
+        draw_sample(run.store, run.run_id, population(inputs.runs), scheme, sample.size, sample.seed, sample.method,
+                    sample.strata)
+    if run.config["labelling"].get("ci", 0.95) != sample.ci:
+        print(f"run {run.run_id} reports its intervals at the level it was started with "
+              f"(--ci {run.config['labelling'].get('ci', 0.95)}); start a new run for another", file=sys.stderr)
+    return _exported(run.store, run.run_id, run.rows)
+
+
+def conclusions(run_id: str, store: str | None = None) -> Filled:
+    """Export the holes run `run_id` again from the store (every decision so far counted) and return its summary
+    (summary.json: "estimates", "differences", "human_sample") and report.md's text."""
+    store = open_store(store)
+    if (store.run_config(run_id) or {}).get("labelling", {}).get("kind") != "holes":
+        raise RequestError(f"run {run_id!r} is not a holes run (made by eval.holes)")
+    return _exported(store, run_id)
+
+
+def _exported(store, run_id: str, rows: Sequence[Judgment] = ()) -> Filled:
+    written = export(store, run_id)
+    out = Path(store.run_config(run_id)["labelling"]["out"])
+    summary = json.loads((out / "summary.json").read_text())
+    return Filled(run_id, summary, (out / "report.md").read_text(encoding="utf-8"), written, rows)
+
+
+def _abs(path: str) -> str:
+    return str(Path(path.strip()).resolve())

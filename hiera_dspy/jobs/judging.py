@@ -1,0 +1,121 @@
+"""Judge a labelled split and score it (what `python -m eval.run` does), and the program replicas an engine rebuilds
+from the request (`Replica`: a Ray actor's program, at its own endpoint)."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from hiera_dspy.data import Dataset
+from hiera_dspy.engines import Job
+from hiera_dspy.engines import judge as run_engine
+from hiera_dspy.jobs.preparing import (
+    begin_run,
+    build_program,
+    load_data,
+    open_store,
+    output_folder,
+    progress_display,
+    runs_dir,
+    skipped_rows,
+)
+from hiera_dspy.jobs.requests import DataSource, DryRun, JudgeRequest, Judging
+from hiera_dspy.methods.learning import prepare_fresh
+from hiera_dspy.metrics.reference import ReferenceScorer, summary_line
+from hiera_dspy.records import Judgment, Pair
+from hiera_dspy.runs.cost import estimate as estimate_cost
+from hiera_dspy.runs.outputs import write_outputs
+from hiera_dspy.runs.spec import RunSpec
+from hiera_dspy.runs.tally import metrics_from_rows
+
+
+@dataclass
+class Judged:
+    """A judged split: its run id, metrics (scikit-learn's over the whole split, errors and cost beside), the rows
+    (streamed from the store when iterated), the one-line summary with embed-lr's reference, and the output folder.
+    On a dry run only `estimate` is set."""
+
+    run_id: str
+    metrics: dict | None = None
+    rows: Sequence[Judgment] = ()
+    summary: str = ""
+    out: Path | None = None
+    store: Path | None = None
+    method: str = ""
+    estimate: dict | None = None
+
+
+@dataclass
+class Replica:
+    """A picklable recipe for one program replica: the judging request and how to load its dataset, built again at
+    another endpoint (`api_base`) inside each Ray actor, so no LM, lock or model is shipped."""
+
+    judging: Judging
+    dataset: Callable[[], Dataset]
+    split: str
+
+    def __call__(self, api_base: str | None):
+        judging = replace(self.judging, lms=self.judging.lms.at(api_base))
+        dataset = self.dataset()
+        program, _, _ = build_program(judging, dataset)
+        if not judging.judge:
+            prepare_fresh(program, dataset, self.split)
+        return program
+
+
+def estimate(program, pairs: Sequence[Pair], lms, dry: DryRun, knowledge_name: str = "",
+             pilot_rows: list[dict] | None = None) -> dict:
+    """A run's tokens and money from a sample of its real prompts (`hiera_dspy.runs.cost.estimate`); nothing is sent."""
+    return estimate_cost(program, pairs if isinstance(pairs, list) else list(pairs), lms, sample=dry.sample,
+                         delegation=dry.delegation, output_tokens=dry.output_tokens, pilot_rows=pilot_rows,
+                         run_lookups=not knowledge_name.startswith("web"))
+
+
+def judge(request: JudgeRequest) -> Judged:
+    """Judge one split with one method or compiled judge into the run store (resuming what is there), write
+    OUT/metrics.json, predictions.jsonl and config.json, and return the metrics; with `judging.dry_run`, the estimate."""
+    j = request.judging
+    if request.out:
+        output_folder(request.out)
+    store = open_store(j.run.store)
+    dataset = load_data(request.data)
+    pairs = dataset.split(request.split, j.limit)
+    program, lms, knowledge = build_program(j, dataset)
+    split = request.split or dataset.default_split
+    if not j.judge:  # a fresh program that learns from data (a cascade's tau: part of the run's identity)
+        prepare_fresh(program, dataset, split)
+    spec = RunSpec.judging(program, dataset=request.data.dataset, split=split, lms=lms, knowledge=knowledge.name,
+                           judge=j.judge)
+    # the limit is not part of the id: a larger limit later resumes the same run and judges only the new pairs
+    identity = {**spec.identity(), "limit": j.limit}
+    run_id = j.run.run_id or spec.run_id
+    if j.dry_run:  # nothing is sent and no run starts; a pilot of this run in the store gives the delegation rate
+        return Judged(run_id, estimate=estimate(program, pairs, lms, j.dry_run, knowledge.name, store.rows(run_id)))
+    begin_run(store, run_id, identity, j.run.wait, may_differ=("limit",))
+    count = len(pairs) if isinstance(pairs, list) else "all the"  # a large JSONL split is read lazily
+    print(f"run {run_id}: {count} pairs of {request.data.dataset} [{split}] with {program.method} "
+          f"(LMs {spec.lms}, knowledge {knowledge.name})", file=sys.stderr)
+    recipe = Replica(j, SourceLoader(request.data), split)  # --engine ray's replicas
+    rows = run_engine(j.engine, Job(program, pairs, store, run_id, lms, retry_errors=j.run.retry_errors,
+                                    progress=progress_display(j.run.verbose, lms, program.method),
+                                    options=j.engine_options, factory=recipe))
+    labels = list(dataset.scheme.labels)
+    metrics = metrics_from_rows(rows, labels)
+    metrics["run_id"] = run_id
+    metrics["skipped_rows"] = skipped_rows(dataset)
+    out = output_folder(request.out or runs_dir() / run_id)
+    write_outputs(out, {**identity, "skipped_rows": metrics["skipped_rows"]}, metrics, rows)
+    summary = summary_line(rows, labels, ReferenceScorer(dataset), pairs, program.method)
+    return Judged(run_id, metrics, rows, summary, out, store.path, program.method)
+
+
+@dataclass(frozen=True)
+class SourceLoader:
+    """The dataset of a request's data source, loaded again where it is called (a picklable recipe)."""
+
+    source: DataSource
+
+    def __call__(self) -> Dataset:
+        return load_data(self.source)

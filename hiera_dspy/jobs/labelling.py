@@ -1,0 +1,150 @@
+"""Label pairs that may have no labels (what `python -m eval.label` does): judge them as a labelling run
+(`hiera_dspy.labelling.run`), export labels.jsonl, qrels.txt and pairs.jsonl, and score the pairs that carry gold.
+`label_pairs` is the judging step that filling a benchmark's holes shares."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from hiera_dspy.data import Dataset
+from hiera_dspy.engines import Job
+from hiera_dspy.engines import judge as run_engine
+from hiera_dspy.errors import RequestError
+from hiera_dspy.jobs.judging import Replica, SourceLoader, estimate
+from hiera_dspy.jobs.preparing import begin_run, build_program, load_data, open_store, output_folder, progress_display
+from hiera_dspy.jobs.requests import Judging, LabelRequest
+from hiera_dspy.labelling import freshness
+from hiera_dspy.labelling.exports import write_pairs_file
+from hiera_dspy.labelling.run import LabellingRun, export
+from hiera_dspy.methods.learning import prepare_fresh
+from hiera_dspy.records import Judgment, Pair
+from hiera_dspy.runs.spec import RunSpec
+from hiera_dspy.runs.tally import Tally
+from hiera_dspy.store.files import write_atomic
+
+
+@dataclass
+class Labelled:
+    """A labelling: its run id, the counts (`summary`: pairs, labelled, escalated, errors, confidence sources,
+    labels), the metrics on the pairs with gold (None without gold), the files written ([] when the outputs were up
+    to date: `fresh`), the rows and the method. On a dry run only `estimate` is set."""
+
+    run_id: str = ""
+    summary: dict = field(default_factory=dict)
+    metrics: dict | None = None
+    written: list[Path] = field(default_factory=list)
+    rows: Sequence[Judgment] = ()
+    method: str = ""
+    fresh: bool = False
+    estimate: dict | None = None
+
+
+def label(request: LabelRequest) -> Labelled:
+    """Label a dataset's split and export labels.jsonl, qrels.txt and pairs.jsonl to `request.out` (a run resumed or,
+    when nothing changed since its last export, returned at once); score the pairs that carry gold (metrics.json)."""
+    output_folder(request.out)
+    dataset = load_data(request.data)
+    pairs = dataset.split(request.split, request.judging.limit)
+    split = request.split or dataset.default_split
+    out = Path(request.out).resolve()
+    labelling = {"kind": "label", "out": str(out), "scheme": dataset.scheme.to_dict()}
+    run = label_pairs(request.judging, dataset, pairs, split, labelling, reuse_export=True,
+                      reload=SourceLoader(request.data))
+    if isinstance(run, dict):  # a dry run: the estimate, nothing was sent
+        return Labelled(estimate=run)
+    if run.fresh is not None:  # a finished run, exported from exactly this input and these rows: nothing to redo
+        return Labelled(run.run_id, run.fresh, rows=run.rows, fresh=True)
+    counts = LabelCounts()
+    written = export(run.store, run.run_id, tap=counts.add)
+    summary = counts.summary()
+    skipped = dataset.notes.get("skipped_rows") or []
+    if skipped:
+        summary["skipped_rows"] = len(skipped)
+    if summary["pairs"] == len(run.rows.ids):  # every pair of the split has its row: a later run may reuse this
+        freshness.mark_fresh(run.store, run.run_id, run.signature, summary)
+    gold = Tally(list(dataset.scheme.labels)).add_all(run.rows.with_gold())
+    metrics = None
+    if gold.pairs:
+        metrics = gold.metrics() | {"run_id": run.run_id}
+        write_atomic(out / "metrics.json", json.dumps(metrics, indent=1))
+    return Labelled(run.run_id, summary, metrics, written, run.rows, run.config.get("method"))
+
+
+def label_pairs(judging: Judging, dataset: Dataset, pairs: Iterable[Pair], split: str, labelling: dict,
+                identity_extra: dict | None = None, reuse_export: bool = False,
+                reload: Callable[[], Dataset] | None = None) -> LabellingRun | dict:
+    """Judge `pairs` (a list or a lazily read split) as a run of the store (resuming a finished part), after writing
+    OUT/pairs.jsonl, with the request's engine (`reload` rebuilds the dataset in each Ray replica). With a dry run
+    nothing is sent and no run starts: the cost estimate is returned. With `reuse_export`, a finished run whose last
+    export was made from exactly this input and these rows (`freshness`) returns at once with that export's summary in
+    `fresh`."""
+    program, lms, knowledge = build_program(judging, dataset)
+    try:
+        if not judging.judge:
+            prepare_fresh(program, dataset, split)
+    except RuntimeError as exc:  # a learned method with no labelled pairs to learn from
+        raise RequestError(f"{program.method}: {exc}") from None
+    spec = RunSpec.judging(program, dataset=dataset.name, split=split, lms=lms, knowledge=knowledge.name,
+                           judge=judging.judge, extra=identity_extra)
+    identity = spec.identity()
+    run_id = judging.run.run_id or spec.run_id
+    store = open_store(judging.run.store)
+    if judging.dry_run:  # a pilot of this run in the store gives the delegation rate
+        return estimate(program, pairs, lms, judging.dry_run, knowledge.name, store.rows(run_id))
+    out, limit = Path(labelling["out"]), judging.limit
+    begin_run(store, run_id, {**identity, "limit": limit, "labelling": labelling}, judging.run.wait,
+              may_differ=("limit", "labelling"))
+    config = store.run_config(run_id)
+    source = dataset.notes.get("source")
+    sig = None
+    if reuse_export and not judging.run.retry_errors:
+        sig = freshness.signature(store, run_id, source, split, limit, labelling["out"])
+        on_disk = all((out / name).is_file() for name in ("pairs.jsonl", "labels.jsonl", "qrels.txt"))
+        if on_disk and (summary := freshness.fresh_summary(store, run_id, sig)) is not None:
+            print(f"run {run_id}: every pair is judged and {config['labelling']['out']} is up to date "
+                  "(nothing changed since its last export)", file=sys.stderr)
+            store.release(run_id)
+            return LabellingRun(run_id, store, config, [], sig, summary)
+    count = freshness.pairs_written(store, run_id, source, split, limit, out)
+    if count is None:  # pairs.jsonl is not (known to be) this split's: write it, one pass
+        count = write_pairs_file(out / "pairs.jsonl", pairs)
+        freshness.mark_pairs(store, run_id, source, split, limit, out, count)
+    if config.get("labelling", {}).get("out") != labelling["out"]:
+        print(f"run {run_id} resumed: its outputs stay in {config.get('labelling', {}).get('out')}", file=sys.stderr)
+    print(f"run {run_id}: {count} pairs to label with {program.method} (LMs {spec.lms}, "
+          f"knowledge {knowledge.name})", file=sys.stderr)
+    recipe = Replica(judging, reload, split) if reload is not None else None  # --engine ray's replicas
+    rows = run_engine(judging.engine, Job(program, pairs, store, run_id, lms, retry_errors=judging.run.retry_errors,
+                                          progress=progress_display(judging.run.verbose, lms, program.method),
+                                          options=judging.engine_options, factory=recipe))
+    if reuse_export:
+        sig = freshness.signature(store, run_id, source, split, limit, labelling["out"])
+    return LabellingRun(run_id, store, config, rows, sig)
+
+
+class LabelCounts:
+    """Counts of a labelling, one record at a time: pairs, labelled, escalated, errors, confidence sources, labels."""
+
+    def __init__(self):
+        self.counts: Counter = Counter()
+        self.sources: Counter = Counter()
+        self.labels: Counter = Counter()
+
+    def add(self, r: dict) -> None:
+        """Count one labels.jsonl record."""
+        self.counts.update(pairs=1, labelled=bool(r["label"]), escalated=bool(r["escalated"] and not r["label"]),
+                           errors=bool(r["error"]), truncated=bool(r.get("truncated")))
+        self.sources[r["confidence_source"].split(" (")[0]] += 1
+        if r["label"]:
+            self.labels[r["label"]] += 1
+
+    def summary(self) -> dict:
+        """The counts as a labelling's summary."""
+        c = self.counts
+        return {"pairs": c["pairs"], "labelled": c["labelled"], "escalated": c["escalated"], "errors": c["errors"],
+                "truncated": c["truncated"], "confidence_sources": dict(self.sources), "labels": dict(self.labels)}

@@ -1,0 +1,139 @@
+"""What every job sets up before it judges, from its request: the data, the store and its run, the method's config,
+the program (a compiled judge or a fresh method) and its progress display. Every failure is a `HieraError` whose
+message names the option to change."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from hiera_dspy import settings
+from hiera_dspy.artifacts.judge_file import load_judge, note_ignored_endpoints, read_artifact
+from hiera_dspy.data import Dataset, load_dataset
+from hiera_dspy.errors import RequestError, UnknownName
+from hiera_dspy.jobs.requests import DataSource, Judging
+from hiera_dspy.knowledge import make_knowledge
+from hiera_dspy.labels import custom_scheme, get_scheme
+from hiera_dspy.methods import BuildContext, available, build
+from hiera_dspy.methods.params import ConfigError, check
+from hiera_dspy.runs.cost import prices_of
+from hiera_dspy.runs.progress import Display
+from hiera_dspy.store.run_store import RunStore, StoreError, StoreWriteFailed
+
+
+def load_data(source: DataSource) -> Dataset:
+    """The dataset of `source`; rows skipped by on_bad_row=skip are counted on stderr."""
+    scheme = custom_scheme(source.labels) if source.labels else (get_scheme(source.scheme) if source.scheme else None)
+    dataset = load_dataset(source.dataset, scheme, on_bad_row=source.on_bad_row)
+    skipped = dataset.notes.get("skipped_rows") or []
+    if skipped:
+        first = skipped[0]
+        where = f"line {first['line']}" if "line" in first else first.get("row", "?")
+        print(f"skipped {len(skipped)} bad row(s) of {source.dataset} (--on-bad-row skip); the first: {first['file']}, "
+              f"{where}: {first['error']}", file=sys.stderr)
+    return dataset
+
+
+def skipped_rows(dataset: Dataset) -> int:
+    """How many input rows on_bad_row=skip left out (metrics.json and config.json `skipped_rows`)."""
+    return len(dataset.notes.get("skipped_rows") or [])
+
+
+def runs_dir() -> Path:
+    """Where runs live: $HIERA_RUNS_DIR, else ./runs (hiera_dspy.settings)."""
+    return settings.runs_dir()
+
+
+def open_store(path: str | Path | None = None) -> RunStore:
+    """The run store at `path` (default runs/store.sqlite); a RequestError if it is not one."""
+    try:
+        return RunStore(path or runs_dir() / "store.sqlite")
+    except StoreWriteFailed:
+        raise  # a full or locked disk: exit status 3
+    except StoreError as exc:
+        raise RequestError(f"--store {exc}") from None
+
+
+def begin_run(store: RunStore, run_id: str, identity: dict, wait: bool = False,
+              may_differ: tuple[str, ...] = ()) -> None:
+    """Create or resume the run and take its lease (`wait` waits for another writer); a RequestError otherwise."""
+    try:
+        store.start_run(run_id, identity, may_differ=may_differ, wait=wait)
+    except StoreError as exc:
+        raise RequestError(str(exc)) from None
+
+
+def output_folder(path: str | Path, flag: str = "--out") -> Path:
+    """`path` as a folder to write outputs into: a RequestError (before any judging) if it names a file."""
+    path = Path(path)
+    for part in (path, *path.parents):
+        if part.exists() and not part.is_dir():
+            raise RequestError(f"{flag} {path}: {part} is a file; {flag} names a folder for the outputs")
+    return path
+
+
+def read_json_file(path: str | Path, flag: str):
+    """A small JSON file named by an option (`flag`, e.g. --config); a RequestError for a folder, a missing file or
+    bad JSON."""
+    path = Path(path)
+    if path.is_dir():
+        raise RequestError(f"{flag} {path}: is a folder; {flag} names a JSON file")
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise RequestError(f"{flag} {path}: file not found") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise RequestError(f"{flag} {path}: cannot be read ({exc})") from None
+    except json.JSONDecodeError as exc:
+        raise RequestError(f"{flag} {path}, line {exc.lineno}: not valid JSON ({exc.msg})") from None
+
+
+def method_config(method: str, overrides: tuple[str, ...] | list[str] = (), base: dict | None = None) -> dict:
+    """`base` (e.g. a search's config) updated with the KEY=VALUE `overrides` (VALUE is JSON when it parses, else
+    text), each key checked against the method's registered config."""
+    config = dict(base or {})
+    methods = available()
+    if method not in methods:
+        raise UnknownName(f"unknown method {method!r}; python -m eval.methods lists them")
+    known = {**methods[method].defaults, **dict.fromkeys(methods[method].options)}
+    for setting in overrides:
+        key, sep, text = setting.partition("=")
+        key = key.strip()
+        if not sep or not key:
+            raise RequestError(f"--set {setting!r}: expected KEY=VALUE, e.g. --set delegation=never")
+        if key not in known:
+            raise RequestError(f"--set {key}: {method} has no config key {key!r}; "
+                               f"its keys: {', '.join(sorted(known)) or '(none)'}")
+        try:
+            value = json.loads(text)
+        except json.JSONDecodeError:
+            value = text
+        try:
+            config[key] = check(method, key, value)
+        except ConfigError as exc:
+            raise RequestError(f"--set {setting}: {exc} (python -m eval.methods --config {method})") from None
+    return config
+
+
+def build_program(judging: Judging, dataset: Dataset):
+    """(program, lms, knowledge): a loaded artifact (the request's models over its recorded ones) or a fresh method."""
+    knowledge = make_knowledge(judging.knowledge, dataset)
+    train = dataset.splits.get("train", [])
+    if judging.judge:
+        if judging.settings:
+            raise RequestError("--set changes an uncompiled --method; a compiled --judge keeps its config "
+                               "(compile again with optimize.compile --set ...)")
+        doc = read_artifact(judging.judge)
+        note_ignored_endpoints(judging.judge, doc, judging.lms.api_base)
+        lms = judging.lms.build(doc["lms"], doc.get("ensemble"))
+        return load_judge(judging.judge, lms=lms, knowledge=knowledge, train=train, doc=doc), lms, knowledge
+    lms = judging.lms.build()
+    config = method_config(judging.method, judging.settings)
+    return build(judging.method, BuildContext(dataset.scheme, lms, knowledge, train), **config), lms, knowledge
+
+
+def progress_display(verbose: bool, lms=None, desc: str = "") -> Display:
+    """A judging job's progress (hiera_dspy.runs.progress.Display): a bar named `desc`, one line per judgment when
+    `verbose`, and the cost so far where every role's model has a price."""
+    return Display(desc=desc, verbose=verbose, prices=lambda: prices_of(lms))
