@@ -1,7 +1,8 @@
 """Every command block of README.md and docs/ marked runnable (a fenced block whose info string is `bash runnable`) runs
 here, so the docs never drift from the code: each command in a fresh folder holding the small input files the docs name
 (tests/docs_fixtures/), with fake LMs (no model, no network). Only `python -m MODULE ...` and `hiera-dspy ...` lines may
-appear in a runnable block; `#` starts a comment; a trailing backslash continues a line."""
+appear in a runnable block; `#` starts a comment; a trailing backslash continues a line. A `python runnable` block
+(docs/api.md) runs as a script, the same way, each in a fresh folder."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = Path(__file__).resolve().parent / "docs_fixtures"
 RUNNABLE = re.compile(r"^```bash runnable[ \t]*\n(.*?)^```", re.M | re.S)
+PYTHON = re.compile(r"^```python runnable[ \t]*\n(.*?)^```", re.M | re.S)
 
 
 def pages() -> list[Path]:
@@ -24,12 +26,12 @@ def pages() -> list[Path]:
     return [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 
 
-def blocks() -> list[tuple[str, str]]:
-    """(page:line, text) of every runnable block."""
+def blocks(kind: re.Pattern = RUNNABLE) -> list[tuple[str, str]]:
+    """(page:line, text) of every runnable block of a kind (bash, or python)."""
     found = []
     for page in pages():
         text = page.read_text(encoding="utf-8")
-        for match in RUNNABLE.finditer(text):
+        for match in kind.finditer(text):
             line = text.count("\n", 0, match.start()) + 1
             found.append((f"{page.relative_to(ROOT)}:{line}", match.group(1)))
     return found
@@ -82,6 +84,19 @@ def test_runnable_block(where, block, tmp_path, monkeypatch, patch_make_lm):
         except SystemExit as stop:
             if stop.code not in (0, None):
                 pytest.fail(f"{where}: `{shlex.join(argv)}` exited with {stop.code}")
+
+
+@pytest.mark.parametrize("where,block", blocks(PYTHON), ids=[where for where, _ in blocks(PYTHON)])
+def test_python_block(where, block, tmp_path, monkeypatch, patch_make_lm):
+    shutil.copytree(FIXTURES, tmp_path, dirs_exist_ok=True)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("HIERA_RUNS_DIR")  # runs/ in the block's folder, as the docs say
+    patch_make_lm({"label": "Relevant"})
+    exec(compile(block, where, "exec"), {"__name__": "__main__"})
+
+
+def test_the_api_page_has_python_blocks():
+    assert len([w for w, _ in blocks(PYTHON) if w.startswith("docs/api.md")]) >= 4
 
 
 LINK = re.compile(r"\]\(([^)\s]+)\)")

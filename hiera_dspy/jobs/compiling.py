@@ -62,10 +62,12 @@ class Compiled:
 
     @property
     def before(self) -> dict | None:
+        """The dev metrics of the uncompiled program (None when skipped, or for a learned judge)."""
         return self.metrics["before"]
 
     @property
     def after(self) -> dict:
+        """The dev metrics of the compiled judge."""
         return self.metrics["after"]
 
 
