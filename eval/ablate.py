@@ -22,55 +22,31 @@ import argparse
 import json
 import sys
 from collections import defaultdict
-from typing import Callable
-
-import dspy
 
 from eval.disagreements import report_section
 from eval.report import comparison_families, family_note, sanitize, summarize_method, write_report
 from hiera_dspy.cli.dry_run import add_dry_run_arguments
-from hiera_dspy.cli.lms import add_lm_arguments, lms_from_args
-from hiera_dspy.cli.requests import dry_run_of
+from hiera_dspy.cli.lms import add_lm_arguments, lm_choice
 from hiera_dspy.cli.options import (
     add_data_arguments,
     add_run_arguments,
-    begin_run,
     cli_main,
     exit_on_error_rate,
-    load_data,
-    open_store,
     output_folder,
     positive_int,
-    progress_display,
     raise_if_stopped,
     runs_dir,
     skipped_rows,
 )
-from hiera_dspy.errors import RequestError, UnknownName
-from hiera_dspy.jobs.judging import estimate
-from hiera_dspy.knowledge import make_knowledge
-from hiera_dspy.methods import BuildContext, available, build
-from hiera_dspy.methods.graphs import ABLATIONS
-from hiera_dspy.methods.learning import prepare_fresh
+from hiera_dspy.cli.requests import data_source, dry_run_of, run_options
+from hiera_dspy.jobs.ablating import DEBATE, GRIDS, AblateRequest, Ablation, ablate, cell_run_id, family_of, variants
+from hiera_dspy.methods import available
 from hiera_dspy.metrics.format import number
 from hiera_dspy.records import as_judgment
 from hiera_dspy.runs.cost import format_estimate, format_total
-from hiera_dspy.runs.runner import run_pairs
-from hiera_dspy.runs.spec import RunSpec
-from hiera_dspy.store.run_store import StoreError, validate_run_id
 
+__all__ = ["main", "parser", "GRIDS", "variants", "cell_run_id", "family_of", "lm_calls_by_role", "print_table"]
 
-def _families(*families: str) -> list[str]:
-    return [name for name, info in available().items() if info.family in families]
-
-
-DEBATE = ("dream", "debate")  # DREAM's family (registered as "debate")
-REFERENCE = ["embed-lr"]  # the learned scorer alone: the non-LLM reference every grid shows (no LM call)
-GRIDS: dict[str, Callable[[], list[str]]] = {
-    "ablations": lambda: list(ABLATIONS) + REFERENCE,
-    "paper": lambda: list(ABLATIONS) + _families("baseline", *DEBATE) + REFERENCE,
-    "signals": lambda: REFERENCE + ["zero-shot", "hiera", "hiera+signals", "hiera-cascade"],
-}
 DREAM_NOTE = ("Note: DREAM debates the binary question (relevant or not) for graded label schemes; judgments its "
               "debate escalates get no label and are counted under esc.")
 
@@ -96,37 +72,6 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
-def variants(names: list[str], with_knowledge: bool) -> list[tuple[str, str, dict]]:
-    """(display name, method, config) per report row; NAME+k follows each baseline when asked."""
-    methods = available()
-    unknown = [n for n in names if n not in methods]
-    if unknown:
-        raise UnknownName(f"unknown method(s) {', '.join(unknown)}; registered: {', '.join(sorted(methods))}")
-    out = []
-    for name in dict.fromkeys(names):  # keep order, drop duplicates
-        out.append((name, name, {}))
-        if with_knowledge and methods[name].family == "baseline":
-            out.append((f"{name}+k", name, {"with_knowledge": True}))
-    return out
-
-
-def cell_run_id(prefix: str | None, display: str) -> str | None:
-    """The run id of one report row under `--run-id PREFIX`: PREFIX.NAME (None without a prefix: the derived id)."""
-    if prefix is None:
-        return None
-    try:
-        return validate_run_id(f"{prefix}.{display}")
-    except StoreError as exc:
-        raise RequestError(f"--run-id {prefix}: {exc}") from None
-
-
-def family_of(method: str, config: dict) -> str:
-    """The comparison family of a report row: its registered family; a baseline with knowledge (NAME+k) is its own
-    family, as in the paper's Table 4."""
-    family = available()[method].family
-    return f"{family}+knowledge" if config.get("with_knowledge") else family
-
-
 def lm_calls_by_role(rows: list[dict]) -> dict[str, float]:
     """Mean LM calls per judged row for each role (rows without a label left out); {} if none."""
     judged = [r for r in rows if r.get("label") is not None]
@@ -142,65 +87,43 @@ def main(argv: list[str] | None = None) -> list[dict]:
     per-method summaries (estimates on a dry run)."""
     args = parser().parse_args(argv)
     names = GRIDS[args.grid]() if args.grid else [m.strip() for m in args.methods.split(",") if m.strip()]
-    rows_spec = variants(names, args.with_knowledge)
     if args.out:
         output_folder(args.out)
-    store = open_store(args)
-    dataset = load_data(args)
-    split = args.split or dataset.default_split
-    if not dataset.splits.get("train"):
-        learned = [row for row in rows_spec if available()[row[1]].family == "signals"]
-        if learned:
-            print(f"{args.dataset} has no labelled train split: skipping {', '.join(r[0] for r in learned)} "
-                  "(the learned scorer is fitted on train)", file=sys.stderr)
-            rows_spec = [row for row in rows_spec if row not in learned]
-    pairs = dataset.split(split, args.limit)
-    labels = list(dataset.scheme.labels)
-    lms = lms_from_args(args)
-    dspy.configure(lm=lms.for_role("judge"))
-    knowledge = make_knowledge(args.knowledge, dataset)
-    ctx = BuildContext(dataset.scheme, lms, knowledge, dataset.splits.get("train", []))
-    print(f"{len(rows_spec)} methods x {len(pairs)} pairs of {args.dataset} [{split}] (LMs {lms.describe()}, "
-          f"knowledge {knowledge.name})", file=sys.stderr)
-
-    results: dict[str, tuple[str, list[dict]]] = {}
-    estimates: list[dict] = []
-    for display, method, config in rows_spec:
-        program = build(method, ctx, **config)
-        prepare_fresh(program, dataset, split)
-        # the same identity as eval.run (minus --limit): a run started there is resumed here, and vice versa
-        spec = RunSpec.judging(program, dataset=args.dataset, split=split, lms=lms, knowledge=knowledge.name)
-        identity, run_id = spec.identity(), cell_run_id(args.run_id, display) or spec.run_id
-        if args.dry_run:  # nothing is sent: an estimate per method, then the grid's total
-            estimates.append(estimate(program, pairs, lms, dry_run_of(args), knowledge.name, store.rows(run_id)))
-            print(format_estimate(estimates[-1]))
-            continue
-        begin_run(store, run_id, identity, args)
-        print(f"== {display} (run {run_id})", file=sys.stderr)
-        results[display] = (run_id, run_pairs(program, pairs, store, run_id, threads=args.threads,
-                                              progress=progress_display(args, lms, display), lms=lms))
-        if results[display][1].stopped is not None:  # an endpoint is down: the methods left would not reach it
-            break
-
+    done = ablate(AblateRequest(data_source(args), tuple(names), args.with_knowledge, args.split, args.limit,
+                                args.knowledge, lm_choice(args), args.threads, run_options(args), dry_run_of(args)))
     if args.dry_run:
-        print(format_total(estimates))
-        return estimates
-    reference = args.reference if args.reference in results else None
+        print("\n".join([*map(format_estimate, done.estimates), format_total(done.estimates)]))
+        return done.estimates
+    summaries = report(done, args.reference, args.out or runs_dir() / f"ablate-{sanitize(args.dataset)}-{done.split}",
+                       args.dataset)
+    for _, rows in done.results.values():
+        raise_if_stopped(rows)
+    exit_on_error_rate({display: {"errors": sum(1 for r in rows if r.get("error")), "pairs": len(rows)}
+                        for display, (_, rows) in done.results.items()}, args.max_error_rate,
+                       "retry a method's errors with eval.run --method NAME --retry-errors and the same data and LM "
+                       "flags (the same run)")
+    return summaries
+
+
+def report(done: Ablation, reference_name: str, out, dataset_spec: str) -> list[dict]:
+    """Score every method (McNemar against the reference, Bonferroni within each family), write report.md,
+    summary.json, predictions.jsonl and the figures to `out`, print the table; return the per-method summaries."""
+    results, labels = done.results, list(done.dataset.scheme.labels)
+    reference = reference_name if reference_name in results else None
     if reference is None:
-        print(f"reference {args.reference!r} is not among the methods: no significance tests", file=sys.stderr)
-    families = {display: family_of(method, config) for display, method, config in rows_spec if display in results}
+        print(f"reference {reference_name!r} is not among the methods: no significance tests", file=sys.stderr)
+    families = {display: family_of(method, config) for display, method, config in done.variants if display in results}
     n_comparisons = comparison_families(families, reference)  # Bonferroni's m per method: the size of its family
     summaries = []
     for display, (run_id, rows) in results.items():
         ref_rows = results[reference][1] if reference and display != reference else None
         s = summarize_method(display, rows, labels, reference_rows=ref_rows,
                              n_comparisons=n_comparisons.get(display, 1))
-        s |= {"run_id": run_id, "lm_calls_by_role": lm_calls_by_role(rows), "skipped_rows": skipped_rows(dataset)}
+        s |= {"run_id": run_id, "lm_calls_by_role": lm_calls_by_role(rows), "skipped_rows": skipped_rows(done.dataset)}
         summaries.append(s)
-
-    out = output_folder(args.out or runs_dir() / f"ablate-{sanitize(args.dataset)}-{split}")
-    has_dream = any(available()[m].family in DEBATE for _, m, _ in rows_spec)
-    title = f"{args.dataset} [{split}]: {len(pairs)} pairs, LMs {lms.describe()}, knowledge {knowledge.name}"
+    out = output_folder(out)
+    has_dream = any(available()[m].family in DEBATE for _, m, _ in done.variants)
+    title = f"{dataset_spec} [{done.split}]: {len(done.pairs)} pairs, LMs {done.lms}, knowledge {done.knowledge}"
     notes = [note for note in (family_note(families, reference), DREAM_NOTE if has_dream else None) if note]
     predictions = {d: rows for d, (_, rows) in results.items()}
     paths = write_report(out, summaries, predictions, labels, title, reference=reference, notes=notes,
@@ -214,13 +137,7 @@ def main(argv: list[str] | None = None) -> list[dict]:
     if family_note(families, reference):
         print(family_note(families, reference))
     figures = sum(1 for name in paths if name.endswith(".png"))
-    print(f"wrote report.md, summary.json, predictions.jsonl and {figures} figures to {out}/ (store {store.path})")
-    for _, rows in results.values():
-        raise_if_stopped(rows)
-    exit_on_error_rate({display: {"errors": sum(1 for r in rows if r.get("error")), "pairs": len(rows)}
-                        for display, (_, rows) in results.items()}, args.max_error_rate,
-                       "retry a method's errors with eval.run --method NAME --retry-errors and the same data and LM "
-                       "flags (the same run)")
+    print(f"wrote report.md, summary.json, predictions.jsonl and {figures} figures to {out}/ (store {done.store})")
     return summaries
 
 

@@ -140,9 +140,11 @@ def test_dream_note_and_reference(tmp_path, engine_calls):
 def test_grid_without_a_train_split_skips_the_learned_scorer(monkeypatch, capsys, tmp_path):
     import dataclasses
 
-    real = ablate.load_data
-    monkeypatch.setattr(ablate, "load_data", lambda args: dataclasses.replace(
-        real(args), splits={k: v for k, v in real(args).splits.items() if k != "train"}))
+    from hiera_dspy.jobs import ablating
+
+    real = ablating.load_data
+    monkeypatch.setattr(ablating, "load_data", lambda source: dataclasses.replace(
+        real(source), splits={k: v for k, v in real(source).splits.items() if k != "train"}))
     summaries = ablate.main(["--dataset", "msrd", "--split", "dev", "--methods", "judge-only,embed-lr", "--limit", "2",
                              "--knowledge", "none", "--out", str(tmp_path / "o"), "--max-error-rate", "1"])
     assert [s["method"] for s in summaries] == ["judge-only"]
