@@ -35,13 +35,14 @@ from hiera_dspy.cli.options import (
     raise_if_stopped,
     runs_dir,
 )
+from hiera_dspy.errors import RequestError
+from hiera_dspy.jobs.optimizers import BUDGETS, examples, label_match
 from hiera_dspy.knowledge import make_knowledge
 from hiera_dspy.methods import BuildContext, build
 from hiera_dspy.runs.runner import run_pairs
 from hiera_dspy.runs.spec import RunSpec
 from hiera_dspy.runs.tally import metrics_from_rows
 from hiera_dspy.store.run_store import RunStore
-from hiera_dspy.jobs.optimizers import BUDGETS, examples, label_match
 
 SPECIALISTS = {"none": [], "query": ["query"], "item": ["item"], "query+item": ["query", "item"]}
 
@@ -150,7 +151,7 @@ def main(argv: list[str] | None = None) -> dict:
     dataset = load_data(args)
     for split in ("train", "dev"):
         if split not in dataset.splits:
-            raise SystemExit(f"error: dataset {args.dataset} has no {split!r} split to search with")
+            raise RequestError(f"dataset {args.dataset} has no {split!r} split to search with")
     lms = lms_from_args(args)
     dspy.configure(lm=lms.for_role("judge"))
     store = open_store(args)
@@ -165,8 +166,17 @@ def main(argv: list[str] | None = None) -> dict:
     front_ids = {t.number for t in study.best_trials}
     trials = [trial_record(t, front_ids) for t in study.trials]
     front = sorted((t for t in trials if t["pareto"]), key=lambda t: (t["tokens_per_judgment"], -t["kappa"]))
-    best = max(front, key=lambda t: (t["kappa"], -t["tokens_per_judgment"]))
     out = Path(args.out or runs_dir() / f"search-{args.dataset.replace(':', '_').replace('/', '_')}")
+    spec = write_results(out, trials, front, args.dataset)
+    exit_on_error_rate({f"trial {t['number']} (run {t['run_id']})": {"errors": t["errors"], "pairs": len(objective.dev)}
+                        for t in trials if t.get("errors") is not None}, args.max_error_rate)
+    return {"trials": trials, "front": front, "best": spec}
+
+
+def write_results(out: Path, trials: list[dict], front: list[dict], dataset: str) -> dict:
+    """Write search.json, pareto.md and best.json (the front's best kappa, fewest tokens on a tie) to `out`, print
+    the front; returns best.json's spec."""
+    best = max(front, key=lambda t: (t["kappa"], -t["tokens_per_judgment"]))
     out.mkdir(parents=True, exist_ok=True)
     (out / "search.json").write_text(json.dumps(trials, indent=1, default=str))
     write_pareto(out / "pareto.md", front)
@@ -179,10 +189,8 @@ def main(argv: list[str] | None = None) -> dict:
         print(f"  trial {t['number']}: kappa {t['kappa']:.3f}, {t['tokens_per_judgment']:.0f} tokens, "
               f"demos {t['params']['demos']}, knowledge {t['knowledge_source']}, {t['config']}")
     print(f"wrote {out}/search.json, pareto.md, best.json (compile it: python -m optimize.compile --dataset "
-          f"{args.dataset} --config {out}/best.json)")
-    exit_on_error_rate({f"trial {t['number']} (run {t['run_id']})": {"errors": t["errors"], "pairs": len(objective.dev)}
-                        for t in trials if t.get("errors") is not None}, args.max_error_rate)
-    return {"trials": trials, "front": front, "best": spec}
+          f"{dataset} --config {out}/best.json)")
+    return spec
 
 
 if __name__ == "__main__":

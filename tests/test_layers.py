@@ -288,3 +288,14 @@ def test_the_tests_mirror_the_tree():
     rooms = {d.name for d in (ROOT / "hiera_dspy").iterdir() if (d / "__init__.py").is_file()} | set(CLI_PACKAGES)
     folders = {d.name for d in (ROOT / "tests").iterdir() if d.is_dir() and d.name != "__pycache__"}
     assert folders - rooms - TEST_FOLDERS_BESIDE_THE_TREE == set()
+
+
+def test_every_command_main_is_a_few_lines():
+    """A command's `main` maps flags onto a request, calls the library (hiera_dspy.api) and prints: at most 30 lines."""
+    long = {}
+    for package in CLI_PACKAGES:
+        for path in sorted((ROOT / package).glob("*.py")):
+            for node in ast.parse(path.read_text(), filename=str(path)).body:
+                if isinstance(node, ast.FunctionDef) and node.name == "main" and node.end_lineno - node.lineno >= 30:
+                    long[str(path.relative_to(ROOT))] = node.end_lineno - node.lineno + 1
+    assert long == {}
