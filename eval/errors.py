@@ -24,6 +24,7 @@ from eval.disagreements import cause, disagreement_groups, format_path, judgment
 from hiera_dspy.cli.lms import add_lm_arguments, lms_from_args
 from hiera_dspy.cli.options import runs_dir
 from hiera_dspy.data import DataError, load_dataset
+from hiera_dspy.errors import RequestError
 from hiera_dspy.metrics.agreement import NO_LABEL
 from hiera_dspy.store.run_store import RunStore
 from hiera_dspy.untrusted.blocks import item_block
@@ -106,13 +107,13 @@ def main(argv: list[str] | None = None) -> str:
     args = parser().parse_args(argv)
     path = Path(args.store or runs_dir() / "store.sqlite")
     if not path.exists():
-        raise SystemExit(f"error: no run store at {path} (pass --store FILE, or set HIERA_RUNS_DIR)")
+        raise RequestError(f"no run store at {path} (pass --store FILE, or set HIERA_RUNS_DIR)")
     store = RunStore(path)
     try:
         config = store.run_config(args.run)
         if config is None:
             latest = ", ".join(reversed(store.run_ids()[-3:])) or "none"
-            raise SystemExit(f"error: no run {args.run!r} in {store.path}; latest runs: {latest}")
+            raise RequestError(f"no run {args.run!r} in {store.path}; latest runs: {latest}")
         rows = store.rows(args.run)
     finally:
         store.close()

@@ -18,6 +18,7 @@ import sys
 from pathlib import Path
 
 from hiera_dspy.cli.options import open_store, runs_dir
+from hiera_dspy.errors import RequestError
 from hiera_dspy.lm.ledger import Step
 from hiera_dspy.lm.profiles import describe as describe_profile
 from hiera_dspy.records import Judgment, as_judgment, step_from_dict
@@ -53,11 +54,11 @@ def find_row(store: RunStore, run_id: str, pair_id: str) -> tuple[dict, Judgment
     config = store.run_config(run_id)
     if config is None:
         runs = [f"{r} ({(store.run_config(r) or {}).get('method', '?')})" for r in reversed(store.run_ids())]
-        raise SystemExit(f"error: no run {run_id!r} in {store.path}; latest runs: {_few(runs)}")
+        raise RequestError(f"no run {run_id!r} in {store.path}; latest runs: {_few(runs)}")
     rows = store.rows(run_id)
     row = next((r for r in rows if r.id == pair_id), None)
     if row is None:
-        raise SystemExit(f"error: run {run_id} has no judgment for pair {pair_id!r}; "
+        raise RequestError(f"run {run_id} has no judgment for pair {pair_id!r}; "
                          f"judged pairs: {_few([r.id for r in rows])}")
     return config, row
 
@@ -120,7 +121,7 @@ def main(argv: list[str] | None = None) -> str:
     args = parser().parse_args(argv)
     path = Path(args.store or runs_dir() / "store.sqlite")
     if not path.exists():
-        raise SystemExit(f"error: no run store at {path} (pass --store FILE, or set HIERA_RUNS_DIR)")
+        raise RequestError(f"no run store at {path} (pass --store FILE, or set HIERA_RUNS_DIR)")
     store = open_store(args)
     try:
         config, row = find_row(store, args.run, args.pair)

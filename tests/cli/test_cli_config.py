@@ -60,7 +60,7 @@ def test_methods_lists_config(capsys):
     eval_methods.main(["--config", "hiera-cascade", "--json"])
     config = json.loads(capsys.readouterr().out)
     assert config["llm_share"] == 0.3 and config["tau_rule"] == "share" and config["delegation"] == "triage"
-    with pytest.raises(SystemExit, match="unknown method"):
+    with pytest.raises(HieraError, match="unknown method"):
         eval_methods.main(["--config", "nope"])
 
 

@@ -8,6 +8,7 @@ import pytest
 
 from eval import errors, run
 from eval.disagreements import disagreement_groups, format_path, judgment_path, report_section
+from hiera_dspy.errors import HieraError
 
 
 def _query(prompt):
@@ -66,7 +67,7 @@ def test_a_failed_tagging_is_said_not_guessed(judged, patch_make_lm):
 
 
 def test_unknown_run(judged):
-    with pytest.raises(SystemExit, match=f"no run 'nope' in .*; latest runs: {judged}"):
+    with pytest.raises(HieraError, match=f"no run 'nope' in .*; latest runs: {judged}"):
         errors.main(["--run", "nope"])
 
 

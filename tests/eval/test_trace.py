@@ -5,6 +5,7 @@ import json
 import pytest
 
 from eval import run, trace
+from hiera_dspy.errors import HieraError
 
 
 @pytest.fixture
@@ -65,9 +66,9 @@ def test_trace_json(hiera_run, capsys):
 
 def test_trace_errors(hiera_run, tmp_path):
     run_id, pair_id = hiera_run
-    with pytest.raises(SystemExit, match=f"no run 'nope'.*{run_id}"):
+    with pytest.raises(HieraError, match=f"no run 'nope'.*{run_id}"):
         trace.main(["--run", "nope", "--pair", pair_id])
-    with pytest.raises(SystemExit, match=f"no judgment for pair 'nope'.*{pair_id}"):
+    with pytest.raises(HieraError, match=f"no judgment for pair 'nope'.*{pair_id}"):
         trace.main(["--run", run_id, "--pair", "nope"])
-    with pytest.raises(SystemExit, match="no run store"):
+    with pytest.raises(HieraError, match="no run store"):
         trace.main(["--run", run_id, "--pair", pair_id, "--store", str(tmp_path / "missing.sqlite")])
