@@ -17,9 +17,9 @@ import tempfile
 
 import dspy
 
+from hiera_dspy.cli.lms import specs_from_args
 from hiera_dspy.data import load_dataset
 from hiera_dspy.knowledge import make_knowledge
-from hiera_dspy.cli.lms import specs_from_args
 from hiera_dspy.lm.roles import build_lms
 from hiera_dspy.methods import BuildContext, build
 from hiera_dspy.runs.runner import judge_one

@@ -62,9 +62,8 @@ def wide_matrix(scheme, pool, embedder, work: Path) -> tuple[RelevanceScorer, np
 
 def kappa_on_dev(fit_idx, dev_idx, x, pool, scheme, model, feature_set, weight) -> dict:
     """Fit on fit_idx, score dev_idx: mean balanced-draw kappa (10 draws), its sd, AUC, fit CPU s."""
-    from sklearn.metrics import cohen_kappa_score, roc_auc_score
-
     from sklearn.linear_model import LogisticRegression
+    from sklearn.metrics import cohen_kappa_score, roc_auc_score
     from sklearn.preprocessing import StandardScaler
 
     from hiera_dspy.signals.trees import fit_trees, predict_trees

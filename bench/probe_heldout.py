@@ -37,8 +37,16 @@ from pathlib import Path
 
 import numpy as np
 
-from bench.common import (OUT, POOL_OPTIONS, heldout_pairs, mcnemar_cell, metrics_row, peak_rss_mb, probe_pool_pairs,
-                          write_result)
+from bench.common import (
+    OUT,
+    POOL_OPTIONS,
+    heldout_pairs,
+    mcnemar_cell,
+    metrics_row,
+    peak_rss_mb,
+    probe_pool_pairs,
+    write_result,
+)
 from hiera_dspy.data import load_dataset
 from hiera_dspy.metrics.format import number, with_ci
 from hiera_dspy.records import Pair

@@ -32,11 +32,19 @@ import sys
 import time
 from pathlib import Path
 
-from bench.common import (OUT, POOL_OPTIONS, fresh_pairs, heldout_pairs, mcnemar_cell, metrics_row, peak_rss_mb,
-                          write_result)
+from bench.common import (
+    OUT,
+    POOL_OPTIONS,
+    fresh_pairs,
+    heldout_pairs,
+    mcnemar_cell,
+    metrics_row,
+    peak_rss_mb,
+    write_result,
+)
 from hiera_dspy.data import load_dataset
-from hiera_dspy.metrics.format import number, with_ci
 from hiera_dspy.methods import BuildContext, build
+from hiera_dspy.metrics.format import number, with_ci
 
 
 def timed(fn):

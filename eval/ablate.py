@@ -32,14 +32,13 @@ from hiera_dspy.cli.options import (
     add_run_arguments,
     cli_main,
     exit_on_error_rate,
-    output_folder,
     positive_int,
     raise_if_stopped,
     runs_dir,
-    skipped_rows,
 )
 from hiera_dspy.cli.requests import data_source, dry_run_of, run_options
 from hiera_dspy.jobs.ablating import DEBATE, GRIDS, AblateRequest, Ablation, ablate, cell_run_id, family_of, variants
+from hiera_dspy.jobs.preparing import output_folder, skipped_rows
 from hiera_dspy.methods import available
 from hiera_dspy.metrics.format import number
 from hiera_dspy.records import as_judgment

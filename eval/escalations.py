@@ -18,8 +18,8 @@ from pathlib import Path
 
 from hiera_dspy.cli.options import cli_main, open_store
 from hiera_dspy.labelling.decision_file import read_decisions
-from hiera_dspy.labelling.session import Review, transcript
 from hiera_dspy.labelling.sample import SAMPLE_REASON
+from hiera_dspy.labelling.session import Review, transcript
 
 
 def parser() -> argparse.ArgumentParser:

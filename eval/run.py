@@ -13,8 +13,14 @@ import argparse
 import sys
 
 from hiera_dspy.api import JudgeRequest, judge
-from hiera_dspy.cli.options import add_data_arguments, add_judging_arguments, cli_main, exit_on_error_rate, print_metrics
-from hiera_dspy.cli.options import raise_if_stopped
+from hiera_dspy.cli.options import (
+    add_data_arguments,
+    add_judging_arguments,
+    cli_main,
+    exit_on_error_rate,
+    print_metrics,
+    raise_if_stopped,
+)
 from hiera_dspy.cli.requests import data_source, judging
 from hiera_dspy.runs.cost import format_estimate
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from hiera_dspy.api import CompileRequest, Compiled, compile_judge
+from hiera_dspy.api import Compiled, CompileRequest, compile_judge
 from hiera_dspy.cli.lms import add_lm_arguments, lm_choice
 from hiera_dspy.cli.options import (
     add_config_argument,

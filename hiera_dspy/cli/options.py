@@ -9,7 +9,8 @@ from hiera_dspy.cli.requests import data_source
 from hiera_dspy.data import Dataset
 from hiera_dspy.errors import HieraError
 from hiera_dspy.jobs import preparing
-from hiera_dspy.jobs.preparing import method_config, output_folder, read_json_file, runs_dir, skipped_rows
+from hiera_dspy.jobs.preparing import method_config
+from hiera_dspy.jobs.preparing import runs_dir as runs_dir  # where runs live: every command and bench names it here
 from hiera_dspy.lm.secrets import redact_output
 from hiera_dspy.metrics.format import number
 from hiera_dspy.store.run_store import RunStore, StoreError, validate_run_id

@@ -30,7 +30,6 @@ Example:
 
 from __future__ import annotations
 
-import random
 from collections.abc import Iterable, Sequence
 
 import numpy as np

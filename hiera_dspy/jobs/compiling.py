@@ -52,7 +52,7 @@ class Compiled:
     optimizer: str
     dataset: str
     scheme: str
-    lms: str
+    lms: dict | None
     n_train_available: int
     n_dev: int
     split: str

@@ -113,10 +113,10 @@ def fill_holes(request: HolesRequest) -> Filled:
 def conclusions(run_id: str, store: str | None = None) -> Filled:
     """Export the holes run `run_id` again from the store (every decision so far counted) and return its summary
     (summary.json: "estimates", "differences", "human_sample") and report.md's text."""
-    store = open_store(store)
-    if (store.run_config(run_id) or {}).get("labelling", {}).get("kind") != "holes":
+    opened = open_store(store)
+    if (opened.run_config(run_id) or {}).get("labelling", {}).get("kind") != "holes":
         raise RequestError(f"run {run_id!r} is not a holes run (made by eval.holes)")
-    return _exported(store, run_id)
+    return _exported(opened, run_id)
 
 
 def _exported(store, run_id: str, rows: Sequence[Judgment] = ()) -> Filled:

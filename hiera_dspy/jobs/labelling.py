@@ -39,7 +39,7 @@ class Labelled:
     metrics: dict | None = None
     written: list[Path] = field(default_factory=list)
     rows: Sequence[Judgment] = ()
-    method: str = ""
+    method: str | None = ""
     fresh: bool = False
     estimate: dict | None = None
 

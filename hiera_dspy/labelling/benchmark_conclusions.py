@@ -12,7 +12,7 @@ from pathlib import Path
 from hiera_dspy.conclude.filled_benchmark import conclusions, holes_by_query
 from hiera_dspy.conclude.report import section
 from hiera_dspy.conclude.strata import query_uncertainty, relevance_probability
-from hiera_dspy.errors import RequestError, HieraError
+from hiera_dspy.errors import HieraError, RequestError
 from hiera_dspy.labelling.draws import DEFAULT_STRATA, check_stratified
 from hiera_dspy.labelling.sample import SampleLog, count, ensure, parse_size
 from hiera_dspy.labels import LabelScheme

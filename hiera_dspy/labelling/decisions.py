@@ -44,7 +44,7 @@ class DecisionLog(SideTable):
         pair is not a judgment of the run. A decision whose label is the pair's latest decision already is not stored
         again (its dict says `unchanged`); a changed one is, with who and now."""
         if any(not who.strip() for _, _, who in decisions):
-            raise ValueError("a decision needs who made it")
+            raise HieraError("a decision needs who made it")
         now = time.time()
         out = []
         with self._lock:

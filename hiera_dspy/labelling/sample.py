@@ -63,11 +63,6 @@ def count(size: tuple[float, bool], n_queries: int) -> int:
     return wanted
 
 
-def sample_pair_ids(sample: Sample, pairs_by_query: dict[str, list[str]]) -> list[str]:
-    """Every pair of the sampled queries, query by query in sample order."""
-    return [p for q in sample.queries for p in pairs_by_query.get(q, [])]
-
-
 def sample_entries(sample: Sample | None, rows: Sequence[dict], pair_query: dict[str, str]) -> list:
     """The review queue's first part: every judged pair of the sampled queries (confident or not, failed ones
     aside), query by query in sample order, as `QueueEntry`s with reason "sample"."""

@@ -322,13 +322,6 @@ class RunStore:
                 what = f"pair {judgments[0].id!r}" + (f" and {len(judgments) - 1} more" if len(judgments) > 1 else "")
                 raise write_failed(self.path, f"the judgment of {what} of run {run_id!r}", exc) from None
 
-    def set_human_label(self, run_id: str, pair_id: str, label: str) -> bool:
-        """Set one judgment's human label; False if the run has no row for that pair."""
-        with self._lock:
-            cur = self._db.execute("UPDATE judgments SET human_label=? WHERE run_id=? AND pair_id=?",
-                                   (label, run_id, pair_id))
-        return cur.rowcount == 1
-
     def rows(self, run_id: str) -> list[Judgment]:
         """The run's judgments, in split order (a list: for small runs and tests; `iter_rows` streams)."""
         return list(self.iter_rows(run_id))

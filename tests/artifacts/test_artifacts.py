@@ -9,10 +9,10 @@ import dspy
 import pytest
 
 from hiera_dspy.artifacts.judge_file import FORMAT, ArtifactError, load_judge, read_artifact, refuse_secrets, save_judge
+from hiera_dspy.jobs.optimizers import Budget, _bootstrap, examples
 from hiera_dspy.labels import get_scheme
 from hiera_dspy.lm.roles import ROLES, LMSpec, build_lms
 from hiera_dspy.methods import BuildContext, build
-from hiera_dspy.jobs.optimizers import Budget, _bootstrap, examples
 
 MSRD = get_scheme("msrd")
 JUDGE_PREDICTORS = ["judge.triage", "judge.decide.predict", "relation.plan", "relation.synthesize",

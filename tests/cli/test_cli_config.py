@@ -9,8 +9,8 @@ import pytest
 
 from eval import methods as eval_methods
 from eval import run as eval_run
-from hiera_dspy.errors import HieraError
 from hiera_dspy.cli.options import add_config_argument, config_from_args
+from hiera_dspy.errors import HieraError
 
 
 def parse(*settings):

@@ -31,7 +31,7 @@ def every_sample(n: int, lam: float, estimand: str = "benchmark"):
 
 @pytest.mark.parametrize("n, lam", [(3, 0.5), (4, 1.0), (5, 0.3), (6, 0.0)])
 def test_the_estimate_is_unbiased_and_its_variance_estimate_exact_over_every_sample(n, lam):
-    big_n, f = len(POP_Y), n / len(POP_Y)
+    f = n / len(POP_Y)
     got = every_sample(n, lam)
     assert got[:, 0].mean() == pytest.approx(POP_Y.mean())  # unbiased for the benchmark's mean
     slope = lam / (1 - f)  # PPI++ with the unsampled queries as ppi_py's unlabeled set: Cochran's slope lam/(1-f)

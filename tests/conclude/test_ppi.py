@@ -5,11 +5,19 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
 from scipy import stats
 
-from hiera_dspy.conclude.ppi import (FEW, Values, differences, estimate, min_queries, more_queries, p_value,
-                                   t_factor, widen)
+from hiera_dspy.conclude.ppi import (
+    FEW,
+    Values,
+    differences,
+    estimate,
+    min_queries,
+    more_queries,
+    p_value,
+    t_factor,
+    widen,
+)
 from hiera_dspy.metrics.significance import holm
 
 Y, YHAT, REST = [0.5, 0.7, 0.2, 0.4], [0.4, 0.7, 0.1, 0.4], [0.3, 0.6, 0.5, 0.2, 0.1, 0.4]

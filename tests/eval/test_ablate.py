@@ -5,9 +5,9 @@ import json
 import pytest
 
 from eval import ablate
+from hiera_dspy.errors import HieraError
 from hiera_dspy.methods.graphs import ABLATIONS
 from hiera_dspy.store.run_store import RunStore
-from hiera_dspy.errors import HieraError
 
 ANSWERS = {"query_interpretability": "unclear"}  # the Judge delegates: the whole graph runs
 

@@ -11,8 +11,8 @@ from labelling_helpers import ANSWERS, write
 from eval import label as eval_label
 from eval import run as eval_run
 from hiera_dspy.data import load_dataset
-from hiera_dspy.labels import custom_scheme
 from hiera_dspy.errors import HieraError
+from hiera_dspy.labels import custom_scheme
 
 
 def argv(pairs, out, *extra):

@@ -8,9 +8,9 @@ import dspy
 import pytest
 
 from hiera_dspy.artifacts.judge_file import load_judge, read_artifact
+from hiera_dspy.jobs.optimizers import BUDGETS, Budget, _bootstrap, _mipro, examples, label_match
 from hiera_dspy.methods import BuildContext, build
 from optimize import compile as compile_cli
-from hiera_dspy.jobs.optimizers import BUDGETS, Budget, _bootstrap, _mipro, examples, label_match
 
 
 def gold_answer(pairs, query_of):

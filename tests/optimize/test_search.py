@@ -3,9 +3,9 @@ optimize.compile --config accepts."""
 
 import json
 
+from hiera_dspy.jobs.optimizers import BUDGETS
 from optimize import compile as compile_cli
 from optimize import search
-from hiera_dspy.jobs.optimizers import BUDGETS
 
 
 def test_search_writes_front_and_compilable_best(patch_make_lm, tmp_path, capsys):
