@@ -5,8 +5,7 @@ allowed values, meaning): `python -m eval.methods --config NAME` (`--json` for t
 import argparse
 import json
 
-from hiera_dspy.errors import UnknownName
-from hiera_dspy.methods import available
+from hiera_dspy.methods import METHOD_REGISTRY, available
 from hiera_dspy.methods.params import PARAMS
 
 
@@ -31,8 +30,7 @@ def main(argv: list[str] | None = None) -> None:
     args = p.parse_args(argv)
     methods = available()
     if args.config:
-        if args.config not in methods:
-            raise UnknownName(f"unknown method {args.config!r}; python -m eval.methods lists them")
+        METHOD_REGISTRY[args.config]  # an unknown name: UnknownName listing the registered methods
         info = methods[args.config]
         if args.json:
             print(json.dumps({**info.defaults, **{key: None for key in info.options}}, indent=1, default=list))

@@ -9,7 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
-from hiera_dspy.errors import HieraError, UnknownName
+from hiera_dspy.errors import HieraError
+from hiera_dspy.registry import Entry, Registry
 
 
 @dataclass(frozen=True)
@@ -202,6 +203,10 @@ def custom_scheme(spec: str, name: str = "custom") -> LabelScheme:
 
 def get_scheme(name: str) -> LabelScheme:
     """A registered scheme by name; `UnknownName` (a KeyError) naming the built-in ones otherwise."""
-    if name in SCHEMES:
-        return SCHEMES[name]
-    raise UnknownName(f"unknown label scheme {name!r}; built in: {sorted(SCHEMES)} (or pass --labels 'A,B,C')")
+    return SCHEME_REGISTRY[name].load()
+
+
+# the schemes as a registry (hiera_dspy.registry), read from SCHEMES: a `register` call is a scheme here
+SCHEME_REGISTRY = Registry("label scheme", lambda: {name: Entry(name, " < ".join(s.labels), loader=s)
+                                                    for name, s in sorted(SCHEMES.items())},
+                           hint=" (or pass --labels 'A,B,C')")

@@ -123,7 +123,7 @@ def test_no_cli_imports_another_cli():
 
 
 # The judgment's own concepts; everything else lives in a sub-package named for what it is about.
-ROOT_MODULES = {"__init__", "agents", "api", "errors", "labels", "records", "settings", "testing"}
+ROOT_MODULES = {"__init__", "agents", "api", "errors", "registry", "labels", "records", "settings", "testing"}
 
 
 def test_library_root_holds_only_the_core_concepts():

@@ -5,14 +5,13 @@ from __future__ import annotations
 
 import argparse
 
-from hiera_dspy.engines import ENGINES, EngineOptions
+from hiera_dspy.engines import ENGINE_REGISTRY, EngineOptions
 
 
 def add_engine_arguments(parser: argparse.ArgumentParser) -> None:
     """Add the --engine option and each engine's tuning options to `parser`."""
     g = parser.add_argument_group("engine (how the pairs are sent; every engine writes the same run store)")
-    g.add_argument("--engine", default="threads", choices=list(ENGINES),
-                   help="; ".join(f"{name}: {doc}" for name, (_, doc) in ENGINES.items()))
+    g.add_argument("--engine", default="threads", choices=list(ENGINE_REGISTRY), help=ENGINE_REGISTRY.help())
     g.add_argument("--concurrency", type=int, default=64, help="async: judgments (= LM requests) in flight")
     g.add_argument("--rpm", type=float, help="async: at most this many LM requests per minute (evenly spaced)")
     g.add_argument("--tpm", type=float, help="async: at most this many tokens per minute (input estimate + max_tokens)")

@@ -9,8 +9,8 @@ from hiera_dspy.cli.options import add_judging_arguments
 from hiera_dspy.conclude.filled_benchmark import MACHINE_VALUES
 from hiera_dspy.errors import HieraError
 from hiera_dspy.jobs.requests import HumanSample
-from hiera_dspy.labelling.draws import DEFAULT_STRATA
-from hiera_dspy.labelling.sample import METHODS, parse_size
+from hiera_dspy.labelling.draws import DEFAULT_STRATA, DRAW_REGISTRY
+from hiera_dspy.labelling.sample import parse_size
 
 
 def add_labelling_arguments(p: argparse.ArgumentParser) -> None:
@@ -25,9 +25,8 @@ def add_sample_arguments(p: argparse.ArgumentParser) -> None:
                    help="draw a sample of N queries (or P%% of them; see --sample) whose every hole a person "
                         "labels; drawn once and kept in the run")
     g.add_argument("--sample-seed", type=int, default=0, help="seed of the human sample (default 0; recorded)")
-    g.add_argument("--sample", default=None, choices=list(METHODS),
-                   help="how the sample is drawn: random (default; uniformly) or stratified (proportionally over "
-                        "--strata strata of the judge's uncertainty per query, drawn after judging); recorded")
+    g.add_argument("--sample", default=None, choices=list(DRAW_REGISTRY),
+                   help=f"how the sample is drawn ({DRAW_REGISTRY.help()}; over --strata strata); recorded")
     g.add_argument("--strata", type=int, default=None,
                    help=f"number of strata of --sample stratified (default {DEFAULT_STRATA}; recorded)")
     g.add_argument("--ci", type=float, default=0.95, help="confidence level of the intervals (default 0.95)")

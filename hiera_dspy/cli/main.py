@@ -20,6 +20,8 @@ import runpy
 import sys
 from pathlib import Path
 
+from hiera_dspy.registry import Entry, Registry
+
 CLI_PACKAGES = ("optimize", "eval")
 
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -48,6 +50,12 @@ def commands() -> dict[str, tuple[str, str]]:
             name = module.rpartition(".")[2].replace("_", "-")
             table.setdefault(name, (module, _first_sentence(path)))
     return table
+
+
+# the commands as a registry (hiera_dspy.registry): COMMANDS and every other CLI module; the loader is the module's name
+COMMAND_REGISTRY = Registry("command", lambda: {name: Entry(name, doc, loader=module)
+                                                for name, (module, doc) in commands().items()},
+                            hint=" (hiera-dspy --help)")
 
 
 def _cli_modules() -> list[tuple[str, Path]]:
@@ -107,10 +115,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"hiera-dspy {version()}")
         return 0
     name, rest = argv[0], argv[1:]
-    if name not in table:
-        print(f"error: unknown command {name!r}; hiera-dspy --help lists them: {', '.join(table)}", file=sys.stderr)
+    if name not in COMMAND_REGISTRY:
+        print(f"error: {COMMAND_REGISTRY.unknown(name)}", file=sys.stderr)
         return 2
-    module = table[name][0]
+    module = COMMAND_REGISTRY[name].loader
     saved = sys.argv
     sys.argv = [f"hiera-dspy {name}", *rest]
     try:

@@ -6,11 +6,12 @@ import argparse
 import sys
 
 from hiera_dspy.cli.requests import data_source
-from hiera_dspy.data import Dataset
+from hiera_dspy.data import DATASETS, Dataset
 from hiera_dspy.errors import HieraError
 from hiera_dspy.jobs import preparing
 from hiera_dspy.jobs.preparing import method_config
 from hiera_dspy.jobs.preparing import runs_dir as runs_dir  # where runs live: every command and bench names it here
+from hiera_dspy.labels import SCHEME_REGISTRY
 from hiera_dspy.lm.secrets import redact_output
 from hiera_dspy.metrics.format import number
 from hiera_dspy.store.run_store import RunStore, StoreError, validate_run_id
@@ -35,14 +36,14 @@ def add_data_arguments(parser: argparse.ArgumentParser) -> None:
     """The data options: --dataset and the input options (scheme, labels, knowledge, bad rows, threads)."""
     g = parser.add_argument_group("data")
     g.add_argument("--dataset", required=True,
-                   help="msrd (bundled) | esci:PATH | esci:hf:ID | wands:PATH | homedepot:PATH | jsonl:PATH; "
-                        "esci, wands, homedepot with no path: $HIERA_DATA_DIR/NAME (esci: else tasksource/esci)")
+                   help=f"NAME or NAME:PATH, NAME one of {' | '.join(DATASETS)} (msrd is bundled; esci, wands, "
+                        "homedepot with no path: $HIERA_DATA_DIR/NAME, esci: else tasksource/esci)")
     add_input_options(g)
 
 
 def add_input_options(g) -> None:
     """What every judging CLI asks of its input beside where it is: label scheme, knowledge, bad rows, threads."""
-    g.add_argument("--scheme", help="label scheme for jsonl/TREC data: msrd, esci, wands, homedepot, trec (0-3)")
+    g.add_argument("--scheme", help=f"label scheme for jsonl/TREC data: {', '.join(SCHEME_REGISTRY)}")
     g.add_argument("--labels", help="custom label scheme, least relevant first, e.g. 'Bad,Fair,Good'")
     g.add_argument("--knowledge", default="auto", choices=["auto", "catalog", "web", "none"],
                    help="knowledge source: auto = web if TAVILY_API_KEY is set, else the dataset's catalog")

@@ -5,13 +5,13 @@ A new dataset is one module in this package plus one line in `LOADERS`.
 
 from __future__ import annotations
 
-import importlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from hiera_dspy.errors import HieraError
 from hiera_dspy.labels import LabelScheme
 from hiera_dspy.records import Pair
+from hiera_dspy.registry import Entry, Registry, module_doc
 
 
 class DataError(HieraError):
@@ -118,6 +118,9 @@ def load_dataset(spec: str, scheme: LabelScheme | None = None, **options) -> Dat
     if name not in LOADERS:
         raise DataError(f"unknown dataset {name!r} in --dataset {spec!r}; known: {sorted(LOADERS)} "
                         f"(use jsonl:PATH for your own pairs)")
-    module_name, func = LOADERS[name].split(":")
-    loader = getattr(importlib.import_module(module_name), func)
-    return loader(arg or None, scheme, **options)
+    return DATASETS[name].load()(arg or None, scheme, **options)
+
+
+# the datasets as a registry (hiera_dspy.registry), read from LOADERS: a line there is a dataset here
+DATASETS = Registry("dataset", lambda: {name: Entry(name, module_doc(target), loader=target)
+                                        for name, target in LOADERS.items()}, hint=" (jsonl:PATH for your own pairs)")

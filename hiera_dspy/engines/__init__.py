@@ -17,16 +17,15 @@ streamed from the store (`runner.RunRows`): memory does not grow with the run.
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Callable
 
 import dspy
 
-from hiera_dspy.errors import RequestError
 from hiera_dspy.lm.breaker import CircuitBreaker
 from hiera_dspy.records import Judgment, Pair
+from hiera_dspy.registry import Entry, Registry
 from hiera_dspy.runs.progress import Display
 from hiera_dspy.store.run_store import RunStore
 
@@ -73,13 +72,16 @@ class Job:
     breaker: CircuitBreaker = field(default_factory=CircuitBreaker)  # threads, async: stop on an unreachable endpoint
 
 
+ENGINE_REGISTRY = Registry("engine", lambda: {name: Entry(name, doc, loader=f"{module}:run")
+                                             for name, (module, doc) in ENGINES.items()})
+
+
 def judge(engine: str, job: Job) -> Sequence[Judgment]:
     """Run `job` with the named engine; returns the run's rows for the job's pairs, in split order (a `RunRows`:
     streamed from the store when iterated)."""
-    if engine not in ENGINES:
-        raise RequestError(f"unknown engine {engine!r}; engines: {', '.join(ENGINES)}")
+    run = ENGINE_REGISTRY[engine].load()
     job.store.claim(job.run_id)  # one writer per run, whatever the engine (a no-op when already held)
     try:
-        return importlib.import_module(ENGINES[engine][0]).run(job)
+        return run(job)
     finally:
         job.store.release(job.run_id)

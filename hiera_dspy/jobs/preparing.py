@@ -11,11 +11,11 @@ from pathlib import Path
 from hiera_dspy import settings
 from hiera_dspy.artifacts.judge_file import load_judge, note_ignored_endpoints, read_artifact
 from hiera_dspy.data import Dataset, load_dataset
-from hiera_dspy.errors import RequestError, UnknownName
+from hiera_dspy.errors import RequestError
 from hiera_dspy.jobs.requests import DataSource, Judging
 from hiera_dspy.knowledge import make_knowledge
 from hiera_dspy.labels import custom_scheme, get_scheme
-from hiera_dspy.methods import BuildContext, available, build
+from hiera_dspy.methods import METHOD_REGISTRY, BuildContext, build
 from hiera_dspy.methods.params import ConfigError, check
 from hiera_dspy.runs.cost import prices_of
 from hiera_dspy.runs.progress import Display
@@ -93,10 +93,7 @@ def method_config(method: str, overrides: tuple[str, ...] | list[str] = (), base
     """`base` (e.g. a search's config) updated with the KEY=VALUE `overrides` (VALUE is JSON when it parses, else
     text), each key checked against the method's registered config."""
     config = dict(base or {})
-    methods = available()
-    if method not in methods:
-        raise UnknownName(f"unknown method {method!r}; python -m eval.methods lists them")
-    known = {**methods[method].defaults, **dict.fromkeys(methods[method].options)}
+    known = METHOD_REGISTRY[method].params  # an unknown method: UnknownName listing the registered ones
     for setting in overrides:
         key, sep, text = setting.partition("=")
         key = key.strip()

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 
 from hiera_dspy.conclude.strata import allocate, strata_of
 from hiera_dspy.errors import HieraError
+from hiera_dspy.registry import Entry, Registry, first_line
 
 DEFAULT_STRATA = 4
 
@@ -60,6 +61,7 @@ def draw_stratified(query_ids: Sequence[str], n: int, seed: int, uncertainty: Se
 
 
 def _random(d: Draw) -> tuple[list[str], None]:
+    """uniformly over the queries (the default)"""
     return draw(d.query_ids, d.n, d.seed), None
 
 
@@ -74,6 +76,7 @@ def check_stratified(n: int, strata: int) -> None:
 
 
 def _stratified(d: Draw) -> tuple[list[str], list[int]]:
+    """proportionally over strata of the judge's uncertainty per query, drawn after judging"""
     check_stratified(d.n, d.strata)
     if d.uncertainty is None:
         raise HieraError("--sample stratified needs the machine's judgments of the holes (its strata are the judge's "
@@ -85,6 +88,11 @@ def _stratified(d: Draw) -> tuple[list[str], list[int]]:
 # method -> function(Draw) -> (queries in sample order, stratum of each or None)
 DRAWS: dict[str, Callable[[Draw], tuple[list[str], list[int] | None]]] = {"random": _random,
                                                                           "stratified": _stratified}
+
+
+# the draws as a registry (hiera_dspy.registry), read from DRAWS: a line there is a draw here
+DRAW_REGISTRY = Registry("sample draw", lambda: {name: Entry(name, first_line(draw.__doc__), loader=draw)
+                                                 for name, draw in DRAWS.items()})
 
 
 def run_draw(method: str, d: Draw) -> tuple[list[str], list[int] | None]:

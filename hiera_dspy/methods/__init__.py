@@ -13,12 +13,13 @@ from typing import Callable
 
 import dspy
 
-from hiera_dspy.errors import UnknownName
 from hiera_dspy.knowledge import Knowledge, NoKnowledge
 from hiera_dspy.labels import LabelScheme
 from hiera_dspy.lm.roles import ROLES, RoleLMs
 from hiera_dspy.lm.secrets import remember_lm_keys
+from hiera_dspy.methods.params import PARAMS, check
 from hiera_dspy.records import Pair
+from hiera_dspy.registry import Entry, Registry
 
 
 @dataclass
@@ -76,16 +77,20 @@ def available() -> dict[str, MethodInfo]:
     return METHODS
 
 
+# the methods as a registry (hiera_dspy.registry), read from the `register` decorator's table: each entry's
+# parameters are its config keys with their declared types (methods/params.py), its loader the builder
+METHOD_REGISTRY = Registry("method", lambda: {
+    name: Entry(name, info.doc, {key: PARAMS.get(key) for key in (*info.defaults, *info.options)}, info.builder)
+    for name, info in sorted(available().items())}, plural="registered")
+
+
 def build(name: str, ctx: BuildContext, **config) -> dspy.Module:
     """The method `name` built from `ctx` and its config (defaults, then `config`, each value checked)."""
-    methods = available()
-    if name not in methods:
-        raise UnknownName(f"unknown method {name!r}; registered: {', '.join(sorted(methods))}")
-    info = methods[name]
+    METHOD_REGISTRY[name]  # an unknown name: UnknownName listing the registered ones
+    info = available()[name]
     remember_lm_keys(ctx.lms)  # a caller's own LMs: their keys are redacted from errors too
     merged = {**info.defaults, **{k: v for k, v in config.items() if v is not None}}
-    from hiera_dspy.methods.params import check  # typed keys: a misspelt value is refused, never run as a default
-
+    # typed keys: a misspelt value is refused, never run as a default
     merged = {key: check(name, key, value) for key, value in merged.items()}
     program = info.builder(ctx, **merged)
     program.method = name

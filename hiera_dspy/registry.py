@@ -1,0 +1,88 @@
+"""One pattern for every named thing: an `Entry` (name, one-line doc, parameter schema, loader) in a `Registry` of its
+kind. Each kind keeps the place its entries are declared (datasets: `hiera_dspy.data.LOADERS`; label schemes:
+`hiera_dspy.labels.register`; engines: `hiera_dspy.engines.ENGINES`; sample draws: `hiera_dspy.labelling.draws.DRAWS`;
+methods: the `hiera_dspy.methods.register` decorator; commands: `hiera_dspy.cli.main.COMMANDS` and the CLI modules),
+and its registry is built from that place each time it is read, so a one-line addition there is in the registry, its
+help text and its errors at once.
+
+Example:
+    >>> from hiera_dspy.engines import ENGINE_REGISTRY
+    >>> ENGINE_REGISTRY["threads"].doc
+    'worker threads (--threads N); the default'
+    >>> ENGINE_REGISTRY["nope"]
+    Traceback (most recent call last):
+        ...
+    hiera_dspy.errors.UnknownName: unknown engine 'nope'; engines: threads, async, batch, ray
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import importlib.util
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from hiera_dspy.errors import UnknownName
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One named thing: its `name`, a one-line `doc`, its parameters (`params`: key -> its declared type or default,
+    declared with the owner) and its `loader` (the object itself, or 'module:attribute' imported on first use)."""
+
+    name: str
+    doc: str = ""
+    params: Mapping[str, Any] = field(default_factory=dict)
+    loader: Any = None
+
+    def load(self) -> Any:
+        """The loader's object (imported now when it is named as 'module:attribute')."""
+        if isinstance(self.loader, str):
+            module, _, attr = self.loader.partition(":")
+            loaded = importlib.import_module(module)
+            return getattr(loaded, attr) if attr else loaded
+        return self.loader
+
+
+class Registry(Mapping[str, Entry]):
+    """The entries of one kind (`kind`: 'engine', 'method', ...), built from their declaring table at every read; an
+    unknown name raises `UnknownName` listing the names there are (and `hint`, e.g. what else to pass)."""
+
+    def __init__(self, kind: str, entries: Callable[[], Mapping[str, Entry]], hint: str = "", plural: str = ""):
+        self.kind, self._entries, self.hint, self.plural = kind, entries, hint, plural or f"{kind}s"
+
+    def __getitem__(self, name: str) -> Entry:
+        entries = self._entries()
+        if name not in entries:
+            raise UnknownName(self.unknown(name))
+        return entries[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._entries())
+
+    def __len__(self) -> int:
+        return len(self._entries())
+
+    def unknown(self, name: str) -> str:
+        """The error text for a name this registry does not hold."""
+        return f"unknown {self.kind} {name!r}; {self.plural}: {', '.join(self)}{self.hint}"
+
+    def help(self, sep: str = "; ") -> str:
+        """Every entry as 'name: doc', for a command's help."""
+        return sep.join(f"{e.name}: {e.doc}" if e.doc else e.name for e in self._entries().values())
+
+
+def first_line(text: str | None) -> str:
+    """The first line of a docstring ('' for none)."""
+    return (text or "").strip().splitlines()[0].strip() if (text or "").strip() else ""
+
+
+def module_doc(target: str) -> str:
+    """The first line of the docstring of the module a 'module:attribute' names, read without importing it."""
+    spec = importlib.util.find_spec(target.partition(":")[0])
+    if spec is None or not spec.origin or not spec.origin.endswith(".py"):
+        return ""
+    with open(spec.origin, encoding="utf-8") as fh:
+        return first_line(ast.get_docstring(ast.parse(fh.read())))
