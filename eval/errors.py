@@ -22,7 +22,7 @@ import dspy
 
 from eval.disagreements import cause, disagreement_groups, format_path, judgment_path, short
 from hiera_dspy.cli.lms import add_lm_arguments, lms_from_args
-from hiera_dspy.cli.options import runs_dir
+from hiera_dspy.cli.options import add_renamed, runs_dir
 from hiera_dspy.data import DataError, load_dataset
 from hiera_dspy.errors import RequestError
 from hiera_dspy.metrics.agreement import NO_LABEL
@@ -38,10 +38,11 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--run", required=True, help="run id (printed by eval.run and eval.ablate)")
     p.add_argument("--store", help="run store SQLite file (default: runs/store.sqlite)")
     p.add_argument("--show", type=int, default=10, help="pairs shown per group (default 10)")
-    p.add_argument("--width", type=int, default=160, help="truncate each argument to this many characters")
+    p.add_argument("--chars", type=int, default=160, help="truncate each argument to this many characters")
     p.add_argument("--tag", action="store_true",
                    help="ask the judge-role LM for each wrong label's failure pattern (paper App. E.2)")
     add_lm_arguments(p)
+    add_renamed(p, "--chars", "--width")  # the old spelling, one release
     return p
 
 
@@ -120,7 +121,7 @@ def main(argv: list[str] | None = None) -> str:
     lm = lms_from_args(args).for_role("judge") if args.tag else None
     head = (f"run {args.run}: {config.get('method', '?')} on {config.get('dataset', '?')} [{config.get('split', '?')}]"
             f", knowledge {config.get('knowledge', '?')}")
-    text = "\n".join([head, *analyse(rows, pair_texts(config), args.show, args.width, lm)])
+    text = "\n".join([head, *analyse(rows, pair_texts(config), args.show, args.chars, lm)])
     sys.stdout.write(text + "\n")
     return text
 

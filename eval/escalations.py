@@ -1,11 +1,11 @@
-"""The review queue as text: DREAM's escalated judgments (and, with --budget N, the N least confident others), and
+"""The review queue as text: DREAM's escalated judgments (and, with --least-sure N, the N least confident others), and
 decisions from a file back in. The same queue as the review page (python -m eval.review).
 
-    python -m eval.escalations --run ID [--budget 20]           # list the queue with each debate or argument
-    python -m eval.escalations --run ID --labels human.jsonl    # record decisions: one {"id", "label" [, "who"]} a line
+    python -m eval.escalations --run ID [--least-sure 20]          # list the queue with each debate or argument
+    python -m eval.escalations --run ID --decisions human.jsonl   # record decisions: one {"id", "label" [, "who"]} a line
 
 Decisions are stored beside the automatic labels (never replacing them) with who and when, count in the run's
-metrics, and rewrite a labelling run's qrels.txt and labels.jsonl/new.jsonl. A --labels file is checked whole first
+metrics, and rewrite a labelling run's qrels.txt and labels.jsonl/new.jsonl. A --decisions file is checked whole first
 (every bad line reported, nothing stored) and applied in one transaction; a decision equal to the stored one is not
 stored again.
 """
@@ -16,7 +16,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from hiera_dspy.cli.options import cli_main, open_store
+from hiera_dspy.cli.options import add_renamed, cli_main, open_store
 from hiera_dspy.labelling.decision_file import read_decisions
 from hiera_dspy.labelling.sample import SAMPLE_REASON
 from hiera_dspy.labelling.session import Review, transcript
@@ -28,9 +28,12 @@ def parser() -> argparse.ArgumentParser:
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--run", required=True, help="run id (printed by eval.run, eval.label, eval.holes)")
     p.add_argument("--store", help="run store SQLite file (default: runs/store.sqlite)")
-    p.add_argument("--budget", type=int, default=0, help="also list the N least confident judgments (default 0)")
-    p.add_argument("--labels", help="JSONL file of human decisions: {\"id\": PAIR_ID, \"label\": LABEL} per line")
-    p.add_argument("--who", help="who made the decisions of --labels (default: your user name; a line's who wins)")
+    p.add_argument("--least-sure", type=int, default=0, metavar="N",
+                   help="also list the N least confident judgments (default 0)")
+    p.add_argument("--decisions", help="JSONL file of human decisions: {\"id\": PAIR_ID, \"label\": LABEL} per line")
+    p.add_argument("--who", help="who made the decisions of --decisions (default: your user name; a line's who wins)")
+    add_renamed(p, "--least-sure", "--budget")  # the old spellings, one release
+    add_renamed(p, "--decisions", "--labels")
     return p
 
 
@@ -64,12 +67,12 @@ def record(review: Review, path: Path, who: str | None) -> dict:
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Show a run's escalations, or record human decisions from --labels."""
+    """Show a run's escalations, or record human decisions from --decisions."""
     args = parser().parse_args(argv)
     store = open_store(args)
-    review = Review(store, args.run, args.budget, args.who)
-    if args.labels:
-        done = record(review, Path(args.labels), args.who)
+    review = Review(store, args.run, args.least_sure, args.who)
+    if args.decisions:
+        done = record(review, Path(args.decisions), args.who)
         same = f" ({done['unchanged']} unchanged: the same label was stored already)" if done["unchanged"] else ""
         print(f"recorded {done['recorded']} human decisions in run {args.run}{same}; {review.next_step()}")
         return

@@ -14,7 +14,7 @@ person decides them: python -m eval.review --run RUN_ID.
 With --human-sample N|P% a seeded sample of whole queries is drawn once, after the judging, and kept in the run
 (--sample random, the default: uniformly; --sample stratified: proportionally over --strata 4 strata of the judge's
 uncertainty per query); OUT/sample.jsonl
-lists its pairs for a person (eval.review shows them first; eval.escalations --labels loads a file of decisions).
+lists its pairs for a person (eval.review shows them first; eval.escalations --decisions loads a file of decisions).
 Every export (this command rerun, or each decision) recomputes the conclusions: per system and measure the
 machine-only value, the PPI estimate with its --ci interval and the human-only one, every pairwise difference with
 its Holm-adjusted p-value (summary.json "estimates", "differences", "human_sample"; report.md in words). The machine's

@@ -1,8 +1,8 @@
 """Review in the browser what the machine could not decide; decisions go back into the run and its qrels.
 
-    python -m eval.review --run RUN_ID [--port 8765] [--budget 50] [--who NAME]
+    python -m eval.review --run RUN_ID [--port 8765] [--least-sure 50] [--who NAME]
 
-Serves one page on 127.0.0.1 (no internet, no CDN assets): the queue (DREAM's escalations, then the `--budget`
+Serves one page on 127.0.0.1 (no internet, no CDN assets): the queue (DREAM's escalations, then the `--least-sure`
 judgments of lowest confidence), each with its query, item, the machine label with its confidence and source, and
 the argument or debate transcript. A person picks a label with a click or a key (1..9); the decision is stored beside
 the machine label (never replacing it) with who and when, and a labelling run's qrels.txt and labels.jsonl/new.jsonl
@@ -17,7 +17,7 @@ import sys
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-from hiera_dspy.cli.options import cli_main, open_store
+from hiera_dspy.cli.options import add_renamed, cli_main, open_store
 from hiera_dspy.labelling.decisions import UnknownPair
 from hiera_dspy.labelling.session import Review
 
@@ -33,8 +33,10 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--run", required=True, help="run id (printed by eval.label, eval.holes, eval.run)")
     p.add_argument("--store", help="run store SQLite file (default: runs/store.sqlite)")
     p.add_argument("--port", type=int, default=8765, help="port on 127.0.0.1 (0: any free port)")
-    p.add_argument("--budget", type=int, default=50, help="queue the N least confident judgments besides escalations")
+    p.add_argument("--least-sure", type=int, default=50, metavar="N",
+                   help="queue the N least confident judgments besides escalations")
     p.add_argument("--who", default=None, help="reviewer name recorded with each decision (default: your user name)")
+    add_renamed(p, "--least-sure", "--budget")  # the old spelling, one release
     return p
 
 
@@ -110,7 +112,7 @@ def main(argv: list[str] | None = None) -> None:
     """Serve a run's review queue on 127.0.0.1 until Ctrl-C."""
     args = parser().parse_args(argv)
     store = open_store(args)
-    review = Review(store, args.run, args.budget, args.who)
+    review = Review(store, args.run, args.least_sure, args.who)
     queued = review.queue()
     server = make_server(review, args.port)
     print(f"reviewing run {args.run}: {len(queued)} judgments queued "

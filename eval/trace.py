@@ -17,7 +17,7 @@ import json
 import sys
 from pathlib import Path
 
-from hiera_dspy.cli.options import open_store, runs_dir
+from hiera_dspy.cli.options import add_renamed, open_store, runs_dir
 from hiera_dspy.errors import RequestError
 from hiera_dspy.lm.ledger import Step
 from hiera_dspy.lm.profiles import describe as describe_profile
@@ -41,7 +41,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--pair", required=True, help="pair id within the run")
     p.add_argument("--store", help="run store SQLite file (default: runs/store.sqlite)")
     p.add_argument("--json", action="store_true", help="print the stored row as JSON")
-    p.add_argument("--width", type=int, default=300, help="truncate each text output to this many characters")
+    p.add_argument("--chars", type=int, default=300, help="truncate each text output to this many characters")
+    add_renamed(p, "--chars", "--width")  # the old spelling, one release
     return p
 
 
@@ -128,7 +129,7 @@ def main(argv: list[str] | None = None) -> str:
     finally:
         store.close()
     text = json.dumps({"config": config, "row": row.to_dict()}, indent=1, default=str) if args.json else \
-        format_trace(config, row, args.width)
+        format_trace(config, row, args.chars)
     sys.stdout.write(text + "\n")
     return text
 

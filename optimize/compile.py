@@ -8,7 +8,7 @@ one self-describing artifact.
 Train pairs: the dataset's `train` split, or `--split NAME` (msrd: `pool`, ~108,700 pairs of the judgments pool, no
 dev query among them), capped by `--train-limit N` (a seeded sample). Refit a judge on a person's decisions:
 
-    python -m optimize.compile --train-from RUN_ID [--train-from RUN_ID2] --judge ART --out NEW
+    python -m optimize.compile --train-from RUN_ID [--train-from RUN_ID2] --judge ART --artifact NEW
 
 takes ART's method, config, dataset and train split, adds the decided pairs of the labelling runs (decisions win over
 the split's labels; machine labels are never gold; the runs ART itself learned from are kept) and writes NEW, whose
@@ -28,6 +28,7 @@ from hiera_dspy.cli.lms import add_lm_arguments, lm_choice
 from hiera_dspy.cli.options import (
     add_config_argument,
     add_data_arguments,
+    add_renamed,
     add_run_arguments,
     cli_main,
     exit_on_error_rate,
@@ -62,11 +63,12 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--optimizer", choices=sorted(OPTIMIZERS), help="default: bootstrap at smoke, mipro above")
     p.add_argument("--budget", default="light", choices=list(BUDGETS))
     p.add_argument("--seed", type=int, default=42)
-    p.add_argument("--out", help="artifact path (default: artifacts/<dataset>/<method>.json)")
+    p.add_argument("--artifact", help="artifact path (default: artifacts/<dataset>/<method>.json)")
     p.add_argument("--skip-before", action="store_true", help="do not evaluate the uncompiled program")
     add_run_arguments(p, run_id=False)
     add_config_argument(p)
     add_lm_arguments(p)
+    add_renamed(p, "--artifact", "--out")  # the old spelling, one release
     return p
 
 
@@ -92,7 +94,7 @@ def main(argv: list[str] | None = None) -> dict:
         data_source(args) if args.dataset else None, method=args.method, config_file=args.config,
         settings=tuple(args.settings or ()), knowledge=args.knowledge, split=args.split, train_limit=args.train_limit,
         train_from=tuple(args.train_from), judge=args.judge, optimizer=args.optimizer, budget=args.budget,
-        seed=args.seed, out=args.out, skip_before=args.skip_before, lms=lm_choice(args), threads=args.threads,
+        seed=args.seed, out=args.artifact, skip_before=args.skip_before, lms=lm_choice(args), threads=args.threads,
         run=run_options(args)))
     print_compiled(compiled)
     phases = (("before", compiled.before), ("after", compiled.after))

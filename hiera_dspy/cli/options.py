@@ -32,6 +32,25 @@ def cli_main(main) -> None:
         raise SystemExit(exc.exit_status) from None
 
 
+class _Renamed(argparse.Action):
+    """A flag's old spelling, kept one release: it sets the new flag's value and says on stderr that it is renamed."""
+
+    def __init__(self, option_strings, dest, new: str = "", **kwargs):
+        super().__init__(option_strings, dest, **kwargs)
+        self.new = new
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        print(f"{parser.prog}: {option_string} is renamed {self.new} (one meaning per flag); {option_string} goes in "
+              "the next release", file=sys.stderr)
+        setattr(namespace, self.dest, values)
+
+
+def add_renamed(parser: argparse.ArgumentParser, new: str, old: str) -> None:
+    """Keep `old` as the old spelling of the flag `new` (added already) for one release, hidden from --help."""
+    action = parser._option_string_actions[new]
+    parser.add_argument(old, dest=action.dest, type=action.type, action=_Renamed, new=new, help=argparse.SUPPRESS)
+
+
 def add_data_arguments(parser: argparse.ArgumentParser) -> None:
     """The data options: --dataset and the input options (scheme, labels, knowledge, bad rows, threads)."""
     g = parser.add_argument_group("data")

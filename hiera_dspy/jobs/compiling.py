@@ -117,10 +117,10 @@ def compile_judge(request: CompileRequest) -> Compiled:
     compiled judge with both dev metrics and the optimizer settings."""
     method, config, knowledge_kind = request.method, dict(request.config), request.knowledge
     if request.out and Path(request.out).is_dir():
-        raise RequestError(f"--out {request.out}: is a folder; --out names the artifact file, e.g. "
+        raise RequestError(f"--artifact {request.out}: is a folder; --artifact names the artifact file, e.g. "
                            f"{Path(request.out) / (method + '.json')}")
     if request.out:
-        output_folder(Path(request.out).parent, "--out")
+        output_folder(Path(request.out).parent, "--artifact")
     store = open_store(request.run.store)
     if request.config_file:
         spec = read_json_file(request.config_file, "--config")

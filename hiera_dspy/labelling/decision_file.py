@@ -1,4 +1,4 @@
-"""A file of human decisions (`eval.escalations --labels FILE`), read and checked whole before anything is stored.
+"""A file of human decisions (`eval.escalations --decisions FILE`), read and checked whole before anything is stored.
 
 One JSON object a line: {"id": PAIR_ID, "label": LABEL [, "who": NAME]}; blank lines are skipped. Every line is
 checked (JSON, fields, a label of the run's scheme, a pair of the run, the same pair twice with two labels) and every
@@ -38,9 +38,9 @@ def read_decisions(path: str | Path, labels: Iterable[str], in_run: Callable[[li
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
-        raise HieraError(f"--labels {path}: file not found") from None
+        raise HieraError(f"--decisions {path}: file not found") from None
     except (OSError, UnicodeDecodeError) as exc:
-        raise HieraError(f"--labels {path}: cannot be read ({exc})") from None
+        raise HieraError(f"--decisions {path}: cannot be read ({exc})") from None
     problems: list[str] = []
     decisions: dict[str, Decision] = {}
     for lineno, line in enumerate(text.splitlines(), 1):

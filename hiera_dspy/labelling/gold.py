@@ -1,6 +1,6 @@
 """A person's decisions as gold train pairs: what `optimize.compile --train-from RUN_ID` learns from.
 
-Only decisions count: the pairs a person decided in a labelling run (`eval.review`, `eval.escalations --labels`; the
+Only decisions count: the pairs a person decided in a labelling run (`eval.review`, `eval.escalations --decisions`; the
 latest decision per pair, `hiera_dspy.labelling.decisions`), with the decided label. The machine's own labels are never
 used as gold. Merged into a train split, a decision wins over the split's label of the same pair (same query id and
 item id, else the same pair id).
@@ -40,7 +40,7 @@ def decided_pairs(store: RunStore, run_id: str) -> list[Pair]:
     decisions = DecisionLog(store.path).latest(run_id)
     if not decisions:
         raise NoDecisions(f"--train-from {run_id}: the run has no decisions yet; decide pairs first with python -m "
-                          f"eval.review --run {run_id} (or eval.escalations --run {run_id} --labels FILE)")
+                          f"eval.review --run {run_id} (or eval.escalations --run {run_id} --decisions FILE)")
     pairs = _pairs_file(Path(out))
     missing = sorted(set(decisions) - set(pairs))
     if missing:

@@ -17,8 +17,8 @@ def _rows(pairs):
 
 def test_quickstart_compile_reports_each_part_and_every_dev_pair(tiny_base, tmp_path, monkeypatch, capsys):
     from hiera_dspy.artifacts.format import read_artifact
+    from hiera_dspy.jobs import optimizers
     from optimize import compile as compile_cli
-    from optimize import optimizers
 
     monkeypatch.setitem(optimizers.QUICKSTART, "ce-blend", {"split": "pool", "config": {
         **optimizers.QUICKSTART["ce-blend"]["config"], "ce_pairs": 64, "ce_max_len": 32}})
