@@ -22,6 +22,11 @@ from typing import Any, Callable
 import dspy
 from dspy.lm15 import Message, Response, TextPart, Usage
 
+from hiera_dspy.knowledge import Passage
+from hiera_dspy.lm import ledger
+from hiera_dspy.lm.roles import ROLES, RoleLMs
+from hiera_dspy.records import Pair
+
 FIELD_LINE = re.compile(r"^\d+\. `(\w+)` \((.+?)\):", re.M)
 Answer = Any | Callable[[str], Any]
 
@@ -113,8 +118,6 @@ def fake_lm(answers: dict[str, Answer] | None = None, latency: float = 0.0, name
 def role_lms(answers: dict[str, Answer] | None = None, per_role: bool = False, **kwargs):
     """RoleLMs whose every role is one fake LM answering `answers`, or (per_role=True) each role its own fake LM
     (named fake/ROLE, with its own engine call counter)."""
-    from hiera_dspy.lm.roles import ROLES, RoleLMs
-
     if per_role:
         return RoleLMs.of({role: fake_lm(answers, name=f"fake/{role}", **kwargs) for role in ROLES})
     lm = fake_lm(answers, **kwargs)
@@ -129,8 +132,6 @@ class FakeKnowledge:
     default_k = 3
 
     def __init__(self, passages=None, name: str | None = None):
-        from hiera_dspy.knowledge import Passage
-
         self.passages = passages if passages is not None else [
             Passage(title="KB-TITLE", text="KB-PASSAGE-TEXT about the item", source=self.name)]
         if name:
@@ -158,16 +159,12 @@ class FakeKnowledge:
 def pair(i: int = 0, query: str = "tom cruise spy movie", title: str = "Mission: Impossible",
          text: str = "An IMF agent is framed.", label: str | None = "Relevant"):
     """A Pair with ids derived from its parts (p{i}, q-{query}, i-{title})."""
-    from hiera_dspy.records import Pair
-
     return Pair(id=f"p{i}", query=query, item_title=title, item_text=text, label=label, query_id=f"q-{query}",
                 item_id=f"i-{title}")
 
 
 def labelled_pairs(scheme, per_label: int = 2) -> list:
     """`per_label` labelled pairs for each label of `scheme` (ids t{label}{i}): a tiny train split."""
-    from hiera_dspy.records import Pair
-
     return [Pair(f"t{label}{i}", f"query {label} {i}", f"Title {label} {i}", f"text about {label}", label,
                  f"q{label}{i}", f"i{label}{i}") for label in scheme.labels for i in range(per_label)]
 
@@ -175,8 +172,6 @@ def labelled_pairs(scheme, per_label: int = 2) -> list:
 def judge_once(program, pair=None, **inputs):
     """Judge one pair (a Pair, or its inputs query, item_title, item_text as keywords) under a fresh ledger;
     returns (prediction, ledger)."""
-    from hiera_dspy.lm import ledger
-
     book = ledger.Ledger()
     with ledger.bind(book):
         prediction = program(**(pair.inputs() if pair is not None else inputs))

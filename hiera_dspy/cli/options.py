@@ -5,6 +5,9 @@ from __future__ import annotations
 import argparse
 import sys
 
+from hiera_dspy.cli.dry_run import add_dry_run_arguments
+from hiera_dspy.cli.engines import add_engine_arguments
+from hiera_dspy.cli.lms import add_lm_arguments
 from hiera_dspy.cli.requests import data_source
 from hiera_dspy.data import DATASETS, Dataset
 from hiera_dspy.errors import HieraError
@@ -82,10 +85,6 @@ def add_judging_arguments(p: argparse.ArgumentParser) -> None:
     """What judges and how, shared by every CLI that judges pairs (eval.run, eval.label, eval.holes): --method |
     --judge, --limit, the run options (--run-id, --store, --wait, --max-error-rate), --retry-errors, --set, the LM
     flags, --engine and --dry-run."""
-    from hiera_dspy.cli.dry_run import add_dry_run_arguments
-    from hiera_dspy.cli.engines import add_engine_arguments
-    from hiera_dspy.cli.lms import add_lm_arguments
-
     which = p.add_mutually_exclusive_group(required=True)
     which.add_argument("--method", help="a registered method, uncompiled (see python -m eval.methods)")
     which.add_argument("--judge", help="a compiled judge artifact (JSON) from optimize.compile")

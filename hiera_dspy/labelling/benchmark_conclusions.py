@@ -14,6 +14,7 @@ from hiera_dspy.conclude.report import section
 from hiera_dspy.conclude.strata import query_uncertainty, relevance_probability
 from hiera_dspy.errors import HieraError, RequestError
 from hiera_dspy.labelling.draws import DEFAULT_STRATA, check_stratified
+from hiera_dspy.labelling.exports import read_pairs_file, records_of, write_jsonl
 from hiera_dspy.labelling.sample import SampleLog, count, ensure, parse_size
 from hiera_dspy.labels import LabelScheme
 
@@ -40,8 +41,6 @@ def draw_sample(store, run_id: str, queries: list[str], scheme: LabelScheme, hum
                 sample: str | None, strata: int | None) -> None:
     """The run's sample: kept if stored, else drawn now (with `human_sample`, --human-sample; a stratified draw from
     the judgments of the run's holes, so call it after judging); says which on stderr."""
-    from hiera_dspy.labelling.exports import records_of
-
     def uncertainty():
         return query_uncertainty(queries, ((r["query_id"], relevance_probability(r, scheme))
                                            for r in records_of(store, run_id)))
@@ -67,8 +66,6 @@ def conclude(summary: dict, store, run_id: str, runs: dict, originals: dict, rec
              machine_values: str = "expected") -> tuple[list[Path], str]:
     """Add the conclusions to `summary` (per run "estimates", "differences", "human_sample", "conclusions"), write
     OUT/sample.jsonl when the run has a sample; returns (written paths, the report's Markdown section)."""
-    from hiera_dspy.labelling.exports import read_pairs_file, write_jsonl
-
     log = SampleLog(store.path)
     try:
         sample = log.get(run_id)

@@ -13,6 +13,7 @@ from hiera_dspy.data import DataError
 from hiera_dspy.data.trec import format_qrels, read_corpus, read_qrels, read_topics
 from hiera_dspy.data.trec_stream import RunFile
 from hiera_dspy.errors import RequestError
+from hiera_dspy.labelling.benchmark_conclusions import conclude
 from hiera_dspy.labelling.exports import qrels_of, write_jsonl
 from hiera_dspy.labels import LabelScheme
 from hiera_dspy.metrics.format import number
@@ -86,8 +87,6 @@ def read_inputs(labelling: dict, scheme: LabelScheme) -> Inputs:
 def export_holes(store, run_id: str, config: dict, records: list[dict]) -> list[Path]:
     """qrels.txt (originals unchanged, then the filled holes), new.jsonl, summary.json, report.md (with the
     conclusions), sample.jsonl when the run has a human sample."""
-    from hiera_dspy.labelling.benchmark_conclusions import conclude
-
     labelling = config["labelling"]
     out, scheme, depth = Path(labelling["out"]), LabelScheme.from_dict(labelling["scheme"]), labelling["depth"]
     inputs = read_inputs(labelling, scheme)

@@ -5,8 +5,11 @@ from the run's machine values and the judge's probabilities, beside what its dec
 
 from __future__ import annotations
 
-from hiera_dspy.conclude.filled_benchmark import conclusions
+from hiera_dspy.conclude.filled_benchmark import conclusions, machine_values_of, population, simulated_values
+from hiera_dspy.conclude.plan import n_for_width, plan
 from hiera_dspy.errors import HieraError
+from hiera_dspy.labelling.benchmark_holes import read_inputs
+from hiera_dspy.labelling.exports import records_of
 from hiera_dspy.labelling.sample import SampleLog
 from hiera_dspy.labels import LabelScheme
 
@@ -18,11 +21,6 @@ def plan_run(store, run_id: str, width: float = 0.05, power: float = 0.8, draws:
     the run's decided human sample gives now (its estimate from the run's conclusions) and the n for `width` its
     own residual spread predicts (`n_width_sample`). HieraError when the run is not a holes labelling run."""
     import numpy as np
-
-    from hiera_dspy.conclude.filled_benchmark import machine_values_of, population, simulated_values
-    from hiera_dspy.conclude.plan import n_for_width, plan
-    from hiera_dspy.labelling.benchmark_holes import read_inputs
-    from hiera_dspy.labelling.exports import records_of
 
     config = store.run_config(run_id)
     if not config or config.get("labelling", {}).get("kind") != "holes":

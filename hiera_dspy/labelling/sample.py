@@ -25,7 +25,9 @@ from pathlib import Path
 
 from hiera_dspy.conclude.sample import Sample
 from hiera_dspy.errors import HieraError
+from hiera_dspy.labelling.confidence import confidence
 from hiera_dspy.labelling.draws import DEFAULT_STRATA, DRAWS, Draw, run_draw
+from hiera_dspy.labelling.queue import QueueEntry
 from hiera_dspy.store.side_table import SideTable
 
 SCHEMA = """
@@ -66,9 +68,6 @@ def count(size: tuple[float, bool], n_queries: int) -> int:
 def sample_entries(sample: Sample | None, rows: Sequence[dict], pair_query: dict[str, str]) -> list:
     """The review queue's first part: every judged pair of the sampled queries (confident or not, failed ones
     aside), query by query in sample order, as `QueueEntry`s with reason "sample"."""
-    from hiera_dspy.labelling.confidence import confidence
-    from hiera_dspy.labelling.queue import QueueEntry
-
     if sample is None:
         return []
     rank = {q: i for i, q in enumerate(sample.queries)}

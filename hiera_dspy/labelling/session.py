@@ -7,6 +7,7 @@ import getpass
 import threading
 from pathlib import Path
 
+from hiera_dspy.data import DataError, load_dataset
 from hiera_dspy.errors import RequestError
 from hiera_dspy.labelling.decisions import DecisionLog
 from hiera_dspy.labelling.exports import iso, read_pairs_file
@@ -156,7 +157,6 @@ def _scheme_and_pairs(config: dict) -> tuple[LabelScheme, dict[str, dict]]:
     """A labelling run's scheme and pairs file; for a plain eval.run run, its dataset reloaded."""
     if "labelling" in config:
         return LabelScheme.from_dict(config["labelling"]["scheme"]), read_pairs_file(Path(config["labelling"]["out"]))
-    from hiera_dspy.data import DataError, load_dataset
 
     try:
         dataset = load_dataset(config["dataset"])

@@ -33,6 +33,7 @@ from urllib.parse import urlsplit
 
 from hiera_dspy import settings
 from hiera_dspy.errors import HieraError
+from hiera_dspy.lm.intercept import lm_objects
 
 EXIT_STATUS = 3  # what the CLIs exit with: a failure of the run, every output written (as for --max-error-rate)
 PROBE_TRIES = 3
@@ -73,8 +74,6 @@ def endpoints_of(lms) -> list[str]:
     """The distinct endpoints of `lms` without building any LM: for a RoleLMs, the api_base of every role's and
     ensemble member's spec plus those of the LMs already built (a method that calls no LM builds none, and a local
     model is not loaded to be probed); for a mapping of LMs, each LM's."""
-    from hiera_dspy.lm.intercept import lm_objects
-
     if hasattr(lms, "built"):
         pools = [getattr(lms, "roles", None), getattr(lms, "ensemble", None)]
         specs = [spec for pool in pools if pool is not None for spec in pool.specs.values()]

@@ -22,6 +22,7 @@ from typing import Any
 import dspy
 
 from hiera_dspy.lm import cache as lm_cache
+from hiera_dspy.lm.retry import retrying_adapter
 
 _current: contextvars.ContextVar["Ledger | None"] = contextvars.ContextVar("hiera_ledger", default=None)
 
@@ -165,7 +166,5 @@ def _adapter_for(lm) -> Any:
     if name is None:
         return None
     if name not in _ADAPTERS:
-        from hiera_dspy.lm.retry import retrying_adapter
-
         _ADAPTERS[name] = retrying_adapter({"json": dspy.JSONAdapter, "chat": dspy.ChatAdapter}[name]())
     return _ADAPTERS[name]
