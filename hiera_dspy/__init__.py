@@ -5,8 +5,8 @@ Example:
     >>> judge = hiera_dspy.load_judge("artifacts/msrd/hiera.json")
     >>> judge(query="tom cruise spy movie", item_title="Mission: Impossible", item_text="...").label
 
-The main jobs are one call each (`hiera_dspy.api`; docs/api.md): judge, label, fill_holes, conclusions, plan,
-compile_judge. Every name here is imported on first use (PEP 562), so `import hiera_dspy.metrics` or
+The main jobs are one call each (`hiera_dspy.api`; docs/api.md): judge, ablate, label, fill_holes, conclusions,
+plan, compile_judge. Every name here is imported on first use (PEP 562), so `import hiera_dspy.metrics` or
 `import hiera_dspy.conclude` loads no DSPy.
 """
 
@@ -16,9 +16,10 @@ from hiera_dspy import settings
 
 settings.configure_process()  # before dspy is imported: litellm's cost map offline, DSPy's cache under our cache root
 
-_API = ("judge", "label", "fill_holes", "conclusions", "plan", "compile_judge", "load_dataset", "Dataset",
+_API = ("judge", "ablate", "label", "fill_holes", "conclusions", "plan", "compile_judge", "load_dataset", "Dataset",
         "JudgeRequest", "LabelRequest", "HolesRequest", "CompileRequest", "PlanRequest", "DataSource", "Judging",
-        "RunOptions", "DryRun", "HumanSample", "LMChoice", "Judged", "Labelled", "Filled", "Compiled")
+        "RunOptions", "DryRun", "HumanSample", "LMChoice", "Judged", "Labelled", "Filled", "Compiled",
+        "AblateRequest", "Ablation")
 _WHERE = {
     "load_judge": "hiera_dspy.artifacts.judge_file", "save_judge": "hiera_dspy.artifacts.judge_file",
     "LabelScheme": "hiera_dspy.labels", "get_scheme": "hiera_dspy.labels",

@@ -6,6 +6,7 @@ of eval/ and optimize/ maps its flags onto one of these and prints what it retur
     >>> judged.metrics["kappa"]                                                                          # doctest: +SKIP
 
     judge(JudgeRequest) -> Judged            judge a labelled split and score it             (eval.run)
+    ablate(AblateRequest) -> Ablation        every method of a grid on the same pairs        (eval.ablate)
     label(LabelRequest) -> Labelled          label pairs; labels.jsonl, qrels.txt            (eval.label)
     fill_holes(HolesRequest) -> Filled       fill a benchmark's holes and conclude           (eval.holes)
     conclusions(run_id) -> Filled           a holes run's conclusions, decisions counted    (eval.holes' export)
@@ -16,6 +17,7 @@ of eval/ and optimize/ maps its flags onto one of these and prints what it retur
 from __future__ import annotations
 
 from hiera_dspy.data import Dataset, load_dataset
+from hiera_dspy.jobs.ablating import AblateRequest, Ablation, ablate
 from hiera_dspy.jobs.compiling import Compiled, compile_judge
 from hiera_dspy.jobs.holes import Filled, conclusions, fill_holes
 from hiera_dspy.jobs.judging import Judged, judge
@@ -35,6 +37,6 @@ from hiera_dspy.jobs.requests import (
 )
 from hiera_dspy.lm.choice import LMChoice
 
-__all__ = ["judge", "label", "fill_holes", "conclusions", "plan", "compile_judge", "load_dataset", "Dataset",
+__all__ = ["judge", "ablate", "label", "fill_holes", "conclusions", "plan", "compile_judge", "load_dataset", "Dataset",
            "JudgeRequest", "LabelRequest", "HolesRequest", "CompileRequest", "PlanRequest", "DataSource", "Judging",
-           "RunOptions", "DryRun", "HumanSample", "LMChoice", "Judged", "Labelled", "Filled", "Compiled"]
+           "RunOptions", "DryRun", "HumanSample", "LMChoice", "Judged", "Labelled", "Filled", "Compiled", "AblateRequest", "Ablation"]
