@@ -1,5 +1,5 @@
 """What eval.label, eval.holes and eval.review share: a labelling run (a run whose pairs may have no gold) and its
-exported files. Judging one from a command line is `hiera_dspy.cli.labelling.label_pairs`.
+exported files. Judging one is `hiera_dspy.jobs.labelling.label_pairs`.
 
 A labelling run is an ordinary run in the run store (resumable, same run id rules as eval.run); its config carries a
 `labelling` section (kind, output folder, label scheme, and for holes the input files) from which `export` rewrites
