@@ -2,6 +2,11 @@
 
     python -m eval.holes --topics topics.tsv --corpus corpus.jsonl --qrels qrels.txt --runs bm25.run,dense.run \\
         --depth 10 --method dream --scheme msrd --out runs/filled
+    python -m eval.holes --dataset trec:DL20 --runs a.run,b.run --judge artifacts/dl.json --out runs/filled
+    python -m eval.holes --dataset irds:msmarco-passage/trec-dl-2020/judged --runs a.run,b.run --judge ... --out ...
+
+`--dataset trec:FOLDER` (topics, corpus, qrels in one folder) or `irds:ID` (ir_datasets; documents looked up only for
+the judged and retrieved ids) takes the place of the three files; its scheme defaults to `trec` (0-3).
 
 A hole is a (qid, docid) in the top `--depth` of any run that the qrels never judged; each is judged once. The corpus
 is the judges' catalog (knowledge), the existing judgments are the train pairs of learned methods (embed-lr). Takes
@@ -33,7 +38,7 @@ from hiera_dspy.cli.labelling import add_labelling_arguments, add_sample_argumen
 from hiera_dspy.cli.options import add_input_options, cli_main, exit_on_error_rate, output_folder, raise_if_stopped
 from hiera_dspy.conclude.filled_benchmark import population
 from hiera_dspy.conclude.retrieval import pool_holes
-from hiera_dspy.data import Dataset
+from hiera_dspy.data import DataError, Dataset, trec_folder
 from hiera_dspy.labelling.benchmark_conclusions import check_sample_size, draw_sample
 from hiera_dspy.labelling.benchmark_holes import TIE_RULE, read_inputs, tied_in_top
 from hiera_dspy.labelling.run import export
@@ -45,9 +50,11 @@ def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m eval.holes", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     g = p.add_argument_group("benchmark")
-    g.add_argument("--topics", required=True, help="TSV qid<TAB>query, or JSONL {\"qid\", \"query\"}")
-    g.add_argument("--corpus", required=True, help="JSONL {\"id\", \"title\", \"text\"} (extra fields join the text)")
-    g.add_argument("--qrels", required=True, help="TREC qrels (qid 0 docid grade); grade = label index in the scheme")
+    g.add_argument("--dataset", help="trec:FOLDER | irds:ID: the benchmark's topics, corpus and qrels in place of "
+                                     "--topics/--corpus/--qrels (scheme: trec unless given)")
+    g.add_argument("--topics", help="TSV qid<TAB>query, or JSONL {\"qid\", \"query\"}")
+    g.add_argument("--corpus", help="JSONL {\"id\", \"title\", \"text\"} (extra fields join the text; .gz read too)")
+    g.add_argument("--qrels", help="TREC qrels (qid 0 docid grade); grade = label index in the scheme")
     g.add_argument("--runs", required=True, help="comma-separated TREC run files (qid Q0 docid rank score tag)")
     g.add_argument("--depth", type=int, default=10, help="holes are unjudged documents in each run's top DEPTH")
     add_input_options(g)
@@ -58,7 +65,9 @@ def parser() -> argparse.ArgumentParser:
 
 
 def scheme_of(args) -> LabelScheme:
-    """The qrels' label scheme from --scheme or --labels (exactly one of them)."""
+    """The qrels' label scheme from --scheme or --labels (exactly one of them; with --dataset, `trec` if neither)."""
+    if args.dataset and not (args.scheme or args.labels):
+        return get_scheme("trec")
     if bool(args.scheme) == bool(args.labels):
         raise SystemExit("error: give the qrels' label scheme: --scheme msrd|esci|wands|homedepot|trec or "
                          "--labels 'A,B,C'")
@@ -68,17 +77,41 @@ def scheme_of(args) -> LabelScheme:
         raise SystemExit(f"error: {exc}") from None
 
 
+def benchmark_sources(args) -> dict:
+    """topics, corpus, qrels (absolute paths, or None for an irds: id) and dataset, from the three files or
+    --dataset trec:FOLDER | irds:ID (exactly one of the two ways)."""
+    files = (args.topics, args.corpus, args.qrels)
+    if args.dataset:
+        if any(files):
+            raise SystemExit("error: give --dataset or --topics/--corpus/--qrels, not both")
+        name, _, arg = args.dataset.partition(":")
+        if name == "irds":
+            return {"topics": None, "corpus": None, "qrels": None, "dataset": args.dataset}
+        if name != "trec":
+            raise SystemExit(f"error: --dataset {args.dataset!r}: holes read trec:FOLDER or irds:ID")
+        try:
+            found = trec_folder.files(arg)
+        except DataError as exc:
+            raise SystemExit(f"error: {exc}") from None
+        return {role: _abs(str(path)) for role, path in found.items()} | {"dataset": args.dataset}
+    if not all(files):
+        raise SystemExit("error: give the benchmark: --dataset trec:FOLDER | irds:ID, or all of --topics, "
+                         "--corpus and --qrels")
+    return {"topics": _abs(args.topics), "corpus": _abs(args.corpus), "qrels": _abs(args.qrels), "dataset": None}
+
+
 def main(argv: list[str] | None = None) -> dict:
     """Judge the unjudged documents in each run's top DEPTH and compare the runs before and after; returns the
     summary."""
     args = parser().parse_args(argv)
     output_folder(args.out)
     scheme = scheme_of(args)
+    sources = benchmark_sources(args)
     if args.depth < 1:
         raise SystemExit(f"error: --depth must be at least 1, got {args.depth}")
     out = Path(args.out).resolve()
     labelling = {"kind": "holes", "out": str(out), "scheme": scheme.to_dict(), "depth": args.depth,
-                 "topics": _abs(args.topics), "corpus": _abs(args.corpus), "qrels": _abs(args.qrels),
+                 **sources,
                  "runs": [_abs(r) for r in args.runs.split(",") if r.strip()], "on_bad_row": args.on_bad_row,
                  "ci": args.ci, "machine_values": args.machine_values}
     inputs = read_inputs(labelling, scheme)
@@ -94,12 +127,13 @@ def main(argv: list[str] | None = None) -> dict:
     if len(train) < len(inputs.qrels):
         print(f"{len(inputs.qrels) - len(train)} existing judgments name a qid or docid missing from the topics or "
               "corpus: kept in qrels.txt, not used as train pairs", file=sys.stderr)
-    dataset = Dataset(name=f"holes:{labelling['qrels']}", scheme=scheme, default_split="holes",
+    dataset = Dataset(name=f"holes:{labelling['dataset'] or labelling['qrels']}", scheme=scheme, default_split="holes",
                       splits={"holes": holes, "train": train},
                       catalog=list(inputs.corpus.values()))
     print(f"{len(holes)} holes at depth {args.depth} over {len(inputs.runs)} runs "
           f"({len(inputs.qrels)} existing judgments)", file=sys.stderr)
-    identity = {"holes": {k: labelling[k] for k in ("qrels", "runs", "topics", "corpus", "depth")}}
+    identity = {"holes": {k: labelling[k] for k in ("qrels", "runs", "topics", "corpus", "depth")}
+                | ({"dataset": sources["dataset"]} if sources["dataset"] else {})}
     run = label_pairs(args, dataset, holes, "holes", labelling, identity)
     if run is None:  # --dry-run: the estimate is printed, nothing was sent
         return {}

@@ -35,7 +35,8 @@ def add_data_arguments(parser: argparse.ArgumentParser) -> None:
     """The data options: --dataset and the input options (scheme, labels, knowledge, bad rows, threads)."""
     g = parser.add_argument_group("data")
     g.add_argument("--dataset", required=True,
-                   help="msrd (bundled) | esci:PATH | esci:hf:ID | wands:PATH | homedepot:PATH | jsonl:PATH; "
+                   help="msrd (bundled) | esci:PATH | esci:hf:ID | wands:PATH | homedepot:PATH | jsonl:PATH | "
+                        "trec:FOLDER (topics, corpus, qrels) | irds:ID (ir_datasets); "
                         "esci, wands, homedepot with no path: $HIERA_DATA_DIR/NAME (esci: else tasksource/esci)")
     add_input_options(g)
 

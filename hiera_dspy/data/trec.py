@@ -3,7 +3,7 @@
 - run: `qid Q0 docid rank score tag` (whitespace separated, 6 columns); ranked by score, ties by docid descending
   (trec_eval's order, which ir_measures uses too).
 - topics: TSV `qid<TAB>query`, or JSONL `{"qid", "query"}` (a `.jsonl`/`.json` name or a first line starting `{`).
-- corpus: JSONL `{"id", "title", "text"}` (`_id` accepted, as in BEIR); any further fields (MSRD's overview, genres,
+- corpus: JSONL `{"id", "title", "text"}` (`_id` accepted, as in BEIR; any file may be gzipped, `.gz`); any further fields (MSRD's overview, genres,
   actors, ...) join the text as `Name: value` lines.
 - qrels: `qid iter docid grade`; the grade is the index of a label in the scheme (0 = least relevant).
 
@@ -13,6 +13,7 @@ Writers go through `write_atomic` (temp file + rename).
 
 from __future__ import annotations
 
+import gzip
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import NamedTuple
@@ -41,7 +42,7 @@ class Bad(ValueError):
 def _lines(path: Path, what: str) -> Iterator[tuple[int, str]]:
     if not path.is_file():
         raise DataError(f"{path}: file not found (expected a {what})")
-    with open(path, "rb") as fh:
+    with (gzip.open if path.suffix == ".gz" else open)(path, "rb") as fh:
         for lineno, raw in enumerate(fh, 1):
             try:
                 text = raw.decode("utf-8-sig" if lineno == 1 else "utf-8").rstrip("\r\n")
@@ -139,8 +140,9 @@ QRELS_FORMAT = "qid 0 docid grade"
 
 
 def read_qrels(path: str | Path, scheme: LabelScheme, on_bad_row: str = "error",
-               skipped: list | None = None) -> dict[tuple[str, str], int]:
-    """(qid, docid) -> grade, every grade an index of `scheme.labels`; a pair judged twice is an error."""
+               skipped: list | None = None, lines: dict | None = None) -> dict[tuple[str, str], int]:
+    """(qid, docid) -> grade, every grade an index of `scheme.labels`; a pair judged twice is an error. `lines`, when
+    given, receives (qid, docid) -> the line it was read from (for errors found later)."""
     top = len(scheme.labels) - 1
 
     def parse(text: str, lineno: int):
@@ -168,6 +170,8 @@ def read_qrels(path: str | Path, scheme: LabelScheme, on_bad_row: str = "error",
                 skipped.append({"file": str(path), "line": lineno, "error": message})
             continue
         qrels[qid, docid], first[qid, docid] = grade, lineno
+    if lines is not None:
+        lines.update(first)
     return qrels
 
 

@@ -9,7 +9,8 @@ from collections import Counter
 from pathlib import Path
 
 from hiera_dspy.conclude.retrieval import evaluate, kendall_tau
-from hiera_dspy.data import DataError
+from hiera_dspy.data import BadRows, DataError
+from hiera_dspy.data.irds import benchmark
 from hiera_dspy.data.trec import format_qrels, read_corpus, read_qrels, read_topics
 from hiera_dspy.data.trec_stream import RunFile
 from hiera_dspy.errors import CommandError
@@ -21,16 +22,24 @@ from hiera_dspy.store.files import write_atomic
 
 
 class Inputs:
-    """The benchmark's files, read and cross-checked: every run line's qid is a topic and its docid in the corpus."""
+    """The benchmark's files, read and cross-checked: every run line's qid is a topic and its docid in the corpus.
+    With `dataset` an `irds:ID`, topics, qrels and the documents the qrels and runs name come from ir_datasets
+    (`hiera_dspy.data.irds`) instead of the three files."""
 
-    def __init__(self, topics: str, corpus: str, qrels: str, runs: list[str], scheme: LabelScheme,
-                 on_bad_row: str = "error"):
+    def __init__(self, topics: str | None, corpus: str | None, qrels: str | None, runs: list[str],
+                 scheme: LabelScheme, on_bad_row: str = "error", dataset: str | None = None):
         self.skipped: list[dict] = []
         self._noted: set[tuple[str, int]] = set()
         kw = dict(on_bad_row=on_bad_row, skipped=self.skipped)
-        self.topics = read_topics(topics, **kw)
-        self.corpus = read_corpus(corpus, **kw)
-        self.qrels = read_qrels(qrels, scheme, **kw)
+        if dataset and dataset.startswith("irds:"):
+            retrieved = {rl.docid for path in runs for rl in RunFile(path, on_bad_row="skip", skipped=[])}
+            bad = BadRows(on_bad_row)
+            self.topics, self.corpus, self.qrels, _ = benchmark(dataset.partition(":")[2], scheme, bad, retrieved)
+            self.skipped += bad.rows
+        else:
+            self.topics = read_topics(topics, **kw)
+            self.corpus = read_corpus(corpus, **kw)
+            self.qrels = read_qrels(qrels, scheme, **kw)
         self.runs: dict[str, RunFile] = {}  # read one query at a time, each time they are used
         for path in runs:
             name = Path(path).stem if Path(path).stem not in self.runs else path
@@ -78,7 +87,7 @@ def read_inputs(labelling: dict, scheme: LabelScheme) -> Inputs:
     """The benchmark files a labelling config names; a data error exits with its message."""
     try:
         return Inputs(labelling["topics"], labelling["corpus"], labelling["qrels"], labelling["runs"], scheme,
-                      labelling.get("on_bad_row", "error"))
+                      labelling.get("on_bad_row", "error"), labelling.get("dataset"))
     except DataError as exc:
         raise CommandError(str(exc)) from None
 
