@@ -11,7 +11,9 @@ methods are served by DSPy's LM cache. The run options (--run-id, --store, --wai
 every judging CLI (hiera_dspy.cli.options.add_run_arguments).
 Writes OUT/report.md, OUT/summary.json (every pair scored, a pair without a label as wrong, coverage beside; bootstrap
 95% CIs; McNemar vs the reference, Bonferroni within each family of comparisons: the paper grid's 11 baselines m=11,
-its 7 ablations m=7; cost per role, latency, delegation, errors, escalations), OUT/predictions.jsonl and the figures.
+its 7 ablations m=7; cost per role, latency, delegation, errors, escalations; the field's agreement measures: binary
+kappa, Krippendorff's alpha (ordinal), quadratic kappa, the confusion; `wall_ms_per_pair`, the method's wall time over
+the pairs it judged), OUT/predictions.jsonl and the figures.
 `--with-knowledge` adds, for each baseline, NAME+k with config with_knowledge=True (Table 4): a grid option, not a
 run option (one method's run: eval.run --method NAME --set with_knowledge=true).
 """
@@ -21,6 +23,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
 from collections import defaultdict
 from typing import Callable
 
@@ -54,6 +57,7 @@ from hiera_dspy.records import as_judgment
 from hiera_dspy.runs.cost import format_total
 from hiera_dspy.runs.runner import run_pairs
 from hiera_dspy.runs.spec import RunSpec
+from hiera_dspy.runs.tally import wall_clock
 from hiera_dspy.store.run_store import StoreError, validate_run_id
 
 
@@ -161,6 +165,7 @@ def main(argv: list[str] | None = None) -> list[dict]:
           f"knowledge {knowledge.name})", file=sys.stderr)
 
     results: dict[str, tuple[str, list[dict]]] = {}
+    started, clocks = {}, {}  # per method: when its run began, and its wall time over the pairs it judged
     estimates: list[dict] = []
     for display, method, config in rows_spec:
         program = build(method, ctx, **config)
@@ -173,8 +178,10 @@ def main(argv: list[str] | None = None) -> list[dict]:
             continue
         begin_run(store, run_id, identity, args)
         print(f"== {display} (run {run_id})", file=sys.stderr)
+        started[display] = time.time()
         results[display] = (run_id, run_pairs(program, pairs, store, run_id, threads=args.threads,
                                               progress=progress_display(args, lms, display), lms=lms))
+        clocks[display] = wall_clock(results[display][1], started[display])
         if results[display][1].stopped is not None:  # an endpoint is down: the methods left would not reach it
             break
 
@@ -190,8 +197,9 @@ def main(argv: list[str] | None = None) -> list[dict]:
     for display, (run_id, rows) in results.items():
         ref_rows = results[reference][1] if reference and display != reference else None
         s = summarize_method(display, rows, labels, reference_rows=ref_rows,
-                             n_comparisons=n_comparisons.get(display, 1))
+                             n_comparisons=n_comparisons.get(display, 1), binary_from=dataset.scheme.binary_from)
         s |= {"run_id": run_id, "lm_calls_by_role": lm_calls_by_role(rows), "skipped_rows": skipped_rows(dataset)}
+        s |= clocks[display]
         summaries.append(s)
 
     out = output_folder(args.out or runs_dir() / f"ablate-{sanitize(args.dataset)}-{split}")

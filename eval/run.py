@@ -4,7 +4,9 @@
     python -m eval.run --dataset msrd --split dev --method zero-shot --limit 30
 
 A run interrupted at any point and started again (same command, or the same --run-id) re-judges nothing.
-Writes OUT/metrics.json, OUT/predictions.jsonl and OUT/config.json; metrics are scikit-learn's over the whole split.
+Writes OUT/metrics.json, OUT/predictions.jsonl and OUT/config.json; metrics are scikit-learn's over the whole split,
+with the field's agreement measures (binary kappa at the scheme's cut, Krippendorff's alpha, quadratic kappa, their
+bootstrap CIs, the confusion) and the true time a pair (`wall_ms_per_pair`: the command's wall time over its pairs).
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from __future__ import annotations
 import argparse
 import functools
 import sys
+import time
 
 from hiera_dspy.cli.options import (
     add_data_arguments,
@@ -33,10 +36,10 @@ from hiera_dspy.cli.engines import options_from_args
 from hiera_dspy.cli.program import build_program
 from hiera_dspy.engines import Job, judge
 from hiera_dspy.methods.learning import prepare_fresh
-from hiera_dspy.metrics.reference import ReferenceScorer, summary_line
+from hiera_dspy.metrics.reference import ReferenceScorer, agreement_cis, summary_line
 from hiera_dspy.runs.outputs import write_outputs
 from hiera_dspy.runs.spec import RunSpec
-from hiera_dspy.runs.tally import metrics_from_rows
+from hiera_dspy.runs.tally import metrics_from_rows, wall_clock
 
 
 def parser() -> argparse.ArgumentParser:
@@ -53,6 +56,7 @@ def parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> dict:
     """Judge one split with one method, write metrics.json and predictions.jsonl; return the metrics (the estimate on
     a dry run)."""
+    started = time.time()  # the true time a pair: the whole command's wall time over the pairs it judged
     args = parser().parse_args(argv)
     if args.out:
         output_folder(args.out)
@@ -78,13 +82,14 @@ def main(argv: list[str] | None = None) -> dict:
     rows = judge(args.engine, Job(program, pairs, store, run_id, lms, retry_errors=args.retry_errors,
                                   progress=progress_display(args, lms, program.method),
                                   options=options_from_args(args), factory=recipe))
-    metrics = metrics_from_rows(rows, list(dataset.scheme.labels))
+    labels, cut = list(dataset.scheme.labels), dataset.scheme.binary_from
+    metrics = metrics_from_rows(rows, labels, cut) | wall_clock(rows, started) | agreement_cis(rows, labels, cut)
     metrics["run_id"] = run_id
     metrics["skipped_rows"] = skipped_rows(dataset)
     out = output_folder(args.out or runs_dir() / run_id)
     write_outputs(out, {**identity, "skipped_rows": metrics["skipped_rows"]}, metrics, rows)
     print_metrics(program.method, metrics)
-    print(summary_line(rows, list(dataset.scheme.labels), ReferenceScorer(dataset), pairs, program.method))
+    print(summary_line(rows, labels, ReferenceScorer(dataset), pairs, program.method, cut))
     if metrics["errors"]:
         print(f"{metrics['errors']} judgments ended in an error; rerun with --retry-errors to retry only those",
               file=sys.stderr)

@@ -29,6 +29,29 @@ def kappa_with_ci(gold: list[str], pred: list[str | None], labels: list[str]) ->
 KAPPA_CI = {"missing": "undefined", "label": "95% CI "}  # how the summary line writes a kappa and its CI
 
 
+def agreement_cis(rows: list[dict], labels: list[str], binary_from: int | None = None) -> dict:
+    """The field's agreement measures with their bootstrap 95% CIs (1,000 resamples over pairs, seed 42) for a run's
+    metrics.json: `kappa_ci`, `krippendorff_alpha_ci`, and for a graded scheme `weighted_kappa_ci` and, with the
+    scheme's `binary_from`, `binary_kappa_ci`. Over the rows with gold; a judgment without a label is wrong (alpha:
+    not pairable)."""
+    rows = [r for r in rows if r.get("gold") in labels]
+    gold, pred = [r["gold"] for r in rows], [final_label(r) for r in rows]
+    names = ["kappa", "krippendorff_alpha"] + (["weighted_kappa"] if len(labels) > 2 else [])
+    names += ["binary_kappa"] if len(labels) > 2 and binary_from is not None else []
+    return {f"{name}_ci": list(bootstrap_ci(gold, pred, labels, name, binary_from=binary_from)) for name in names}
+
+
+def field_part(gold: list[str], pred: list[str | None], labels: list[str], binary_from: int | None) -> str:
+    """Binary kappa (graded schemes, at the scheme's cut) and Krippendorff's alpha (ordinal), each with its CI."""
+    m = classification_metrics(gold, pred, labels, binary_from)
+    part = ""
+    if len(labels) > 2 and binary_from is not None:
+        ci = bootstrap_ci(gold, pred, labels, "binary_kappa", binary_from=binary_from)
+        part += f"; binary kappa (>= {labels[binary_from]}) {with_ci(m['binary_kappa'], ci, **KAPPA_CI)}"
+    ci = bootstrap_ci(gold, pred, labels, "krippendorff_alpha")
+    return part + f"; Krippendorff's alpha (ordinal) {with_ci(m['krippendorff_alpha'], ci, **KAPPA_CI)}"
+
+
 def graded_part(rows: list[dict], labels: list[str], by_id: dict) -> str:
     """For a graded scheme: the quadratic-weighted kappa with its CI and, where the pairs carry the source's graded
     value (`Pair.grade`, e.g. Home Depot's raters' mean on the 0 .. K-1 scale), the RMSE of the labels' grades against
@@ -73,9 +96,9 @@ class ReferenceScorer:
 
 
 def summary_line(rows: list[dict], labels: list[str], reference: ReferenceScorer | None = None, pairs=None,
-                 method: str = "") -> str:
-    """The one-line summary: n and kappa with CI, plus `reference` (embed-lr) on the same pairs when it has a train
-    split to fit on."""
+                 method: str = "", binary_from: int | None = None) -> str:
+    """The one-line summary: n and kappa with CI (with `binary_from`, the scheme's binary cut: binary kappa and
+    Krippendorff's alpha too), plus `reference` (embed-lr) on the same pairs when it has a train split to fit on."""
     rows = [r for r in rows if r.get("gold") in labels]  # unlabelled pairs (eval.label, holes) have nothing to score
     if not rows:
         return "no gold labels among these pairs: nothing to score"
@@ -86,6 +109,8 @@ def summary_line(rows: list[dict], labels: list[str], reference: ReferenceScorer
     by_id = {p.id: p for p in pairs or ()}
     if len(labels) > 2:
         line += graded_part(rows, labels, by_id)
+    if binary_from is not None:
+        line += field_part(gold, pred, labels, binary_from)
     if reference is None or pairs is None or method == "embed-lr":
         return line
     judged = [r for r in rows if r["id"] in by_id]
