@@ -13,7 +13,10 @@ is the judges' catalog (knowledge), the existing judgments are the train pairs o
 eval.run's run options (--run-id, --threads, --limit, --set, the LM flags) and resumes like any run. Writes
 OUT/qrels.txt (every original judgment unchanged, then one line per filled hole), OUT/new.jsonl (the filled holes
 with label, confidence, method, escalated), OUT/summary.json (per run: hole rate, nDCG@k and P@k before and after;
-Kendall's tau between the system rankings before and after) and OUT/report.md. Escalated holes stay holes until a
+Kendall's tau and tau_ap of the ranking after against the one on the given qrels, and the run whose nDCG moved most)
+and OUT/report.md. `--judge-pool` judges the pool's judged pairs too: the machine's own qrels, the ranking they give
+and the machine's agreement with the given judgments (summary.json `machine_only`, OUT/machine_qrels.txt). Escalated
+holes stay holes until a
 person decides them: python -m eval.review --run RUN_ID.
 
 With --human-sample N|P% a seeded sample of whole queries is drawn once, after the judging, and kept in the run
@@ -57,6 +60,11 @@ def parser() -> argparse.ArgumentParser:
     g.add_argument("--qrels", help="TREC qrels (qid 0 docid grade); grade = label index in the scheme")
     g.add_argument("--runs", required=True, help="comma-separated TREC run files (qid Q0 docid rank score tag)")
     g.add_argument("--depth", type=int, default=10, help="holes are unjudged documents in each run's top DEPTH")
+    g.add_argument("--judge-pool", action="store_true",
+                   help="judge every pair of the runs' top DEPTH, the judged ones too: the machine's own qrels "
+                        "(OUT/machine_qrels.txt), the system ranking they give against the given qrels (Kendall's "
+                        "tau, tau_ap) and the machine's agreement with the given judgments (summary.json machine_only;"
+                        " in-sample for a method fitted on these qrels: judge with an artifact compiled elsewhere)")
     add_input_options(g)
     p.add_argument("--out", required=True, help="output folder")
     add_sample_arguments(p)
@@ -113,7 +121,7 @@ def main(argv: list[str] | None = None) -> dict:
     labelling = {"kind": "holes", "out": str(out), "scheme": scheme.to_dict(), "depth": args.depth,
                  **sources,
                  "runs": [_abs(r) for r in args.runs.split(",") if r.strip()], "on_bad_row": args.on_bad_row,
-                 "ci": args.ci, "machine_values": args.machine_values}
+                 "ci": args.ci, "machine_values": args.machine_values, "judge_pool": args.judge_pool}
     inputs = read_inputs(labelling, scheme)
     for name, run in inputs.runs.items():
         if tied := tied_in_top(run, args.depth):
@@ -121,6 +129,9 @@ def main(argv: list[str] | None = None) -> dict:
                   f"{TIE_RULE}", file=sys.stderr)
     check_sample_size(population(inputs.runs), args.human_sample, args.sample, args.strata, args.ci)
     holes = [inputs.pair(q, d) for q, d in pool_holes(inputs.runs, inputs.qrels, args.depth)]
+    if args.judge_pool:  # the judged pairs of the pool too, their given grade as gold
+        holes += [inputs.pair(q, d, scheme.labels[inputs.qrels[q, d]])
+                  for q, d in pool_holes(inputs.runs, {}, args.depth) if (q, d) in inputs.qrels]
     if args.limit:
         holes = holes[:args.limit]
     train = inputs.judged_pairs(scheme)
@@ -130,10 +141,11 @@ def main(argv: list[str] | None = None) -> dict:
     dataset = Dataset(name=f"holes:{labelling['dataset'] or labelling['qrels']}", scheme=scheme, default_split="holes",
                       splits={"holes": holes, "train": train},
                       catalog=list(inputs.corpus.values()))
-    print(f"{len(holes)} holes at depth {args.depth} over {len(inputs.runs)} runs "
-          f"({len(inputs.qrels)} existing judgments)", file=sys.stderr)
+    print(f"{len(holes)} {'pairs of the pool' if args.judge_pool else 'holes'} at depth {args.depth} over "
+          f"{len(inputs.runs)} runs ({len(inputs.qrels)} existing judgments)", file=sys.stderr)
     identity = {"holes": {k: labelling[k] for k in ("qrels", "runs", "topics", "corpus", "depth")}
-                | ({"dataset": sources["dataset"]} if sources["dataset"] else {})}
+                | ({"dataset": sources["dataset"]} if sources["dataset"] else {})
+                | ({"judge_pool": True} if args.judge_pool else {})}
     run = label_pairs(args, dataset, holes, "holes", labelling, identity)
     if run is None:  # --dry-run: the estimate is printed, nothing was sent
         return {}
