@@ -225,9 +225,11 @@ def write_trec_folder(folder, queries: int = 12, passages: int = 8, long_passage
             grade = p % 4
             filler = " ".join(rng.choice([w for w in TREC_WORDS if w not in words]) for _ in range(6))
             text = " ".join([*words * grade, filler]) + f". A passage on {'the topic' if grade else 'something else'}."
-            if long_passage and q == 0 and p == 0:
-                text = (text + " ") * (long_passage // len(text) + 1)
-                text = text[:long_passage]
+            if long_passage and q == 0 and p == 0:  # numbered sentences: no repetition for the screen to drop
+                parts = [text]
+                while sum(map(len, parts)) < long_passage:
+                    parts.append(f" Note {len(parts)}: {rng.choice(TREC_WORDS)} {rng.randrange(10**6)}.")
+                text = "".join(parts)[:long_passage]
             corpus.append(json.dumps({"id": f"p{q}-{p}", "text": text}) + "\n")
             qrels.append(f"q{q} 0 p{q}-{p} {grade}\n")
     (folder / "topics.tsv").write_text("".join(topics))
