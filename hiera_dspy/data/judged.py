@@ -3,10 +3,11 @@
 
 Every judgment is one labelled Pair: id `qid:docid`, `query_id` the qid, `item_id` the docid, its label the scheme's
 label at the qrel's grade (the `trec` scheme by default: 0 Irrelevant .. 3 Perfectly relevant; its binary view counts
-grade 2 and up). A qrel whose qid is not a topic or whose docid is not in the corpus is a bad row (a DataError naming the
-qrels file and line, or skipped and counted with `on_bad_row="skip"`). Passages keep their whole text here: an LLM
-judge's prompt cuts a long one visibly (`$HIERA_ITEM_CHARS`, the judgment's `truncated` field); `notes["long_items"]`
-counts the passages longer than that budget and `notes["longest_item"]` gives the longest one's characters.
+grade 2 and up). A qrel whose qid is not a topic or whose docid is not in the corpus is a bad row (a DataError
+naming the qrels file and line, or skipped and counted with `on_bad_row="skip"`). Passages keep their whole text
+here: an LLM judge's prompt cuts a long one visibly (`$HIERA_ITEM_CHARS`, the judgment's `truncated` field);
+`notes["long_items"]` counts the passages longer than that budget, `notes["longest_item"]` gives the longest one's
+characters.
 
 Splits: `all` (every judged pair, in qrels order), and `eval` (the default), `train`, `dev` drawn by the paper's
 protocol (`sampling.make_splits`: disjoint sets of queries, 60/20/20, each a label-balanced sample).

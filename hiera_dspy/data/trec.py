@@ -3,8 +3,9 @@
 - run: `qid Q0 docid rank score tag` (whitespace separated, 6 columns); ranked by score, ties by docid descending
   (trec_eval's order, which ir_measures uses too).
 - topics: TSV `qid<TAB>query`, or JSONL `{"qid", "query"}` (a `.jsonl`/`.json` name or a first line starting `{`).
-- corpus: JSONL `{"id", "title", "text"}` (`_id` accepted, as in BEIR; any file may be gzipped, `.gz`); any further fields (MSRD's overview, genres,
+- corpus: JSONL `{"id", "title", "text"}` (`_id` accepted, as in BEIR); any further fields (MSRD's overview, genres,
   actors, ...) join the text as `Name: value` lines.
+Any of these files may be gzipped (a `.gz` name).
 - qrels: `qid iter docid grade`; the grade is the index of a label in the scheme (0 = least relevant).
 
 Every bad line raises a DataError naming file, line and field, or with `on_bad_row="skip"` is recorded in `skipped`.

@@ -25,7 +25,8 @@ def test_every_judgment_is_a_labelled_pair_with_query_grouped_splits(tmp_path):
     assert pairs[0].query.startswith("what about ") and pairs[0].item_title == ""
     queries = {name: {p.query_id for p in data.split(name)} for name in ("train", "dev", "eval")}
     assert all(queries.values())
-    assert not (queries["train"] & queries["dev"] or queries["train"] & queries["eval"] or queries["dev"] & queries["eval"])
+    train, dev, held_out = queries["train"], queries["dev"], queries["eval"]
+    assert not (train & dev or train & held_out or dev & held_out)
     assert {entry.id for entry in data.catalog} >= {p.item_id for p in pairs}
     assert data.notes["queries"] == 12 and data.notes["long_items"] == 0
 
