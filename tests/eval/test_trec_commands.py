@@ -6,6 +6,8 @@ ir_datasets dataset registered from local files (no MS MARCO text, no download, 
     hiera-dspy run --dataset trec:OTHER --judge dl.json --out runs/other          (kappa, binary kappa, alpha, CIs)
     hiera-dspy holes --dataset irds:ID --runs a.run,b.run --depth 10 --judge dl.json --out runs/filled  (tau, tau_ap)
     hiera-dspy ablate --dataset trec:OTHER --methods thomas,hiera,dream           (the field's baseline beside them)
+
+and `thomas` compiles like any prompt method.
 """
 
 from __future__ import annotations
@@ -120,3 +122,16 @@ def test_compile_ce_blend_on_a_trec_folder(bench, tiny_base):  # noqa: F811
     hiera("run", "--dataset", f"trec:{bench['other']}", "--split", "all", "--judge", art, "--out", out)
     m = json.loads((out / "metrics.json").read_text())
     assert m["n"] == 64 and m["krippendorff_alpha"] is not None and m["wall_ms_per_pair"] is not None
+
+
+def test_thomas_compiles_like_any_prompt_method(bench, patch_make_lm):
+    patch_make_lm({"grade": 2})
+    art = bench["tmp"] / "thomas.json"
+    hiera("compile", "--dataset", f"trec:{bench['train']}", "--method", "thomas", "--budget", "smoke",
+          "--knowledge", "none", "--out", art)
+    doc = read_artifact(art)
+    assert doc["method"] == "thomas" and list(doc["state"]) == ["judge"]  # its one predictor, demos and all
+    out = bench["tmp"] / "thomas-run"
+    hiera("run", "--dataset", f"trec:{bench['other']}", "--split", "all", "--limit", "4", "--judge", art,
+          "--knowledge", "none", "--out", out)
+    assert json.loads((out / "metrics.json").read_text())["n"] == 4
