@@ -9,7 +9,7 @@ import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from hiera_dspy.metrics.classification import bootstrap_ci, classification_metrics, cost_columns
+from hiera_dspy.metrics.classification import bootstrap_ci, bootstrap_cis, classification_metrics, cost_columns
 from hiera_dspy.metrics.format import number, with_ci
 from hiera_dspy.metrics.significance import bonferroni, mcnemar
 from hiera_dspy.records import as_judgment
@@ -37,10 +37,10 @@ def summarize_method(method, rows, labels, reference_rows=None, n_comparisons=1,
     if len(labels) > 2:  # graded: the quadratic-weighted kappa beside (misses by one grade cost less)
         s["weighted_kappa"] = m["weighted_kappa"]
         s["weighted_kappa_ci"] = list(bootstrap_ci(gold, pred, labels, "weighted_kappa", seed=seed))
-    for name in FIELD_METRICS:
-        if name == "krippendorff_alpha" or (len(labels) > 2 and binary_from is not None):  # binary: it is κ
-            s[name] = m[name]
-            s[f"{name}_ci"] = list(bootstrap_ci(gold, pred, labels, name, seed=seed, binary_from=binary_from))
+    field = [name for name in FIELD_METRICS  # a binary scheme's binary kappa is its kappa
+             if name == "krippendorff_alpha" or (len(labels) > 2 and binary_from is not None)]
+    for name, ci in bootstrap_cis(gold, pred, labels, field, seed=seed, binary_from=binary_from).items():
+        s[name], s[f"{name}_ci"] = m[name], list(ci)
     s["binary_from"], s["binary_confusion"] = m["binary_from"], m["binary_confusion"]
     s["answered_only"] = m["answered_only"]
     s["mcnemar_p"] = s["mcnemar"] = s["bonferroni_m"] = None

@@ -116,3 +116,25 @@ def ordinal_alpha(cm) -> float:
     units[rows, np.repeat(gold, counts)] += 1
     units[rows, np.repeat(pred, counts)] += 1
     return float(krippendorff.alpha(value_counts=units, value_domain=list(range(k)), level_of_measurement="ordinal"))
+
+
+def ordinal_alpha_batch(cms) -> np.ndarray:
+    """`ordinal_alpha` of many confusion matrices shaped (..., K, K+j) at once, for bootstrap resamples of a large
+    run (the package's per-unit path costs seconds a resample at a million pairs). Krippendorff's formula for two
+    coders: the coincidences o = A + A^T of the answered counts A, the grade totals n_c, n = sum n_c, the ordinal
+    distance d_ck = (sum_{g=c..k} n_g - (n_c + n_k) / 2)^2, and alpha = 1 - (n - 1) sum o d / sum n_c n_k d. Equal to
+    the package's value (a test holds them so); NaN where undefined."""
+    cms = np.asarray(cms, dtype=float)
+    k = cms.shape[-2]
+    a = cms[..., :, :k]
+    o = a + np.swapaxes(a, -1, -2)
+    n_c = o.sum(axis=-1)
+    n = n_c.sum(axis=-1)
+    cum = np.cumsum(n_c, axis=-1)
+    lo, hi = np.minimum.outer(np.arange(k), np.arange(k)), np.maximum.outer(np.arange(k), np.arange(k))
+    between = cum[..., hi] - cum[..., lo] + n_c[..., lo]  # sum of n_g for g from min(c, k) to max(c, k)
+    d = (between - (n_c[..., :, None] + n_c[..., None, :]) / 2) ** 2
+    observed = (o * d).sum(axis=(-2, -1))
+    expected = (n_c[..., :, None] * n_c[..., None, :] * d).sum(axis=(-2, -1))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where((expected == 0) | (n < 4), np.nan, 1 - (n - 1) * observed / expected)

@@ -19,6 +19,7 @@ from hiera_dspy.metrics.agreement import (
     cohen_kappa,
     confusion,
     ordinal_alpha,
+    ordinal_alpha_batch,
     quadratic_kappa,
 )
 from hiera_dspy.records import Judgment, as_judgment
@@ -149,8 +150,9 @@ def agreement_values(cms, name: str, binary_from: int | None) -> np.ndarray:
     cms = np.asarray(cms)
     if name == "binary_kappa":
         return cohen_kappa(binary_confusion(cms, binary_from))
-    flat = cms.reshape(-1, *cms.shape[-2:])
-    return np.array([ordinal_alpha(cm) for cm in flat]).reshape(cms.shape[:-2])
+    if cms.ndim == 2:
+        return np.asarray(ordinal_alpha(cms))  # one matrix: the krippendorff package's own computation
+    return ordinal_alpha_batch(cms)  # bootstrap resamples: the same formula, vectorised (a test holds them equal)
 
 
 def _point(cm: np.ndarray) -> dict:
@@ -197,13 +199,21 @@ def bootstrap_ci(
     Deterministic for a given seed (numpy Generator). Resamples where the metric is undefined are dropped;
     returns (None, None) when nothing is defined.
     """
-    if metric_name not in METRICS + AGREEMENT:
-        raise ValueError(f"unknown metric {metric_name!r}; expected one of {METRICS + AGREEMENT}")
-    if metric_name == "binary_kappa" and binary_from is None:
+    return bootstrap_cis(gold, pred, labels, (metric_name,), n_resamples, seed, alpha, binary_from)[metric_name]
+
+
+def bootstrap_cis(gold: list[str], pred: list[str | None], labels: list[str], names, n_resamples: int = 1000,
+                  seed: int = 42, alpha: float = 0.05, binary_from: int | None = None) -> dict:
+    """`bootstrap_ci` of several metrics from one set of resamples (the same draws, so the same intervals as one
+    call each, at the cost of one): name -> (low, high)."""
+    unknown = [name for name in names if name not in METRICS + AGREEMENT]
+    if unknown:
+        raise ValueError(f"unknown metric {unknown[0]!r}; expected one of {METRICS + AGREEMENT}")
+    if "binary_kappa" in names and binary_from is None:
         raise ValueError("binary_kappa needs binary_from, the index of the scheme's lowest relevant label")
     confusion(gold, pred, labels)  # validates lengths and labels
     if not gold:
-        return (None, None)
+        return dict.fromkeys(names, (None, None))
     index = {lab: i for i, lab in enumerate(labels)}
     k, n = len(labels), len(gold)
     cells = k * (k + 1)
@@ -211,14 +221,17 @@ def bootstrap_ci(
     rng = np.random.default_rng(seed)
     idx = rng.integers(0, n, size=(n_resamples, n))
     offsets = (np.arange(n_resamples) * cells)[:, None]
-    cms = np.bincount((codes[idx] + offsets).ravel(), minlength=n_resamples * cells)
+    cms = np.bincount((codes[idx] + offsets).ravel(), minlength=n_resamples * cells).reshape(n_resamples, k, k + 1)
+    out = {}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN slices in nanmean
-        cms = cms.reshape(n_resamples, k, k + 1)
-        values = (metrics_from_confusion(cms)[metric_name] if metric_name in METRICS
-                  else agreement_values(cms, metric_name, binary_from))
-    values = values[~np.isnan(values)]
-    if values.size == 0:
-        return (None, None)
-    low, high = np.percentile(values, [100 * alpha / 2, 100 * (1 - alpha / 2)])
-    return (float(low), float(high))
+        point = metrics_from_confusion(cms) if set(names) & set(METRICS) else {}
+        for name in names:
+            values = point[name] if name in METRICS else agreement_values(cms, name, binary_from)
+            values = values[~np.isnan(values)]
+            if values.size == 0:
+                out[name] = (None, None)
+                continue
+            low, high = np.percentile(values, [100 * alpha / 2, 100 * (1 - alpha / 2)])
+            out[name] = (float(low), float(high))
+    return out

@@ -15,7 +15,7 @@ import math
 import sys
 
 from hiera_dspy import settings
-from hiera_dspy.metrics.classification import bootstrap_ci, classification_metrics, final_label
+from hiera_dspy.metrics.classification import bootstrap_ci, bootstrap_cis, classification_metrics, final_label
 from hiera_dspy.metrics.format import with_ci
 from hiera_dspy.metrics.significance import mcnemar
 
@@ -38,18 +38,22 @@ def agreement_cis(rows: list[dict], labels: list[str], binary_from: int | None =
     gold, pred = [r["gold"] for r in rows], [final_label(r) for r in rows]
     names = ["kappa", "krippendorff_alpha"] + (["weighted_kappa"] if len(labels) > 2 else [])
     names += ["binary_kappa"] if len(labels) > 2 and binary_from is not None else []
-    return {f"{name}_ci": list(bootstrap_ci(gold, pred, labels, name, binary_from=binary_from)) for name in names}
+    cis = bootstrap_cis(gold, pred, labels, names, binary_from=binary_from)  # one set of resamples for all
+    return {f"{name}_ci": list(ci) for name, ci in cis.items()}
 
 
 def field_part(gold: list[str], pred: list[str | None], labels: list[str], binary_from: int | None) -> str:
     """Binary kappa (graded schemes, at the scheme's cut) and Krippendorff's alpha (ordinal), each with its CI."""
     m = classification_metrics(gold, pred, labels, binary_from)
+    graded = len(labels) > 2 and binary_from is not None
+    names = ("binary_kappa", "krippendorff_alpha") if graded else ("krippendorff_alpha",)
+    cis = bootstrap_cis(gold, pred, labels, names, binary_from=binary_from)
     part = ""
-    if len(labels) > 2 and binary_from is not None:
-        ci = bootstrap_ci(gold, pred, labels, "binary_kappa", binary_from=binary_from)
-        part += f"; binary kappa (>= {labels[binary_from]}) {with_ci(m['binary_kappa'], ci, **KAPPA_CI)}"
-    ci = bootstrap_ci(gold, pred, labels, "krippendorff_alpha")
-    return part + f"; Krippendorff's alpha (ordinal) {with_ci(m['krippendorff_alpha'], ci, **KAPPA_CI)}"
+    if graded:
+        binary = with_ci(m["binary_kappa"], cis["binary_kappa"], **KAPPA_CI)
+        part += f"; binary kappa (>= {labels[binary_from]}) {binary}"
+    return part + (f"; Krippendorff's alpha (ordinal) "
+                   f"{with_ci(m['krippendorff_alpha'], cis['krippendorff_alpha'], **KAPPA_CI)}")
 
 
 def graded_part(rows: list[dict], labels: list[str], by_id: dict) -> str:

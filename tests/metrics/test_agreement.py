@@ -9,7 +9,7 @@ import pytest
 from sklearn.metrics import cohen_kappa_score
 
 from hiera_dspy.labels import get_scheme
-from hiera_dspy.metrics.agreement import binary_confusion, confusion, ordinal_alpha
+from hiera_dspy.metrics.agreement import binary_confusion, confusion, ordinal_alpha, ordinal_alpha_batch
 from hiera_dspy.metrics.classification import bootstrap_ci, classification_metrics
 from hiera_dspy.runs.tally import metrics_from_rows
 
@@ -47,6 +47,18 @@ def test_alpha_is_the_krippendorff_packages_over_the_labelled_pairs():
     assert ordinal_alpha(cm) == pytest.approx(expected)
     assert np.isnan(ordinal_alpha(np.zeros((4, 5), dtype=int)))
     assert ordinal_alpha(confusion(TREC, TREC, TREC)) == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize("k", [2, 3, 4])
+def test_the_vectorised_alpha_of_bootstrap_resamples_is_the_packages(k):
+    rng = np.random.default_rng(k)
+    cms = rng.integers(0, 7, size=(40, k, k + 1))
+    cms[0] = 0
+    cms[0, 0, 0] = 1  # one pair: undefined
+    batch = ordinal_alpha_batch(cms)
+    one_by_one = np.array([ordinal_alpha(cm) for cm in cms])
+    assert np.isnan(batch[0]) and np.isnan(one_by_one[0])
+    assert batch[1:] == pytest.approx(one_by_one[1:], abs=1e-12)
 
 
 def test_binary_confusion_folds_any_batch_of_matrices():
