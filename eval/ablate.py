@@ -12,8 +12,8 @@ every judging CLI (hiera_dspy.cli.options.add_run_arguments).
 Writes OUT/report.md, OUT/summary.json (every pair scored, a pair without a label as wrong, coverage beside; bootstrap
 95% CIs; McNemar vs the reference, Bonferroni within each family of comparisons: the paper grid's 11 baselines m=11,
 its 7 ablations m=7; cost per role, latency, delegation, errors, escalations; the field's agreement measures: binary
-kappa, Krippendorff's alpha (ordinal), quadratic kappa, the confusion; `wall_ms_per_pair`, the method's wall time over
-the pairs it judged), OUT/predictions.jsonl and the figures.
+kappa, Krippendorff's alpha (ordinal), quadratic kappa, the confusion; `wall_ms_per_pair`, the method's wall time
+(build, fit, judging) over the pairs it judged), OUT/predictions.jsonl and the figures.
 `--with-knowledge` adds, for each baseline, NAME+k with config with_knowledge=True (Table 4): a grid option, not a
 run option (one method's run: eval.run --method NAME --set with_knowledge=true).
 """
@@ -168,6 +168,7 @@ def main(argv: list[str] | None = None) -> list[dict]:
     started, clocks = {}, {}  # per method: when its run began, and its wall time over the pairs it judged
     estimates: list[dict] = []
     for display, method, config in rows_spec:
+        started[display] = time.time()  # its build and fit count too: the method's whole run
         program = build(method, ctx, **config)
         prepare_fresh(program, dataset, split)
         # the same identity as eval.run (minus --limit): a run started there is resumed here, and vice versa
@@ -178,7 +179,6 @@ def main(argv: list[str] | None = None) -> list[dict]:
             continue
         begin_run(store, run_id, identity, args)
         print(f"== {display} (run {run_id})", file=sys.stderr)
-        started[display] = time.time()
         results[display] = (run_id, run_pairs(program, pairs, store, run_id, threads=args.threads,
                                               progress=progress_display(args, lms, display), lms=lms))
         clocks[display] = wall_clock(results[display][1], started[display])
