@@ -194,10 +194,12 @@ def main(argv: list[str] | None = None) -> list[dict]:
     families = {display: family_of(method, config) for display, method, config in rows_spec if display in results}
     n_comparisons = comparison_families(families, reference)  # Bonferroni's m per method: the size of its family
     summaries = []
+    query_of = {p.id: p.query_id for p in pairs} if isinstance(pairs, list) else None  # CIs over queries too
     for display, (run_id, rows) in results.items():
         ref_rows = results[reference][1] if reference and display != reference else None
         s = summarize_method(display, rows, labels, reference_rows=ref_rows,
-                             n_comparisons=n_comparisons.get(display, 1), binary_from=dataset.scheme.binary_from)
+                             n_comparisons=n_comparisons.get(display, 1), binary_from=dataset.scheme.binary_from,
+                             query_of=query_of)
         s |= {"run_id": run_id, "lm_calls_by_role": lm_calls_by_role(rows), "skipped_rows": skipped_rows(dataset)}
         s |= clocks[display]
         summaries.append(s)

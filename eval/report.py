@@ -18,13 +18,15 @@ CI_METRICS = ("accuracy", "macro_f1", "kappa")
 FIELD_METRICS = ("binary_kappa", "krippendorff_alpha")  # the field's measures beside them (metrics.classification)
 
 
-def summarize_method(method, rows, labels, reference_rows=None, n_comparisons=1, seed=42, binary_from=None) -> dict:
+def summarize_method(method, rows, labels, reference_rows=None, n_comparisons=1, seed=42, binary_from=None,
+                     query_of=None) -> dict:
     """One summary dict from per-judgment rows, every pair scored (a pair without a label is wrong; `coverage` and
     the `answered_only` view beside). Cost/latency columns: `metrics.classification.cost_columns`; McNemar vs
     ``reference_rows`` (matched by id, every common pair) is Bonferroni-corrected with ``n_comparisons``, the size of
     the family of comparisons against the reference (kept as `bonferroni_m`). The field's agreement measures, each
     with its CI: `krippendorff_alpha` (ordinal), and for a graded scheme with ``binary_from`` (the scheme's binary
-    cut) `binary_kappa` and `binary_confusion`."""
+    cut) `binary_kappa` and `binary_confusion`. With ``query_of`` (pair id -> query id), `ci_by_query`: the same
+    intervals over resampled queries (a cluster bootstrap, as TREC reports them)."""
     rows = [as_judgment(r) for r in rows]
     gold, pred = [r.gold for r in rows], [r.final_label for r in rows]
     m = classification_metrics(gold, pred, labels, binary_from)
@@ -41,6 +43,11 @@ def summarize_method(method, rows, labels, reference_rows=None, n_comparisons=1,
              if name == "krippendorff_alpha" or (len(labels) > 2 and binary_from is not None)]
     for name, ci in bootstrap_cis(gold, pred, labels, field, seed=seed, binary_from=binary_from).items():
         s[name], s[f"{name}_ci"] = m[name], list(ci)
+    queries = [query_of.get(r.id, r.id) for r in rows] if query_of else []
+    if len(set(queries)) > 1:
+        names = [*CI_METRICS, *field, *(["weighted_kappa"] if len(labels) > 2 else [])]
+        s["ci_by_query"] = {name: list(ci) for name, ci in bootstrap_cis(
+            gold, pred, labels, names, seed=seed, binary_from=binary_from, groups=queries).items()}
     s["binary_from"], s["binary_confusion"] = m["binary_from"], m["binary_confusion"]
     s["answered_only"] = m["answered_only"]
     s["mcnemar_p"] = s["mcnemar"] = s["bonferroni_m"] = None

@@ -83,7 +83,9 @@ def main(argv: list[str] | None = None) -> dict:
                                   progress=progress_display(args, lms, program.method),
                                   options=options_from_args(args), factory=recipe))
     labels, cut = list(dataset.scheme.labels), dataset.scheme.binary_from
-    metrics = metrics_from_rows(rows, labels, cut) | wall_clock(rows, started) | agreement_cis(rows, labels, cut)
+    queries = {p.id: p.query_id for p in pairs} if isinstance(pairs, list) else None  # a lazy split: by pair only
+    metrics = (metrics_from_rows(rows, labels, cut) | wall_clock(rows, started)
+               | agreement_cis(rows, labels, cut, queries))
     metrics["run_id"] = run_id
     metrics["skipped_rows"] = skipped_rows(dataset)
     out = output_folder(args.out or runs_dir() / run_id)

@@ -203,9 +203,11 @@ def bootstrap_ci(
 
 
 def bootstrap_cis(gold: list[str], pred: list[str | None], labels: list[str], names, n_resamples: int = 1000,
-                  seed: int = 42, alpha: float = 0.05, binary_from: int | None = None) -> dict:
+                  seed: int = 42, alpha: float = 0.05, binary_from: int | None = None,
+                  groups: list | None = None) -> dict:
     """`bootstrap_ci` of several metrics from one set of resamples (the same draws, so the same intervals as one
-    call each, at the cost of one): name -> (low, high)."""
+    call each, at the cost of one): name -> (low, high). With `groups` (one key a pair, e.g. its query id) whole
+    groups are resampled (a cluster bootstrap: pairs of one query are not independent), as TREC reports its CIs."""
     unknown = [name for name in names if name not in METRICS + AGREEMENT]
     if unknown:
         raise ValueError(f"unknown metric {unknown[0]!r}; expected one of {METRICS + AGREEMENT}")
@@ -219,9 +221,13 @@ def bootstrap_cis(gold: list[str], pred: list[str | None], labels: list[str], na
     cells = k * (k + 1)
     codes = np.array([index[g] * (k + 1) + (k if p is None else index[p]) for g, p in zip(gold, pred)])
     rng = np.random.default_rng(seed)
-    idx = rng.integers(0, n, size=(n_resamples, n))
-    offsets = (np.arange(n_resamples) * cells)[:, None]
-    cms = np.bincount((codes[idx] + offsets).ravel(), minlength=n_resamples * cells).reshape(n_resamples, k, k + 1)
+    if groups is not None:
+        cms = _group_resamples(codes, groups, cells, n_resamples, rng).reshape(n_resamples, k, k + 1)
+    else:
+        idx = rng.integers(0, n, size=(n_resamples, n))
+        offsets = (np.arange(n_resamples) * cells)[:, None]
+        cms = np.bincount((codes[idx] + offsets).ravel(), minlength=n_resamples * cells)
+        cms = cms.reshape(n_resamples, k, k + 1)
     out = {}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN slices in nanmean
@@ -235,3 +241,16 @@ def bootstrap_cis(gold: list[str], pred: list[str | None], labels: list[str], na
             low, high = np.percentile(values, [100 * alpha / 2, 100 * (1 - alpha / 2)])
             out[name] = (float(low), float(high))
     return out
+
+
+def _group_resamples(codes: np.ndarray, groups: list, cells: int, n_resamples: int, rng) -> np.ndarray:
+    """Confusion counts (n_resamples x cells) of resamples that draw whole groups with replacement: each group's
+    counts, weighted by how often a resample drew it."""
+    if len(groups) != len(codes):
+        raise ValueError(f"groups: {len(groups)} keys for {len(codes)} pairs")
+    _, group = np.unique(np.asarray(groups, dtype=str), return_inverse=True)
+    n_groups = int(group.max()) + 1
+    per_group = np.bincount(group * cells + codes, minlength=n_groups * cells).reshape(n_groups, cells)
+    drawn = rng.integers(0, n_groups, size=(n_resamples, n_groups))
+    weights = np.stack([np.bincount(row, minlength=n_groups) for row in drawn])
+    return weights @ per_group

@@ -29,17 +29,24 @@ def kappa_with_ci(gold: list[str], pred: list[str | None], labels: list[str]) ->
 KAPPA_CI = {"missing": "undefined", "label": "95% CI "}  # how the summary line writes a kappa and its CI
 
 
-def agreement_cis(rows: list[dict], labels: list[str], binary_from: int | None = None) -> dict:
+def agreement_cis(rows: list[dict], labels: list[str], binary_from: int | None = None,
+                  query_of: dict | None = None) -> dict:
     """The field's agreement measures with their bootstrap 95% CIs (1,000 resamples over pairs, seed 42) for a run's
     metrics.json: `kappa_ci`, `krippendorff_alpha_ci`, and for a graded scheme `weighted_kappa_ci` and, with the
     scheme's `binary_from`, `binary_kappa_ci`. Over the rows with gold; a judgment without a label is wrong (alpha:
-    not pairable)."""
+    not pairable). With `query_of` (pair id -> query id) `ci_by_query` holds the same over resampled queries (a
+    cluster bootstrap, as TREC reports its intervals), when the rows span at least two queries."""
     rows = [r for r in rows if r.get("gold") in labels]
     gold, pred = [r["gold"] for r in rows], [final_label(r) for r in rows]
     names = ["kappa", "krippendorff_alpha"] + (["weighted_kappa"] if len(labels) > 2 else [])
     names += ["binary_kappa"] if len(labels) > 2 and binary_from is not None else []
     cis = bootstrap_cis(gold, pred, labels, names, binary_from=binary_from)  # one set of resamples for all
-    return {f"{name}_ci": list(ci) for name, ci in cis.items()}
+    out = {f"{name}_ci": list(ci) for name, ci in cis.items()}
+    queries = [query_of.get(r["id"], r["id"]) for r in rows] if query_of else None
+    if queries and len(set(queries)) > 1:
+        by_query = bootstrap_cis(gold, pred, labels, names, binary_from=binary_from, groups=queries)
+        out["ci_by_query"] = {name: list(ci) for name, ci in by_query.items()}
+    return out
 
 
 def field_part(gold: list[str], pred: list[str | None], labels: list[str], binary_from: int | None) -> str:

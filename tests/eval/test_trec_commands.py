@@ -55,6 +55,7 @@ def test_compile_a_trec_folder_and_judge_another_with_the_fields_measures(bench,
     for name in ("kappa", "binary_kappa", "krippendorff_alpha", "weighted_kappa"):
         low, high = m[f"{name}_ci"]
         assert low <= m[name] <= high, name
+    assert set(m["ci_by_query"]) == {"kappa", "binary_kappa", "krippendorff_alpha", "weighted_kappa"}
     assert m["kappa"] > 0.2  # the synthetic grades are learnable: a real check that the pairs reached the judge
     assert m["pairs_judged"] == 64 and m["wall_ms_per_pair"] >= 1000 * m["seconds_per_judgment"]
 
@@ -89,14 +90,15 @@ def test_holes_take_a_trec_folder_in_place_of_the_three_files(bench):
 def test_ablate_thomas_beside_hiera_and_dream_on_the_same_pairs(bench, patch_make_lm, capsys):
     patch_make_lm({"grade": 2, "label": "Highly relevant"})
     out = bench["tmp"] / "ablate"
-    hiera("ablate", "--dataset", f"trec:{bench['other']}", "--split", "all", "--limit", "8",
+    hiera("ablate", "--dataset", f"trec:{bench['other']}", "--split", "all", "--limit", "16",
           "--methods", "thomas,hiera,dream", "--knowledge", "none", "--out", out)
     summaries = {s["method"]: s for s in json.loads((out / "summary.json").read_text())}
     assert list(summaries) == ["thomas", "hiera", "dream"]
-    assert summaries["thomas"]["n"] == 8 and summaries["thomas"]["coverage"] == 1
+    assert summaries["thomas"]["n"] == 16 and summaries["thomas"]["coverage"] == 1
     for s in summaries.values():
         assert {"kappa_ci", "binary_kappa", "binary_kappa_ci", "krippendorff_alpha", "weighted_kappa",
-                "binary_confusion", "wall_ms_per_pair"} <= set(s)
+                "binary_confusion", "wall_ms_per_pair", "ci_by_query"} <= set(s)
+        assert set(s["ci_by_query"]) >= {"kappa", "binary_kappa", "krippendorff_alpha", "weighted_kappa"}
     report = (out / "report.md").read_text()
     assert "κ binary [95% CI]" in report and "α ordinal [95% CI]" in report and "ms/pair (wall)" in report
 

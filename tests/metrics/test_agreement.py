@@ -86,3 +86,21 @@ def test_a_tally_gives_the_same_field_measures():
     direct = classification_metrics(_labels(GOLD), _labels(PRED), TREC, binary_from=2)
     for name in ("binary_kappa", "krippendorff_alpha", "binary_confusion", "weighted_kappa"):
         assert tallied[name] == direct[name]
+
+
+def test_resampling_whole_queries_widens_the_interval_when_a_querys_pairs_agree_together():
+    from hiera_dspy.metrics.classification import bootstrap_cis
+
+    gold, pred, queries = [], [], []
+    for q in range(20):  # a query's 10 pairs are all right or all wrong together
+        for i in range(10):
+            g = TREC[i % 4]
+            gold.append(g)
+            pred.append(g if q % 3 else TREC[(i + 1) % 4])
+            queries.append(f"q{q}")
+    by_pair = bootstrap_cis(gold, pred, TREC, ["kappa", "krippendorff_alpha"], n_resamples=300)
+    by_query = bootstrap_cis(gold, pred, TREC, ["kappa", "krippendorff_alpha"], n_resamples=300, groups=queries)
+    for name in by_pair:
+        assert by_query[name][1] - by_query[name][0] > 1.3 * (by_pair[name][1] - by_pair[name][0])
+    with pytest.raises(ValueError, match="3 keys for 200 pairs"):
+        bootstrap_cis(gold, pred, TREC, ["kappa"], groups=queries[:3])
