@@ -102,7 +102,7 @@ def export_holes(store, run_id: str, config: dict, records: list[dict]) -> list[
     out, scheme, depth = Path(labelling["out"]), LabelScheme.from_dict(labelling["scheme"]), labelling["depth"]
     inputs = read_inputs(labelling, scheme)
     records = list(records)  # read three times below; a record has no step trace (a few hundred bytes)
-    holes = [r for r in records if (r["query_id"], r["item_id"]) not in inputs.qrels]  # --judge-pool: judged too
+    holes = hole_records(records, inputs.qrels)
     filled = qrels_of(holes, scheme)
     after = {**inputs.qrels, **filled}
     summary = summarize(inputs, after, holes, scheme, depth) | {"run_id": run_id, "method": config.get("method")}
@@ -116,6 +116,12 @@ def export_holes(store, run_id: str, config: dict, records: list[dict]) -> list[
     return [write_atomic(out / "qrels.txt", format_qrels(after)), write_jsonl(out / "new.jsonl", holes),
             write_atomic(out / "summary.json", json.dumps(summary, indent=1)),
             write_atomic(out / "report.md", report(summary) + section), *extra, *written]
+
+
+def hole_records(records: list[dict], qrels: dict) -> list[dict]:
+    """The records of holes only: a `--judge-pool` run also judged pairs the qrels hold, which fill nothing and must
+    not stand in for the given judgments in the filled qrels or the conclusions."""
+    return [r for r in records if (r["query_id"], r["item_id"]) not in qrels]
 
 
 def machine_only(inputs: Inputs, machine: dict, records: list[dict], scheme: LabelScheme, depth: int) -> dict:
