@@ -16,8 +16,7 @@ with label, confidence, method, escalated), OUT/summary.json (per run: hole rate
 Kendall's tau and tau_ap of the ranking after against the one on the given qrels, and the run whose nDCG moved most)
 and OUT/report.md. `--judge-pool` judges the pool's judged pairs too: the machine's own qrels, the ranking they give
 and the machine's agreement with the given judgments (summary.json `machine_only`, OUT/machine_qrels.txt). Escalated
-holes stay holes until a
-person decides them: python -m eval.review --run RUN_ID.
+holes stay holes until a person decides them: python -m eval.review --run RUN_ID.
 
 With --human-sample N|P% a seeded sample of whole queries is drawn once, after the judging, and kept in the run
 (--sample random, the default: uniformly; --sample stratified: proportionally over --strata 4 strata of the judge's
