@@ -11,7 +11,9 @@ methods are served by DSPy's LM cache. The run options (--run-id, --store, --wai
 every judging CLI (hiera_dspy.cli.options.add_run_arguments).
 Writes OUT/report.md, OUT/summary.json (every pair scored, a pair without a label as wrong, coverage beside; bootstrap
 95% CIs; McNemar vs the reference, Bonferroni within each family of comparisons: the paper grid's 11 baselines m=11,
-its 7 ablations m=7; cost per role, latency, delegation, errors, escalations), OUT/predictions.jsonl and the figures.
+its 7 ablations m=7; cost per role, latency, delegation, errors, escalations; the field's agreement measures: binary
+kappa, Krippendorff's alpha (ordinal), quadratic kappa, the confusion; `wall_ms_per_pair`, the method's wall time
+(build, fit, judging) over the pairs it judged), OUT/predictions.jsonl and the figures.
 `--with-knowledge` adds, for each baseline, NAME+k with config with_knowledge=True (Table 4): a grid option, not a
 run option (one method's run: eval.run --method NAME --set with_knowledge=true).
 """
@@ -114,11 +116,14 @@ def report(done: Ablation, reference_name: str, out, dataset_spec: str) -> list[
     families = {display: family_of(method, config) for display, method, config in done.variants if display in results}
     n_comparisons = comparison_families(families, reference)  # Bonferroni's m per method: the size of its family
     summaries = []
+    query_of = {p.id: p.query_id for p in done.pairs}  # CIs over queries too
     for display, (run_id, rows) in results.items():
         ref_rows = results[reference][1] if reference and display != reference else None
         s = summarize_method(display, rows, labels, reference_rows=ref_rows,
-                             n_comparisons=n_comparisons.get(display, 1))
+                             n_comparisons=n_comparisons.get(display, 1),
+                             binary_from=done.dataset.scheme.binary_from, query_of=query_of)
         s |= {"run_id": run_id, "lm_calls_by_role": lm_calls_by_role(rows), "skipped_rows": skipped_rows(done.dataset)}
+        s |= done.clocks.get(display, {})
         summaries.append(s)
     out = output_folder(out)
     has_dream = any(available()[m].family in DEBATE for _, m, _ in done.variants)

@@ -9,22 +9,27 @@ import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from hiera_dspy.metrics.classification import bootstrap_ci, classification_metrics, cost_columns
+from hiera_dspy.metrics.classification import bootstrap_ci, bootstrap_cis, classification_metrics, cost_columns
 from hiera_dspy.metrics.format import number, with_ci
 from hiera_dspy.metrics.significance import bonferroni, mcnemar
 from hiera_dspy.records import as_judgment
 
 CI_METRICS = ("accuracy", "macro_f1", "kappa")
+FIELD_METRICS = ("binary_kappa", "krippendorff_alpha")  # the field's measures beside them (metrics.classification)
 
 
-def summarize_method(method, rows, labels, reference_rows=None, n_comparisons=1, seed=42) -> dict:
+def summarize_method(method, rows, labels, reference_rows=None, n_comparisons=1, seed=42, binary_from=None,
+                     query_of=None) -> dict:
     """One summary dict from per-judgment rows, every pair scored (a pair without a label is wrong; `coverage` and
     the `answered_only` view beside). Cost/latency columns: `metrics.classification.cost_columns`; McNemar vs
     ``reference_rows`` (matched by id, every common pair) is Bonferroni-corrected with ``n_comparisons``, the size of
-    the family of comparisons against the reference (kept as `bonferroni_m`)."""
+    the family of comparisons against the reference (kept as `bonferroni_m`). The field's agreement measures, each
+    with its CI: `krippendorff_alpha` (ordinal), and for a graded scheme with ``binary_from`` (the scheme's binary
+    cut) `binary_kappa` and `binary_confusion`. With ``query_of`` (pair id -> query id), `ci_by_query`: the same
+    intervals over resampled queries (a cluster bootstrap, as TREC reports them)."""
     rows = [as_judgment(r) for r in rows]
     gold, pred = [r.gold for r in rows], [r.final_label for r in rows]
-    m = classification_metrics(gold, pred, labels)
+    m = classification_metrics(gold, pred, labels, binary_from)
     s = {"method": method, "n": m["n"], "answered": m["answered"], "unlabelled": m["unlabelled"],
          "coverage": m["coverage"]}
     for name in (*CI_METRICS, "balanced_accuracy"):
@@ -34,6 +39,16 @@ def summarize_method(method, rows, labels, reference_rows=None, n_comparisons=1,
     if len(labels) > 2:  # graded: the quadratic-weighted kappa beside (misses by one grade cost less)
         s["weighted_kappa"] = m["weighted_kappa"]
         s["weighted_kappa_ci"] = list(bootstrap_ci(gold, pred, labels, "weighted_kappa", seed=seed))
+    field = [name for name in FIELD_METRICS  # a binary scheme's binary kappa is its kappa
+             if name == "krippendorff_alpha" or (len(labels) > 2 and binary_from is not None)]
+    for name, ci in bootstrap_cis(gold, pred, labels, field, seed=seed, binary_from=binary_from).items():
+        s[name], s[f"{name}_ci"] = m[name], list(ci)
+    queries = [query_of.get(r.id, r.id) for r in rows] if query_of else []
+    if len(set(queries)) > 1:
+        names = [*CI_METRICS, *field, *(["weighted_kappa"] if len(labels) > 2 else [])]
+        s["ci_by_query"] = {name: list(ci) for name, ci in bootstrap_cis(
+            gold, pred, labels, names, seed=seed, binary_from=binary_from, groups=queries).items()}
+    s["binary_from"], s["binary_confusion"] = m["binary_from"], m["binary_confusion"]
     s["answered_only"] = m["answered_only"]
     s["mcnemar_p"] = s["mcnemar"] = s["bonferroni_m"] = None
     if reference_rows is not None:
@@ -179,11 +194,24 @@ def write_report(out_dir, summaries, predictions, labels, title, reference=None,
         header.insert(4, "κw quadratic [95% CI]")
         for row, s in zip(rows, summaries):
             row.insert(4, _ci(s, "weighted_kappa"))
+    field = [(name, column) for name, column in (("binary_kappa", "κ binary [95% CI]"),
+                                                 ("krippendorff_alpha", "α ordinal [95% CI]"))
+             if any(name in s for s in summaries)]
+    for at, (name, column) in enumerate(field, start=header.index("coverage")):
+        header.insert(at, column)
+        for row, s in zip(rows, summaries):
+            row.insert(at, _ci(s, name))
+    if any(s.get("wall_ms_per_pair") is not None for s in summaries):
+        header.append("ms/pair (wall)")
+        for row, s in zip(rows, summaries):
+            row.append(_f(s.get("wall_ms_per_pair"), ".1f"))
     md = [f"# {title}", "", *_md_table(header, rows), "",
           "Every pair is scored: a judgment without a label (an error, an escalation nobody decided) counts as wrong, "
           "in κ as the extra class \"(no label)\"; coverage: share of pairs with a label. p: McNemar vs reference "
           "over every pair, Bonferroni-corrected. Cost/latency columns: per judgment without an error (escalated ones "
-          "included); reached LLM: share of pairs that made an LM call (a cascade's LLM share).", ""]
+          "included); reached LLM: share of pairs that made an LM call (a cascade's LLM share). κ binary: Cohen's κ "
+          "on the scheme's binary view (relevant from its threshold label on); α ordinal: Krippendorff's alpha over "
+          "the labelled pairs; ms/pair (wall): the method's whole run time over its pairs.", ""]
     md += [line for note in notes or [] for line in (note, "")]
     md += _answered_only_table(summaries)
     for s in summaries:

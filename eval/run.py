@@ -4,7 +4,9 @@
     python -m eval.run --dataset msrd --split dev --method zero-shot --limit 30
 
 A run interrupted at any point and started again (same command, or the same --run-id) re-judges nothing.
-Writes OUT/metrics.json, OUT/predictions.jsonl and OUT/config.json; metrics are scikit-learn's over the whole split.
+Writes OUT/metrics.json, OUT/predictions.jsonl and OUT/config.json; metrics are scikit-learn's over the whole split,
+with the field's agreement measures (binary kappa at the scheme's cut, Krippendorff's alpha, quadratic kappa, their
+bootstrap CIs, the confusion) and the true time a pair (`wall_ms_per_pair`: the command's wall time over its pairs).
 """
 
 from __future__ import annotations

@@ -87,6 +87,17 @@ class LabelScheme:
         """Whether `label` is at or above the scheme's relevance threshold."""
         return self.labels.index(label) >= self.labels.index(self.threshold)
 
+    @property
+    def binary_from(self) -> int:
+        """The binary view's cut: the index of the lowest relevant label (TREC: grade 2). Grades below it read as
+        "not relevant", the others as "relevant" (binary kappa, P@k, DREAM's question)."""
+        return self.labels.index(self.threshold)
+
+    def binary(self, label: str | None) -> str | None:
+        """A label in the binary view: BINARY[1] ("relevant") at or above the threshold, else BINARY[0]; None stays
+        None (a judgment without a label)."""
+        return None if label is None else BINARY[self.is_relevant(label)]
+
     def to_dict(self) -> dict:
         """The scheme as JSON-ready data (recorded in artifacts and run configs)."""
         data = {"name": self.name, "labels": list(self.labels), "definitions": self.definitions,
@@ -101,6 +112,7 @@ class LabelScheme:
                    gains=tuple(d["gains"]) if d.get("gains") is not None else None)
 
 
+BINARY = ("not relevant", "relevant")  # the labels of every scheme's binary view, least relevant first
 SCHEMES: dict[str, LabelScheme] = {}
 
 

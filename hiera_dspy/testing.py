@@ -192,3 +192,94 @@ def sent_texts(lm: dspy.LM, role: str | None = None) -> list[str]:
 def engine_calls(lms) -> dict[str, int]:
     """How many requests each role's fake engine answered."""
     return {role: lm.engine.calls for role, lm in lms.items()}
+
+
+# ── a tiny synthetic TREC benchmark (no MS MARCO text): a folder in the `trec:` layout, and the same files as an
+# ir_datasets dataset registered from local files (`irds:`), for tests, demos and docs ────────────────────────────
+
+TREC_WORDS = ("river", "mountain", "python", "garden", "coffee", "violin", "rocket", "glacier", "harbor", "lantern",
+              "orchid", "saddle", "tundra", "copper", "falcon", "meadow", "pepper", "quartz", "walnut", "zephyr")
+
+
+def write_trec_folder(folder, queries: int = 12, passages: int = 8, long_passage: int = 0, seed: int = 0):
+    """A synthetic TREC folder: topics.tsv, corpus.jsonl and qrels.txt (grades 0-3, the `trec` scheme), `queries`
+    topics of two words with `passages` judged passages each, grade i % 4, the query's words said more often the
+    higher the grade; `long_passage` > 0 makes the first passage that many characters long. Returns the folder."""
+    import json
+    import random
+    from pathlib import Path
+
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    rng = random.Random(seed)
+    topics, corpus, qrels = [], [], []
+    for q in range(queries):
+        words = rng.sample(TREC_WORDS, 2)
+        topics.append(f"q{q}\twhat about {' and '.join(words)}\n")
+        for p in range(passages):
+            grade = p % 4
+            filler = " ".join(rng.choice([w for w in TREC_WORDS if w not in words]) for _ in range(6))
+            text = " ".join([*words * grade, filler]) + f". A passage on {'the topic' if grade else 'something else'}."
+            if long_passage and q == 0 and p == 0:  # numbered sentences: no repetition for the screen to drop
+                parts = [text]
+                while sum(map(len, parts)) < long_passage:
+                    parts.append(f" Note {len(parts)}: {rng.choice(TREC_WORDS)} {rng.randrange(10**6)}.")
+                text = "".join(parts)[:long_passage]
+            corpus.append(json.dumps({"id": f"p{q}-{p}", "text": text}) + "\n")
+            qrels.append(f"q{q} 0 p{q}-{p} {grade}\n")
+    (folder / "topics.tsv").write_text("".join(topics))
+    (folder / "corpus.jsonl").write_text("".join(corpus))
+    (folder / "qrels.txt").write_text("".join(qrels))
+    return folder
+
+
+def write_trec_run(path, folder, tag: str, noise: float = 0.0, seed: int = 0, extra: int = 2):
+    """A TREC run over `folder`'s judged passages plus `extra` unjudged ones per query (added to the corpus): scores
+    follow the grade, blurred by `noise` (0: a perfect run). Returns the path."""
+    import json
+    import random
+    from pathlib import Path
+
+    folder, rng = Path(folder), random.Random(seed)
+    grades = {}
+    for line in (folder / "qrels.txt").read_text().splitlines():
+        qid, _, docid, grade = line.split()
+        grades.setdefault(qid, {})[docid] = int(grade)
+    known = {json.loads(line)["id"] for line in (folder / "corpus.jsonl").read_text().splitlines()}
+    lines, added = [], []
+    for qid, docs in grades.items():
+        scored = {d: g + rng.gauss(0, noise) for d, g in docs.items()}
+        for i in range(extra):
+            docid = f"u{qid}-{i}"
+            scored[docid] = 1.5 + rng.gauss(0, noise)
+            if docid not in known:
+                known.add(docid)
+                added.append(json.dumps({"id": docid, "text": f"an unjudged passage {i} on {rng.choice(TREC_WORDS)}"})
+                             + "\n")
+        ranked = sorted(scored.items(), key=lambda kv: -kv[1])
+        lines += [f"{qid} Q0 {d} {r} {s:.4f} {tag}\n" for r, (d, s) in enumerate(ranked, 1)]
+    with open(folder / "corpus.jsonl", "a") as fh:
+        fh.writelines(added)
+    Path(path).write_text("".join(lines))
+    return Path(path)
+
+
+def register_irds(name: str, folder) -> str:
+    """Register `folder` (a `write_trec_folder` folder) as the ir_datasets dataset `name`, from its local files with
+    ir_datasets' own components (TsvQueries, JsonlDocs, TrecQrels); returns the `irds:` spec. Registering a name
+    twice keeps the first."""
+    from pathlib import Path
+
+    import ir_datasets
+    from ir_datasets.datasets.base import Dataset
+    from ir_datasets.formats import JsonlDocs, TrecQrels, TsvQueries
+    from ir_datasets.util import LocalDownload
+
+    folder = Path(folder)
+    if name not in ir_datasets.registry:
+        grades = {0: "Irrelevant", 1: "Related", 2: "Highly relevant", 3: "Perfectly relevant"}
+        ir_datasets.registry.register(name, Dataset(
+            TsvQueries(LocalDownload(folder / "topics.tsv")),
+            JsonlDocs(LocalDownload(folder / "corpus.jsonl"), mapping={"doc_id": "id", "text": "text"}),
+            TrecQrels(LocalDownload(folder / "qrels.txt"), grades)))
+    return f"irds:{name}"

@@ -67,7 +67,7 @@ def test_old_predictions_load_and_write_back_unchanged(method, tmp_path):
 
 
 # Metrics added after the v0 files were written (the quadratic-weighted kappa, truncated item texts)
-NEWER = {"weighted_kappa", "truncated"}
+NEWER = {"weighted_kappa", "truncated", "binary_kappa", "krippendorff_alpha", "binary_from", "binary_confusion"}
 
 
 def test_old_rows_score_as_the_metrics_written_with_them(v0_store):

@@ -120,7 +120,11 @@ def print_metrics(title: str, m: dict, file=None) -> None:
           f"tokens/judgment={f(m['tokens_per_judgment'], '.0f')} "
           f"s/judgment={f(m['seconds_per_judgment'], '.1f')} delegation={f(m['delegation_rate'], '.2f')} "
           f"reached-LLM={f(m.get('llm_share'), '.2f')} parse-recovered={m.get('parse_recovered', 0)} "
-          f"degraded={m.get('degraded', 0)} truncated={m.get('truncated', 0)}", file=file)
+          f"degraded={m.get('degraded', 0)} truncated={m.get('truncated', 0)}"
+          + (f" binary-kappa={f(m['binary_kappa'])}" if m.get("binary_from") and len(m.get("labels", ())) > 2 else "")
+          + (f" alpha={f(m['krippendorff_alpha'])}" if "krippendorff_alpha" in m else "")
+          + (f" ms/pair(wall)={f(m['wall_ms_per_pair'], '.1f')}" if m.get("wall_ms_per_pair") is not None else ""),
+          file=file)
 
 
 # --- run options: shared by every CLI that judges pairs into the run store --------------------------------------------

@@ -100,5 +100,44 @@ def kendall_tau(before: list[float], after: list[float]) -> float | None:
     return _number(kendalltau(before, after).statistic)
 
 
+def tau_ap(truth: list[float], estimate: list[float]) -> float | None:
+    """AP rank correlation (Yilmaz, Aslam and Robertson, "A new rank correlation coefficient for information
+    retrieval", SIGIR 2008): how well `estimate` ranks the systems that `truth` ranks, errors near the top costing
+    more than errors below (Kendall's tau weighs every swap alike). With the systems in the estimate's order (highest
+    score first), C(i) counts the systems above position i that the truth also puts above the system at i:
+
+        tau_ap = 2 / (N - 1) * sum_{i=2..N} C(i) / (i - 1) - 1
+
+    1 for the same order, -1 for the reverse; not symmetric (the truth is the reference). Ties, which the paper leaves
+    undefined: the estimate's are kept in the given order, and a system above i counts only when its truth is strictly
+    higher. None with fewer than 2 systems.
+
+    Example:
+        >>> round(tau_ap([4, 3, 2, 1], [4, 2, 3, 1]), 4)  # one swap in the middle: Kendall's tau 0.667 too
+        0.6667
+        >>> round(tau_ap([4, 3, 2, 1], [3, 4, 2, 1]), 4)  # one swap at the top costs more
+        0.3333
+    """
+    if len(truth) != len(estimate):
+        raise ValueError(f"tau_ap: {len(truth)} true scores, {len(estimate)} estimated")
+    n = len(truth)
+    if n < 2:
+        return None
+    order = sorted(range(n), key=lambda i: -estimate[i])  # stable: ties keep the given order
+    total = sum(sum(truth[above] > truth[order[i]] for above in order[:i]) / i for i in range(1, n))
+    return 2 * total / (n - 1) - 1
+
+
+def ranking_agreement(runs: list[str], truth: list[float], estimate: list[float]) -> dict:
+    """How far the system ranking by `estimate` (e.g. nDCG on filled or machine-judged qrels) keeps the one by `truth`
+    (the same measure on the given qrels): Kendall's tau, tau_ap (the truth as reference) and the run whose score
+    moved most (`largest_change`: run, before, after, change = after - before; None without runs)."""
+    change = max(range(len(runs)), key=lambda i: abs(estimate[i] - truth[i]), default=None)
+    return {"kendall_tau": kendall_tau(truth, estimate), "tau_ap": tau_ap(truth, estimate),
+            "largest_change": None if change is None else {
+                "run": runs[change], "before": truth[change], "after": estimate[change],
+                "change": estimate[change] - truth[change]}}
+
+
 def _number(x) -> float | None:
     return None if x is None or (isinstance(x, float) and math.isnan(x)) else float(x)

@@ -109,6 +109,8 @@ LOADERS: dict[str, str] = {
     "wands": "hiera_dspy.data.wands:load",
     "homedepot": "hiera_dspy.data.homedepot:load",
     "jsonl": "hiera_dspy.data.jsonl:load",
+    "trec": "hiera_dspy.data.trec_folder:load",
+    "irds": "hiera_dspy.data.irds:load",
 }
 
 

@@ -5,6 +5,7 @@
 - topics: TSV `qid<TAB>query`, or JSONL `{"qid", "query"}` (a `.jsonl`/`.json` name or a first line starting `{`).
 - corpus: JSONL `{"id", "title", "text"}` (`_id` accepted, as in BEIR); any further fields (MSRD's overview, genres,
   actors, ...) join the text as `Name: value` lines.
+Any of these files may be gzipped (a `.gz` name).
 - qrels: `qid iter docid grade`; the grade is the index of a label in the scheme (0 = least relevant).
 
 Every bad line raises a DataError naming file, line and field, or with `on_bad_row="skip"` is recorded in `skipped`.
@@ -13,6 +14,7 @@ Writers go through `write_atomic` (temp file + rename).
 
 from __future__ import annotations
 
+import gzip
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import NamedTuple
@@ -42,7 +44,7 @@ class Bad(HieraError):
 def _lines(path: Path, what: str) -> Iterator[tuple[int, str]]:
     if not path.is_file():
         raise DataError(f"{path}: file not found (expected a {what})")
-    with open(path, "rb") as fh:
+    with (gzip.open if path.suffix == ".gz" else open)(path, "rb") as fh:
         for lineno, raw in enumerate(fh, 1):
             try:
                 text = raw.decode("utf-8-sig" if lineno == 1 else "utf-8").rstrip("\r\n")
@@ -140,8 +142,9 @@ QRELS_FORMAT = "qid 0 docid grade"
 
 
 def read_qrels(path: str | Path, scheme: LabelScheme, on_bad_row: str = "error",
-               skipped: list | None = None) -> dict[tuple[str, str], int]:
-    """(qid, docid) -> grade, every grade an index of `scheme.labels`; a pair judged twice is an error."""
+               skipped: list | None = None, lines: dict | None = None) -> dict[tuple[str, str], int]:
+    """(qid, docid) -> grade, every grade an index of `scheme.labels`; a pair judged twice is an error. `lines`, when
+    given, receives (qid, docid) -> the line it was read from (for errors found later)."""
     top = len(scheme.labels) - 1
 
     def parse(text: str, lineno: int):
@@ -169,6 +172,8 @@ def read_qrels(path: str | Path, scheme: LabelScheme, on_bad_row: str = "error",
                 skipped.append({"file": str(path), "line": lineno, "error": message})
             continue
         qrels[qid, docid], first[qid, docid] = grade, lineno
+    if lines is not None:
+        lines.update(first)
     return qrels
 
 

@@ -4,6 +4,7 @@ pairs, each its own resumable run (the run id eval.run gives the method, without
 from __future__ import annotations
 
 import sys
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -22,6 +23,7 @@ from hiera_dspy.methods.learning import prepare_fresh
 from hiera_dspy.records import Judgment, Pair
 from hiera_dspy.runs.runner import run_pairs
 from hiera_dspy.runs.spec import RunSpec
+from hiera_dspy.runs.tally import wall_clock
 from hiera_dspy.store.run_store import StoreError, validate_run_id
 
 
@@ -70,6 +72,7 @@ class Ablation:
     knowledge: str
     store: str
     estimates: list[dict] = field(default_factory=list)
+    clocks: dict[str, dict] = field(default_factory=dict)  # per row: its wall time (build, fit, judging) a pair
 
 
 def variants(names: list[str], with_knowledge: bool) -> list[tuple[str, str, dict]]:
@@ -124,6 +127,7 @@ def ablate(request: AblateRequest) -> Ablation:
           f"knowledge {knowledge.name})", file=sys.stderr)
     done = Ablation(rows_spec, {}, dataset, split, pairs, lms.describe(), knowledge.name, str(store.path))
     for display, method, config in rows_spec:
+        started = time.time()  # its build and fit count too: the method's whole run
         program = build(method, ctx, **config)
         prepare_fresh(program, dataset, split)
         # the same identity as eval.run (minus its limit): a run started there is resumed here, and vice versa
@@ -137,6 +141,7 @@ def ablate(request: AblateRequest) -> Ablation:
         done.results[display] = (run_id, run_pairs(program, pairs, store, run_id, threads=request.threads,
                                                    progress=progress_display(request.run.verbose, lms, display),
                                                    lms=lms))
+        done.clocks[display] = wall_clock(done.results[display][1], started)
         if done.results[display][1].stopped is not None:  # an endpoint is down: the methods left would not reach it
             break
     return done

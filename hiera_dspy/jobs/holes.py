@@ -12,7 +12,7 @@ from pathlib import Path
 
 from hiera_dspy.conclude.filled_benchmark import population
 from hiera_dspy.conclude.retrieval import pool_holes
-from hiera_dspy.data import Dataset
+from hiera_dspy.data import Dataset, trec_folder
 from hiera_dspy.errors import RequestError
 from hiera_dspy.jobs.labelling import label_pairs
 from hiera_dspy.jobs.preparing import open_store, output_folder
@@ -38,30 +38,58 @@ class Filled:
 
 
 def scheme_of(request: HolesRequest) -> LabelScheme:
-    """The qrels' label scheme from `scheme` or `labels` (exactly one of them)."""
+    """The qrels' label scheme from `scheme` or `labels` (exactly one of them; with `dataset`, `trec` if neither)."""
+    if request.dataset and not (request.scheme or request.labels):
+        return get_scheme("trec")
     if bool(request.scheme) == bool(request.labels):
         raise RequestError("give the qrels' label scheme: --scheme msrd|esci|wands|homedepot|trec or "
                            "--labels 'A,B,C'")
     return custom_scheme(request.labels) if request.labels else get_scheme(request.scheme)
 
 
+def benchmark_sources(request: HolesRequest) -> dict:
+    """topics, corpus, qrels (absolute paths, or None for an irds: id) and dataset, from the three files or
+    `dataset` trec:FOLDER | irds:ID (exactly one of the two ways)."""
+    files = (request.topics, request.corpus, request.qrels)
+    if request.dataset:
+        if any(files):
+            raise RequestError("give --dataset or --topics/--corpus/--qrels, not both")
+        name, _, arg = request.dataset.partition(":")
+        if name == "irds":
+            return {"topics": None, "corpus": None, "qrels": None, "dataset": request.dataset}
+        if name != "trec":
+            raise RequestError(f"--dataset {request.dataset!r}: holes read trec:FOLDER or irds:ID")
+        found = trec_folder.files(arg)
+        return {role: _abs(str(path)) for role, path in found.items()} | {"dataset": request.dataset}
+    if not all(files):
+        raise RequestError("give the benchmark: --dataset trec:FOLDER | irds:ID, or all of --topics, --corpus and "
+                           "--qrels")
+    return {"topics": _abs(request.topics), "corpus": _abs(request.corpus), "qrels": _abs(request.qrels),
+            "dataset": None}
+
+
 def labelling_of(request: HolesRequest, scheme: LabelScheme) -> dict:
     """The run's `labelling` section: what it fills and how it concludes, the files as absolute paths."""
     return {"kind": "holes", "out": str(Path(request.out).resolve()), "scheme": scheme.to_dict(),
-            "depth": request.depth, "topics": _abs(request.topics), "corpus": _abs(request.corpus),
-            "qrels": _abs(request.qrels), "runs": [_abs(r) for r in request.runs if r.strip()],
-            "on_bad_row": request.on_bad_row, "ci": request.sample.ci, "machine_values": request.sample.machine_values}
+            "depth": request.depth, **benchmark_sources(request),
+            "runs": [_abs(r) for r in request.runs if r.strip()], "on_bad_row": request.on_bad_row,
+            "ci": request.sample.ci, "machine_values": request.sample.machine_values,
+            "judge_pool": request.judge_pool}
 
 
 def holes_dataset(request: HolesRequest, inputs: Inputs | None = None) -> Dataset:
-    """The holes as a dataset (split `holes`; the existing judgments are its `train` split, the corpus its catalog)."""
+    """The holes as a dataset (split `holes`; the existing judgments are its `train` split, the corpus its catalog);
+    with `judge_pool` the pool's judged pairs join the holes, their given grade as gold."""
     scheme = scheme_of(request)
     labelling = labelling_of(request, scheme)
     inputs = inputs or read_inputs(labelling, scheme)
     holes = [inputs.pair(q, d) for q, d in pool_holes(inputs.runs, inputs.qrels, request.depth)]
+    if request.judge_pool:
+        holes += [inputs.pair(q, d, scheme.labels[inputs.qrels[q, d]])
+                  for q, d in pool_holes(inputs.runs, {}, request.depth) if (q, d) in inputs.qrels]
     if request.judging.limit:
         holes = holes[:request.judging.limit]
-    return Dataset(name=f"holes:{labelling['qrels']}", scheme=scheme, default_split="holes",
+    return Dataset(name=f"holes:{labelling['dataset'] or labelling['qrels']}", scheme=scheme, default_split="holes",
                    splits={"holes": holes, "train": inputs.judged_pairs(scheme)}, catalog=list(inputs.corpus.values()))
 
 
@@ -95,9 +123,11 @@ def fill_holes(request: HolesRequest) -> Filled:
     if len(train) < len(inputs.qrels):
         print(f"{len(inputs.qrels) - len(train)} existing judgments name a qid or docid missing from the topics or "
               "corpus: kept in qrels.txt, not used as train pairs", file=sys.stderr)
-    print(f"{len(holes)} holes at depth {request.depth} over {len(inputs.runs)} runs "
-          f"({len(inputs.qrels)} existing judgments)", file=sys.stderr)
-    identity = {"holes": {k: labelling[k] for k in ("qrels", "runs", "topics", "corpus", "depth")}}
+    print(f"{len(holes)} {'pairs of the pool' if request.judge_pool else 'holes'} at depth {request.depth} over "
+          f"{len(inputs.runs)} runs ({len(inputs.qrels)} existing judgments)", file=sys.stderr)
+    identity = {"holes": {k: labelling[k] for k in ("qrels", "runs", "topics", "corpus", "depth")}
+                | ({"dataset": labelling["dataset"]} if labelling["dataset"] else {})
+                | ({"judge_pool": True} if request.judge_pool else {})}
     run = label_pairs(request.judging, dataset, holes, "holes", labelling, identity, reload=HolesLoader(request))
     if isinstance(run, dict):  # a dry run: the estimate, nothing was sent
         return Filled(estimate=run)

@@ -4,6 +4,7 @@ from the request (`Replica`: a Ray actor's program, at its own endpoint)."""
 from __future__ import annotations
 
 import sys
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -23,12 +24,12 @@ from hiera_dspy.jobs.preparing import (
 )
 from hiera_dspy.jobs.requests import DataSource, DryRun, JudgeRequest, Judging
 from hiera_dspy.methods.learning import prepare_fresh
-from hiera_dspy.metrics.reference import ReferenceScorer, summary_line
+from hiera_dspy.metrics.reference import ReferenceScorer, agreement_cis, summary_line
 from hiera_dspy.records import Judgment, Pair
 from hiera_dspy.runs.cost import estimate as estimate_cost
 from hiera_dspy.runs.outputs import write_outputs
 from hiera_dspy.runs.spec import RunSpec
-from hiera_dspy.runs.tally import metrics_from_rows
+from hiera_dspy.runs.tally import metrics_from_rows, wall_clock
 
 
 @dataclass
@@ -76,6 +77,7 @@ def estimate(program, pairs: Sequence[Pair], lms, dry: DryRun, knowledge_name: s
 def judge(request: JudgeRequest) -> Judged:
     """Judge one split with one method or compiled judge into the run store (resuming what is there), write
     OUT/metrics.json, predictions.jsonl and config.json, and return the metrics; with `judging.dry_run`, the estimate."""
+    started = time.time()  # the true time a pair: the whole job's wall time over the pairs it judged
     j = request.judging
     if request.out:
         output_folder(request.out)
@@ -101,13 +103,15 @@ def judge(request: JudgeRequest) -> Judged:
     rows = run_engine(j.engine, Job(program, pairs, store, run_id, lms, retry_errors=j.run.retry_errors,
                                     progress=progress_display(j.run.verbose, lms, program.method),
                                     options=j.engine_options, factory=recipe))
-    labels = list(dataset.scheme.labels)
-    metrics = metrics_from_rows(rows, labels)
+    labels, cut = list(dataset.scheme.labels), dataset.scheme.binary_from
+    queries = {p.id: p.query_id for p in pairs} if isinstance(pairs, list) else None  # a lazy split: by pair only
+    metrics = (metrics_from_rows(rows, labels, cut) | wall_clock(rows, started)
+               | agreement_cis(rows, labels, cut, queries))
     metrics["run_id"] = run_id
     metrics["skipped_rows"] = skipped_rows(dataset)
     out = output_folder(request.out or runs_dir() / run_id)
     write_outputs(out, {**identity, "skipped_rows": metrics["skipped_rows"]}, metrics, rows)
-    summary = summary_line(rows, labels, ReferenceScorer(dataset), pairs, program.method)
+    summary = summary_line(rows, labels, ReferenceScorer(dataset), pairs, program.method, cut)
     return Judged(run_id, metrics, rows, summary, out, store.path, program.method)
 
 

@@ -107,11 +107,11 @@ class HumanSample:
 @dataclass(frozen=True)
 class HolesRequest:
     """Fill the holes of a retrieval benchmark: the unjudged documents in each run's top `depth`. `topics`, `corpus`,
-    `qrels` and `runs` are files; the qrels' scheme by name (`scheme`) or as labels (`labels`); outputs go to `out`."""
+    `qrels` and `runs` are files (or `dataset`, trec:FOLDER | irds:ID, in place of the first three); the qrels' scheme by name (`scheme`) or as labels (`labels`); outputs go to `out`."""
 
-    topics: str
-    corpus: str
-    qrels: str
+    topics: str | None
+    corpus: str | None
+    qrels: str | None
     runs: tuple[str, ...]
     out: str
     judging: Judging
@@ -120,6 +120,8 @@ class HolesRequest:
     labels: str | None = None
     on_bad_row: str = "error"
     sample: HumanSample = field(default_factory=HumanSample)
+    dataset: str | None = None  # trec:FOLDER | irds:ID in place of topics, corpus and qrels
+    judge_pool: bool = False  # judge the pool's judged pairs too: the machine's own qrels beside the filled ones
 
 
 @dataclass(frozen=True)

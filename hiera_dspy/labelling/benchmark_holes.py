@@ -8,30 +8,40 @@ import json
 from collections import Counter
 from pathlib import Path
 
-from hiera_dspy.conclude.retrieval import evaluate, kendall_tau
-from hiera_dspy.data import DataError
+from hiera_dspy.conclude.retrieval import evaluate, ranking_agreement
+from hiera_dspy.data import BadRows, DataError
+from hiera_dspy.data.irds import benchmark
 from hiera_dspy.data.trec import format_qrels, read_corpus, read_qrels, read_topics
 from hiera_dspy.data.trec_stream import RunFile
 from hiera_dspy.errors import RequestError
 from hiera_dspy.labelling.benchmark_conclusions import conclude
 from hiera_dspy.labelling.exports import qrels_of, write_jsonl
 from hiera_dspy.labels import LabelScheme
+from hiera_dspy.metrics.classification import classification_metrics
 from hiera_dspy.metrics.format import number
 from hiera_dspy.records import Pair
 from hiera_dspy.store.files import write_atomic
 
 
 class Inputs:
-    """The benchmark's files, read and cross-checked: every run line's qid is a topic and its docid in the corpus."""
+    """The benchmark's files, read and cross-checked: every run line's qid is a topic and its docid in the corpus.
+    With `dataset` an `irds:ID`, topics, qrels and the documents the qrels and runs name come from ir_datasets
+    (`hiera_dspy.data.irds`) instead of the three files."""
 
-    def __init__(self, topics: str, corpus: str, qrels: str, runs: list[str], scheme: LabelScheme,
-                 on_bad_row: str = "error"):
+    def __init__(self, topics: str | None, corpus: str | None, qrels: str | None, runs: list[str],
+                 scheme: LabelScheme, on_bad_row: str = "error", dataset: str | None = None):
         self.skipped: list[dict] = []
         self._noted: set[tuple[str, int]] = set()
         kw = dict(on_bad_row=on_bad_row, skipped=self.skipped)
-        self.topics = read_topics(topics, **kw)
-        self.corpus = read_corpus(corpus, **kw)
-        self.qrels = read_qrels(qrels, scheme, **kw)
+        if dataset and dataset.startswith("irds:"):
+            retrieved = {rl.docid for path in runs for rl in RunFile(path, on_bad_row="skip", skipped=[])}
+            bad = BadRows(on_bad_row)
+            self.topics, self.corpus, self.qrels, _ = benchmark(dataset.partition(":")[2], scheme, bad, retrieved)
+            self.skipped += bad.rows
+        else:
+            self.topics = read_topics(topics, **kw)
+            self.corpus = read_corpus(corpus, **kw)
+            self.qrels = read_qrels(qrels, scheme, **kw)
         self.runs: dict[str, RunFile] = {}  # read one query at a time, each time they are used
         for path in runs:
             name = Path(path).stem if Path(path).stem not in self.runs else path
@@ -79,7 +89,7 @@ def read_inputs(labelling: dict, scheme: LabelScheme) -> Inputs:
     """The benchmark files a labelling config names; a data error exits with its message."""
     try:
         return Inputs(labelling["topics"], labelling["corpus"], labelling["qrels"], labelling["runs"], scheme,
-                      labelling.get("on_bad_row", "error"))
+                      labelling.get("on_bad_row", "error"), labelling.get("dataset"))
     except DataError as exc:
         raise RequestError(str(exc)) from None
 
@@ -91,14 +101,46 @@ def export_holes(store, run_id: str, config: dict, records: list[dict]) -> list[
     out, scheme, depth = Path(labelling["out"]), LabelScheme.from_dict(labelling["scheme"]), labelling["depth"]
     inputs = read_inputs(labelling, scheme)
     records = list(records)  # read three times below; a record has no step trace (a few hundred bytes)
-    filled = {k: g for k, g in qrels_of(records, scheme).items() if k not in inputs.qrels}
+    holes = hole_records(records, inputs.qrels)
+    filled = qrels_of(holes, scheme)
     after = {**inputs.qrels, **filled}
-    summary = summarize(inputs, after, records, scheme, depth) | {"run_id": run_id, "method": config.get("method")}
-    written, section = conclude(summary, store, run_id, inputs.runs, inputs.qrels, records, scheme, depth,
+    summary = summarize(inputs, after, holes, scheme, depth) | {"run_id": run_id, "method": config.get("method")}
+    extra = []
+    if labelling.get("judge_pool"):
+        machine = qrels_of(records, scheme)
+        summary["machine_only"] = machine_only(inputs, machine, records, scheme, depth)
+        extra.append(write_atomic(out / "machine_qrels.txt", format_qrels(machine)))
+    written, section = conclude(summary, store, run_id, inputs.runs, inputs.qrels, holes, scheme, depth,
                                 labelling.get("ci", 0.95), out, labelling.get("machine_values", "expected"))
-    return [write_atomic(out / "qrels.txt", format_qrels(after)), write_jsonl(out / "new.jsonl", records),
+    return [write_atomic(out / "qrels.txt", format_qrels(after)), write_jsonl(out / "new.jsonl", holes),
             write_atomic(out / "summary.json", json.dumps(summary, indent=1)),
-            write_atomic(out / "report.md", report(summary) + section), *written]
+            write_atomic(out / "report.md", report(summary) + section), *extra, *written]
+
+
+def hole_records(records: list[dict], qrels: dict) -> list[dict]:
+    """The records of holes only: a `--judge-pool` run also judged pairs the qrels hold, which fill nothing and must
+    not stand in for the given judgments in the filled qrels or the conclusions."""
+    return [r for r in records if (r["query_id"], r["item_id"]) not in qrels]
+
+
+def machine_only(inputs: Inputs, machine: dict, records: list[dict], scheme: LabelScheme, depth: int) -> dict:
+    """The runs scored on the machine's own qrels of the whole pool (`--judge-pool`: every pair of the runs' top
+    DEPTH judged, none of the given judgments used) against the given qrels: nDCG per run, the ranking's Kendall's
+    tau, tau_ap and largest change; and the machine's agreement with the given judgments on the pool's judged pairs
+    (kappa, binary kappa at the scheme's cut, Krippendorff's alpha, quadratic kappa, the confusion)."""
+    key = f"ndcg@{depth}"
+    runs = [{"run": name, f"{key}_given": evaluate(lines, inputs.qrels, scheme, depth)[key],
+             f"{key}_machine": evaluate(lines, machine, scheme, depth)[key]} for name, lines in inputs.runs.items()]
+    scored = [r for r in runs if r[f"{key}_given"] is not None and r[f"{key}_machine"] is not None]
+    judged = [(scheme.labels[inputs.qrels[k]], r["label"]) for r in records
+              if (k := (r["query_id"], r["item_id"])) in inputs.qrels]
+    labels = list(scheme.labels)
+    m = classification_metrics([g for g, _ in judged], [p for _, p in judged], labels, scheme.binary_from)
+    agreement = {name: m.get(name) for name in ("n", "kappa", "binary_kappa", "krippendorff_alpha", "weighted_kappa",
+                                                "confusion", "confusion_columns")}
+    return {"runs": runs, "pairs": len(records), "judged_pairs": len(judged), "agreement": agreement,
+            **ranking_agreement([r["run"] for r in scored], [r[f"{key}_given"] for r in scored],
+                                [r[f"{key}_machine"] for r in scored])}
 
 
 def summarize(inputs: Inputs, after: dict, records: list[dict], scheme: LabelScheme, depth: int) -> dict:
@@ -113,8 +155,9 @@ def summarize(inputs: Inputs, after: dict, records: list[dict], scheme: LabelSch
                      "queries_before": b["queries"], "queries_after": a["queries"]})
     key = f"ndcg@{depth}"
     scored = [r for r in runs if r[f"{key}_before"] is not None and r[f"{key}_after"] is not None]
-    return {"depth": depth, "runs": runs, "kendall_tau": kendall_tau([r[f"{key}_before"] for r in scored],
-                                                                     [r[f"{key}_after"] for r in scored]),
+    ranking = ranking_agreement([r["run"] for r in scored], [r[f"{key}_before"] for r in scored],
+                                [r[f"{key}_after"] for r in scored])
+    return {"depth": depth, "runs": runs, **ranking,
             "holes": len(records), "filled": sum(1 for r in records if r["label"]),
             "escalated": sum(1 for r in records if r["escalated"] and not r["label"]),
             "human": sum(1 for r in records if r["source"] == "human"),
@@ -144,8 +187,32 @@ def report(s: dict) -> str:
     order = {when: [r["run"] for r in sorted(s["runs"], key=lambda r: -(r[f"ndcg@{k}_{when}"] or 0))]
              for when in ("before", "after")}
     lines += ["", f"System ranking by nDCG@{k}: before {' > '.join(order['before'])}; after "
-              f"{' > '.join(order['after'])}. Kendall's tau = {number(s['kendall_tau'])}.", ""]
+              f"{' > '.join(order['after'])}. Kendall's tau = {number(s['kendall_tau'])}, tau_ap = "
+              f"{number(s.get('tau_ap'))}{_largest(s.get('largest_change'), k)}.", ""]
+    if s.get("machine_only"):
+        lines += machine_section(s["machine_only"], k)
     return "\n".join(lines)
+
+
+def _largest(change: dict | None, k: int) -> str:
+    if not change:
+        return ""
+    return (f"; the largest change: {change['run']}, nDCG@{k} {number(change['before'])} -> "
+            f"{number(change['after'])} ({change['change']:+.3f})")
+
+
+def machine_section(m: dict, k: int) -> list[str]:
+    """The report's lines on the machine-only qrels (`--judge-pool`)."""
+    a = m["agreement"]
+    lines = [f"## Every pair of the pool judged by the machine ({m['pairs']} pairs)", "",
+             f"| run | nDCG@{k} given qrels | machine-only qrels |", "|---|---|---|"]
+    lines += [f"| {r['run']} | {number(r[f'ndcg@{k}_given'])} | {number(r[f'ndcg@{k}_machine'])} |" for r in m["runs"]]
+    lines += ["", f"System ranking on the machine's qrels against the given ones: Kendall's tau = "
+              f"{number(m['kendall_tau'])}, tau_ap = {number(m['tau_ap'])}{_largest(m['largest_change'], k)}.",
+              f"Agreement with the {m['judged_pairs']} given judgments of the pool: kappa {number(a['kappa'])}, "
+              f"binary kappa {number(a['binary_kappa'])}, Krippendorff's alpha (ordinal) "
+              f"{number(a['krippendorff_alpha'])}, quadratic kappa {number(a['weighted_kappa'])}.", ""]
+    return lines
 
 
 def print_summary(s: dict) -> None:

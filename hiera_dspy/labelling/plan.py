@@ -8,7 +8,7 @@ from __future__ import annotations
 from hiera_dspy.conclude.filled_benchmark import conclusions, machine_values_of, population, simulated_values
 from hiera_dspy.conclude.plan import n_for_width, plan
 from hiera_dspy.errors import HieraError
-from hiera_dspy.labelling.benchmark_holes import read_inputs
+from hiera_dspy.labelling.benchmark_holes import hole_records, read_inputs
 from hiera_dspy.labelling.exports import records_of
 from hiera_dspy.labelling.sample import SampleLog
 from hiera_dspy.labels import LabelScheme
@@ -29,7 +29,7 @@ def plan_run(store, run_id: str, width: float = 0.05, power: float = 0.8, draws:
     scheme, depth = LabelScheme.from_dict(labelling["scheme"]), labelling["depth"]
     level, kind = labelling.get("ci", 0.95), labelling.get("machine_values", "expected")
     inputs = read_inputs(labelling, scheme)
-    records = list(records_of(store, run_id))
+    records = hole_records(list(records_of(store, run_id)), inputs.qrels)
     runs = {name: list(lines) for name, lines in inputs.runs.items()}
     queries = population(runs)
     machine_of, _ = machine_values_of(inputs.qrels, records, scheme, depth, kind)

@@ -15,7 +15,7 @@ import math
 import sys
 
 from hiera_dspy import settings
-from hiera_dspy.metrics.classification import bootstrap_ci, classification_metrics, final_label
+from hiera_dspy.metrics.classification import bootstrap_ci, bootstrap_cis, classification_metrics, final_label
 from hiera_dspy.metrics.format import with_ci
 from hiera_dspy.metrics.significance import mcnemar
 
@@ -27,6 +27,40 @@ def kappa_with_ci(gold: list[str], pred: list[str | None], labels: list[str]) ->
 
 
 KAPPA_CI = {"missing": "undefined", "label": "95% CI "}  # how the summary line writes a kappa and its CI
+
+
+def agreement_cis(rows: list[dict], labels: list[str], binary_from: int | None = None,
+                  query_of: dict | None = None) -> dict:
+    """The field's agreement measures with their bootstrap 95% CIs (1,000 resamples over pairs, seed 42) for a run's
+    metrics.json: `kappa_ci`, `krippendorff_alpha_ci`, and for a graded scheme `weighted_kappa_ci` and, with the
+    scheme's `binary_from`, `binary_kappa_ci`. Over the rows with gold; a judgment without a label is wrong (alpha:
+    not pairable). With `query_of` (pair id -> query id) `ci_by_query` holds the same over resampled queries (a
+    cluster bootstrap, as TREC reports its intervals), when the rows span at least two queries."""
+    rows = [r for r in rows if r.get("gold") in labels]
+    gold, pred = [r["gold"] for r in rows], [final_label(r) for r in rows]
+    names = ["kappa", "krippendorff_alpha"] + (["weighted_kappa"] if len(labels) > 2 else [])
+    names += ["binary_kappa"] if len(labels) > 2 and binary_from is not None else []
+    cis = bootstrap_cis(gold, pred, labels, names, binary_from=binary_from)  # one set of resamples for all
+    out = {f"{name}_ci": list(ci) for name, ci in cis.items()}
+    queries = [query_of.get(r["id"], r["id"]) for r in rows] if query_of else None
+    if queries and len(set(queries)) > 1:
+        by_query = bootstrap_cis(gold, pred, labels, names, binary_from=binary_from, groups=queries)
+        out["ci_by_query"] = {name: list(ci) for name, ci in by_query.items()}
+    return out
+
+
+def field_part(gold: list[str], pred: list[str | None], labels: list[str], binary_from: int | None) -> str:
+    """Binary kappa (graded schemes, at the scheme's cut) and Krippendorff's alpha (ordinal), each with its CI."""
+    m = classification_metrics(gold, pred, labels, binary_from)
+    graded = len(labels) > 2 and binary_from is not None
+    names = ("binary_kappa", "krippendorff_alpha") if graded else ("krippendorff_alpha",)
+    cis = bootstrap_cis(gold, pred, labels, names, binary_from=binary_from)
+    part = ""
+    if graded:
+        binary = with_ci(m["binary_kappa"], cis["binary_kappa"], **KAPPA_CI)
+        part += f"; binary kappa (>= {labels[binary_from]}) {binary}"
+    return part + (f"; Krippendorff's alpha (ordinal) "
+                   f"{with_ci(m['krippendorff_alpha'], cis['krippendorff_alpha'], **KAPPA_CI)}")
 
 
 def graded_part(rows: list[dict], labels: list[str], by_id: dict) -> str:
@@ -73,9 +107,9 @@ class ReferenceScorer:
 
 
 def summary_line(rows: list[dict], labels: list[str], reference: ReferenceScorer | None = None, pairs=None,
-                 method: str = "") -> str:
-    """The one-line summary: n and kappa with CI, plus `reference` (embed-lr) on the same pairs when it has a train
-    split to fit on."""
+                 method: str = "", binary_from: int | None = None) -> str:
+    """The one-line summary: n and kappa with CI (with `binary_from`, the scheme's binary cut: binary kappa and
+    Krippendorff's alpha too), plus `reference` (embed-lr) on the same pairs when it has a train split to fit on."""
     rows = [r for r in rows if r.get("gold") in labels]  # unlabelled pairs (eval.label, holes) have nothing to score
     if not rows:
         return "no gold labels among these pairs: nothing to score"
@@ -86,6 +120,8 @@ def summary_line(rows: list[dict], labels: list[str], reference: ReferenceScorer
     by_id = {p.id: p for p in pairs or ()}
     if len(labels) > 2:
         line += graded_part(rows, labels, by_id)
+    if binary_from is not None:
+        line += field_part(gold, pred, labels, binary_from)
     if reference is None or pairs is None or method == "embed-lr":
         return line
     judged = [r for r in rows if r["id"] in by_id]

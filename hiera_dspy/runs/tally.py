@@ -14,6 +14,7 @@ Example:
 
 from __future__ import annotations
 
+import time
 from array import array
 from collections import Counter
 from collections.abc import Iterable, Mapping
@@ -27,8 +28,8 @@ from hiera_dspy.records import Judgment, as_judgment
 class Tally:
     """Running counts of a run's rows for metrics.json (see the module doc)."""
 
-    def __init__(self, labels: list[str]):
-        self.labels = list(labels)
+    def __init__(self, labels: list[str], binary_from: int | None = None):
+        self.labels, self.binary_from = list(labels), binary_from
         self._index = {label: i for i, label in enumerate(self.labels)}
         k = len(self.labels)
         self.cm = np.zeros((k, k + 1), dtype=np.int64)
@@ -85,7 +86,7 @@ class Tally:
 
     def metrics(self) -> dict:
         """metrics.json content, as `classification.run_metrics` of the same rows."""
-        out = confusion_metrics(self.cm, self.labels)
+        out = confusion_metrics(self.cm, self.labels, self.binary_from)
         out["gold_pairs"] = int(self.cm.sum())
         out.update(self._cost())
         out.update({"pairs": self.pairs, "human_labels": self.human_labels, "parse_recovered": self.parse_recovered,
@@ -113,7 +114,19 @@ class Tally:
         }
 
 
-def metrics_from_rows(rows: Iterable[dict], labels: list[str]) -> dict:
+def metrics_from_rows(rows: Iterable[dict], labels: list[str], binary_from: int | None = None) -> dict:
     """metrics.json content (`hiera_dspy.metrics.classification.run_metrics`), counted in one pass over the rows
-    (a `Tally`: a stream of a million rows is never held)."""
-    return Tally(labels).add_all(rows).metrics()
+    (a `Tally`: a stream of a million rows is never held); `binary_from`: the scheme's binary cut (binary kappa)."""
+    return Tally(labels, binary_from).add_all(rows).metrics()
+
+
+def wall_clock(rows: Iterable[Judgment | Mapping], started: float) -> dict:
+    """The true time a pair of a run: `wall_seconds` from `started` (a `time.time()` taken when the command began)
+    to now, over `pairs_judged`, the rows that finished since (a resumed run's earlier rows are not counted), as
+    `wall_ms_per_pair`. A batch-scored judge's rows carry almost no `seconds` each (the batch is timed once); this
+    counts the batch, loading and fitting too."""
+    now = time.time()
+    judged = sum(1 for row in rows if (as_judgment(row).finished or 0) >= started)
+    wall = now - started
+    return {"wall_seconds": wall, "pairs_judged": judged,
+            "wall_ms_per_pair": 1000 * wall / judged if judged else None}

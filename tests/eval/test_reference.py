@@ -13,7 +13,9 @@ def test_eval_run_prints_kappa_ci_and_the_embed_lr_reference(patch_make_lm, tmp_
     run_cli.main(["--dataset", "msrd", "--split", "dev", "--method", "zero-shot", "--limit", "12", "--knowledge",
                   "none", "--lm", "fake", "--out", str(tmp_path / "out")])
     out = capsys.readouterr().out
-    line = re.search(r"kappa (-?\d\.\d{3}|undefined)( \[95% CI [^\]]+\])? on n=12; embed-lr on the same pairs: "
+    line = re.search(r"kappa (-?\d\.\d{3}|undefined)( \[95% CI [^\]]+\])? on n=12; "
+                     r"Krippendorff's alpha \(ordinal\) (-?\d\.\d{3}|undefined)( \[95% CI [^\]]+\])?; "
+                     r"embed-lr on the same pairs: "
                      r"(-?\d\.\d{3}|undefined).*McNemar vs embed-lr b=\d+ c=\d+ p=\d\.\d{3}", out)
     assert line, out
 
