@@ -16,7 +16,7 @@ Y, YHAT, REST = [0.5, 0.7, 0.2, 0.4], [0.4, 0.7, 0.1, 0.4], [0.3, 0.6, 0.5, 0.2,
 
 
 def test_plain_ppi_is_machine_mean_of_the_rest_plus_the_mean_human_machine_gap():
-    e = estimate(Y, YHAT, REST, lam=1.0)
+    e = estimate(Y, YHAT, REST, lam=1.0, bounds=None)  # the t interval alone (no betting interval beside it)
     assert e.ppi == pytest.approx(2.1 / 6 + 0.2 / 4)  # 0.35 + 0.05
     assert e.machine == pytest.approx(3.7 / 10) and e.human_only == pytest.approx(0.45)
     # the benchmark's mean: Cochran's regression estimator with slope lam / (1 - f), its finite-population variance
@@ -37,7 +37,7 @@ BIG_REST = np.linspace(0.1, 0.8, 30)
 
 
 def test_power_tuned_interval_is_narrower_than_the_human_sample_alone():
-    e = estimate(BIG_Y, BIG_YHAT, BIG_REST)
+    e = estimate(BIG_Y, BIG_YHAT, BIG_REST, bounds=None)
     assert 0 < e.lam <= 1 and e.ci[1] - e.ci[0] < e.human_only_ci[1] - e.human_only_ci[0]
     assert e.ci[0] < e.ppi < e.ci[1]
 
@@ -50,12 +50,12 @@ def test_human_only_interval_and_p_value_are_students_t():
     few = estimate(BIG_Y[:3], BIG_YHAT[:3], BIG_REST, estimand="superpopulation")
     assert few.human_only_ci == pytest.approx(tuple(stats.ttest_1samp(BIG_Y[:3], 0).confidence_interval(0.95)))
     # the benchmark's mean: the same t interval shrunk by the finite-population correction sqrt(1 - n / N)
-    fp = estimate(BIG_Y, BIG_YHAT, BIG_REST)
+    fp = estimate(BIG_Y, BIG_YHAT, BIG_REST, bounds=None)
     fpc = np.sqrt(1 - 12 / 42)
     lo, hi = t.confidence_interval(0.95)
     assert fp.human_only_ci == pytest.approx((BIG_Y.mean() - (hi - lo) / 2 * fpc, BIG_Y.mean() + (hi - lo) / 2 * fpc))
     t_fp = (BIG_Y.mean() - 0.3) / (BIG_Y.std(ddof=1) / np.sqrt(12) * fpc)
-    assert p_value(BIG_Y, BIG_YHAT, BIG_REST, null=0.3, lam=0) == pytest.approx(2 * stats.t.sf(abs(t_fp), 11))
+    assert p_value(BIG_Y, BIG_YHAT, BIG_REST, null=0.3, lam=0, bounds=None) == pytest.approx(2 * stats.t.sf(abs(t_fp), 11))
 
 
 def test_a_fitted_lam_costs_a_degree_of_freedom():
@@ -108,8 +108,8 @@ def test_pairwise_differences_are_paired_and_holm_adjusted():
     diffs = {(d.a, d.b): d for d in differences({"a": a, "b": b, "c": c}, "p@10")}
     assert list(diffs) == [("a", "b"), ("a", "c"), ("b", "c")]
     ab = diffs[("a", "b")].estimate
-    # a gap constant on the sample is not known exactly for the benchmark: the rule of three's range interval
-    assert ab.ppi == pytest.approx(0.1) and ab.rule == "range" and ab.ci[0] < 0.1 < ab.ci[1]
+    # a gap constant on the sample is not known exactly for the benchmark: the betting interval
+    assert ab.ppi == pytest.approx(0.1) and ab.rule == "betting" and ab.ci[0] < 0.1 < ab.ci[1]
     ac = diffs[("a", "c")]
     assert ac.estimate.ppi == pytest.approx(0.0) and ac.p == pytest.approx(1.0)
     assert [d.p_adjusted for d in diffs.values()] == holm([d.p for d in diffs.values()])
