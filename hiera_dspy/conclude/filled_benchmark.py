@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from hiera_dspy.conclude import calibration
 from hiera_dspy.conclude.certainty import certain
 from hiera_dspy.conclude.expected import Dist, expected_per_query, gains, one_hot
 from hiera_dspy.conclude.per_query import named_measures, per_query
@@ -135,7 +136,8 @@ def conclusions(runs: dict[str, list], originals: dict, records: Sequence[dict],
                 scheme: LabelScheme, depth: int, level: float = 0.95, machine_values: str = "expected",
                 simulated: Sequence[dict] | None = None) -> dict:
     """{"human_sample", "estimates" (run -> measure -> Estimate dict), "differences", "ranking", "level",
-    "correction", "machine_values", "soft_holes"}; with no sample, the machine-only values alone. Each estimate's
+    "correction", "machine_values", "soft_holes", "calibration" (`hiera_dspy.conclude.calibration.check` on the
+    decided holes)}; with no sample, the machine-only values alone. Each estimate's
     n_min is the plan's (`predicted_n_mins`, from `simulated`, else DRAWS label sets drawn here) or the sample's
     own residuals' if larger."""
     if machine_values not in MACHINE_VALUES:
@@ -183,7 +185,8 @@ def conclusions(runs: dict[str, list], originals: dict, records: Sequence[dict],
     ranking = {m: sorted(runs, key=lambda n: -(_key(estimates[n][m]))) for m in measures}
     return {"level": level, "correction": CORRECTION, "queries": len(queries), "measures": list(measures),
             "human_sample": _sample_summary(sample, st, by_query), "estimates": estimates, "differences": diffs,
-            "ranking": ranking, "machine_values": machine_values, "soft_holes": soft}
+            "ranking": ranking, "machine_values": machine_values, "soft_holes": soft,
+            "calibration": calibration.check(records, st.decided, scheme) if sample else None}
 
 
 def ranking_key(lines, queries: Sequence[str], depth: int) -> tuple:

@@ -115,10 +115,13 @@ def tuned_lams(y: np.ndarray, yhat: np.ndarray, unl: np.ndarray) -> np.ndarray:
 def stratified(resid: np.ndarray, sampled: np.ndarray, unsampled: np.ndarray) -> tuple[np.ndarray, np.ndarray,
                                                                                      np.ndarray]:
     """(the stratified mean of the residual over all N, its standard error, Satterthwaite's degrees of freedom) per
-    column of `resid` (n, d): `sampled` the stratum of each of its rows, `unsampled` of each of the N - n others;
-    strata with fewer than 2 sampled rows merged into the next (the last into the one before): Cochran 1977,
-    sections 5.3, 5.4 and 5A.12."""
+    column of `resid` (n, d): `sampled` the stratum of each of its rows, `unsampled` of each of the N - n others
+    (or, 2-D, per column); strata with fewer than 2 sampled rows merged into the next (the last into the one
+    before): Cochran 1977, sections 5.3, 5.4 and 5A.12."""
     sampled, unsampled = np.asarray(sampled), np.asarray(unsampled)
+    if sampled.ndim == 2:  # each column its own sample's strata
+        parts = [stratified(resid[:, [j]], sampled[:, j], unsampled[:, j]) for j in range(resid.shape[1])]
+        return tuple(np.concatenate([p[i] for p in parts]) for i in range(3))
     labels = sorted(set(sampled.tolist()) | set(unsampled.tolist()))
     groups: list[list] = []
     for h in labels:  # collapse: a stratum joins the next until the group has 2 sampled rows
@@ -127,7 +130,8 @@ def stratified(resid: np.ndarray, sampled: np.ndarray, unsampled: np.ndarray) ->
         else:
             groups.append([h])
     if len(groups) > 1 and np.isin(sampled, groups[-1]).sum() < 2:
-        groups[-2] += groups.pop()
+        last = groups.pop()
+        groups[-1] += last
     big_n = len(sampled) + len(unsampled)
     mean, var, dof = np.zeros(resid.shape[1]), np.zeros(resid.shape[1]), np.zeros(resid.shape[1])
     for g in groups:
@@ -143,6 +147,17 @@ def stratified(resid: np.ndarray, sampled: np.ndarray, unsampled: np.ndarray) ->
     with np.errstate(invalid="ignore", divide="ignore"):
         df = np.where(dof > 0, var ** 2 / dof, len(sampled) - len(groups))
     return mean, np.sqrt(var), np.maximum(df, 1.0)
+
+
+def scaled(c: Columns, share, base) -> Columns:
+    """The mean over all N of a domain's `Columns` whose other queries (the certainty stratum) are known: base +
+    share * each point and interval end, share = N_H / N, base = the known values' sum / N (per column or
+    scalars); the rest as they are."""
+    def move(a):
+        return None if a is None else base + share * a
+
+    return Columns(move(c.ppi), move(c.lo), move(c.hi), move(c.human_lo), move(c.human_hi), c.lam, c.n_min, c.sd,
+                   c.df, c.p, c.rule)
 
 
 def columns(y, yhat, unl, level: float = 0.95, lam: float | None = None, bounds=None, n_min=None,

@@ -147,15 +147,12 @@ def estimate(y, yhat, yhat_unlabeled, level: float = 0.95, lam: float | None = N
     if estimand == "superpopulation":
         with np.errstate(invalid="ignore", divide="ignore"):  # no variance: ppi_py's tuning is 0/0, handled below
             return _superpopulation(y, yhat, unl, level, lam, tell_lam, machine, human)
-    c = finite.columns(y[:, None], yhat[:, None], unl[:, None], level, lam, bounds,
-                       None if n_min is None else [n_min], tune=tune,
-                       strata=None if strata is None else tuple(np.asarray(s) for s in strata))
-
-    def scaled(v) -> float:
-        return base + share * float(v[0])
-
-    return Estimate(machine, scaled(c.ppi), (scaled(c.lo), scaled(c.hi)), human,
-                    (scaled(c.human_lo), scaled(c.human_hi)), n, big_n, lam=float(c.lam[0]),
+    c = finite.scaled(finite.columns(y[:, None], yhat[:, None], unl[:, None], level, lam, bounds,
+                                     None if n_min is None else [n_min], tune=tune,
+                                     strata=None if strata is None else tuple(np.asarray(s) for s in strata)),
+                      share, base)
+    return Estimate(machine, float(c.ppi[0]), (float(c.lo[0]), float(c.hi[0])), human,
+                    (float(c.human_lo[0]), float(c.human_hi[0])), n, big_n, lam=float(c.lam[0]),
                     n_min=int(c.n_min[0]), estimand=estimand, rule=str(c.rule[0]), sd=float(c.sd[0]),
                     holes=big_n_h)
 

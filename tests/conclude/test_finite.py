@@ -154,3 +154,34 @@ def test_ppi_plus_plus_tuning_is_an_option_from_n_min_on():
     assert tuned.ci[1] - tuned.ci[0] < default.ci[1] - default.ci[0]
     below = estimate(y[:20], x[:20], x[20:], tune=True)  # below n_min (29): slope 1, the betting interval beside t
     assert below.rule == "betting" and below.lam == pytest.approx(1 - 20 / 300)
+
+
+def test_a_stratified_sample_gets_the_stratified_variance():
+    # finding 7: a stratified sample used the simple-random-sample variance (1.69x the design's)
+    from hiera_dspy.conclude.finite import stratified
+
+    rng = np.random.default_rng(7)
+    layer = np.repeat([0, 1, 2, 3], 100)
+    y = np.clip(0.1 * layer + rng.normal(0, 0.03 * (layer + 1), 400), -1, 1)  # residuals that differ by stratum
+    picked = np.concatenate([rng.choice(np.flatnonzero(layer == h), 10, replace=False) for h in range(4)])
+    rest = np.setdiff1d(np.arange(400), picked)
+    mean, se, df = stratified(y[picked, None], layer[picked], layer[rest])
+    s2 = [y[picked][layer[picked] == h].var(ddof=1) for h in range(4)]
+    assert se[0] ** 2 == pytest.approx(sum(0.25 ** 2 * (1 - 10 / 100) * v / 10 for v in s2))
+    srs = (1 - 40 / 400) / 40 * y[picked].var(ddof=1)
+    assert se[0] ** 2 < srs / 1.5 and 9 < df[0] < 36
+    # a stratum with one sampled row is merged into the next
+    one = np.concatenate([picked[:1], picked[10:]])
+    _, se1, _ = stratified(y[one, None], layer[one], layer[np.setdiff1d(np.arange(400), one)])
+    assert np.isfinite(se1).all() and se1[0] > 0
+    # the estimate's interval through estimate(strata=...): narrower than the random-sample one, and it covers
+    truth, hits, ratio = y.mean(), [], []
+    for _ in range(300):
+        p = np.concatenate([rng.choice(np.flatnonzero(layer == h), 10, replace=False) for h in range(4)])
+        rng.shuffle(p)
+        r = np.setdiff1d(np.arange(400), p)
+        e = estimate(y[p], np.zeros(40), np.zeros(360), strata=(layer[p], layer[r]), bounds=None)
+        plain = estimate(y[p], np.zeros(40), np.zeros(360), bounds=None)
+        hits.append(e.ci[0] <= truth <= e.ci[1])
+        ratio.append((e.ci[1] - e.ci[0]) / (plain.ci[1] - plain.ci[0]))
+    assert np.mean(hits) >= 0.92 and np.mean(ratio) < 0.9

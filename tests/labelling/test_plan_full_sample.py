@@ -75,4 +75,4 @@ def test_a_sample_of_every_query_gives_exact_values_and_every_export_works(bench
             assert e["ppi"] == e["human_only"] and e["rule"] == "exact"
     assert all(d["ci"] is None and d["p"] is None for d in summary["differences"])
     report = (out / "report.md").read_text()
-    assert "exact" in report and "(every query is decided)." in report
+    assert "b > a by exactly" in report and "no interval needed)." in report
