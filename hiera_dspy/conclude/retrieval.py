@@ -52,16 +52,19 @@ def hole_rate(lines: Run, qrels: Qrels, depth: int) -> float | None:
     return unjudged / shown if shown else None
 
 
-def evaluate(lines: Run, qrels: Qrels, scheme: LabelScheme, depth: int = 10) -> dict:
-    """{"ndcg@k", "p@k", "hole_rate", "queries"} in one pass over the run, one query at a time; metrics are None
+def evaluate(lines: Run, qrels: Qrels, scheme: LabelScheme, depth: int = 10,
+             queries: Iterable[str] | None = None) -> dict:
+    """{"ndcg@k", "p@k", "hole_rate", "queries" (those with judgments)} in one pass over the run, one query at a time; metrics are None
     when no query of the run has a judgment. nDCG@k and P@k as trec_eval's ndcg_cut and P (what ir_measures
     computes through pytrec_eval; a test holds them equal): gains are the scheme's (`LabelScheme.gain`), the ideal
-    ranking is the query's judged documents by gain, P@k counts grades at or above the scheme's threshold over k, and the mean runs over
-    the run's queries that have judgments."""
+    ranking is the query's judged documents by gain, P@k counts grades at or above the scheme's threshold over k, and
+    the mean runs over the run's queries that have judgments; with `queries` (the benchmark's), over those, a query
+    the run does not answer or nobody judged counting 0: the conclusions' mean (`hiera_dspy.conclude.per_query`)."""
     by_query: dict[str, dict[str, int]] = {}
     for (q, d), g in qrels.items():
         by_query.setdefault(q, {})[d] = g
     threshold = scheme.labels.index(scheme.threshold)
+    over = None if queries is None else set(queries)
     ndcg = p = 0.0
     queries = shown = unjudged = 0
     for qid, ls in query_groups(lines):
@@ -69,14 +72,15 @@ def evaluate(lines: Run, qrels: Qrels, scheme: LabelScheme, depth: int = 10) -> 
         shown += len(top)
         unjudged += sum((qid, rl.docid) not in qrels for rl in top)
         judged = by_query.get(qid)
-        if not judged:
+        if not judged or (over is not None and qid not in over):
             continue
         queries += 1
         grades = [judged.get(rl.docid, 0) for rl in top]
         ideal = sorted(map(scheme.gain, judged.values()), reverse=True)[:depth]
         ndcg += _ndcg([scheme.gain(g) for g in grades], ideal)
         p += sum(g >= threshold for g in grades) / depth
-    return {f"ndcg@{depth}": ndcg / queries if queries else None, f"p@{depth}": p / queries if queries else None,
+    over_n = queries if over is None or not queries else len(over)  # with `queries`: a missing one counts 0
+    return {f"ndcg@{depth}": ndcg / over_n if queries else None, f"p@{depth}": p / over_n if queries else None,
             "hole_rate": unjudged / shown if shown else None, "queries": queries}
 
 

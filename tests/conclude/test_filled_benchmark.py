@@ -89,3 +89,19 @@ def test_sampled_queries_without_holes_do_not_pull_the_estimate_to_the_machine()
     assert e["ppi"] == pytest.approx(1.0)  # the truth: every query relevant at rank 1
     b = c["estimates"]["b"]["p@1"]  # b shows no hole: exact, and says so
     assert b["rule"] == "exact" and b["ppi"] == pytest.approx(0.5) and b["ci"] is None and "exact" in b["note"]
+
+
+def test_the_holes_table_and_the_conclusions_average_missing_queries_alike():
+    # finding 7: the holes table averaged over a run's judged queries, the conclusions over every query (0 if missing)
+    from hiera_dspy.conclude.retrieval import evaluate
+
+    runs, originals, records = bench()
+    runs["a"] = [rl for rl in runs["a"] if rl.qid != "q0"]  # a does not answer q0
+    c = conclusions(runs, originals, records, None, get_scheme("msrd"), 1)
+    queries = [f"q{i}" for i in range(12)]
+    filled = {**originals, **{(r["query_id"], r["item_id"]): 0 for r in records}}  # the machine: irrelevant
+    for name, lines in runs.items():
+        table = evaluate(lines, filled, get_scheme("msrd"), 1, queries)
+        for m in ("p@1", "ndcg@1"):
+            assert table[m] == pytest.approx(c["estimates"][name][m]["machine"]), (name, m)
+    assert evaluate(runs["a"], filled, get_scheme("msrd"), 1, queries)["p@1"] == pytest.approx(5 / 12)  # not 5 / 11

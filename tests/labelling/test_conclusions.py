@@ -60,6 +60,7 @@ def test_sample_review_labels_then_the_same_command_concludes(bench, patch_make_
     report = (out / "report.md").read_text()
     assert "## Conclusions" in report and "2 queries decided, 0 pending" in report and "Holm-adjusted" in report
     assert "Blind spot: a machine error confined to fewer than 77.6% of the queries" in report  # 1 - 0.05^(1/2)
+    assert "](forest.png)" in report and (out / "forest.png").read_bytes()[:4] == b"\x89PNG"  # the picture, linked
 
 
 def test_partly_labelled_query_does_not_count_and_the_report_says_so(bench, patch_make_lm, tmp_path):
