@@ -23,7 +23,8 @@ uncertainty), labelled in sample order with the true grades; a query without hol
 product's (hiera_dspy.conclude: the certainty stratum known, the domain estimator over the decided queries with
 holes, the t interval with the betting interval below the plan's n_min). Per stage the table gives the lowest and
 mean coverage of the full-judgment value over systems and over pairs (both measures), the mean interval width of the
-systems, and how many estimates are exact. Monte-Carlo standard error of a coverage near 0.95 at 1,000 samples: 0.007.
+systems, and the same for the t interval alone (no betting interval beside it below n_min: what the betting
+interval buys, and what it costs in width). Monte-Carlo standard error of a coverage near 0.95 at 1,000 samples: 0.007.
 """
 
 from __future__ import annotations
@@ -161,13 +162,14 @@ def stage_coverage(cols: dict, samples: list[list[int]], layer, every: int, leve
     stages = [*range(every, typical, every), None]  # None: the whole sample decided; a sample with fewer skipped
     out = []
     for k in stages:
-        hits = {m: [] for m in cols}
-        widths, exact = [], 0
+        hits, t_hits = {m: [] for m in cols}, {m: [] for m in cols}
+        widths, t_widths, exact = [], [], 0
         for m, c in cols.items():
             truth = c["y"].mean(axis=0)
             big_n, d = c["x"].shape
             cover = np.zeros((len(samples), d), dtype=bool)
             width = np.full((len(samples), d), np.nan)
+            t_cover, t_width = cover.copy(), width.copy()  # the t interval alone (no betting interval beside it)
             for j in range(d):
                 hole_q = ~c["certain"][:, j]
                 groups: dict[int, list] = {}
@@ -182,7 +184,7 @@ def stage_coverage(cols: dict, samples: list[list[int]], layer, every: int, leve
                 for n, members in groups.items():
                     rows = [i for i, _ in members]
                     if n == n_h:  # every query a hole can change is decided: exact
-                        cover[rows, j] = True
+                        cover[rows, j] = t_cover[rows, j] = True
                         exact += len(rows)
                         continue
                     if n < 2:
@@ -201,13 +203,21 @@ def stage_coverage(cols: dict, samples: list[list[int]], layer, every: int, leve
                                          strata=strata), n_h / big_n, known_sum / big_n)
                     cover[rows, j] = (est.lo - 1e-9 <= truth[j]) & (truth[j] <= est.hi + 1e-9)
                     width[rows, j] = est.hi - est.lo
-            hits[m] = cover[np.isfinite(width).any(axis=1) | cover.any(axis=1)]
+                    t = scaled(columns(ys, xs, rest, level, None, None, strata=strata), n_h / big_n, known_sum / big_n)
+                    t_cover[rows, j] = (t.lo - 1e-9 <= truth[j]) & (truth[j] <= t.hi + 1e-9)
+                    t_width[rows, j] = t.hi - t.lo
+            counted = np.isfinite(width).any(axis=1) | cover.any(axis=1)
+            hits[m], t_hits[m] = cover[counted], t_cover[counted]
             widths.append(np.nanmean(width[:, :c["systems"]]))
+            t_widths.append(np.nanmean(t_width[:, :c["systems"]]))
         sys_cov = np.concatenate([hits[m][:, :cols[m]["systems"]].mean(axis=0) for m in cols])
         pair_cov = np.concatenate([hits[m][:, cols[m]["systems"]:].mean(axis=0) for m in cols])
-        out.append({"decided": "all" if k is None else k, "systems_min": float(sys_cov.min()), "systems_mean": float(sys_cov.mean()),
-                    "pairs_min": float(pair_cov.min()), "pairs_mean": float(pair_cov.mean()),
-                    "width": float(np.nanmean(widths)), "exact": exact})
+        t_sys = np.concatenate([t_hits[m][:, :cols[m]["systems"]].mean(axis=0) for m in cols])
+        t_pair = np.concatenate([t_hits[m][:, cols[m]["systems"]:].mean(axis=0) for m in cols])
+        out.append({"decided": "all" if k is None else k, "systems_min": float(sys_cov.min()),
+                    "systems_mean": float(sys_cov.mean()), "pairs_min": float(pair_cov.min()),
+                    "pairs_mean": float(pair_cov.mean()), "width": float(np.nanmean(widths)), "exact": exact,
+                    "t_min": float(min(t_sys.min(), t_pair.min())), "t_width": float(np.nanmean(t_widths))})
     return out
 
 
@@ -218,8 +228,8 @@ def run(args) -> list[str]:
     lines = [f"Dataset {args.dataset}: {len(b['queries'])} queries, {args.systems} systems, {len(b['holes'])} holes, "
              f"{args.full:.0%} of the queries judged in full; samples of {args.sample_size} labelled in order, "
              f"{args.samples} samples a cell; coverage of a nominal 95% interval.", "",
-             "| judge | design | decided | systems min | systems mean | pairs min | pairs mean | width (systems) |",
-             "|---|---|---|---|---|---|---|---|"]
+             "| judge | design | decided | systems min | systems mean | pairs min | pairs mean | width (systems) | "
+             "t alone: min | t alone: width |", "|---|---|---|---|---|---|---|---|---|---|"]
     for judge in args.judges.split(","):
         records = judge_records(b, judge, args.seed + 1)
         cols = columns_of(b, records)
@@ -229,7 +239,7 @@ def run(args) -> list[str]:
             for row in stage_coverage(cols, samples, layer, args.every):
                 lines.append(f"| {judge} | {design} | {row['decided']} | {row['systems_min']:.3f} | "
                              f"{row['systems_mean']:.3f} | {row['pairs_min']:.3f} | {row['pairs_mean']:.3f} | "
-                             f"{row['width']:.3f} |")
+                             f"{row['width']:.3f} | {row['t_min']:.3f} | {row['t_width']:.3f} |")
             print(f"{judge} {design}: {time.time() - start:.0f} s", file=sys.stderr)
             print("\n".join(lines), file=sys.stderr)
     return lines

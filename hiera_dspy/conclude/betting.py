@@ -13,7 +13,7 @@ above alpha: every m whose capital never reaches that is in the interval, at eve
 with m (each factor does), so the set is an interval and its ends are found by bisection.
 
 The bets are the paper's predictable plug-in: lam_t = sqrt(2 log(2 / alpha) / (sigma^2_{t-1} n)), truncated at
-1/2 of what keeps the capital positive (c = 1/2), sigma^2 the running variance with a prior of 1/4 (its equation 26
+3/4 of what keeps the capital positive (c = 3/4, the larger of the paper's two choices; any c < 1 is valid), sigma^2 the running variance with a prior of 1/4 (its equation 26
 with n for the fixed-size interval; `anytime=True` gives the confidence sequence's t log(1 + t), valid
 simultaneously over every stopping point and wider). The interval is continuous in the data (it has no zero-width
 case: a sample without spread still leaves the unsampled values their range) and needs the values' range, which a
@@ -34,7 +34,7 @@ import math
 
 import numpy as np
 
-C = 0.5  # the bets' truncation: at most half of what keeps the capital positive (the paper's c)
+C = 0.75  # the bets' truncation: at most 3/4 of what keeps the capital positive (the paper's c)
 STEPS = 48  # bisection steps: the interval's ends to 2^-48 of the range
 
 

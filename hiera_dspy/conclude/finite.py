@@ -223,8 +223,9 @@ def columns(y, yhat, unl, level: float = 0.95, lam: float | None = None, bounds=
         h_lo, h_hi = betting.interval(y, big_n, low, high, level)
         human_lo, human_hi, _ = _with_betting(human, human_half, h_lo, h_hi, trusted)
         point, lo, hi, human_lo, human_hi = (np.clip(a, low, high) for a in (point, lo, hi, human_lo, human_hi))
-        lo, hi = _never_empty(lo, hi, *(np.clip(b, low, high) for b in (b_lo, b_hi)))
-        human_lo, human_hi = _never_empty(human_lo, human_hi, *(np.clip(b, low, high) for b in (h_lo, h_hi)))
+        lo, hi = _never_empty(lo, hi, *(np.clip(b, low, high) for b in (b_lo, b_hi)), 2 * half, low, high)
+        human_lo, human_hi = _never_empty(human_lo, human_hi, *(np.clip(b, low, high) for b in (h_lo, h_hi)),
+                                          2 * human_half, low, high)
     return Columns(point, lo, hi, human_lo, human_hi, lams, n_min, sd, df, p, rule)
 
 
@@ -236,7 +237,15 @@ def _with_betting(point, half, b_lo, b_hi, trusted):
     return point - down, point + up, (down > half + FLAT) | (up > half + FLAT)
 
 
-def _never_empty(lo, hi, b_lo, b_hi):
-    """A clipped interval that collapsed (a t interval wholly outside the range) replaced by the betting one."""
+def _never_empty(lo, hi, b_lo, b_hi, width, low, high):
+    """A clipped interval that collapsed (a t interval wholly outside the range) replaced by the betting one; if that
+    collapsed too (a sample that contradicts the range, which a random one does with probability below 1 - level),
+    the t interval's width from the range's nearer end."""
     empty = hi - lo <= FLAT
-    return np.where(empty, np.minimum(lo, b_lo), lo), np.where(empty, np.maximum(hi, b_hi), hi)
+    lo, hi = np.where(empty, np.minimum(lo, b_lo), lo), np.where(empty, np.maximum(hi, b_hi), hi)
+    empty = hi - lo <= FLAT
+    width = np.maximum(np.nan_to_num(width), FLAT * 10)
+    at_low = np.abs(lo - low) <= np.abs(high - hi)
+    lo = np.where(empty & ~at_low, np.maximum(high - width, low), lo)
+    hi = np.where(empty & at_low, np.minimum(low + width, high), hi)
+    return lo, hi

@@ -15,14 +15,16 @@ For each system (and each pairwise difference) on each measure:
 - `n_width`: the fewest sampled queries whose interval is at most `width` wide (its full width, hi - lo), from the
   finite-population half-width t * sqrt((1 - n / N) / n) * sd (Cochran 1977, section 4.4);
 - for a pair, `n_power`: the fewest sampled queries that tell the two apart at `level` with probability `power`
-  (80%) if the difference is the machine's (|difference| >= (t_{1-alpha/2} + t_{power}) * standard error), at least
-  `n_min`; None when the machine sees no difference (no n can be named), and "cannot be told apart" when even n = N - 1
+  (80%) if the difference is the machine's, tested at the pair's Holm step (|difference| >= (t_{1-alpha/(2 step)} +
+  t_{power}) * standard error; the pairs ranked by |difference| / residual sd, the clearest at Bonferroni's alpha / m),
+  at least `n_min`; None when the machine sees no difference (no n can be named), and "cannot be told apart" when even n = N - 1
   would not do;
 - with a decided human sample, what it gives now: its interval, and how many more sampled queries (`more_queries`,
   from the sample's own residual spread and estimate) would tell a pair apart.
 
-The simulated human values assume the judge's probabilities are calibrated; docs/conclusions.md measures the
-predicted n against the n at which the benchmark reached the width.
+The simulated human values assume the judge's probabilities are calibrated; the calibration check on the decided
+holes (`hiera_dspy.conclude.calibration`) inflates the residual sd where they are not. Every n is found by bisection
+(`first_n`). docs/conclusions.md measures the predicted n against the n at which the benchmark reached the width.
 Pure: arrays in, rows out.
 """
 
