@@ -151,14 +151,17 @@ def predicted_n_min(machine: np.ndarray, simulated: Sequence[np.ndarray]) -> int
 
 
 def plan_line(measure: str, a: str, b: str | None, machine: np.ndarray, simulated: Sequence[np.ndarray],
-              width: float, level: float = 0.95, power: float = POWER, step: int = 1, inflation: float = 1.0) -> Line:
+              width: float, level: float = 0.95, power: float = POWER, step: int = 1, inflation: float = 1.0,
+              holes: np.ndarray | None = None) -> Line:
     """The plan of one per-query quantity (a system's values, or a pair's differences) over all N queries; a pair's
     power at its Holm `step`; the simulated residual sd times `inflation` (the calibration check's,
-    `hiera_dspy.conclude.calibration`)."""
+    `hiera_dspy.conclude.calibration`); n_min over the queries a hole can change (`holes`, a mask; None: all), the
+    domain the estimate samples."""
     from hiera_dspy.conclude.finite import min_queries_columns
 
     big_n = len(machine)
-    n_min = predicted_n_min(machine, simulated)
+    w = np.ones(big_n, dtype=bool) if holes is None else np.asarray(holes, dtype=bool)
+    n_min = predicted_n_min(np.asarray(machine)[w], [np.asarray(y)[w] for y in simulated])
     n_min_machine = max(int(min_queries_columns(np.asarray(machine, dtype=float)[:, None])[0]), 29)
     sd = residual_sd(machine, simulated) * inflation
 
@@ -174,24 +177,28 @@ def plan_line(measure: str, a: str, b: str | None, machine: np.ndarray, simulate
 
 
 def plan(machine: dict[str, dict[str, np.ndarray]], simulated: Sequence[dict[str, dict[str, np.ndarray]]],
-         width: float = 0.05, level: float = 0.95, power: float = POWER, inflation: float = 1.0) -> list[Line]:
+         width: float = 0.05, level: float = 0.95, power: float = POWER, inflation: float = 1.0,
+         holes: dict[str, dict[str, np.ndarray]] | None = None) -> list[Line]:
     """Every system, then every pair, per measure: `machine` is measure -> system -> values over all N queries;
     `simulated` a list of the same built from label sets drawn from the judge's probabilities. Each pair's power is
     planned at its Holm step: the pairs ranked by |machine difference| / residual sd, the clearest tested first at
-    alpha / m (Bonferroni's), the k-th at alpha / (m - k + 1) (Holm 1979). `inflation` scales every residual sd."""
+    alpha / m (Bonferroni's), the k-th at alpha / (m - k + 1) (Holm 1979). `inflation` scales every residual sd;
+    `holes` (measure -> system -> whether a hole can change each query) restricts each n_min to those queries (a
+    pair's: where either system's can change)."""
     out = []
     for m, systems in machine.items():
         names = list(systems)
         for s in names:
             out.append(plan_line(m, s, None, systems[s], [sim[m][s] for sim in simulated], width, level, power,
-                                 inflation=inflation))
+                                 inflation=inflation, holes=None if holes is None else holes[m][s]))
         pairs = list(combinations(names, 2))
         diffs = {(s, t): systems[s] - systems[t] for s, t in pairs}
         sims = {(s, t): [sim[m][s] - sim[m][t] for sim in simulated] for s, t in pairs}
         clear = {p: abs(float(np.mean(diffs[p]))) / max(residual_sd(diffs[p], sims[p]), 1e-12) for p in pairs}
         steps = {p: len(pairs) - i for i, p in enumerate(sorted(pairs, key=lambda p: -clear[p]))}
         for p in pairs:
-            out.append(plan_line(m, p[0], p[1], diffs[p], sims[p], width, level, power, steps[p], inflation))
+            mask = None if holes is None else np.asarray(holes[m][p[0]]) | np.asarray(holes[m][p[1]])
+            out.append(plan_line(m, p[0], p[1], diffs[p], sims[p], width, level, power, steps[p], inflation, mask))
     return out
 
 

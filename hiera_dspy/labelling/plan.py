@@ -21,6 +21,7 @@ def plan_run(store, run_id: str, width: float = 0.05, power: float = 0.8, draws:
     inflation scales the plan's residual spread. HieraError when the run is not a holes labelling run."""
     import numpy as np
 
+    from hiera_dspy.conclude.certainty import certain
     from hiera_dspy.conclude.filled_benchmark import machine_values_of, population, simulated_values
     from hiera_dspy.conclude.plan import n_for_width, plan
     from hiera_dspy.labelling.benchmark_holes import read_inputs
@@ -50,8 +51,11 @@ def plan_run(store, run_id: str, width: float = 0.05, power: float = 0.8, draws:
     now |= {(d["measure"], d["a"], d["b"]): d for d in c["differences"]}
     checked = c.get("calibration")
     inflation = checked["inflation"] if checked else 1.0
+    hole_keys = [(r["query_id"], r["item_id"]) for r in records]
+    sure = {name: certain(lines, queries, hole_keys, inputs.qrels, scheme, depth) for name, lines in runs.items()}
+    holes = {m: {name: ~sure[name][m] for name in runs} for m in machine}
     lines = [line.to_dict() | {"now": now.get((line.measure, line.a, line.b))}
-             for line in plan(machine, simulated, width, level, power, inflation)]
+             for line in plan(machine, simulated, width, level, power, inflation, holes)]
     for line in lines:  # the width the decided sample's own residual spread predicts (no calibration assumed)
         e = line["now"] or {}
         line["n_width_sample"] = (n_for_width(lambda n, sd=e["sd"]: (sd, n - 1), len(queries), width, level)

@@ -119,3 +119,15 @@ def test_label_sets_are_drawn_from_the_judges_probabilities():
     rng = np.random.default_rng(0)
     drawn = [draw_labels({"h": {"Relevant": 0.3, "Irrelevant": 0.7}}, rng)["h"] for _ in range(2000)]
     assert np.mean([d == {"Relevant": 1.0} for d in drawn]) == pytest.approx(0.3, abs=0.03)
+
+
+def test_the_plans_n_min_reads_the_queries_a_hole_can_change():
+    # 60% of the queries have no hole (residual 0 in every draw): over all N their zeros skew the residual, and the
+    # estimate samples only the others
+    rng = np.random.default_rng(4)
+    x = rng.uniform(0, 1, 400)
+    holes = np.arange(400) >= 240
+    sims = [{"p@10": {"A": np.where(holes, np.clip(x + rng.normal(0, 0.1, 400), 0, 1), x)}} for _ in range(10)]
+    (everywhere,), (domain,) = (plan({"p@10": {"A": x}}, sims, holes=h) for h in (None, {"p@10": {"A": holes}}))
+    assert domain.n_min == predicted_n_min(x[holes], [s["p@10"]["A"][holes] for s in sims])
+    assert domain.n_min < everywhere.n_min
