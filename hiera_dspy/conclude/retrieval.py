@@ -76,21 +76,27 @@ def evaluate(lines: Run, qrels: Qrels, scheme: LabelScheme, depth: int = 10,
             continue
         queries += 1
         grades = [judged.get(rl.docid, 0) for rl in top]
-        ideal = sorted(map(scheme.gain, judged.values()), reverse=True)[:depth]
-        ndcg += _ndcg([scheme.gain(g) for g in grades], ideal)
-        p += sum(g >= threshold for g in grades) / depth
+        q_ndcg, q_p = query_values([scheme.gain(g) for g in grades], [float(g >= threshold) for g in grades],
+                                   map(scheme.gain, judged.values()), depth)
+        ndcg, p = ndcg + q_ndcg, p + q_p
     over_n = queries if over is None or not queries else len(over)  # with `queries`: a missing one counts 0
     return {f"ndcg@{depth}": ndcg / over_n if queries else None, f"p@{depth}": p / over_n if queries else None,
             "hole_rate": unjudged / shown if shown else None, "queries": queries}
 
 
-def _ndcg(grades: list[float], ideal: list[float]) -> float:
-    """DCG of the gains in rank order over DCG of the ideal gains (log2(rank + 1) discounts)."""
-    def dcg(gs):
-        return sum(g / math.log2(i + 2) for i, g in enumerate(gs) if g > 0)
+def dcg(gains_in_rank_order: Iterable[float]) -> float:
+    """Discounted cumulative gain, log2(rank + 1) discounts (trec_eval's ndcg_cut)."""
+    return sum(g / math.log2(i + 2) for i, g in enumerate(gains_in_rank_order) if g > 0)
 
-    best = dcg(ideal)
-    return dcg(grades) / best if best > 0 else 0.0
+
+def query_values(shown_gains: list[float], shown_relevant: list[float], judged_gains: Iterable[float],
+                 depth: int) -> tuple[float, float]:
+    """(nDCG@depth, P@depth) of one query: the gains (or expected gains) and relevance indicators (or probabilities)
+    of its top `depth` in rank order, and the gains of its judged documents for the ideal ranking. The one
+    implementation of both measures: `evaluate` streams it over a run, `hiera_dspy.conclude.expected` over label
+    distributions; ir_measures (pytrec_eval) agrees with it (tests)."""
+    best = dcg(sorted(judged_gains, reverse=True)[:depth])
+    return (dcg(shown_gains) / best if best > 0 else 0.0), sum(shown_relevant) / depth
 
 
 def kendall_tau(before: list[float], after: list[float]) -> float | None:
