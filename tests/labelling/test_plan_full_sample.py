@@ -41,6 +41,12 @@ def test_plan_before_and_after_the_sample_is_labelled(bench, patch_make_lm, tmp_
     assert pair["now"]["n"] == 2 and pair["now"]["ci"] is not None  # what the sample gives now
     assert 2 <= pair["n_width_sample"] <= 4 and plan["lines"][0]["n_width_sample"] is None
     assert json.loads(capsys.readouterr().out)["run_id"] == run_id
+    checked = after["calibration"]  # the decided holes check the judge's probabilities; the plan's spread follows
+    assert checked["holes"] >= 1 and checked["inflation"] >= 1
+    assert pair["sd"] == pytest.approx(next(x for x in plan["lines"] if x["b"] == "b" and x["measure"] == "p@3")["sd"]
+                                       * checked["inflation"])
+    eval_plan.main(["--run", run_id, "--draws", "5"])
+    assert "Calibration check on" in capsys.readouterr().out
 
 
 def test_plan_refuses_a_run_that_is_not_a_holes_run(tmp_path):
