@@ -120,8 +120,7 @@ def stratified(resid: np.ndarray, sampled: np.ndarray, unsampled: np.ndarray) ->
     before): Cochran 1977, sections 5.3, 5.4 and 5A.12."""
     sampled, unsampled = np.asarray(sampled), np.asarray(unsampled)
     if sampled.ndim == 2:  # each column its own sample's strata
-        parts = [stratified(resid[:, [j]], sampled[:, j], unsampled[:, j]) for j in range(resid.shape[1])]
-        return tuple(np.concatenate([p[i] for p in parts]) for i in range(3))
+        return _stratified_columns(resid, sampled, unsampled)
     labels = sorted(set(sampled.tolist()) | set(unsampled.tolist()))
     groups: list[list] = []
     for h in labels:  # collapse: a stratum joins the next until the group has 2 sampled rows
@@ -147,6 +146,35 @@ def stratified(resid: np.ndarray, sampled: np.ndarray, unsampled: np.ndarray) ->
     with np.errstate(invalid="ignore", divide="ignore"):
         df = np.where(dof > 0, var ** 2 / dof, len(sampled) - len(groups))
     return mean, np.sqrt(var), np.maximum(df, 1.0)
+
+
+def _stratified_columns(resid: np.ndarray, sampled: np.ndarray, unsampled: np.ndarray):
+    """`stratified` with each column's own strata (n, d) and (N - n, d): at once where every stratum has 2 sampled
+    rows, one column at a time (collapsing) elsewhere."""
+    labels = np.unique(np.concatenate([sampled.ravel(), unsampled.ravel()]))
+    n, d = resid.shape
+    big_n = n + unsampled.shape[0]
+    rows = [sampled == h for h in labels]
+    counts = np.array([r.sum(axis=0) for r in rows])  # (k, d)
+    totals = counts + np.array([(unsampled == h).sum(axis=0) for h in labels])
+    fine = ((counts >= 2) | (totals == 0)).all(axis=0)
+    mean, var, dof = np.zeros(d), np.zeros(d), np.zeros(d)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        for r, n_h, big_n_h in zip(rows, counts, totals):
+            w = big_n_h / big_n
+            m_h = np.where(n_h > 0, (resid * r).sum(axis=0) / n_h, 0.0)
+            s2 = np.where(n_h > 1, (((resid - m_h) ** 2) * r).sum(axis=0) / (n_h - 1), 0.0)
+            term = np.where(n_h > 0, w * w * (1 - n_h / np.maximum(big_n_h, 1)) * s2 / n_h, 0.0)
+            mean += w * m_h
+            var += term
+            dof += np.where(n_h > 1, term ** 2 / (n_h - 1), 0.0)
+        df = np.where(dof > 0, var ** 2 / dof, n - len(labels))
+    out = [mean, np.sqrt(var), np.maximum(df, 1.0)]
+    for j in np.flatnonzero(~fine):
+        one = stratified(resid[:, [j]], sampled[:, j], unsampled[:, j])
+        for i in range(3):
+            out[i][j] = one[i][0]
+    return tuple(out)
 
 
 def scaled(c: Columns, share, base) -> Columns:
