@@ -160,7 +160,9 @@ def section(c: dict) -> str:
              f"Estimates of the benchmark's own mean over its {c['queries']} queries (a query a run does not answer "
              f"counts 0): machine-only (every hole labelled by the judge), PPI (machine labels corrected by the human "
              f"sample, ppi_py) with its {pct} CI, and the human sample alone with its {pct} CI (Student-t intervals "
-             "with the finite-population variance, clipped to the metric's range).", machine_values_line(c), "",
+             "with the finite-population variance, the betting interval beside them where the t one is not yet "
+             "trusted, clipped to the metric's range). Queries no hole can change are known exactly; a value that "
+             "no hole can change is exact.", machine_values_line(c), "",
              *estimates_table(c), ""]
     if c["human_sample"] and c["human_sample"]["decided"]:
         caution = small_sample_note(c)
