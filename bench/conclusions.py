@@ -4,6 +4,10 @@
     python -m bench.conclusions --lexical --queries 1000 --seed 21 --judges embed-lr,embed-lr-allpool-hgb,flip-5%
     python -m bench.conclusions --queries 200 --judges embed-lr,embed-lr-pool --sizes 10,20,40   # with MiniLM
     python -m bench.conclusions_small --work WORK --sizes 40   # which estimates under-cover, remedies measured
+    python -m bench.conclusions --staged --dataset trecdl2020 --samples 1000   # every stage of labelling (graded)
+
+`--staged` measures the coverage after every few decided queries of a sample labelled in its order, on MSRD and on
+TREC DL 2020's grades, with simulated systems (bench/conclusions_staged.py says how).
 
 The truth: the bundled MSRD judgments pool (hiera_dspy/data/msrd/judgments-pool.tsv.gz). `--queries` queries of the
 pool that are not in the bundled train pairs (seeded; at least 10 judged movies and one relevant) are the benchmark.
@@ -74,6 +78,16 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--work", default="runs/bench-conclusions", help="folder for the built benchmark (reused)")
     p.add_argument("--seed", type=int, default=20, help="seed of the query choice and the random system")
     p.add_argument("--table", help="also write the Markdown table to this file")
+    p.add_argument("--staged", action="store_true",
+                   help="coverage at every stage of labelling (bench/conclusions_staged.py) instead")
+    p.add_argument("--dataset", default="msrd", choices=("msrd", "trecdl2020"), help="with --staged")
+    p.add_argument("--trec-qrels", default="../shared/data/trecdl2020/qrels.txt",
+                   help="with --staged --dataset trecdl2020: TREC DL 2020's qrels file")
+    p.add_argument("--sample-size", type=int, help="with --staged: the sample (default 60 of MSRD's, 20 of TREC's)")
+    p.add_argument("--every", type=int, help="with --staged: decided queries between stages (default 10, TREC 5)")
+    p.add_argument("--systems", type=int, default=8, help="with --staged: simulated systems (default 8)")
+    p.add_argument("--full", type=float, default=0.4,
+                   help="with --staged: share of the queries judged in full (default 0.4)")
     p.add_argument("--designs", default="random,stratified",
                    help="sample designs: random, stratified (strata of the judge's uncertainty), stratified-machine "
                         "(strata of the machine's mean per-query value over the systems and measures); default "
@@ -516,9 +530,29 @@ HEADER = ("| judge | design | queries | measure | coverage min systems / pairs, 
           "zero-width shipped / corrected |")
 
 
+def staged(args) -> str:
+    """The staged protocol (bench/conclusions_staged.py) with this command's defaults per dataset."""
+    from bench import conclusions_staged
+
+    trec = args.dataset == "trecdl2020"
+    args.sample_size = args.sample_size or (20 if trec else 60)
+    args.every = args.every or (5 if trec else 10)
+    if args.judges == parser().get_default("judges"):
+        args.judges = "probabilities,labels"
+    if args.queries == parser().get_default("queries"):
+        args.queries = 400
+    table = "\n".join(conclusions_staged.run(args))
+    if args.table:
+        Path(args.table).write_text(table + "\n", encoding="utf-8")
+    print(table)
+    return table
+
+
 def main(argv: list[str] | None = None) -> str:
     """Build (or reuse) the benchmark, resample, print and return the Markdown table."""
     args = parser().parse_args(argv)
+    if args.staged:
+        return staged(args)
     built = build(args)
     truth_grades = [g for _, _, g in built["holes"]]
     truth = values_of(built, truth_grades)

@@ -20,6 +20,7 @@ import sys
 
 from hiera_dspy.api import PlanRequest, plan
 from hiera_dspy.cli.options import cli_main
+from hiera_dspy.conclude.calibration import line as calibration_line
 from hiera_dspy.metrics.format import with_ci
 
 
@@ -56,7 +57,7 @@ def lines_of(plan: dict) -> list[str]:
                  and (r["n_power"] is None or r["n_power"] >= n_total)]
         if never:
             out.append(f"Cannot be told apart at any sample size short of every query: {', '.join(never)}.")
-    out += ["", _next_step(plan)]
+    out += ["", calibration_line(plan.get("calibration")), "", _next_step(plan)]
     out += ["", "n_min: Cochran's rule n > 28 + 25 g^2, g the skewness over all queries of the human-minus-machine "
             "values the judge's probabilities predict; below it an interval may cover less often than stated. If the "
             "judge is badly calibrated the prediction is wrong: the decided sample's own residuals raise the figure "

@@ -17,11 +17,11 @@ Pure: run lines and label distributions in, arrays out.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 
 import numpy as np
 
+from hiera_dspy.conclude.retrieval import query_values
 from hiera_dspy.data.trec import RunLine, ranked
 from hiera_dspy.labels import LabelScheme
 
@@ -61,11 +61,6 @@ def expected_per_query(lines: Sequence[RunLine], dists: dict[tuple[str, str], Di
         if not judged:
             continue
         shown = [judged.get(d, (0.0, 0.0)) for d in top.get(q, [])]
-        p[i] = sum(rel for _, rel in shown) / depth
-        ideal = _dcg(sorted((g for g, _ in judged.values()), reverse=True)[:depth])
-        ndcg[i] = _dcg([g for g, _ in shown]) / ideal if ideal > 0 else 0.0
+        ndcg[i], p[i] = query_values([g for g, _ in shown], [rel for _, rel in shown],
+                                     (g for g, _ in judged.values()), depth)
     return {f"ndcg@{depth}": ndcg, f"p@{depth}": p}
-
-
-def _dcg(gains_in_rank_order: list[float]) -> float:
-    return sum(g / math.log2(r + 2) for r, g in enumerate(gains_in_rank_order))

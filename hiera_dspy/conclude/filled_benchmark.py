@@ -17,11 +17,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from hiera_dspy.conclude import calibration
+from hiera_dspy.conclude.certainty import certain
 from hiera_dspy.conclude.expected import Dist, expected_per_query, gains, one_hot
 from hiera_dspy.conclude.per_query import named_measures, per_query
 from hiera_dspy.conclude.ppi import Values, differences, estimate
 from hiera_dspy.conclude.retrieval import top_k
 from hiera_dspy.conclude.sample import Sample, SampleState, state
+from hiera_dspy.conclude.strata import stratum_labels
 from hiera_dspy.labels import LabelScheme
 
 CORRECTION = "holm"
@@ -80,27 +83,18 @@ def machine_values_of(originals: dict, records: Sequence[dict], scheme: LabelSch
 def simulated_values(runs: dict[str, list], originals: dict, records: Sequence[dict], scheme: LabelScheme,
                      depth: int, draws: int = 20, seed: int = 0) -> list[dict[str, dict]]:
     """`draws` sets of measure -> run -> per-query values (over `population(runs)`) with every hole's label drawn
-    from the judge's probabilities (its record's distribution, else relevant with `relevance_probability`; an
-    escalated or failed hole 1/2), the original judgments as they are: the human values `hiera_dspy.conclude.plan`
-    assumes before anyone labels."""
+    from the judge's probabilities (`hiera_dspy.conclude.strata.label_distribution`: its record's distribution,
+    else its label with its confidence and the rest spread over the other labels; an escalated or failed hole every
+    label alike), the original judgments as they are, the scheme's gains: the human values
+    `hiera_dspy.conclude.plan` assumes before anyone labels."""
     import numpy as np
 
     from hiera_dspy.conclude.plan import draw_labels
-    from hiera_dspy.conclude.strata import relevance_probability
+    from hiera_dspy.conclude.strata import label_distribution
 
     queries = population(runs)
     fixed = {k: one_hot(g, scheme) for k, g in originals.items()}
-    hole_dists = {}
-    for r in records:
-        dist = r.get("distribution")
-        try:
-            usable = isinstance(dist, dict) and gains(dist, scheme) is not None and r.get("machine_label")
-        except ValueError:
-            usable = False
-        p = relevance_probability(r, scheme)
-        hole_dists[(r["query_id"], r["item_id"])] = (
-            {k: v for k, v in dist.items() if k in scheme.labels} if usable else
-            {scheme.threshold: p, scheme.labels[0]: 1.0 - p})
+    hole_dists = {(r["query_id"], r["item_id"]): label_distribution(r, scheme) for r in records}
     rng = np.random.default_rng(seed)
     listed = {name: list(lines) for name, lines in runs.items()}  # a run file read once, not once a draw
     out = []
@@ -111,9 +105,12 @@ def simulated_values(runs: dict[str, list], originals: dict, records: Sequence[d
     return out
 
 
-def predicted_n_mins(machine: dict[str, dict], simulated: Sequence[dict[str, dict]]) -> dict[tuple, int]:
+def predicted_n_mins(machine: dict[str, dict], simulated: Sequence[dict[str, dict]],
+                     holes: dict[str, dict] | None = None) -> dict[tuple, int]:
     """(measure, run, None) and (measure, a, b) -> the plan's n_min (`hiera_dspy.conclude.plan.predicted_n_min`)
-    from measure -> run -> the machine's values over every query and label sets simulated over the same queries."""
+    from measure -> run -> the machine's values over every query and label sets simulated over the same queries;
+    with `holes` (measure -> run -> whether a hole can change each query's value), over those queries only (a
+    pair's: where either run's can change), the domain the estimate samples."""
     from itertools import combinations
 
     import numpy as np
@@ -123,11 +120,15 @@ def predicted_n_mins(machine: dict[str, dict], simulated: Sequence[dict[str, dic
     out = {}
     for m, per in machine.items():
         x = {name: np.asarray(v, dtype=float) for name, v in per.items()}
+        where = {name: np.ones(len(v), dtype=bool) if holes is None else np.asarray(holes[m][name])
+                 for name, v in x.items()}
         for name, values in x.items():
-            out[(m, name, None)] = predicted_n_min(values, [np.asarray(sim[m][name]) for sim in simulated])
+            w = where[name]
+            out[(m, name, None)] = predicted_n_min(values[w], [np.asarray(sim[m][name])[w] for sim in simulated])
         for a, b in combinations(x, 2):
-            out[(m, a, b)] = predicted_n_min(x[a] - x[b], [np.asarray(sim[m][a]) - np.asarray(sim[m][b])
-                                                           for sim in simulated])
+            w = where[a] | where[b]
+            out[(m, a, b)] = predicted_n_min((x[a] - x[b])[w], [(np.asarray(sim[m][a]) - np.asarray(sim[m][b]))[w]
+                                                                for sim in simulated])
     return out
 
 
@@ -135,7 +136,8 @@ def conclusions(runs: dict[str, list], originals: dict, records: Sequence[dict],
                 scheme: LabelScheme, depth: int, level: float = 0.95, machine_values: str = "expected",
                 simulated: Sequence[dict] | None = None) -> dict:
     """{"human_sample", "estimates" (run -> measure -> Estimate dict), "differences", "ranking", "level",
-    "correction", "machine_values", "soft_holes"}; with no sample, the machine-only values alone. Each estimate's
+    "correction", "machine_values", "soft_holes", "calibration" (`hiera_dspy.conclude.calibration.check` on the
+    decided holes)}; with no sample, the machine-only values alone. Each estimate's
     n_min is the plan's (`predicted_n_mins`, from `simulated`, else DRAWS label sets drawn here) or the sample's
     own residuals' if larger."""
     if machine_values not in MACHINE_VALUES:
@@ -153,21 +155,28 @@ def conclusions(runs: dict[str, list], originals: dict, records: Sequence[dict],
     rest = [q for q in queries if q not in decided]
     machine, soft = machine_values_of(originals, records, scheme, depth, machine_values)
 
+    index = {q: i for i, q in enumerate(queries)}
+    s_idx, r_idx = [index[q] for q in labelled], [index[q] for q in rest]
+    hole_keys = [(r["query_id"], r["item_id"]) for r in records]
+    known = {name: certain(lines, queries, hole_keys, originals, scheme, depth) for name, lines in runs.items()}
+    layer = stratum_labels(queries, records, scheme, sample.strata) if sample and sample.strata else None
     n_min: dict[tuple, int] = {}
     if 2 <= len(labelled) < len(queries):  # only then does an estimate carry an interval and its n_min
         if simulated is None:
             simulated = simulated_values(runs, originals, records, scheme, depth, DRAWS)
         every = {name: machine(lines, queries) for name, lines in runs.items()}
-        n_min = predicted_n_mins({m: {name: every[name][m] for name in runs} for m in measures}, simulated)
+        n_min = predicted_n_mins({m: {name: every[name][m] for name in runs} for m in measures}, simulated,
+                                 {m: {name: ~known[name][m] for name in runs} for m in measures})
     values: dict[str, dict[str, Values]] = {m: {} for m in measures}
     for name, lines in runs.items():
         y = per_query(lines, human_qrels, labelled, measures)
         yhat_s, yhat_r = machine(lines, labelled), machine(lines, rest)
         key = ranking_key(lines, queries, depth)
         for m in measures:
-            values[m][name] = Values(y[m], yhat_s[m], yhat_r[m], key)
-    estimates = {name: {m: estimate(values[m][name].human, values[m][name].machine_sampled,
-                                    values[m][name].machine_rest, level=level,
+            values[m][name] = Values(y[m], yhat_s[m], yhat_r[m], key, known[name][m][s_idx], known[name][m][r_idx],
+                                     None if layer is None else layer[s_idx],
+                                     None if layer is None else layer[r_idx])
+    estimates = {name: {m: estimate(**values[m][name].split(), level=level,
                                     n_min=n_min.get((m, name, None))).to_dict() for m in measures}
                  for name in runs}
     diffs = [d.to_dict() for m in measures
@@ -176,7 +185,8 @@ def conclusions(runs: dict[str, list], originals: dict, records: Sequence[dict],
     ranking = {m: sorted(runs, key=lambda n: -(_key(estimates[n][m]))) for m in measures}
     return {"level": level, "correction": CORRECTION, "queries": len(queries), "measures": list(measures),
             "human_sample": _sample_summary(sample, st, by_query), "estimates": estimates, "differences": diffs,
-            "ranking": ranking, "machine_values": machine_values, "soft_holes": soft}
+            "ranking": ranking, "machine_values": machine_values, "soft_holes": soft,
+            "calibration": calibration.check(records, st.decided, scheme) if sample else None}
 
 
 def ranking_key(lines, queries: Sequence[str], depth: int) -> tuple:

@@ -25,17 +25,26 @@ g a skewness over all N queries: the caller's figure, by default the machine's v
 below 29) and never when the
 sampled human values have no spread (ppi_py's tuning is then 0, and the interval the human sample's zero width).
 
-Two guards against intervals that claim more than the sample shows:
+Where the t interval is not yet trusted, the betting interval of Waudby-Smith and Ramdas
+(`hiera_dspy.conclude.betting`), valid for bounded values sampled without replacement at every n and continuous in
+the data, stands beside it (`bounds` gives the human value's range, hence the residual's: [low - max x, high - min x]
+over the N queries):
 
-- A residual with no spread over the sample (every sampled query shows the same human-minus-machine gap) does not
-  show a population without spread: the interval is then the rule of three's (Hanley and Lippman-Hand, JAMA 1983),
-  made exact for sampling without replacement: with confidence `level`, at most K of the unsampled queries differ
-  from the sampled gap, K the largest count for which a sample of n shows none of them with probability >= 1 -
-  `level` (hypergeometric, scipy); the interval runs from the estimate to the most the K most extreme unsampled
-  queries could move the mean within the metric's range. `bounds` gives that range.
-- Every interval is clipped to `bounds` (a metric's [0, 1], a difference's [-1, 1]), and so is the point estimate:
-  the truth lies in the range, so the clipped estimate is never farther from it (the p-value keeps the unclipped
-  one).
+- below `n_min` the interval is the hull of the two (rule "betting");
+- from `n_min` on the t interval stands while each side of it is at least 1 / (TRUST + 1) of the betting interval's
+  side (the residual's spread is not small against its range); beyond, that side widens continuously to the betting
+  one less TRUST times the t half-width (rule "betting"): a sample whose residuals are all within 0.001 of each other
+  gets nearly the betting interval (TRUST = 30), as does the flat sample, with no cliff between them (the rule of three's range
+  interval, the rule before 2026-12-05, fell from 0.105 to 0.0001 wide when one residual moved by 0.001).
+
+Every interval is clipped to `bounds` (a metric's [0, 1], a difference's [-1, 1]), and so is the point estimate:
+the truth lies in the range, so the clipped estimate is never farther from it (the p-value keeps the unclipped
+one); a t interval wholly outside the range is replaced by the betting interval, never by [0, 0]. The p-value of a
+"betting" interval is the larger of the t test's and the betting one's.
+
+A stratified sample (`strata`: each row's stratum, sampled and unsampled) gets the stratified estimator and its
+variance, sum W_h^2 (1 - f_h) s_h^2 / n_h (Cochran 1977, section 5.3), strata with fewer than 2 sampled rows merged
+into the next (section 5A.12's collapsed strata), the degrees of freedom Satterthwaite's (section 5.4).
 
 Pure: arrays in, arrays out.
 """
@@ -45,11 +54,13 @@ from __future__ import annotations
 import math
 import warnings
 from dataclasses import dataclass
-from functools import lru_cache
 
 import numpy as np
 
+from hiera_dspy.conclude import betting
+
 FLAT = 1e-12  # a spread at or below this is none
+TRUST = 30  # the t interval stands while the betting side exceeds it by at most TRUST t half-widths
 
 
 @dataclass(frozen=True)
@@ -60,7 +71,8 @@ class Columns:
     asks more),
     the residual standard deviation behind each interval (`sd`: standard error = sqrt((1 - f) / n) * sd), its
     degrees of freedom, two-sided p-values of a zero mean, and which rule gave each interval (`rule`:
-    "regression" with lam tuned, "difference" with the slope fixed to 1, "range" for a residual with no spread)."""
+    "regression" with lam tuned, "difference" with the slope fixed to 1, "betting" where the betting interval set a
+    side: below n_min, or a residual whose spread is small against its range)."""
     ppi: np.ndarray
     lo: np.ndarray
     hi: np.ndarray
@@ -100,60 +112,93 @@ def tuned_lams(y: np.ndarray, yhat: np.ndarray, unl: np.ndarray) -> np.ndarray:
     return np.asarray(lam, dtype=float).ravel().copy()
 
 
-@lru_cache(maxsize=256)
-def deviants_bound(big_n: int, n: int, level: float) -> int:
-    """The most queries, of the N - n unsampled, that can differ from what a simple random sample of n showed on
-    every one of its queries, at confidence `level`: the largest K with P(a sample of n from N misses all K) >=
-    1 - level (the hypergeometric probability of none, scipy); about 3 N / n at 95% (the rule of three)."""
-    from scipy.stats import hypergeom
+def stratified(resid: np.ndarray, sampled: np.ndarray, unsampled: np.ndarray) -> tuple[np.ndarray, np.ndarray,
+                                                                                     np.ndarray]:
+    """(the stratified mean of the residual over all N, its standard error, Satterthwaite's degrees of freedom) per
+    column of `resid` (n, d): `sampled` the stratum of each of its rows, `unsampled` of each of the N - n others
+    (or, 2-D, per column); strata with fewer than 2 sampled rows merged into the next (the last into the one
+    before): Cochran 1977, sections 5.3, 5.4 and 5A.12."""
+    sampled, unsampled = np.asarray(sampled), np.asarray(unsampled)
+    if sampled.ndim == 2:  # each column its own sample's strata
+        return _stratified_columns(resid, sampled, unsampled)
+    labels = sorted(set(sampled.tolist()) | set(unsampled.tolist()))
+    groups: list[list] = []
+    for h in labels:  # collapse: a stratum joins the next until the group has 2 sampled rows
+        if groups and np.isin(sampled, groups[-1]).sum() < 2:
+            groups[-1].append(h)
+        else:
+            groups.append([h])
+    if len(groups) > 1 and np.isin(sampled, groups[-1]).sum() < 2:
+        last = groups.pop()
+        groups[-1] += last
+    big_n = len(sampled) + len(unsampled)
+    mean, var, dof = np.zeros(resid.shape[1]), np.zeros(resid.shape[1]), np.zeros(resid.shape[1])
+    for g in groups:
+        rows = np.isin(sampled, g)
+        n_h, big_n_h = int(rows.sum()), int(rows.sum() + np.isin(unsampled, g).sum())
+        w = big_n_h / big_n
+        part = resid[rows]
+        s2 = part.var(axis=0, ddof=1)
+        term = w * w * (1 - n_h / big_n_h) * s2 / n_h
+        mean += w * part.mean(axis=0)
+        var += term
+        dof += term ** 2 / (n_h - 1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        df = np.where(dof > 0, var ** 2 / dof, len(sampled) - len(groups))
+    return mean, np.sqrt(var), np.maximum(df, 1.0)
 
-    ks = np.arange(0, big_n - n + 1)
-    none = hypergeom.pmf(0, big_n, ks, n)
-    return int(ks[none >= 1 - level - 1e-12].max())
+
+def _stratified_columns(resid: np.ndarray, sampled: np.ndarray, unsampled: np.ndarray):
+    """`stratified` with each column's own strata (n, d) and (N - n, d): at once where every stratum has 2 sampled
+    rows, one column at a time (collapsing) elsewhere."""
+    labels = np.unique(np.concatenate([sampled.ravel(), unsampled.ravel()]))
+    n, d = resid.shape
+    big_n = n + unsampled.shape[0]
+    rows = [sampled == h for h in labels]
+    counts = np.array([r.sum(axis=0) for r in rows])  # (k, d)
+    totals = counts + np.array([(unsampled == h).sum(axis=0) for h in labels])
+    fine = ((counts >= 2) | (totals == 0)).all(axis=0)
+    mean, var, dof = np.zeros(d), np.zeros(d), np.zeros(d)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        for r, n_h, big_n_h in zip(rows, counts, totals):
+            w = big_n_h / big_n
+            m_h = np.where(n_h > 0, (resid * r).sum(axis=0) / n_h, 0.0)
+            s2 = np.where(n_h > 1, (((resid - m_h) ** 2) * r).sum(axis=0) / (n_h - 1), 0.0)
+            term = np.where(n_h > 0, w * w * (1 - n_h / np.maximum(big_n_h, 1)) * s2 / n_h, 0.0)
+            mean += w * m_h
+            var += term
+            dof += np.where(n_h > 1, term ** 2 / (n_h - 1), 0.0)
+        df = np.where(dof > 0, var ** 2 / dof, n - len(labels))
+    out = [mean, np.sqrt(var), np.maximum(df, 1.0)]
+    for j in np.flatnonzero(~fine):
+        one = stratified(resid[:, [j]], sampled[:, j], unsampled[:, j])
+        for i in range(3):
+            out[i][j] = one[i][0]
+    return tuple(out)
 
 
-def range_interval(point, resid, slope, unl, bounds, big_n: int, n: int, level: float):
-    """The interval of a column whose sampled residuals all equal `resid` (see the module): the K =
-    `deviants_bound` unsampled queries that move the mean furthest within `bounds` (the human value's range per
-    query), each way. `point`, `resid`, `slope`, the bounds: per column; `unl`: the unsampled queries' machine
-    values (N - n, d)."""
-    k = deviants_bound(big_n, n, level)
-    if k == 0 or unl.shape[0] == 0:
-        return np.array(point, dtype=float), np.array(point, dtype=float)
-    low, high = bounds
-    down = np.sort(np.minimum(low - slope * unl - resid, 0.0), axis=0)[:k].sum(axis=0)
-    up = -np.sort(-np.maximum(high - slope * unl - resid, 0.0), axis=0)[:k].sum(axis=0)
-    return point + down / big_n, point + up / big_n
+def scaled(c: Columns, share, base) -> Columns:
+    """The mean over all N of a domain's `Columns` whose other queries (the certainty stratum) are known: base +
+    share * each point and interval end, share = N_H / N, base = the known values' sum / N (per column or
+    scalars); the rest as they are."""
+    def move(a):
+        return None if a is None else base + share * a
 
-
-def range_p_value(point: float, resid: float, slope: float, unl: np.ndarray, bounds, big_n: int, n: int,
-                  null: float = 0.0) -> float:
-    """The exact p-value of "the mean equals `null`" for a column whose sampled residuals all equal `resid`: the
-    probability that a sample of n misses every one of the fewest unsampled queries that could move the mean from
-    the estimate to `null` (hypergeometric, scipy); 0 when no number of them could, 1 when none need to."""
-    from scipy.stats import hypergeom
-
-    gap = (null - point) * big_n
-    if abs(gap) <= FLAT * big_n:
-        return 1.0
-    low, high = bounds
-    moves = (np.sort(np.minimum(low - slope * unl - resid, 0.0)) if gap < 0
-             else -np.sort(-np.maximum(high - slope * unl - resid, 0.0)))
-    reach = np.flatnonzero(np.abs(np.cumsum(moves)) >= abs(gap) - FLAT)
-    if len(reach) == 0:
-        return 0.0
-    return float(hypergeom.pmf(0, big_n, int(reach[0]) + 1, n))
+    return Columns(move(c.ppi), move(c.lo), move(c.hi), move(c.human_lo), move(c.human_hi), c.lam, c.n_min, c.sd,
+                   c.df, c.p, c.rule)
 
 
 def columns(y, yhat, unl, level: float = 0.95, lam: float | None = None, bounds=None, n_min=None,
-            tune: bool = False) -> Columns:
+            tune: bool = False, strata=None) -> Columns:
     """The benchmark-mean interval of every column of (n, d) arrays (see the module): `y`, `yhat` the sampled
-    queries' human and machine values, `unl` the machine values of the N - n others; `lam` fixes ppi_py's lam for
+    queries' human and machine values, rows in the order they were drawn, `unl` the machine values of the N - n
+    others; `lam` fixes ppi_py's lam for
     every column (None: the difference estimator, slope 1; with `tune`, PPI++'s tuned lam where the rules allow);
     `bounds` (low, high), scalars
-    or per column, the range of a human value (None: no range rule, no clipping); `n_min`, per column, Cochran's
-    rule for all N when the caller has it (the plan's, `hiera_dspy.conclude.plan.predicted_n_min`; None: on the
-    machine's values over all N). Needs 2 <= n < N."""
+    or per column, the range of a human value (None: no betting interval, no clipping); `n_min`, per column,
+    Cochran's rule for all N when the caller has it (the plan's, `hiera_dspy.conclude.plan.predicted_n_min`; None:
+    on the machine's values over all N); `strata` (each sampled row's stratum, each unsampled one's): the stratified
+    estimator (slope 1). Needs 2 <= n < N."""
     from ppi_py import ppi_mean_pointestimate
     from scipy.stats import t
 
@@ -167,17 +212,21 @@ def columns(y, yhat, unl, level: float = 0.95, lam: float | None = None, bounds=
     if lam is not None:
         lams, fitted = np.full(d, float(lam)), np.zeros(d, dtype=bool)
     else:
-        lams = tuned_lams(y, yhat, unl) if n >= 3 and tune else np.full(d, np.nan)
+        lams = tuned_lams(y, yhat, unl) if n >= 3 and tune and strata is None else np.full(d, np.nan)
         fitted = tune & np.isfinite(lams) & (n >= n_min) & (np.ptp(y, axis=0) > FLAT)
         lams = np.where(fitted, lams, 1.0 - f)  # slope 1: the difference estimator
     with np.errstate(invalid="ignore", divide="ignore"):
         point = np.asarray(ppi_mean_pointestimate(y, yhat, unl, lam=lams), dtype=float).ravel()
     slope = lams / (1.0 - f)
     resid = y - slope * yhat
-    df = np.where(fitted, n - 2, n - 1)
+    df = np.where(fitted, n - 2, n - 1).astype(float)
     sd = np.sqrt(((resid - resid.mean(axis=0)) ** 2).sum(axis=0) / df)
-    quantile = t.ppf(1 - alpha / 2, df)
-    half = quantile * math.sqrt((1 - f) / n) * sd
+    every = np.vstack([yhat, unl])
+    if strata is not None and lam is None and not fitted.any():
+        shift, se, df = stratified(resid, *strata)
+        point = every.mean(axis=0) + shift
+        sd = se / math.sqrt((1 - f) / n)
+    half = t.ppf(1 - alpha / 2, df) * math.sqrt((1 - f) / n) * sd
     lo, hi = point - half, point + half
     human = y.mean(axis=0)
     human_half = t.ppf(1 - alpha / 2, n - 1) * math.sqrt((1 - f) / n) * y.std(axis=0, ddof=1)
@@ -188,18 +237,43 @@ def columns(y, yhat, unl, level: float = 0.95, lam: float | None = None, bounds=
     n_min = np.maximum(n_min, min_queries_columns(resid))  # and what the sample's own residuals show
     if bounds is not None:
         low, high = (np.broadcast_to(np.asarray(b, dtype=float), (d,)) for b in bounds)
-        flat = np.ptp(resid, axis=0) <= FLAT
-        if flat.any():
-            c = np.flatnonzero(flat)
-            lo[c], hi[c] = range_interval(point[c], resid[0, c], slope[c], unl[:, c], (low[c], high[c]), big_n, n,
-                                          level)
-            rule[c] = "range"
-            p[c] = [range_p_value(point[j], resid[0, j], slope[j], unl[:, j], (low[j], high[j]), big_n, n)
-                    for j in c]
-        flat_y = np.ptp(y, axis=0) <= FLAT
-        if flat_y.any():
-            c = np.flatnonzero(flat_y)
-            human_lo[c], human_hi[c] = range_interval(human[c], y[0, c], np.zeros(len(c)), unl[:, c],
-                                                      (low[c], high[c]), big_n, n, level)
+        trusted = n >= n_min
+        gap = y - yhat  # the slope-1 residual, in [low - max x, high - min x]
+        r_low, r_high = low - every.max(axis=0), high - every.min(axis=0)
+        base = every.mean(axis=0)
+        b_lo, b_hi = (base + e for e in betting.interval(gap, big_n, r_low, r_high, level))
+        lo, hi, bet = _with_betting(point, half, b_lo, b_hi, trusted)
+        if bet.any():
+            c = np.flatnonzero(bet)
+            rule[c] = "betting"
+            p_bet = betting.p_value(gap[:, c], big_n, r_low[c], r_high[c], -base[c], level)
+            p[c] = np.fmax(p[c], p_bet)
+        h_lo, h_hi = betting.interval(y, big_n, low, high, level)
+        human_lo, human_hi, _ = _with_betting(human, human_half, h_lo, h_hi, trusted)
         point, lo, hi, human_lo, human_hi = (np.clip(a, low, high) for a in (point, lo, hi, human_lo, human_hi))
+        lo, hi = _never_empty(lo, hi, *(np.clip(b, low, high) for b in (b_lo, b_hi)), 2 * half, low, high)
+        human_lo, human_hi = _never_empty(human_lo, human_hi, *(np.clip(b, low, high) for b in (h_lo, h_hi)),
+                                          2 * human_half, low, high)
     return Columns(point, lo, hi, human_lo, human_hi, lams, n_min, sd, df, p, rule)
+
+
+def _with_betting(point, half, b_lo, b_hi, trusted):
+    """(lo, hi, where the betting interval set a side): below n_min the hull of the t and betting intervals; from it
+    on each t side widened to the betting side less TRUST t half-widths where that is wider (see the module)."""
+    down = np.where(trusted, np.maximum(half, point - b_lo - TRUST * half), np.maximum(half, point - b_lo))
+    up = np.where(trusted, np.maximum(half, b_hi - point - TRUST * half), np.maximum(half, b_hi - point))
+    return point - down, point + up, (down > half + FLAT) | (up > half + FLAT)
+
+
+def _never_empty(lo, hi, b_lo, b_hi, width, low, high):
+    """A clipped interval that collapsed (a t interval wholly outside the range) replaced by the betting one; if that
+    collapsed too (a sample that contradicts the range, which a random one does with probability below 1 - level),
+    the t interval's width from the range's nearer end."""
+    empty = hi - lo <= FLAT
+    lo, hi = np.where(empty, np.minimum(lo, b_lo), lo), np.where(empty, np.maximum(hi, b_hi), hi)
+    empty = hi - lo <= FLAT
+    width = np.maximum(np.nan_to_num(width), FLAT * 10)
+    at_low = np.abs(lo - low) <= np.abs(high - hi)
+    lo = np.where(empty & ~at_low, np.maximum(high - width, low), lo)
+    hi = np.where(empty & at_low, np.minimum(low + width, high), hi)
+    return lo, hi

@@ -15,14 +15,16 @@ For each system (and each pairwise difference) on each measure:
 - `n_width`: the fewest sampled queries whose interval is at most `width` wide (its full width, hi - lo), from the
   finite-population half-width t * sqrt((1 - n / N) / n) * sd (Cochran 1977, section 4.4);
 - for a pair, `n_power`: the fewest sampled queries that tell the two apart at `level` with probability `power`
-  (80%) if the difference is the machine's (|difference| >= (t_{1-alpha/2} + t_{power}) * standard error), at least
-  `n_min`; None when the machine sees no difference (no n can be named), and "cannot be told apart" when even n = N - 1
+  (80%) if the difference is the machine's, tested at the pair's Holm step (|difference| >= (t_{1-alpha/(2 step)} +
+  t_{power}) * standard error; the pairs ranked by |difference| / residual sd, the clearest at Bonferroni's alpha / m),
+  at least `n_min`; None when the machine sees no difference (no n can be named), and "cannot be told apart" when even n = N - 1
   would not do;
 - with a decided human sample, what it gives now: its interval, and how many more sampled queries (`more_queries`,
   from the sample's own residual spread and estimate) would tell a pair apart.
 
-The simulated human values assume the judge's probabilities are calibrated; docs/conclusions.md measures the
-predicted n against the n at which the benchmark reached the width.
+The simulated human values assume the judge's probabilities are calibrated; the calibration check on the decided
+holes (`hiera_dspy.conclude.calibration`) inflates the residual sd where they are not. Every n is found by bisection
+(`first_n`). docs/conclusions.md measures the predicted n against the n at which the benchmark reached the width.
 Pure: arrays in, rows out.
 """
 
@@ -43,46 +45,72 @@ def standard_error(sd: float, n: int, big_n: int) -> float:
     return math.sqrt(max(1 - n / big_n, 0.0) / n) * sd
 
 
+def first_n(ok: Callable[[int], bool], low: int, high: int) -> int:
+    """The least n in [low, high) with `ok(n)`, `ok` false then true as n grows (bisection: log2 of the range
+    calls, not one a query); `high` when none is."""
+    if low >= high or not ok(high - 1):
+        return high
+    lo, hi = low, high - 1  # ok(hi) holds
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if ok(mid):
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo
+
+
 def n_for_width(sd_at: Callable[[int], tuple[float, int]], big_n: int, width: float, level: float = 0.95) -> int:
     """The fewest sampled queries (2..N) whose interval t_{df} * 2 * standard error is at most `width`; `sd_at(n)`
     gives (sd, df) at n. N (every query: the exact value) when no smaller sample does."""
     from scipy.stats import t
 
-    for n in range(2, big_n):
+    def ok(n: int) -> bool:
         sd, df = sd_at(n)
-        if 2 * t.ppf(1 - (1 - level) / 2, df) * standard_error(sd, n, big_n) <= width:
-            return n
-    return big_n
+        return 2 * t.ppf(1 - (1 - level) / 2, df) * standard_error(sd, n, big_n) <= width
+
+    return first_n(ok, 2, big_n)
 
 
 def n_for_power(delta: float, sd_at: Callable[[int], tuple[float, int]], big_n: int, level: float = 0.95,
-                power: float = POWER, start: int = 2) -> int | None:
+                power: float = POWER, start: int = 2, step: int = 1) -> int | None:
     """The fewest sampled queries (from `start`) at which a two-sided t test at `level` detects a difference of
-    `delta` with probability `power`: |delta| >= (t_{1 - alpha/2, df} + t_{power, df}) * standard error. None when
+    `delta` with probability `power`, tested at the pair's Holm step (alpha / `step`; the first step of m pairs is
+    Bonferroni's alpha / m): |delta| >= (t_{1 - alpha/(2 step), df} + t_{power, df}) * standard error. None when
     `delta` is 0; N when no sample short of every query does."""
     from scipy.stats import t
 
     if abs(delta) < 1e-12:
         return None
-    for n in range(max(2, start), big_n):
+    alpha = (1 - level) / max(step, 1)
+
+    def ok(n: int) -> bool:
         sd, df = sd_at(n)
-        if abs(delta) >= (t.ppf(1 - (1 - level) / 2, df) + t.ppf(power, df)) * standard_error(sd, n, big_n):
-            return n
-    return big_n
+        return abs(delta) >= (t.ppf(1 - alpha / 2, df) + t.ppf(power, df)) * standard_error(sd, n, big_n)
+
+    return first_n(ok, max(2, start), big_n)
 
 
-def more_queries(e, p_adjusted: float | None = None, level: float = 0.95, power: float = POWER) -> int | None:
-    """How many more sampled queries would tell a pair apart (an `ppi.Estimate` of a difference): 0 when its
-    interval already excludes 0; None when it is unknown or exactly 0; else `n_for_power` at the estimate and the
-    sample's own residual spread, minus the decided sample (at least 1). A planning figure: it assumes the
-    difference stays where it is."""
+def more_queries(e, level: float = 0.95, power: float = POWER, step: int = 1) -> int | None:
+    """How many more sampled queries would tell a pair apart (an `ppi.Estimate` of a difference) at its Holm step
+    (`step`, `holm_steps`): 0 when its interval already excludes 0; None when it is unknown or exactly 0; else
+    `n_for_power` at the estimate and the sample's own residual spread over the queries with holes (a domain of
+    `holes` of the N queries: standard error holes / N * sqrt((1 - n / holes) / n) * sd), and never below the n_min
+    from which the t interval stands alone (below it the betting interval decides), minus the decided sample (at
+    least 1). A planning figure: it assumes the difference stays where it is."""
     if e.ci is None or e.ppi is None or e.sd is None:
         return None
     lo, hi = e.ci
     if lo > 0 or hi < 0:
         return 0
-    needed = n_for_power(e.ppi, lambda n: (e.sd, n - 1), e.N, level, power)
-    return None if needed is None else max(1, needed - e.n)
+    holes = e.holes or e.N
+    share = holes / e.N
+    needed = n_for_power(e.ppi / share, lambda n: (e.sd, n - 1), holes, level, power, step=step)
+    if needed is None:
+        return None
+    if e.rule == "betting" and e.n_min:
+        needed = max(needed, min(e.n_min, holes))
+    return max(1, needed - e.n)
 
 
 @dataclass(frozen=True)
@@ -98,6 +126,7 @@ class Line:
     n_width: int
     n_power: int | None = None
     n_min_machine: int | None = None
+    holm_step: int | None = None
 
     def to_dict(self) -> dict:
         """JSON-ready fields."""
@@ -122,38 +151,54 @@ def predicted_n_min(machine: np.ndarray, simulated: Sequence[np.ndarray]) -> int
 
 
 def plan_line(measure: str, a: str, b: str | None, machine: np.ndarray, simulated: Sequence[np.ndarray],
-              width: float, level: float = 0.95, power: float = POWER) -> Line:
-    """The plan of one per-query quantity (a system's values, or a pair's differences) over all N queries."""
+              width: float, level: float = 0.95, power: float = POWER, step: int = 1, inflation: float = 1.0,
+              holes: np.ndarray | None = None) -> Line:
+    """The plan of one per-query quantity (a system's values, or a pair's differences) over all N queries; a pair's
+    power at its Holm `step`; the simulated residual sd times `inflation` (the calibration check's,
+    `hiera_dspy.conclude.calibration`); n_min over the queries a hole can change (`holes`, a mask; None: all), the
+    domain the estimate samples."""
     from hiera_dspy.conclude.finite import min_queries_columns
 
     big_n = len(machine)
-    n_min = predicted_n_min(machine, simulated)
+    w = np.ones(big_n, dtype=bool) if holes is None else np.asarray(holes, dtype=bool)
+    n_min = predicted_n_min(np.asarray(machine)[w], [np.asarray(y)[w] for y in simulated])
     n_min_machine = max(int(min_queries_columns(np.asarray(machine, dtype=float)[:, None])[0]), 29)
-    sd = residual_sd(machine, simulated)
+    sd = residual_sd(machine, simulated) * inflation
 
     def sd_at(n: int) -> tuple[float, int]:
         return sd, n - 1
 
     n_power = None
     if b is not None:
-        n_power = n_for_power(float(np.mean(machine)), sd_at, big_n, level, power)
+        n_power = n_for_power(float(np.mean(machine)), sd_at, big_n, level, power, step=step)
         n_power = None if n_power is None else max(n_power, min(n_min, big_n))
     return Line(measure, a, b, float(np.mean(machine)), n_min, sd, n_for_width(sd_at, big_n, width, level), n_power,
-                n_min_machine)
+                n_min_machine, step if b is not None else None)
 
 
 def plan(machine: dict[str, dict[str, np.ndarray]], simulated: Sequence[dict[str, dict[str, np.ndarray]]],
-         width: float = 0.05, level: float = 0.95, power: float = POWER) -> list[Line]:
+         width: float = 0.05, level: float = 0.95, power: float = POWER, inflation: float = 1.0,
+         holes: dict[str, dict[str, np.ndarray]] | None = None) -> list[Line]:
     """Every system, then every pair, per measure: `machine` is measure -> system -> values over all N queries;
-    `simulated` a list of the same built from label sets drawn from the judge's probabilities."""
+    `simulated` a list of the same built from label sets drawn from the judge's probabilities. Each pair's power is
+    planned at its Holm step: the pairs ranked by |machine difference| / residual sd, the clearest tested first at
+    alpha / m (Bonferroni's), the k-th at alpha / (m - k + 1) (Holm 1979). `inflation` scales every residual sd;
+    `holes` (measure -> system -> whether a hole can change each query) restricts each n_min to those queries (a
+    pair's: where either system's can change)."""
     out = []
     for m, systems in machine.items():
         names = list(systems)
         for s in names:
-            out.append(plan_line(m, s, None, systems[s], [sim[m][s] for sim in simulated], width, level, power))
-        for s, t in combinations(names, 2):
-            out.append(plan_line(m, s, t, systems[s] - systems[t], [sim[m][s] - sim[m][t] for sim in simulated],
-                                 width, level, power))
+            out.append(plan_line(m, s, None, systems[s], [sim[m][s] for sim in simulated], width, level, power,
+                                 inflation=inflation, holes=None if holes is None else holes[m][s]))
+        pairs = list(combinations(names, 2))
+        diffs = {(s, t): systems[s] - systems[t] for s, t in pairs}
+        sims = {(s, t): [sim[m][s] - sim[m][t] for sim in simulated] for s, t in pairs}
+        clear = {p: abs(float(np.mean(diffs[p]))) / max(residual_sd(diffs[p], sims[p]), 1e-12) for p in pairs}
+        steps = {p: len(pairs) - i for i, p in enumerate(sorted(pairs, key=lambda p: -clear[p]))}
+        for p in pairs:
+            mask = None if holes is None else np.asarray(holes[m][p[0]]) | np.asarray(holes[m][p[1]])
+            out.append(plan_line(m, p[0], p[1], diffs[p], sims[p], width, level, power, steps[p], inflation, mask))
     return out
 
 

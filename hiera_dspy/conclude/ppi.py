@@ -49,6 +49,9 @@ METRIC_RANGE = (0.0, 1.0)  # nDCG@k and P@k
 FEW = "fewer than 2 sampled queries are decided: a confidence interval needs the spread of the human labels over " \
       "at least 2 queries (one query shows no spread, and ppi_py would return a zero-width interval)"
 EXACT = "every query is in the decided sample: the value is the benchmark's exact mean, no interval needed"
+NO_HOLES = "no hole can change this value on any query: it is the benchmark's exact value, no interval needed"
+KNOWN = ("every query whose value a hole can change is decided and the others have no holes: the value is exact, "
+         "no interval needed")
 SAME = "the two runs rank the same documents in the same order on every query: their difference is exactly 0"
 
 
@@ -63,7 +66,9 @@ class Estimate:
     default `min_queries` of the machine's values over all N, or the sample's own residuals' if larger);
     `note`: why a field is None; `estimand`: "benchmark" (the mean over the N queries) or "superpopulation";
     `rule`: which rule gave the interval ("regression", "difference", "range", `hiera_dspy.conclude.finite`);
-    `sd`: the residual standard deviation behind it (standard error sqrt((1 - n / N) / n) * sd; for planning).
+    `sd`: the residual standard deviation behind it over the queries with holes (standard error
+    holes / N * sqrt((1 - n / holes) / n) * sd; for planning); `holes`: the queries whose value a hole can change
+    (the rest, the certainty stratum, are known exactly; None: all N).
     """
     machine: float | None
     ppi: float | None
@@ -78,6 +83,7 @@ class Estimate:
     estimand: str = "benchmark"
     rule: str | None = None
     sd: float | None = None
+    holes: int | None = None
 
     def to_dict(self) -> dict:
         """JSON-ready fields (tuples as lists)."""
@@ -87,13 +93,13 @@ class Estimate:
 
 def estimate(y, yhat, yhat_unlabeled, level: float = 0.95, lam: float | None = None, tell_lam: bool = True,
              estimand: str = "benchmark", bounds=METRIC_RANGE, tune: bool = False,
-             n_min: int | None = None) -> Estimate:
+             n_min: int | None = None, known=None, strata=None) -> Estimate:
     """PPI++ estimate and CI of a mean, beside the machine-only and human-only ones.
 
     Args:
-        y: human per-query values of the sampled queries.
+        y: human per-query values of the sampled queries (decided, in sample order).
         yhat: machine per-query values of the same sampled queries, in the same order.
-        yhat_unlabeled: machine per-query values of every other query.
+        yhat_unlabeled: machine per-query values of every other query whose value the holes can change.
         level: confidence level of the intervals (0.95: alpha = 0.05).
         lam: PPI++ power tuning (ppi_py's lam); None: the difference estimator for the benchmark's mean (slope 1,
             `hiera_dspy.conclude.finite`; with `tune`, PPI++'s tuned lam where its rules allow) and the tuned lam for
@@ -102,36 +108,53 @@ def estimate(y, yhat, yhat_unlabeled, level: float = 0.95, lam: float | None = N
         estimand: "benchmark" (default; the mean over the N queries) or "superpopulation" (the shipped intervals
             before 2026-12-03).
         bounds: the range of a human value, (0, 1) for a metric; a difference's is (low - high, high - low). None:
-            no range rule and no clipping.
-        n_min: Cochran's rule for all N queries when the caller has it (`hiera_dspy.conclude.plan.predicted_n_min`);
-            None: `min_queries` of the machine's values over all N.
+            no betting interval and no clipping.
+        n_min: Cochran's rule for the queries with holes when the caller has it
+            (`hiera_dspy.conclude.plan.predicted_n_min`); None: `min_queries` of their machine values.
+        known: the values of the certainty stratum (benchmark only): queries no hole can change, whose machine
+            value is the human one, sampled or not. `y`, `yhat`, `yhat_unlabeled` are then the domain of the other
+            queries, of which the decided ones are a simple random sample given their number (Cochran 1977, section
+            2.13; Sarndal, Swensson and Wretman 1992, section 10.3): the mean over all N is (sum of `known` + N_H
+            times the domain's estimate) / N, its interval the domain's scaled by N_H / N.
+        strata: (each sampled value's stratum, each unlabeled one's): the stratified estimator and variance
+            (`hiera_dspy.conclude.finite.stratified`).
 
     Returns:
         An `Estimate`; with fewer than two sampled queries `ci` and `human_only_ci` are None and `note` says why;
-        with every query sampled the value is exact (no interval, `note` says so).
+        with every query that holes can change decided (or none at all) the value is exact (no interval, `note`
+        says so, rule "exact").
     """
     y, yhat, unl = (np.asarray(a, dtype=float).ravel() for a in (y, yhat, yhat_unlabeled))
+    fixed = np.asarray([] if known is None else known, dtype=float).ravel()
     _check(y, yhat, level, estimand)
-    n, big_n = len(y), len(y) + len(unl)
-    machine = float(np.concatenate([yhat, unl]).mean()) if big_n else None
+    n, big_n_h = len(y), len(y) + len(unl)
+    big_n = big_n_h + len(fixed)
+    machine = float(np.concatenate([yhat, unl, fixed]).mean()) if big_n else None
+    share, base = (big_n_h / big_n, float(fixed.sum()) / big_n) if big_n else (1.0, 0.0)
+    if big_n and n == big_n_h:  # nothing left to estimate (ppi_py would divide by 0): the value is known
+        value = base + share * (float(y.mean()) if n else 0.0)
+        note = EXACT if n and not len(fixed) else NO_HOLES if not n else KNOWN
+        return Estimate(machine, value, None, value, None, n, big_n, note=note, estimand=estimand, rule="exact",
+                        holes=big_n_h)
     if n == 0:
         return Estimate(machine, None, None, None, None, 0, big_n, note="no sampled query is decided yet",
-                        estimand=estimand)
-    human = float(y.mean())
-    if n == big_n:  # the whole benchmark is decided: nothing is left to estimate (ppi_py would divide by 0)
-        return Estimate(machine, human, None, human, None, n, big_n, note=EXACT, estimand=estimand, rule="exact")
+                        estimand=estimand, holes=big_n_h)
+    human = base + share * float(y.mean())
     if n < 2:
-        point = machine + float((y - yhat).mean())  # the difference estimator (slope 1)
-        return Estimate(machine, point, None, human, None, n, big_n, lam=1.0 - n / big_n, note=FEW,
-                        estimand=estimand, rule="difference")
+        point = machine + share * float((y - yhat).mean())  # the difference estimator (slope 1)
+        return Estimate(machine, point, None, human, None, n, big_n, lam=1.0 - n / big_n_h, note=FEW,
+                        estimand=estimand, rule="difference", holes=big_n_h)
     if estimand == "superpopulation":
         with np.errstate(invalid="ignore", divide="ignore"):  # no variance: ppi_py's tuning is 0/0, handled below
             return _superpopulation(y, yhat, unl, level, lam, tell_lam, machine, human)
-    c = finite.columns(y[:, None], yhat[:, None], unl[:, None], level, lam, bounds,
-                       None if n_min is None else [n_min], tune=tune)
+    c = finite.scaled(finite.columns(y[:, None], yhat[:, None], unl[:, None], level, lam, bounds,
+                                     None if n_min is None else [n_min], tune=tune,
+                                     strata=None if strata is None else tuple(np.asarray(s) for s in strata)),
+                      share, base)
     return Estimate(machine, float(c.ppi[0]), (float(c.lo[0]), float(c.hi[0])), human,
                     (float(c.human_lo[0]), float(c.human_hi[0])), n, big_n, lam=float(c.lam[0]),
-                    n_min=int(c.n_min[0]), estimand=estimand, rule=str(c.rule[0]), sd=float(c.sd[0]))
+                    n_min=int(c.n_min[0]), estimand=estimand, rule=str(c.rule[0]), sd=float(c.sd[0]),
+                    holes=big_n_h)
 
 
 def _superpopulation(y, yhat, unl, level, lam, tell_lam, machine, human) -> Estimate:
@@ -226,11 +249,12 @@ def _superpopulation_columns(y, yhat, unl, level, lam) -> Columns:
 
 
 def p_value(y, yhat, yhat_unlabeled, null: float = 0.0, lam: float | None = None, estimand: str = "benchmark",
-            bounds=METRIC_RANGE) -> float | None:
+            bounds=METRIC_RANGE, known=None, strata=None) -> float | None:
     """Two-sided p-value of "the mean equals `null`", the test `estimate`'s interval inverts: for the benchmark's
-    mean the Student-t test of the finite-population estimate (or the exact rule-of-three p-value of a residual
-    with no spread, `hiera_dspy.conclude.finite`); for the superpopulation ppi_py's `ppi_mean_pval` (a z test)
-    turned into the Student-t test (`t_p_value`). None below 2 queries, or with every query sampled."""
+    mean the Student-t test of the finite-population estimate (or, where the betting interval stands beside it, the
+    larger of that and the betting p-value, `hiera_dspy.conclude.finite`), over the domain of queries with holes
+    when `known` gives the certainty stratum (as `estimate`); for the superpopulation ppi_py's `ppi_mean_pval` (a z
+    test) turned into the Student-t test (`t_p_value`). None below 2 queries, or with every query sampled."""
     y, yhat, unl = (np.asarray(a, dtype=float).ravel() for a in (y, yhat, yhat_unlabeled))
     if len(y) < 2 or len(unl) == 0:
         return None
@@ -241,8 +265,12 @@ def p_value(y, yhat, yhat_unlabeled, null: float = 0.0, lam: float | None = None
                 fitted = lam is not None and not math.isnan(lam)
                 return _p_value(y, yhat, unl, null, lam if fitted else 1.0, fitted)
             return _p_value(y, yhat, unl, null, 1.0 if lam is None else lam, False)
+    fixed = np.asarray([] if known is None else known, dtype=float).ravel()
+    big_n_h = len(y) + len(unl)
+    null = (null * (big_n_h + len(fixed)) - float(fixed.sum())) / big_n_h  # the domain's mean under the null
     shifted = None if bounds is None else (bounds[0] - null, bounds[1] - null)
-    c = finite.columns((y - null)[:, None], (yhat - null)[:, None], (unl - null)[:, None], lam=lam, bounds=shifted)
+    c = finite.columns((y - null)[:, None], (yhat - null)[:, None], (unl - null)[:, None], lam=lam, bounds=shifted,
+                       strata=None if strata is None else tuple(np.asarray(s) for s in strata))
     p = float(c.p[0])
     if math.isnan(p):  # no spread and no range: the mean is known exactly
         return 1.0 if abs(float(c.ppi[0])) < 1e-12 else 0.0
@@ -290,19 +318,49 @@ class Difference:
                 "p": self.p_adjusted, "p_unadjusted": self.p, "machine": e.machine, "human_only": e.human_only,
                 "human_only_ci": list(e.human_only_ci) if e.human_only_ci else None, "n": e.n, "N": e.N,
                 "more_queries": self.more_queries, "n_min": e.n_min, "note": e.note, "rule": e.rule,
-                "estimand": e.estimand, "sd": e.sd}
+                "estimand": e.estimand, "sd": e.sd, "holes": e.holes}
 
 
 @dataclass(frozen=True)
 class Values:
-    """One system's per-query values on one measure: `human` for the sampled queries (in sample order),
+    """One system's per-query values on one measure: `human` for the decided sampled queries (in sample order),
     `machine_sampled` for the same queries, `machine_rest` for every other query (same query order in every
     system); `key`, when given, identifies what the system ranks (two systems with equal keys rank the same
-    documents on every query, so their difference is exactly 0)."""
+    documents on every query, so their difference is exactly 0). `certain_sampled`, `certain_rest` (bool, same
+    orders): the queries no hole can change (the certainty stratum, known exactly); `stratum_sampled`,
+    `stratum_rest`: a stratified sample's strata (None: a simple random sample)."""
     human: np.ndarray
     machine_sampled: np.ndarray
     machine_rest: np.ndarray
     key: object = None
+    certain_sampled: np.ndarray | None = None
+    certain_rest: np.ndarray | None = None
+    stratum_sampled: np.ndarray | None = None
+    stratum_rest: np.ndarray | None = None
+
+    def minus(self, other: "Values") -> "Values":
+        """The paired per-query difference of two systems; certain where both are."""
+        def both(a, b, size: int):
+            return None if a is None and b is None else _certain(a, size) & _certain(b, size)
+
+        return Values(self.human - other.human, self.machine_sampled - other.machine_sampled,
+                      self.machine_rest - other.machine_rest, None,
+                      both(self.certain_sampled, other.certain_sampled, len(self.human)),
+                      both(self.certain_rest, other.certain_rest, len(self.machine_rest)),
+                      self.stratum_sampled, self.stratum_rest)
+
+    def split(self) -> dict:
+        """`estimate`'s y, yhat, yhat_unlabeled, known and strata: the domain of queries with holes and the
+        certainty stratum's values."""
+        cs, cr = _certain(self.certain_sampled, len(self.human)), _certain(self.certain_rest, len(self.machine_rest))
+        strata = None if self.stratum_sampled is None else (np.asarray(self.stratum_sampled)[~cs],
+                                                            np.asarray(self.stratum_rest)[~cr])
+        return {"y": self.human[~cs], "yhat": self.machine_sampled[~cs], "yhat_unlabeled": self.machine_rest[~cr],
+                "known": np.concatenate([self.machine_sampled[cs], self.machine_rest[cr]]), "strata": strata}
+
+
+def _certain(mask, size: int) -> np.ndarray:
+    return np.zeros(size, dtype=bool) if mask is None else np.asarray(mask, dtype=bool)
 
 
 def differences(values: dict[str, Values], measure: str, level: float = 0.95, lam: float | None = None,
@@ -311,35 +369,47 @@ def differences(values: dict[str, Values], measure: str, level: float = 0.95, la
     """Every pair of systems (a before b in the given order), a minus b, with Holm-adjusted p-values.
 
     The pair's per-query difference is a per-query value (paired by query), so `estimate` and `p_value` apply as
-    they are, with the range of a difference (`bounds` low - high to high - low). Holm's step-down adjustment (Holm
+    they are, with the range of a difference (`bounds` low - high to high - low) and the queries certain for both
+    as its certainty stratum. Holm's step-down adjustment (Holm
     1979) controls the family-wise error over the pairs; the intervals are per pair (not simultaneous): with k
     pairs, about (1 - level) * k of them miss at the nominal level. `n_min`: (a, b) -> Cochran's rule for all N
-    queries, as `estimate` takes it.
+    queries, as `estimate` takes it. `more_queries` is planned at each pair's Holm step.
     """
     pair_bounds = None if bounds is None else (bounds[0] - bounds[1], bounds[1] - bounds[0])
     out = []
     for a, b in combinations(values, 2):
         va, vb = values[a], values[b]
-        diffs = (va.human - vb.human, va.machine_sampled - vb.machine_sampled, va.machine_rest - vb.machine_rest)
+        parts = va.minus(vb).split()
         if va.key is not None and va.key == vb.key:
-            e = _same(diffs, level, estimand)
-            out.append(Difference(a, b, measure, e, None if e.ci is None else 1.0))
+            e = _same(parts, level, estimand)
+            out.append(Difference(a, b, measure, e, None if e.rule == "exact" else 1.0))
             continue
-        e = estimate(*diffs, level=level, lam=lam, estimand=estimand, bounds=pair_bounds,
+        e = estimate(**parts, level=level, lam=lam, estimand=estimand, bounds=pair_bounds,
                      n_min=(n_min or {}).get((a, b)))
-        out.append(Difference(a, b, measure, e, p_value(*diffs, lam=lam, estimand=estimand, bounds=pair_bounds)))
+        out.append(Difference(a, b, measure, e, p_value(**parts, lam=lam, estimand=estimand, bounds=pair_bounds)
+                              if e.rule != "exact" else None))
     adjusted = holm([d.p for d in out])
-    return [Difference(d.a, d.b, d.measure, d.estimate, d.p, q, more_queries(d.estimate, q, level))
-            for d, q in zip(out, adjusted)]
+    steps = holm_steps([d.p for d in out])
+    return [Difference(d.a, d.b, d.measure, d.estimate, d.p, q, more_queries(d.estimate, level, step=k))
+            for d, q, k in zip(out, adjusted, steps)]
 
 
-def _same(values, level: float, estimand: str) -> Estimate:
+def holm_steps(p_values: list[float | None]) -> list[int]:
+    """Each pair's Holm divisor: the p-value ranked i-th smallest of m is tested at alpha / (m - i + 1) (Holm 1979);
+    a pair without a p-value gets m (Bonferroni's, the most a step can ask)."""
+    present = sorted((p, i) for i, p in enumerate(p_values) if p is not None)
+    m = len(present)
+    out = [max(m, 1)] * len(p_values)
+    for rank, (_, i) in enumerate(present):
+        out[i] = m - rank
+    return out
+
+
+def _same(parts: dict, level: float, estimand: str) -> Estimate:
     """Two systems that rank alike: difference 0, known exactly."""
-    n, big_n = len(values[0]), len(values[0]) + len(values[2])
-    if n < 2:
-        return estimate(*values, level=level, estimand=estimand)
-    return Estimate(0.0, 0.0, (0.0, 0.0), 0.0, (0.0, 0.0), n, big_n, note=SAME, estimand=estimand, rule="same",
-                    sd=0.0)
+    n = len(parts["y"])
+    big_n = n + len(parts["yhat_unlabeled"]) + len(parts["known"])
+    return Estimate(0.0, 0.0, None, 0.0, None, n, big_n, note=SAME, estimand=estimand, rule="exact", sd=0.0)
 
 
 def _check(y: np.ndarray, yhat: np.ndarray, level: float, estimand: str = "benchmark") -> None:

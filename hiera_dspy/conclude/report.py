@@ -2,13 +2,15 @@
 
 "A > B (difference 0.05 [0.02, 0.08], p = 0.003)" where the Holm-adjusted p-value is below 1 - level; otherwise
 "B and C cannot be told apart at this sample size; label about 23 more sampled queries to tell B from C" (80% power
-at the difference estimated now, `hiera_dspy.conclude.plan.more_queries`). Below an estimate's n_min the caution
-quotes the coverage the MSRD benchmark measured at that sample size (`MEASURED`).
+at the difference estimated now and the pair's Holm step, `hiera_dspy.conclude.plan.more_queries`). Below an
+estimate's n_min the caution names it with its own n (the betting interval stands there); a value no hole can
+change is reported exactly; the calibration check of the decided holes is quoted.
 Pure: the dict of `hiera_dspy.conclude.filled_benchmark.conclusions` in, lines of text out.
 """
 
 from __future__ import annotations
 
+from hiera_dspy.conclude import calibration
 from hiera_dspy.metrics.format import number, with_ci
 
 
@@ -60,10 +62,11 @@ def sentences(c: dict, measure: str) -> list[str]:
     alpha = 1 - c["level"]
     out = []
     for d in (d for d in c["differences"] if d["measure"] == measure):
-        if d.get("rule") == "exact" and d["ppi"] is not None:  # every query decided: the difference is known
+        if d.get("rule") == "exact" and d["ppi"] is not None:  # no query left that a hole can change: known
             first, second = (d["a"], d["b"]) if d["ppi"] >= 0 else (d["b"], d["a"])
-            out.append(f"{first} > {second} by exactly {number(abs(d['ppi']))} (every query is decided)."
-                       if abs(d["ppi"]) > 1e-12 else f"{d['a']} and {d['b']} are equal (every query is decided).")
+            why = d.get("note") or "every query is decided"
+            out.append(f"{first} > {second} by exactly {number(abs(d['ppi']))} ({why})."
+                       if abs(d["ppi"]) > 1e-12 else f"{d['a']} and {d['b']} are equal ({why}).")
             continue
         if d["ppi"] is None or d["ci"] is None:
             out.append(f"{d['a']} vs {d['b']}: no interval yet ({d['note']}).")
@@ -92,11 +95,12 @@ def sentences(c: dict, measure: str) -> list[str]:
 
 
 def small_sample_note(c: dict) -> str | None:
-    """A caution naming the estimates whose decided sample is smaller than the normal approximation needs (each
-    estimate's `n_min`: Cochran's rule as refined by Sugden, Smith and Jones 2000, the larger of what the skewness of
-    the human-minus-machine values over all N queries that the judge's probabilities predict and that of the
-    sample's own residuals ask for;
-    hiera_dspy.conclude.finite.columns). None when every estimate has enough."""
+    """A caution naming the estimates whose decided sample (queries with holes, each estimate's own n) is smaller
+    than the normal approximation needs (each estimate's `n_min`: Cochran's rule as refined by Sugden, Smith and
+    Jones 2000, the larger of what the skewness of the human-minus-machine values over the queries with holes that
+    the judge's probabilities predict and that of the sample's own residuals ask for;
+    hiera_dspy.conclude.finite.columns): there the betting interval stands beside the t one. None when every
+    estimate has enough."""
     short = [(f"{run} {m}", e) for run, per in c["estimates"].items() for m, e in per.items()]
     short += [(f"{d['a']} - {d['b']} {d['measure']}", d) for d in c["differences"]]
     short = [(name, e) for name, e in short if e.get("n_min") and e.get("n") and e["n"] < e["n_min"]]
@@ -104,42 +108,29 @@ def small_sample_note(c: dict) -> str | None:
         return None
     total = sum(len(per) for per in c["estimates"].values()) + len(c["differences"])
     worst = sorted(short, key=lambda x: -x[1]["n_min"])
-    named = ", ".join(f"{name} ({e['n_min']})" for name, e in worst[:5]) + (", ..." if len(worst) > 5 else "")
-    n = short[0][1]["n"]
-    return (f"Caution: {n} decided sample queries are fewer than the normal approximation behind the "
-            f"intervals needs for {len(short)} of the {total} estimates (n > 28 + 25 g^2, g the skewness of the "
-            f"human-minus-machine values over every query as the judge's probabilities predict them, or of the "
-            f"sample's own if larger: Cochran's rule as refined by Sugden, Smith and Jones 2000); the most needed: {named}. Their intervals may cover "
-            f"less often than stated: {measured_note(n)}; label more sampled queries (hiera-dspy plan says how "
-            "many).")
+    named = ", ".join(f"{name} (n = {e['n']} of {e['n_min']})" for name, e in worst[:5]) + (
+        ", ..." if len(worst) > 5 else "")
+    return (f"Caution: for {len(short)} of the {total} estimates the decided queries with holes are fewer than the "
+            f"normal approximation behind the t interval needs (n > 28 + 25 g^2, g the skewness of the "
+            f"human-minus-machine values over the queries with holes as the judge's probabilities predict them, or "
+            f"of the sample's own if larger: Cochran's rule as refined by Sugden, Smith and Jones 2000); the most "
+            f"needed: {named}. Their intervals are the hull of the t interval and the betting interval, which holds "
+            f"at every sample size and is wider (docs/conclusions.md measures the coverage at every stage of "
+            f"labelling); label more sampled queries (hiera-dspy plan says how many).")
 
 
-# sampled queries -> the lowest coverage of a nominal 95% interval over the 8 systems and over the 28 pairs, measured
-# on the MSRD benchmark of bench/conclusions.py (400 queries, judge embed-lr-allpool-hgb, the least calibrated of the
-# measured judges, expected machine values, random samples, 4,000 per size, the lower of nDCG@10 and P@10;
-# bench/results/conclusions-residual-nmin-400.md, 2026-12-05)
-MEASURED = {20: (0.889, 0.931), 30: (0.906, 0.940), 40: (0.913, 0.931), 50: (0.920, 0.941), 80: (0.927, 0.941),
-            100: (0.925, 0.941)}
-
-
-def measured_note(n: int) -> str:
-    """The coverage the MSRD benchmark measured at the largest measured sample size not above `n`."""
-    at = max((k for k in MEASURED if k <= n), default=min(MEASURED))
-    systems, pairs = MEASURED[at]
-    return (f"on the MSRD benchmark (400 queries) random samples of {at} covered the worst system in {systems:.1%} "
-            f"and the worst pair in {pairs:.1%} of 4,000 samples, for a nominal 95% (docs/conclusions.md)")
-
-
-def range_note(c: dict) -> str | None:
-    """Which intervals come from the rule of three (a sample whose human-minus-machine gap has no spread)."""
-    named = [f"{run} {m}" for run, per in c["estimates"].items() for m, e in per.items() if e.get("rule") == "range"]
-    named += [f"{d['a']} - {d['b']} {d['measure']}" for d in c["differences"] if d.get("rule") == "range"]
+def betting_note(c: dict) -> str | None:
+    """Which intervals the betting interval set (below n_min, or a residual whose spread is small against its
+    range)."""
+    named = [f"{run} {m}" for run, per in c["estimates"].items() for m, e in per.items() if e.get("rule") == "betting"]
+    named += [f"{d['a']} - {d['b']} {d['measure']}" for d in c["differences"] if d.get("rule") == "betting"]
     if not named:
         return None
     return (f"{len(named)} interval{'s' if len(named) != 1 else ''} ({', '.join(named[:5])}"
-            f"{', ...' if len(named) > 5 else ''}) come from the rule of three: every sampled query showed the same "
-            "human-minus-machine gap, which does not show that the unsampled ones do, so the interval allows the "
-            "most the unsampled queries could differ at this confidence (hiera_dspy.conclude.finite).")
+            f"{', ...' if len(named) > 5 else ''}) come from the betting interval (Waudby-Smith and Ramdas), valid "
+            "at every sample size for values in a known range: their sample is below n_min, or its "
+            "human-minus-machine gaps vary too little against their range to trust the t interval "
+            "(hiera_dspy.conclude.finite).")
 
 
 def blind_spot_note(n: int, level: float) -> str:
@@ -169,13 +160,16 @@ def section(c: dict) -> str:
              f"Estimates of the benchmark's own mean over its {c['queries']} queries (a query a run does not answer "
              f"counts 0): machine-only (every hole labelled by the judge), PPI (machine labels corrected by the human "
              f"sample, ppi_py) with its {pct} CI, and the human sample alone with its {pct} CI (Student-t intervals "
-             "with the finite-population variance, clipped to the metric's range).", machine_values_line(c), "",
+             "with the finite-population variance, the betting interval beside them where the t one is not yet "
+             "trusted, clipped to the metric's range). Queries no hole can change are known exactly; a value that "
+             "no hole can change is exact.", machine_values_line(c), "",
              *estimates_table(c), ""]
     if c["human_sample"] and c["human_sample"]["decided"]:
         caution = small_sample_note(c)
         lines += [caution, ""] if caution else []
-        ranged = range_note(c)
+        ranged = betting_note(c)
         lines += [ranged, ""] if ranged else []
+        lines += [calibration.line(c.get("calibration")), ""]
         lines += [blind_spot_note(c["human_sample"]["decided"], c["level"]), ""]
         for m in c["measures"]:
             lines += [f"Ranking by {m} (PPI): {' > '.join(c['ranking'][m])}.", "", *[f"- {s}" for s in sentences(c, m)],

@@ -52,16 +52,19 @@ def hole_rate(lines: Run, qrels: Qrels, depth: int) -> float | None:
     return unjudged / shown if shown else None
 
 
-def evaluate(lines: Run, qrels: Qrels, scheme: LabelScheme, depth: int = 10) -> dict:
-    """{"ndcg@k", "p@k", "hole_rate", "queries"} in one pass over the run, one query at a time; metrics are None
+def evaluate(lines: Run, qrels: Qrels, scheme: LabelScheme, depth: int = 10,
+             queries: Iterable[str] | None = None) -> dict:
+    """{"ndcg@k", "p@k", "hole_rate", "queries" (those with judgments)} in one pass over the run, one query at a time; metrics are None
     when no query of the run has a judgment. nDCG@k and P@k as trec_eval's ndcg_cut and P (what ir_measures
     computes through pytrec_eval; a test holds them equal): gains are the scheme's (`LabelScheme.gain`), the ideal
-    ranking is the query's judged documents by gain, P@k counts grades at or above the scheme's threshold over k, and the mean runs over
-    the run's queries that have judgments."""
+    ranking is the query's judged documents by gain, P@k counts grades at or above the scheme's threshold over k, and
+    the mean runs over the run's queries that have judgments; with `queries` (the benchmark's), over those, a query
+    the run does not answer or nobody judged counting 0: the conclusions' mean (`hiera_dspy.conclude.per_query`)."""
     by_query: dict[str, dict[str, int]] = {}
     for (q, d), g in qrels.items():
         by_query.setdefault(q, {})[d] = g
     threshold = scheme.labels.index(scheme.threshold)
+    over = None if queries is None else set(queries)
     ndcg = p = 0.0
     queries = shown = unjudged = 0
     for qid, ls in query_groups(lines):
@@ -69,24 +72,31 @@ def evaluate(lines: Run, qrels: Qrels, scheme: LabelScheme, depth: int = 10) -> 
         shown += len(top)
         unjudged += sum((qid, rl.docid) not in qrels for rl in top)
         judged = by_query.get(qid)
-        if not judged:
+        if not judged or (over is not None and qid not in over):
             continue
         queries += 1
         grades = [judged.get(rl.docid, 0) for rl in top]
-        ideal = sorted(map(scheme.gain, judged.values()), reverse=True)[:depth]
-        ndcg += _ndcg([scheme.gain(g) for g in grades], ideal)
-        p += sum(g >= threshold for g in grades) / depth
-    return {f"ndcg@{depth}": ndcg / queries if queries else None, f"p@{depth}": p / queries if queries else None,
+        q_ndcg, q_p = query_values([scheme.gain(g) for g in grades], [float(g >= threshold) for g in grades],
+                                   map(scheme.gain, judged.values()), depth)
+        ndcg, p = ndcg + q_ndcg, p + q_p
+    over_n = queries if over is None or not queries else len(over)  # with `queries`: a missing one counts 0
+    return {f"ndcg@{depth}": ndcg / over_n if queries else None, f"p@{depth}": p / over_n if queries else None,
             "hole_rate": unjudged / shown if shown else None, "queries": queries}
 
 
-def _ndcg(grades: list[float], ideal: list[float]) -> float:
-    """DCG of the gains in rank order over DCG of the ideal gains (log2(rank + 1) discounts)."""
-    def dcg(gs):
-        return sum(g / math.log2(i + 2) for i, g in enumerate(gs) if g > 0)
+def dcg(gains_in_rank_order: Iterable[float]) -> float:
+    """Discounted cumulative gain, log2(rank + 1) discounts (trec_eval's ndcg_cut)."""
+    return sum(g / math.log2(i + 2) for i, g in enumerate(gains_in_rank_order) if g > 0)
 
-    best = dcg(ideal)
-    return dcg(grades) / best if best > 0 else 0.0
+
+def query_values(shown_gains: list[float], shown_relevant: list[float], judged_gains: Iterable[float],
+                 depth: int) -> tuple[float, float]:
+    """(nDCG@depth, P@depth) of one query: the gains (or expected gains) and relevance indicators (or probabilities)
+    of its top `depth` in rank order, and the gains of its judged documents for the ideal ranking. The one
+    implementation of both measures: `evaluate` streams it over a run, `hiera_dspy.conclude.expected` over label
+    distributions; ir_measures (pytrec_eval) agrees with it (tests)."""
+    best = dcg(sorted(judged_gains, reverse=True)[:depth])
+    return (dcg(shown_gains) / best if best > 0 else 0.0), sum(shown_relevant) / depth
 
 
 def kendall_tau(before: list[float], after: list[float]) -> float | None:

@@ -58,6 +58,16 @@ def strata_of(uncertainty: np.ndarray, k: int) -> list[np.ndarray]:
     return np.array_split(np.argsort(np.asarray(uncertainty), kind="stable"), k)
 
 
+def stratum_labels(queries: Sequence[str], records: Iterable[dict], scheme: LabelScheme, k: int) -> np.ndarray:
+    """Each query's stratum (0 = least uncertain) of `k` by the judge's uncertainty over the records of its holes:
+    the strata a stratified sample was drawn from (`hiera_dspy.labelling.draws`), recomputed for the estimator."""
+    u = query_uncertainty(queries, ((r["query_id"], relevance_probability(r, scheme)) for r in records))
+    out = np.zeros(len(queries), dtype=int)
+    for h, group in enumerate(strata_of(u, k)):
+        out[group] = h
+    return out
+
+
 def allocate(sizes: Sequence[int], n: int, rng) -> np.ndarray:
     """How many of a sample of `n` each stratum of `sizes` gets: the whole part of its proportional share, and the
     leftover queries to strata at random with probability equal to their fractional parts (systematic sampling over
@@ -94,3 +104,23 @@ def relevance_probability(record: dict, scheme: LabelScheme) -> float:
     if not label or conf is None or label not in scheme.labels:
         return UNKNOWN
     return float(conf) if scheme.is_relevant(label) else 1.0 - float(conf)
+
+
+def label_distribution(record: dict, scheme: LabelScheme) -> dict[str, float]:
+    """The judge's label distribution of a judged hole: its record's distribution (the scheme's labels) when usable;
+    else its label with its confidence and the rest spread evenly over the other labels (a graded scheme's "Exact"
+    at 0.95 stays near "Exact", not split between the threshold and the lowest grade); with no confidence,
+    `UNKNOWN` on its label; with no machine label (escalated or failed), every label alike."""
+    dist = record.get("distribution")
+    if isinstance(dist, dict) and record.get("machine_label"):
+        try:
+            gains(dist, scheme)
+            return {k: float(v) for k, v in dist.items() if k in scheme.labels}
+        except ValueError:  # no probability on any of the scheme's labels
+            pass
+    label, conf = record.get("machine_label"), record.get("confidence")
+    if not label or label not in scheme.labels:
+        return {k: 1.0 / len(scheme.labels) for k in scheme.labels}
+    p = UNKNOWN if conf is None else min(max(float(conf), 0.0), 1.0)
+    rest = (1.0 - p) / (len(scheme.labels) - 1)
+    return {k: p if k == label else rest for k in scheme.labels}

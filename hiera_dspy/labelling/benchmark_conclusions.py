@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 from hiera_dspy.conclude.filled_benchmark import conclusions, holes_by_query
+from hiera_dspy.conclude.forest import draw
 from hiera_dspy.conclude.report import section
 from hiera_dspy.conclude.strata import query_uncertainty, relevance_probability
 from hiera_dspy.errors import HieraError, RequestError
@@ -17,6 +18,9 @@ from hiera_dspy.labelling.draws import DEFAULT_STRATA, check_stratified
 from hiera_dspy.labelling.exports import read_pairs_file, records_of, write_jsonl
 from hiera_dspy.labelling.sample import SampleLog, count, ensure, parse_size
 from hiera_dspy.labels import LabelScheme
+
+FOREST = ("\n![Every system's estimate with its interval, the human sample's alone and the machine-only value; the "
+          "ranking before filling and by the estimate](forest.png)\n")
 
 
 def check_sample_size(queries: list[str], human_sample: str | None, sample: str | None, strata: int | None,
@@ -65,7 +69,8 @@ def conclude(summary: dict, store, run_id: str, runs: dict, originals: dict, rec
              scheme: LabelScheme, depth: int, level: float, out: Path,
              machine_values: str = "expected") -> tuple[list[Path], str]:
     """Add the conclusions to `summary` (per run "estimates", "differences", "human_sample", "conclusions"), write
-    OUT/sample.jsonl when the run has a sample; returns (written paths, the report's Markdown section)."""
+    OUT/forest.png (`hiera_dspy.conclude.forest`) and OUT/sample.jsonl when the run has a sample; returns (written
+    paths, the report's Markdown section, which links the plot)."""
     log = SampleLog(store.path)
     try:
         sample = log.get(run_id)
@@ -77,7 +82,8 @@ def conclude(summary: dict, store, run_id: str, runs: dict, originals: dict, rec
     summary |= {"differences": c["differences"], "human_sample": c["human_sample"],
                 "conclusions": {k: c[k] for k in ("level", "correction", "queries", "measures", "ranking", "machine_values",
                                                 "soft_holes")}}
-    written = []
+    before = {row["run"]: {m: row.get(f"{m}_before") for m in c["measures"]} for row in summary["runs"]}
+    written = [draw(c, before, out / "forest.png")]
     if sample is not None:
         pairs = read_pairs_file(out)
         by_query, decided = holes_by_query(records), {r["id"] for r in records if r.get("source") == "human"}
@@ -85,5 +91,5 @@ def conclude(summary: dict, store, run_id: str, runs: dict, originals: dict, rec
                  "item_title": pairs[p]["item_title"], "item_text": pairs[p]["item_text"], "decided": p in decided}
                 for q in sample.queries for p in by_query.get(q, []) if p in pairs]
         written.append(write_jsonl(out / "sample.jsonl", rows))
-    return written, "\n" + section(c)
+    return written, "\n" + section(c) + FOREST
 

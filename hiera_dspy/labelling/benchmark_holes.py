@@ -146,9 +146,11 @@ def machine_only(inputs: Inputs, machine: dict, records: list[dict], scheme: Lab
 def summarize(inputs: Inputs, after: dict, records: list[dict], scheme: LabelScheme, depth: int) -> dict:
     """Per-run hole rate, nDCG and P at depth before and after filling, Kendall's tau of the two rankings, and
     hole counts."""
-    runs = []
+    from hiera_dspy.conclude.filled_benchmark import population
+
+    runs, every = [], population(inputs.runs)  # averaged over the benchmark's queries, as the conclusions are
     for name, lines in inputs.runs.items():
-        b, a = evaluate(lines, inputs.qrels, scheme, depth), evaluate(lines, after, scheme, depth)
+        b, a = (evaluate(lines, q, scheme, depth, every) for q in (inputs.qrels, after))
         runs.append({"run": name, "hole_rate_before": b["hole_rate"], "hole_rate_after": a["hole_rate"],
                      f"ndcg@{depth}_before": b[f"ndcg@{depth}"], f"ndcg@{depth}_after": a[f"ndcg@{depth}"],
                      f"p@{depth}_before": b[f"p@{depth}"], f"p@{depth}_after": a[f"p@{depth}"],

@@ -5,6 +5,7 @@ from the run's machine values and the judge's probabilities, beside what its dec
 
 from __future__ import annotations
 
+from hiera_dspy.conclude.certainty import certain
 from hiera_dspy.conclude.filled_benchmark import conclusions, machine_values_of, population, simulated_values
 from hiera_dspy.conclude.plan import n_for_width, plan
 from hiera_dspy.errors import HieraError
@@ -19,7 +20,9 @@ def plan_run(store, run_id: str, width: float = 0.05, power: float = 0.8, draws:
     with n_min, the sampled queries for an interval of `width` and, for a pair, for `power` to tell it apart, from
     the machine's values on all N queries and label sets drawn from the judge's probabilities; beside each, what
     the run's decided human sample gives now (its estimate from the run's conclusions) and the n for `width` its
-    own residual spread predicts (`n_width_sample`). HieraError when the run is not a holes labelling run."""
+    own residual spread predicts (`n_width_sample`) and its residual variance over the simulated one
+    (`variance_ratio`); the calibration check on the decided holes (`hiera_dspy.conclude.calibration`), whose
+    inflation scales the plan's residual spread. HieraError when the run is not a holes labelling run."""
     import numpy as np
 
     config = store.run_config(run_id)
@@ -44,11 +47,19 @@ def plan_run(store, run_id: str, width: float = 0.05, power: float = 0.8, draws:
     c = conclusions(runs, inputs.qrels, records, sample, scheme, depth, level, kind, simulated)
     now = {(m, run, None): e for run, per in c["estimates"].items() for m, e in per.items()}
     now |= {(d["measure"], d["a"], d["b"]): d for d in c["differences"]}
+    checked = c.get("calibration")
+    inflation = checked["inflation"] if checked else 1.0
+    hole_keys = [(r["query_id"], r["item_id"]) for r in records]
+    sure = {name: certain(lines, queries, hole_keys, inputs.qrels, scheme, depth) for name, lines in runs.items()}
+    holes = {m: {name: ~sure[name][m] for name in runs} for m in machine}
     lines = [line.to_dict() | {"now": now.get((line.measure, line.a, line.b))}
-             for line in plan(machine, simulated, width, level, power)]
+             for line in plan(machine, simulated, width, level, power, inflation, holes)]
     for line in lines:  # the width the decided sample's own residual spread predicts (no calibration assumed)
         e = line["now"] or {}
         line["n_width_sample"] = (n_for_width(lambda n, sd=e["sd"]: (sd, n - 1), len(queries), width, level)
                                   if e.get("sd") is not None and e.get("n", 0) >= 2 else None)
+        line["variance_ratio"] = ((e["sd"] / (line["sd"] / inflation)) ** 2 if e.get("sd") is not None
+                                  and e.get("n", 0) >= 2 and line["sd"] > 0 else None)  # observed / predicted
     return {"run_id": run_id, "queries": len(queries), "width": width, "power": power, "level": level,
-            "draws": draws, "decided": (c["human_sample"] or {}).get("decided", 0), "lines": lines}
+            "draws": draws, "decided": (c["human_sample"] or {}).get("decided", 0), "lines": lines,
+            "calibration": checked}

@@ -79,3 +79,18 @@ def test_conclusions_use_the_judges_probabilities_by_default_and_labels_on_reque
     assert (soft["machine_values"], soft["soft_holes"], hard["machine_values"]) == ("expected", 1, "labels")
     with pytest.raises(ValueError, match="machine_values"):
         conclusions(runs, originals, records, None, MSRD, 2, machine_values="soft")
+
+
+@pytest.mark.parametrize("scheme", ["trec", "esci", "homedepot"])
+def test_one_implementation_streamed_expected_and_ir_measures_agree(scheme):
+    from hiera_dspy.conclude.retrieval import evaluate
+
+    s = get_scheme(scheme)
+    queries, lines, grades = bench(3)
+    rng = random.Random(4)
+    grades = {k: rng.randrange(len(s.labels)) for k in grades}  # graded
+    want = per_query(lines, grades, queries, named_measures(s, 5))
+    expected = expected_per_query(lines, {k: one_hot(g, s) for k, g in grades.items()}, queries, s, 5)
+    streamed = evaluate(lines, grades, s, 5, queries)
+    for m in want:
+        assert expected[m] == pytest.approx(want[m]) and streamed[m] == pytest.approx(float(np.mean(want[m])))

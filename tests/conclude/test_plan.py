@@ -90,8 +90,8 @@ def test_n_min_reads_the_skewness_of_the_residual_the_judges_probabilities_predi
 
 def test_the_intervals_cover_less_below_the_predicted_n_min_than_at_it():
     """The rare-jump population above: a calibrated judge, so one label set drawn from its probabilities is the
-    truth. The corrected interval covers less than nominal at 60 sampled queries, which the machine-values rule
-    calls enough (its n_min is ~29); at the predicted n_min it covers."""
+    truth. The t interval alone covers less than nominal at 60 sampled queries, which the machine-values rule calls
+    enough (its n_min is ~29); at the predicted n_min it covers, and below it the betting interval beside it does."""
     from hiera_dspy.conclude.ppi import estimate_columns
 
     rng = np.random.default_rng(3)
@@ -101,20 +101,33 @@ def test_the_intervals_cover_less_below_the_predicted_n_min_than_at_it():
     n_min = predicted_n_min(x, [_holes(q, rng) for _ in range(20)])
     truths = np.column_stack([_holes(q, rng) for _ in range(100)])
 
-    def coverage(n: int, samples: int = 1500) -> float:
+    def coverage(n: int, samples: int = 1500, bounds=None) -> float:
         hits = []
         for s in range(samples):
             t = truths[:, s % truths.shape[1]]
             picked = np.zeros(len(x), dtype=bool)
             picked[rng.choice(len(x), n, replace=False)] = True
-            c = estimate_columns(t[picked, None], x[picked, None], x[~picked, None], bounds=(0, 1))
+            c = estimate_columns(t[picked, None], x[picked, None], x[~picked, None], bounds=bounds,
+                                 n_min=None if bounds is None else [n_min])
             hits.append(c.lo[0] - 1e-12 <= t.mean() <= c.hi[0] + 1e-12)
         return float(np.mean(hits))
 
-    assert coverage(60) < 0.935 and coverage(n_min) >= 0.94
+    assert coverage(60) < 0.935 and coverage(n_min) >= 0.94 and coverage(60, 600, (0, 1)) >= 0.94
 
 
 def test_label_sets_are_drawn_from_the_judges_probabilities():
     rng = np.random.default_rng(0)
     drawn = [draw_labels({"h": {"Relevant": 0.3, "Irrelevant": 0.7}}, rng)["h"] for _ in range(2000)]
     assert np.mean([d == {"Relevant": 1.0} for d in drawn]) == pytest.approx(0.3, abs=0.03)
+
+
+def test_the_plans_n_min_reads_the_queries_a_hole_can_change():
+    # 60% of the queries have no hole (residual 0 in every draw): over all N their zeros skew the residual, and the
+    # estimate samples only the others
+    rng = np.random.default_rng(4)
+    x = rng.uniform(0, 1, 400)
+    holes = np.arange(400) >= 240
+    sims = [{"p@10": {"A": np.where(holes, np.clip(x + rng.normal(0, 0.1, 400), 0, 1), x)}} for _ in range(10)]
+    (everywhere,), (domain,) = (plan({"p@10": {"A": x}}, sims, holes=h) for h in (None, {"p@10": {"A": holes}}))
+    assert domain.n_min == predicted_n_min(x[holes], [s["p@10"]["A"][holes] for s in sims])
+    assert domain.n_min < everywhere.n_min

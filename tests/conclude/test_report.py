@@ -41,9 +41,9 @@ def test_a_sample_below_cochrans_rule_carries_a_caution_naming_the_estimates():
     short = {"estimates": {"A": {"p@10": {"n": 20, "n_min": 75}, "ndcg@10": {"n": 20, "n_min": 19}}},
              "differences": [{**diff("A", "B", 0.1, [0, 0.2], 0.04, 0), "n_min": 120}]}
     note = small_sample_note(short)
-    assert note.startswith("Caution: 20 decided sample queries are fewer than the normal approximation behind the "
-                           "intervals needs for 2 of the 3 estimates")
-    assert "the most needed: A - B ndcg@10 (120), A p@10 (75)." in note
+    assert note.startswith("Caution: for 2 of the 3 estimates the decided queries with holes are fewer than the "
+                           "normal approximation behind the t interval needs")
+    assert "the most needed: A - B ndcg@10 (n = 20 of 120), A p@10 (n = 20 of 75)." in note
 
 
 def test_the_blind_spot_is_the_error_share_a_random_sample_misses_too_often():
@@ -56,20 +56,23 @@ def test_the_blind_spot_is_the_error_share_a_random_sample_misses_too_often():
     assert "fewer than 0.7% " in blind_spot_note(400, 0.95)  # about 3 / n
 
 
-def test_the_caution_quotes_the_coverage_measured_at_that_sample_size(monkeypatch):
+def test_the_caution_quotes_each_estimates_own_n_and_no_other_datasets_figures():
+    # finding 7: the caution quoted n = 20's coverage for n < 20 and MSRD's figures for every dataset
     from hiera_dspy.conclude import report
 
-    monkeypatch.setattr(report, "MEASURED", {20: (0.85, 0.80), 40: (0.91, 0.90), 80: (0.93, 0.92)})
-    short = {"estimates": {"A": {"p@10": {"n": 45, "n_min": 75}}}, "differences": []}
+    short = {"estimates": {"A": {"p@10": {"n": 12, "n_min": 75}, "ndcg@10": {"n": 9, "n_min": 40}}}, "differences": []}
     note = report.small_sample_note(short)
-    assert "random samples of 40 covered the worst system in 91.0% and the worst pair in 90.0%" in note
-    assert "random samples of 20 covered" in report.measured_note(12)  # below the smallest: the smallest
+    assert "(n = 12 of 75)" in note and "(n = 9 of 40)" in note
+    assert "MSRD" not in note and "samples of 20" not in note and "betting interval" in note
 
 
-def test_rule_of_three_intervals_and_per_pair_intervals_are_named():
-    from hiera_dspy.conclude.report import range_note
+def test_betting_intervals_and_exact_values_are_named():
+    from hiera_dspy.conclude.report import betting_note
 
-    c = {"estimates": {"A": {"p@10": {"rule": "range"}, "ndcg@10": {"rule": "difference"}}},
-         "differences": [{**diff("A", "B", 0.0, [-0.07, 0.07], 1.0, None), "measure": "p@10", "rule": "range"}]}
-    assert range_note(c).startswith("2 intervals (A p@10, A - B p@10) come from the rule of three")
-    assert range_note({"estimates": {}, "differences": []}) is None
+    c = {"estimates": {"A": {"p@10": {"rule": "betting"}, "ndcg@10": {"rule": "difference"}}},
+         "differences": [{**diff("A", "B", 0.0, [-0.07, 0.07], 1.0, None), "measure": "p@10", "rule": "betting"}]}
+    assert betting_note(c).startswith("2 intervals (A p@10, A - B p@10) come from the betting interval")
+    assert betting_note({"estimates": {}, "differences": []}) is None
+    exact = {**diff("A", "B", 0.25, None, None, None), "rule": "exact", "note": "no hole can change this value"}
+    assert sentences({"level": 0.95, "queries": 10, "differences": [exact]}, "ndcg@10") == [
+        "A > B by exactly 0.250 (no hole can change this value)."]

@@ -52,7 +52,7 @@ def test_sample_review_labels_then_the_same_command_concludes(bench, patch_make_
     assert summary["human_sample"]["decided"] == 2 and summary["human_sample"]["remaining_pairs"] == 0
     a = summary["runs"][0]["estimates"]["ndcg@3"]
     assert set(a) == {"machine", "ppi", "ci", "human_only", "human_only_ci", "n", "N", "lam", "note", "n_min",
-                      "estimand", "rule", "sd"}
+                      "estimand", "rule", "sd", "holes"}
     assert (a["n"], a["N"]) == (2, 4) and a["ci"][0] <= a["ppi"] <= a["ci"][1]
     assert {(d["a"], d["b"], d["measure"]) for d in summary["differences"]} == {("a", "b", "ndcg@3"),
                                                                                ("a", "b", "p@3")}
@@ -60,6 +60,7 @@ def test_sample_review_labels_then_the_same_command_concludes(bench, patch_make_
     report = (out / "report.md").read_text()
     assert "## Conclusions" in report and "2 queries decided, 0 pending" in report and "Holm-adjusted" in report
     assert "Blind spot: a machine error confined to fewer than 77.6% of the queries" in report  # 1 - 0.05^(1/2)
+    assert "](forest.png)" in report and (out / "forest.png").read_bytes()[:4] == b"\x89PNG"  # the picture, linked
 
 
 def test_partly_labelled_query_does_not_count_and_the_report_says_so(bench, patch_make_lm, tmp_path):
@@ -119,8 +120,8 @@ def test_biased_machine_misses_and_the_ppi_interval_covers_the_truth(patch_make_
         target = float(np.mean(per_query(read_run(path), full, queries, named_measures(scheme, 3))["ndcg@3"]))
         e = next(r for r in summary["runs"] if r["run"] == run)["estimates"]["ndcg@3"]
         assert e["n"] == 9 and abs(e["machine"] - target) > 0.1  # the judge calls every hole irrelevant
-        assert not e["ci"][0] <= e["machine"] <= e["ci"][1]
-        assert e["ci"][0] <= target <= e["ci"][1], (run, target, e)
+        # 9 sampled queries are below n_min: the betting interval stands beside the t one, and covers the truth
+        assert e["rule"] == "betting" and e["ci"][0] <= target <= e["ci"][1], (run, target, e)
 
 
 def test_a_stratified_sample_is_drawn_after_judging_recorded_and_kept(bench, patch_make_lm, tmp_path, capsys):

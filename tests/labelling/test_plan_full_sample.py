@@ -11,7 +11,7 @@ from labelling_helpers import ANSWERS, holes_argv, write
 from eval import escalations as eval_escalations
 from eval import holes as eval_holes
 from eval import plan as eval_plan
-from hiera_dspy.conclude.ppi import EXACT
+from hiera_dspy.conclude.ppi import EXACT, KNOWN
 
 
 def decide(tmp_path, run_id: str, labels: dict[str, str]) -> None:
@@ -41,6 +41,12 @@ def test_plan_before_and_after_the_sample_is_labelled(bench, patch_make_lm, tmp_
     assert pair["now"]["n"] == 2 and pair["now"]["ci"] is not None  # what the sample gives now
     assert 2 <= pair["n_width_sample"] <= 4 and plan["lines"][0]["n_width_sample"] is None
     assert json.loads(capsys.readouterr().out)["run_id"] == run_id
+    checked = after["calibration"]  # the decided holes check the judge's probabilities; the plan's spread follows
+    assert checked["holes"] >= 1 and checked["inflation"] >= 1
+    assert pair["sd"] == pytest.approx(next(x for x in plan["lines"] if x["b"] == "b" and x["measure"] == "p@3")["sd"]
+                                       * checked["inflation"])
+    eval_plan.main(["--run", run_id, "--draws", "5"])
+    assert "Calibration check on" in capsys.readouterr().out
 
 
 def test_plan_refuses_a_run_that_is_not_a_holes_run(tmp_path):
@@ -69,7 +75,10 @@ def test_a_sample_of_every_query_gives_exact_values_and_every_export_works(bench
     summary = eval_holes.main(holes_argv(bench, out))  # a rerun recomputes, as for a run broken before
     for row in summary["runs"]:
         for e in row["estimates"].values():
-            assert (e["ci"], e["note"], e["n"], e["N"]) == (None, EXACT, 4, 4) and e["ppi"] == e["human_only"]
+            # n counts the decided queries a hole can change; q1 has no hole (its value is known without labelling)
+            assert (e["ci"], e["note"], e["n"] + (e["N"] - e["holes"]), e["N"]) in {(None, EXACT, 4, 4),
+                                                                                   (None, KNOWN, 4, 4)}
+            assert e["ppi"] == e["human_only"] and e["rule"] == "exact"
     assert all(d["ci"] is None and d["p"] is None for d in summary["differences"])
     report = (out / "report.md").read_text()
-    assert "exact" in report and "(every query is decided)." in report
+    assert "b > a by exactly" in report and "no interval needed)." in report

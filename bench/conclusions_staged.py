@@ -1,0 +1,245 @@
+"""Coverage of the conclusions at every stage of labelling: a human sample labelled in its order, the estimates after
+every `--every` decided queries, on MSRD (binary) and on TREC DL 2020 (grades 0-3), with a judge that gives label
+probabilities and one that gives only labels.
+
+    python -m bench.conclusions --staged --dataset msrd --samples 1000            # 400 MSRD queries, samples of 60
+    python -m bench.conclusions --staged --dataset trecdl2020 --samples 1000      # 54 TREC DL 2020 queries, of 20
+
+The benchmark (simulated systems over real judgments): MSRD's bundled judgments pool (`--queries` seeded queries with
+at least 10 judged movies, one relevant) or TREC DL 2020's qrels (`--trec-qrels`, grades 0-3; read from the shared
+data folder by path, never bundled). Each query's judged documents are the candidates; `--systems` systems rank them
+by quality * gain + standard normal noise (qualities spread from 0.2 to 2). The sparse qrels are the top 3 of the two
+best systems, the holes the rest of every system's top 10; a share `--full` of the queries is judged in full (no
+holes: the certainty stratum). The full-judgment value of a system is its metric with every hole given its true grade.
+
+The judges: for each hole a confidence c ~ U(0.55, 0.95), the judge's label the true grade with probability c, else
+another grade at random, so its distribution {label: c, the others (1 - c) spread} is calibrated for its label.
+"probabilities" hands the product that distribution (expected machine values); "labels" only the label and c (the
+machine values of the hard labels; the plan's draws spread the rest, hiera_dspy.conclude.strata.label_distribution).
+
+The human sample: `--sample-size` queries, random or stratified (hiera_dspy.labelling.draws, strata of the judge's
+uncertainty), labelled in sample order with the true grades; a query without holes needs no decision. After every
+`--every` decided queries with holes (and once the sample is complete) every system's and pair's estimate is the
+product's (hiera_dspy.conclude: the certainty stratum known, the domain estimator over the decided queries with
+holes, the t interval with the betting interval below the plan's n_min). Per stage the table gives the lowest and
+mean coverage of the full-judgment value over systems and over pairs (both measures), the mean interval width of the
+systems, and the same for the t interval alone (no betting interval beside it below n_min: what the betting
+interval buys, and what it costs in width). Monte-Carlo standard error of a coverage near 0.95 at 1,000 samples: 0.007.
+"""
+
+from __future__ import annotations
+
+import gzip
+import random
+import sys
+import time
+from itertools import combinations
+
+import numpy as np
+
+from hiera_dspy.conclude.certainty import certain
+from hiera_dspy.conclude.filled_benchmark import machine_values_of, predicted_n_mins, simulated_values
+from hiera_dspy.conclude.finite import columns, scaled
+from hiera_dspy.conclude.per_query import named_measures, per_query
+from hiera_dspy.conclude.strata import query_uncertainty, relevance_probability, strata_of
+from hiera_dspy.data.msrd_sample import BUNDLED
+from hiera_dspy.data.trec import RunLine
+from hiera_dspy.labelling.draws import draw_stratified
+from hiera_dspy.labels import get_scheme
+
+DEPTH, POOL = 10, 3
+DATASETS = {"msrd": "msrd", "trecdl2020": "trec"}
+
+
+def read_grades(dataset: str, trec_qrels: str) -> dict[tuple[str, str], int]:
+    """(qid, docid) -> grade of MSRD's bundled pool or TREC DL 2020's qrels file."""
+    grades = {}
+    if dataset == "msrd":
+        with gzip.open(BUNDLED / "judgments-pool.tsv.gz", "rt", encoding="utf-8") as fh:
+            next(fh)
+            for line in fh:
+                qid, _, doc, grade = line.rstrip("\n").split("\t")
+                grades[(qid, doc)] = int(grade)
+    else:
+        with open(trec_qrels, encoding="utf-8") as fh:
+            for line in fh:
+                qid, _, doc, grade = line.split()
+                grades[(qid, doc)] = int(grade)
+    return grades
+
+
+def build(dataset: str, grades: dict, n_queries: int, systems: int, full: float, seed: int) -> dict:
+    """The simulated benchmark (see the module): queries, runs, sparse qrels, the holes' true grades."""
+    rng = np.random.default_rng(seed)
+    scheme = get_scheme(DATASETS[dataset])
+    judged: dict[str, list[tuple[str, int]]] = {}
+    for (q, d), g in grades.items():
+        judged.setdefault(q, []).append((d, g))
+    fit = sorted(q for q, dg in judged.items() if len(dg) >= DEPTH and max(g for _, g in dg) >= 1)
+    queries = sorted(random.Random(seed).sample(fit, min(n_queries, len(fit))))
+    quality = np.linspace(2.0, 0.2, systems)
+    runs: dict[str, list[RunLine]] = {f"s{k}": [] for k in range(systems)}
+    originals, holes = {}, {}
+    whole = set(rng.choice(queries, int(round(full * len(queries))), replace=False).tolist())
+    for q in queries:
+        docs = judged[q]
+        tops = []
+        for k, name in enumerate(runs):
+            score = quality[k] * np.array([scheme.gain(g) for _, g in docs]) + rng.normal(0, 1, len(docs))
+            order = np.argsort(-score)[:DEPTH]
+            runs[name] += [RunLine(q, docs[i][0], r + 1, float(-r), name, 0) for r, i in enumerate(order)]
+            tops.append([docs[i] for i in order])
+        pooled = {d: g for top in (tops if q in whole else tops[:2]) for d, g in (top if q in whole else top[:POOL])}
+        originals |= {(q, d): g for d, g in pooled.items()}
+        holes |= {(q, d): g for top in tops for d, g in top if d not in pooled}
+    return {"queries": queries, "runs": runs, "originals": originals, "holes": holes, "scheme": scheme}
+
+
+def judge_records(b: dict, kind: str, seed: int) -> list[dict]:
+    """The judge's records of the holes (see the module): with a distribution ("probabilities") or without."""
+    rng = np.random.default_rng(seed)
+    labels = b["scheme"].labels
+    out = []
+    for (q, d), g in b["holes"].items():
+        c = float(rng.uniform(0.55, 0.95))
+        label = g if rng.random() < c else int(rng.choice([k for k in range(len(labels)) if k != g]))
+        rec = {"id": f"{q}:{d}", "query_id": q, "item_id": d, "machine_label": labels[label], "confidence": c,
+               "label": labels[label], "source": "machine"}
+        if kind == "probabilities":
+            rec["distribution"] = {lab: c if k == label else (1 - c) / (len(labels) - 1) for k, lab in enumerate(labels)}
+        out.append(rec)
+    return out
+
+
+def columns_of(b: dict, records: list[dict]) -> dict:
+    """Per measure: names, machine and human values (queries x columns), certainty masks, the plan's n_min; the
+    columns are every system, then every pair."""
+    scheme, queries = b["scheme"], b["queries"]
+    measures = named_measures(scheme, DEPTH)
+    machine_of, _ = machine_values_of(b["originals"], records, scheme, DEPTH, "expected")
+    truth = {**b["originals"], **b["holes"]}
+    names = list(b["runs"])
+    x = {name: machine_of(lines, queries) for name, lines in b["runs"].items()}
+    y = {name: per_query(lines, truth, queries, measures) for name, lines in b["runs"].items()}
+    sure = {name: certain(lines, queries, list(b["holes"]), b["originals"], scheme, DEPTH)
+            for name, lines in b["runs"].items()}
+    sims = simulated_values(b["runs"], b["originals"], records, scheme, DEPTH, 20)
+    n_min = predicted_n_mins({m: {nm: x[nm][m] for nm in names} for m in measures}, sims,
+                             {m: {nm: ~sure[nm][m] for nm in names} for m in measures})
+    out = {}
+    for m in measures:
+        cols, X, Y, C, N = [], [], [], [], []
+        for nm in names:
+            cols.append(nm)
+            X.append(x[nm][m]), Y.append(y[nm][m]), C.append(sure[nm][m]), N.append(n_min[(m, nm, None)])
+        for a, c in combinations(names, 2):
+            cols.append(f"{a}-{c}")
+            X.append(x[a][m] - x[c][m]), Y.append(y[a][m] - y[c][m])
+            C.append(sure[a][m] & sure[c][m]), N.append(n_min[(m, a, c)])
+        out[m] = {"names": cols, "x": np.column_stack(X), "y": np.column_stack(Y), "certain": np.column_stack(C),
+                  "n_min": np.array(N), "systems": len(names)}
+    return out
+
+
+def samples_of(b: dict, records: list[dict], design: str, size: int, count: int, seed: int, strata: int = 4):
+    """`count` samples (query indices in sample order) and each query's stratum (None for random)."""
+    queries = b["queries"]
+    if design == "random":
+        rng = random.Random(seed)
+        return [[queries.index(q) for q in rng.sample(queries, size)] for _ in range(count)], None
+    u = query_uncertainty(queries, ((r["query_id"], relevance_probability(r, b["scheme"])) for r in records))
+    layer = np.zeros(len(queries), dtype=int)
+    for h, group in enumerate(strata_of(u, strata)):
+        layer[group] = h
+    index = {q: i for i, q in enumerate(queries)}
+    return [[index[q] for q in draw_stratified(queries, size, seed + s, u, strata)[0]] for s in range(count)], layer
+
+
+def stage_coverage(cols: dict, samples: list[list[int]], layer, every: int, level: float = 0.95) -> list[dict]:
+    """Per stage (every `every` decided queries with holes, then the complete sample): coverage and widths."""
+    any_hole = ~np.all(np.column_stack([c["certain"] for c in cols.values()]), axis=1)
+    typical = int(np.median([int(any_hole[s].sum()) for s in samples]))
+    stages = [*range(every, typical, every), None]  # None: the whole sample decided; a sample with fewer skipped
+    out = []
+    for k in stages:
+        hits, t_hits = {m: [] for m in cols}, {m: [] for m in cols}
+        widths, t_widths, exact = [], [], 0
+        for m, c in cols.items():
+            truth = c["y"].mean(axis=0)
+            big_n, d = c["x"].shape
+            cover = np.zeros((len(samples), d), dtype=bool)
+            width = np.full((len(samples), d), np.nan)
+            t_cover, t_width = cover.copy(), width.copy()  # the t interval alone (no betting interval beside it)
+            for j in range(d):
+                hole_q = ~c["certain"][:, j]
+                groups: dict[int, list] = {}
+                for i, s in enumerate(samples):
+                    ordered = [q for q in s if any_hole[q]]
+                    if k is not None and len(ordered) < k:
+                        continue
+                    decided = [q for q in ordered[:k] if hole_q[q]]
+                    groups.setdefault(len(decided), []).append((i, decided))
+                known_sum = c["x"][~hole_q, j].sum()
+                n_h = int(hole_q.sum())
+                for n, members in groups.items():
+                    rows = [i for i, _ in members]
+                    if n == n_h:  # every query a hole can change is decided: exact
+                        cover[rows, j] = t_cover[rows, j] = True
+                        exact += len(rows)
+                        continue
+                    if n < 2:
+                        continue
+                    ys = np.column_stack([c["y"][dec, j] for _, dec in members])
+                    xs = np.column_stack([c["x"][dec, j] for _, dec in members])
+                    rest = np.column_stack([c["x"][np.setdiff1d(np.flatnonzero(hole_q), dec), j]
+                                            for _, dec in members])
+                    bounds = (0.0, 1.0) if j < c["systems"] else (-1.0, 1.0)
+                    strata = None
+                    if layer is not None:
+                        strata = (np.column_stack([layer[dec] for _, dec in members]),
+                                  np.column_stack([layer[np.setdiff1d(np.flatnonzero(hole_q), dec)]
+                                                   for _, dec in members]))
+                    est = scaled(columns(ys, xs, rest, level, None, bounds, np.full(len(members), c["n_min"][j]),
+                                         strata=strata), n_h / big_n, known_sum / big_n)
+                    cover[rows, j] = (est.lo - 1e-9 <= truth[j]) & (truth[j] <= est.hi + 1e-9)
+                    width[rows, j] = est.hi - est.lo
+                    t = scaled(columns(ys, xs, rest, level, None, None, strata=strata), n_h / big_n, known_sum / big_n)
+                    t_cover[rows, j] = (t.lo - 1e-9 <= truth[j]) & (truth[j] <= t.hi + 1e-9)
+                    t_width[rows, j] = t.hi - t.lo
+            counted = np.isfinite(width).any(axis=1) | cover.any(axis=1)
+            hits[m], t_hits[m] = cover[counted], t_cover[counted]
+            widths.append(np.nanmean(width[:, :c["systems"]]))
+            t_widths.append(np.nanmean(t_width[:, :c["systems"]]))
+        sys_cov = np.concatenate([hits[m][:, :cols[m]["systems"]].mean(axis=0) for m in cols])
+        pair_cov = np.concatenate([hits[m][:, cols[m]["systems"]:].mean(axis=0) for m in cols])
+        t_sys = np.concatenate([t_hits[m][:, :cols[m]["systems"]].mean(axis=0) for m in cols])
+        t_pair = np.concatenate([t_hits[m][:, cols[m]["systems"]:].mean(axis=0) for m in cols])
+        out.append({"decided": "all" if k is None else k, "systems_min": float(sys_cov.min()),
+                    "systems_mean": float(sys_cov.mean()), "pairs_min": float(pair_cov.min()),
+                    "pairs_mean": float(pair_cov.mean()), "width": float(np.nanmean(widths)), "exact": exact,
+                    "t_min": float(min(t_sys.min(), t_pair.min())), "t_width": float(np.nanmean(t_widths))})
+    return out
+
+
+def run(args) -> list[str]:
+    """The Markdown table of every cell (judge x design) of `args.dataset`."""
+    grades = read_grades(args.dataset, args.trec_qrels)
+    b = build(args.dataset, grades, args.queries, args.systems, args.full, args.seed)
+    lines = [f"Dataset {args.dataset}: {len(b['queries'])} queries, {args.systems} systems, {len(b['holes'])} holes, "
+             f"{args.full:.0%} of the queries judged in full; samples of {args.sample_size} labelled in order, "
+             f"{args.samples} samples a cell; coverage of a nominal 95% interval.", "",
+             "| judge | design | decided | systems min | systems mean | pairs min | pairs mean | width (systems) | "
+             "t alone: min | t alone: width |", "|---|---|---|---|---|---|---|---|---|---|"]
+    for judge in args.judges.split(","):
+        records = judge_records(b, judge, args.seed + 1)
+        cols = columns_of(b, records)
+        for design in args.designs.split(","):
+            start = time.time()
+            samples, layer = samples_of(b, records, design, args.sample_size, args.samples, args.seed + 2)
+            for row in stage_coverage(cols, samples, layer, args.every):
+                lines.append(f"| {judge} | {design} | {row['decided']} | {row['systems_min']:.3f} | "
+                             f"{row['systems_mean']:.3f} | {row['pairs_min']:.3f} | {row['pairs_mean']:.3f} | "
+                             f"{row['width']:.3f} | {row['t_min']:.3f} | {row['t_width']:.3f} |")
+            print(f"{judge} {design}: {time.time() - start:.0f} s", file=sys.stderr)
+            print("\n".join(lines), file=sys.stderr)
+    return lines
