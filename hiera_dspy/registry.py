@@ -18,6 +18,7 @@ Example:
 from __future__ import annotations
 
 import ast
+import functools
 import importlib
 import importlib.util
 from collections.abc import Callable, Iterator, Mapping
@@ -79,8 +80,10 @@ def first_line(text: str | None) -> str:
     return (text or "").strip().splitlines()[0].strip() if (text or "").strip() else ""
 
 
+@functools.lru_cache(maxsize=None)
 def module_doc(target: str) -> str:
-    """The first line of the docstring of the module a 'module:attribute' names, read without importing it."""
+    """The first line of the docstring of the module a 'module:attribute' names, read without importing it (once a
+    process: a command's help lists the registry every time its parser is built)."""
     spec = importlib.util.find_spec(target.partition(":")[0])
     if spec is None or not spec.origin or not spec.origin.endswith(".py"):
         return ""

@@ -51,7 +51,7 @@ class _Renamed(argparse.Action):
 def add_renamed(parser: argparse.ArgumentParser, new: str, old: str) -> None:
     """Keep `old` as the old spelling of the flag `new` (added already) for one release, hidden from --help."""
     action = parser._option_string_actions[new]
-    parser.add_argument(old, dest=action.dest, type=action.type, action=_Renamed, new=new, help=argparse.SUPPRESS)
+    parser.add_argument(old, dest=action.dest, type=action.type or str, action=_Renamed, new=new, help=argparse.SUPPRESS)
 
 
 def add_data_arguments(parser: argparse.ArgumentParser) -> None:

@@ -68,7 +68,7 @@ class Ablation:
     dataset: Dataset
     split: str
     pairs: list[Pair]
-    lms: str
+    lms: dict
     knowledge: str
     store: str
     estimates: list[dict] = field(default_factory=list)
@@ -81,7 +81,7 @@ def variants(names: list[str], with_knowledge: bool) -> list[tuple[str, str, dic
     unknown = [n for n in names if n not in methods]
     if unknown:
         raise UnknownName(f"unknown method(s) {', '.join(unknown)}; registered: {', '.join(sorted(methods))}")
-    out = []
+    out: list[tuple[str, str, dict]] = []
     for name in dict.fromkeys(names):  # keep order, drop duplicates
         out.append((name, name, {}))
         if with_knowledge and methods[name].family == "baseline":

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -66,8 +66,8 @@ class Replica:
         return program
 
 
-def estimate(program, pairs: Sequence[Pair], lms, dry: DryRun, knowledge_name: str = "",
-             pilot_rows: list[dict] | None = None) -> dict:
+def estimate(program, pairs: Iterable[Pair], lms, dry: DryRun, knowledge_name: str = "",
+             pilot_rows: list | None = None) -> dict:
     """A run's tokens and money from a sample of its real prompts (`hiera_dspy.runs.cost.estimate`); nothing is sent."""
     return estimate_cost(program, pairs if isinstance(pairs, list) else list(pairs), lms, sample=dry.sample,
                          delegation=dry.delegation, output_tokens=dry.output_tokens, pilot_rows=pilot_rows,

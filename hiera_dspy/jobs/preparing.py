@@ -125,9 +125,10 @@ def build_program(judging: Judging, dataset: Dataset):
         note_ignored_endpoints(judging.judge, doc, judging.lms.api_base)
         lms = judging.lms.build(doc["lms"], doc.get("ensemble"))
         return load_judge(judging.judge, lms=lms, knowledge=knowledge, train=train, doc=doc), lms, knowledge
+    method = judging.method or ""  # a request names a method or a judge
     lms = judging.lms.build()
-    config = method_config(judging.method, judging.settings)
-    return build(judging.method, BuildContext(dataset.scheme, lms, knowledge, train), **config), lms, knowledge
+    config = method_config(method, judging.settings)
+    return build(method, BuildContext(dataset.scheme, lms, knowledge, train), **config), lms, knowledge
 
 
 def progress_display(verbose: bool, lms=None, desc: str = "") -> Display:
