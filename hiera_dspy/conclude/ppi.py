@@ -350,7 +350,7 @@ class Values:
     stratum_sampled: np.ndarray | None = None
     stratum_rest: np.ndarray | None = None
 
-    def minus(self, other: "Values") -> "Values":
+    def minus(self, other: Values) -> Values:
         """The paired per-query difference of two systems; certain where both are."""
         def both(a, b, size: int):
             return None if a is None and b is None else _certain(a, size) & _certain(b, size)
