@@ -80,7 +80,7 @@ def build(dataset: str, grades: dict, n_queries: int, systems: int, full: float,
     quality = np.linspace(2.0, 0.2, systems)
     runs: dict[str, list[RunLine]] = {f"s{k}": [] for k in range(systems)}
     originals, holes = {}, {}
-    whole = set(rng.choice(queries, int(round(full * len(queries))), replace=False).tolist())
+    whole = set(rng.choice(queries, round(full * len(queries)), replace=False).tolist())
     for q in queries:
         docs = judged[q]
         tops = []
@@ -225,11 +225,12 @@ def run(args) -> list[str]:
     """The Markdown table of every cell (judge x design) of `args.dataset`."""
     grades = read_grades(args.dataset, args.trec_qrels)
     b = build(args.dataset, grades, args.queries, args.systems, args.full, args.seed)
-    lines = [f"Dataset {args.dataset}: {len(b['queries'])} queries, {args.systems} systems, {len(b['holes'])} holes, "
-             f"{args.full:.0%} of the queries judged in full; samples of {args.sample_size} labelled in order, "
-             f"{args.samples} samples a cell; coverage of a nominal 95% interval.", "",
-             "| judge | design | decided | systems min | systems mean | pairs min | pairs mean | width (systems) | "
-             "t alone: min | t alone: width |", "|---|---|---|---|---|---|---|---|---|---|"]
+    head = (f"Dataset {args.dataset}: {len(b['queries'])} queries, {args.systems} systems, {len(b['holes'])} holes, "
+            f"{args.full:.0%} of the queries judged in full; samples of {args.sample_size} labelled in order, "
+            f"{args.samples} samples a cell; coverage of a nominal 95% interval.")
+    columns_row = ("| judge | design | decided | systems min | systems mean | pairs min | pairs mean | width (systems) "
+                   "| t alone: min | t alone: width |")
+    lines = [head, "", columns_row, "|---|---|---|---|---|---|---|---|---|---|"]
     for judge in args.judges.split(","):
         records = judge_records(b, judge, args.seed + 1)
         cols = columns_of(b, records)

@@ -21,6 +21,7 @@ import sys
 from hiera_dspy.api import PlanRequest, plan
 from hiera_dspy.cli.options import cli_main
 from hiera_dspy.conclude.calibration import line as calibration_line
+from hiera_dspy.conclude.plan import first_sample
 from hiera_dspy.metrics.format import with_ci
 
 
@@ -70,10 +71,10 @@ def _next_step(plan: dict) -> str:
     """Stein's two stages: before anyone labels, the n for a width is a lower bound (the judge's errors on one
     query's holes go together, which draws from its probabilities miss); a first sample of the largest n_min
     measures the spread the rest is sized by."""
-    first = min(max(line["n_min"] for line in plan["lines"]), plan["queries"])
+    first = max(first_sample(line["n_min"], line.get("holes"), plan["queries"]) for line in plan["lines"])
     if plan["decided"] == 0:
-        return (f"Next: label a first sample of {first} queries (--human-sample {first}: every estimate's n_min), "
-                "then run plan again: before anyone labels, 'n for width' is a lower bound (on the MSRD benchmark "
+        return (f"Next: label a first sample of {first} queries (--human-sample {first}: enough to hold every "
+                "estimate's n_min of queries with holes), then run plan again: before anyone labels, 'n for width' is a lower bound (on the MSRD benchmark "
                 "0.4-0.97 of the n that reached the width), and from a decided sample of 30 its figure in brackets "
                 "came within 6% of it in the median (docs/conclusions.md).")
     return (f"The decided sample's own spread sizes the rest (the figure in brackets beside 'n for width'); "

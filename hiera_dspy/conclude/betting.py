@@ -35,7 +35,7 @@ import math
 import numpy as np
 
 C = 0.75  # the bets' truncation: at most 3/4 of what keeps the capital positive (the paper's c)
-STEPS = 48  # bisection steps: the interval's ends to 2^-48 of the range
+STEPS = 30  # bisection steps: the interval's ends to 2^-30 of the range
 
 
 def _scaled(x, low, high) -> np.ndarray:
@@ -55,11 +55,15 @@ def _bets(x: np.ndarray, level: float, anytime: bool) -> np.ndarray:
     return np.sqrt(2 * math.log(2 / (1 - level)) / (before * scale))
 
 
-def _log_capital(x: np.ndarray, big_n: int, m: np.ndarray, bets: np.ndarray, side: int) -> np.ndarray:
+def _prefix(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(the sum of the values drawn before each t, N - t + 1's t) for `_log_capital`."""
+    t = np.arange(1, x.shape[0] + 1, dtype=float)[:, None]
+    return np.vstack([np.zeros((1, x.shape[1])), np.cumsum(x, axis=0)[:-1]]), t
+
+
+def _log_capital(x: np.ndarray, big_n: int, m: np.ndarray, bets: np.ndarray, side: int, prefix=None) -> np.ndarray:
     """The largest log capital over t of betting that the mean is above (side +1) or below (-1) each column's m."""
-    n = x.shape[0]
-    t = np.arange(1, n + 1, dtype=float)[:, None]
-    before = np.vstack([np.zeros((1, x.shape[1])), np.cumsum(x, axis=0)[:-1]])
+    before, t = _prefix(x) if prefix is None else prefix
     left = (big_n * m[None, :] - before) / (big_n - t + 1)  # the mean of the values not yet drawn
     with np.errstate(divide="ignore", invalid="ignore"):
         if side > 0:
@@ -84,15 +88,16 @@ def interval(x, big_n: int, low, high, level: float = 0.95, anytime: bool = Fals
     total = z.sum(axis=0)
     floor, ceiling = total / big_n, (total + big_n - n) / big_n  # the means the sample leaves possible
     bar = math.log(2 / (1 - level))  # K / 2 >= 1 / alpha
+    prefix = _prefix(z)
     ends = []
     for side in (+1, -1):  # K+ rejects small m (falls with m); K- large m (rises with m)
         inside = np.clip(z.mean(axis=0), floor, ceiling)
         edge = floor.copy() if side > 0 else ceiling.copy()
-        rejected = _log_capital(z, big_n, edge, bets, side) >= bar
+        rejected = _log_capital(z, big_n, edge, bets, side, prefix) >= bar
         a, b = np.where(rejected, edge, inside), inside.copy()  # a rejected (or the edge), b kept
         for _ in range(STEPS):
             mid = (a + b) / 2
-            rej = _log_capital(z, big_n, mid, bets, side) >= bar
+            rej = _log_capital(z, big_n, mid, bets, side, prefix) >= bar
             a, b = np.where(rej, mid, a), np.where(rej, b, mid)
         ends.append(np.where(rejected, a, edge))
     width = np.where(high > low, high - low, 0.0)

@@ -91,6 +91,12 @@ def n_for_power(delta: float, sd_at: Callable[[int], tuple[float, int]], big_n: 
     return first_n(ok, max(2, start), big_n)
 
 
+def first_sample(n_min: int, holes: int | None, big_n: int) -> int:
+    """The sampled queries (of `big_n`) expected to hold `n_min` of the `holes` queries a hole can change (None: all
+    of them): n_min * N / holes, at most N. Only those count towards n_min; the others are known exactly."""
+    return min(big_n, math.ceil(n_min * big_n / max(holes or big_n, 1)))
+
+
 def more_queries(e, level: float = 0.95, power: float = POWER, step: int = 1) -> int | None:
     """How many more sampled queries would tell a pair apart (an `ppi.Estimate` of a difference) at its Holm step
     (`step`, `holm_steps`): 0 when its interval already excludes 0; None when it is unknown or exactly 0; else
@@ -127,6 +133,7 @@ class Line:
     n_power: int | None = None
     n_min_machine: int | None = None
     holm_step: int | None = None
+    holes: int | None = None
 
     def to_dict(self) -> dict:
         """JSON-ready fields."""
@@ -173,7 +180,7 @@ def plan_line(measure: str, a: str, b: str | None, machine: np.ndarray, simulate
         n_power = n_for_power(float(np.mean(machine)), sd_at, big_n, level, power, step=step)
         n_power = None if n_power is None else max(n_power, min(n_min, big_n))
     return Line(measure, a, b, float(np.mean(machine)), n_min, sd, n_for_width(sd_at, big_n, width, level), n_power,
-                n_min_machine, step if b is not None else None)
+                n_min_machine, step if b is not None else None, int(w.sum()))
 
 
 def plan(machine: dict[str, dict[str, np.ndarray]], simulated: Sequence[dict[str, dict[str, np.ndarray]]],

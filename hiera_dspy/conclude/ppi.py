@@ -124,6 +124,13 @@ def estimate(y, yhat, yhat_unlabeled, level: float = 0.95, lam: float | None = N
         with every query that holes can change decided (or none at all) the value is exact (no interval, `note`
         says so, rule "exact").
     """
+    return _estimate(y, yhat, yhat_unlabeled, level, lam, tell_lam, estimand, bounds, tune, n_min, known, strata)[0]
+
+
+def _estimate(y, yhat, yhat_unlabeled, level, lam, tell_lam, estimand, bounds, tune, n_min, known, strata,
+              test: bool = False) -> tuple[Estimate, float | None]:
+    """`estimate`, and with `test` (the benchmark's mean) the two-sided p-value of "the mean is 0" from the same
+    computation (`p_value`'s: the domain shifted to that null, which moves every end by as much)."""
     y, yhat, unl = (np.asarray(a, dtype=float).ravel() for a in (y, yhat, yhat_unlabeled))
     fixed = np.asarray([] if known is None else known, dtype=float).ravel()
     _check(y, yhat, level, estimand)
@@ -135,26 +142,31 @@ def estimate(y, yhat, yhat_unlabeled, level: float = 0.95, lam: float | None = N
         value = base + share * (float(y.mean()) if n else 0.0)
         note = EXACT if n and not len(fixed) else NO_HOLES if not n else KNOWN
         return Estimate(machine, value, None, value, None, n, big_n, note=note, estimand=estimand, rule="exact",
-                        holes=big_n_h)
+                        holes=big_n_h), None
     if n == 0:
         return Estimate(machine, None, None, None, None, 0, big_n, note="no sampled query is decided yet",
-                        estimand=estimand, holes=big_n_h)
+                        estimand=estimand, holes=big_n_h), None
     human = base + share * float(y.mean())
     if n < 2:
         point = machine + share * float((y - yhat).mean())  # the difference estimator (slope 1)
         return Estimate(machine, point, None, human, None, n, big_n, lam=1.0 - n / big_n_h, note=FEW,
-                        estimand=estimand, rule="difference", holes=big_n_h)
+                        estimand=estimand, rule="difference", holes=big_n_h), None
     if estimand == "superpopulation":
         with np.errstate(invalid="ignore", divide="ignore"):  # no variance: ppi_py's tuning is 0/0, handled below
-            return _superpopulation(y, yhat, unl, level, lam, tell_lam, machine, human)
-    c = finite.scaled(finite.columns(y[:, None], yhat[:, None], unl[:, None], level, lam, bounds,
-                                     None if n_min is None else [n_min], tune=tune,
-                                     strata=None if strata is None else tuple(np.asarray(s) for s in strata)),
-                      share, base)
+            return _superpopulation(y, yhat, unl, level, lam, tell_lam, machine, human), None
+    null = -base / share if test else 0.0  # the domain's mean when the benchmark's is 0
+    moved = None if bounds is None else (bounds[0] - null, bounds[1] - null)
+    c = finite.columns((y - null)[:, None], (yhat - null)[:, None], (unl - null)[:, None], level, lam, moved,
+                       None if n_min is None else [n_min], tune=tune,
+                       strata=None if strata is None else tuple(np.asarray(s) for s in strata))
+    p = float(c.p[0])
+    if math.isnan(p):  # no spread and no range: the mean is known exactly
+        p = 1.0 if abs(float(c.ppi[0])) < 1e-12 else 0.0
+    c = finite.scaled(c, share, base + share * null)
     return Estimate(machine, float(c.ppi[0]), (float(c.lo[0]), float(c.hi[0])), human,
                     (float(c.human_lo[0]), float(c.human_hi[0])), n, big_n, lam=float(c.lam[0]),
                     n_min=int(c.n_min[0]), estimand=estimand, rule=str(c.rule[0]), sd=float(c.sd[0]),
-                    holes=big_n_h)
+                    holes=big_n_h), (p if test else None)
 
 
 def _superpopulation(y, yhat, unl, level, lam, tell_lam, machine, human) -> Estimate:
@@ -338,7 +350,7 @@ class Values:
     stratum_sampled: np.ndarray | None = None
     stratum_rest: np.ndarray | None = None
 
-    def minus(self, other: "Values") -> "Values":
+    def minus(self, other: Values) -> Values:
         """The paired per-query difference of two systems; certain where both are."""
         def both(a, b, size: int):
             return None if a is None and b is None else _certain(a, size) & _certain(b, size)
@@ -384,10 +396,12 @@ def differences(values: dict[str, Values], measure: str, level: float = 0.95, la
             e = _same(parts, level, estimand)
             out.append(Difference(a, b, measure, e, None if e.rule == "exact" else 1.0))
             continue
-        e = estimate(**parts, level=level, lam=lam, estimand=estimand, bounds=pair_bounds,
-                     n_min=(n_min or {}).get((a, b)))
-        out.append(Difference(a, b, measure, e, p_value(**parts, lam=lam, estimand=estimand, bounds=pair_bounds)
-                              if e.rule != "exact" else None))
+        e, p = _estimate(parts["y"], parts["yhat"], parts["yhat_unlabeled"], level, lam, True, estimand, pair_bounds,
+                         False, (n_min or {}).get((a, b)), parts["known"], parts["strata"],
+                         test=estimand == "benchmark")
+        if estimand != "benchmark" and e.rule != "exact":
+            p = p_value(**parts, lam=lam, estimand=estimand, bounds=pair_bounds)
+        out.append(Difference(a, b, measure, e, None if e.rule == "exact" or e.ci is None else p))
     adjusted = holm([d.p for d in out])
     steps = holm_steps([d.p for d in out])
     return [Difference(d.a, d.b, d.measure, d.estimate, d.p, q, more_queries(d.estimate, level, step=k))

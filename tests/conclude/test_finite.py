@@ -165,7 +165,7 @@ def test_a_stratified_sample_gets_the_stratified_variance():
     y = np.clip(0.1 * layer + rng.normal(0, 0.03 * (layer + 1), 400), -1, 1)  # residuals that differ by stratum
     picked = np.concatenate([rng.choice(np.flatnonzero(layer == h), 10, replace=False) for h in range(4)])
     rest = np.setdiff1d(np.arange(400), picked)
-    mean, se, df = stratified(y[picked, None], layer[picked], layer[rest])
+    _, se, df = stratified(y[picked, None], layer[picked], layer[rest])
     s2 = [y[picked][layer[picked] == h].var(ddof=1) for h in range(4)]
     assert se[0] ** 2 == pytest.approx(sum(0.25 ** 2 * (1 - 10 / 100) * v / 10 for v in s2))
     srs = (1 - 40 / 400) / 40 * y[picked].var(ddof=1)

@@ -131,3 +131,10 @@ def test_the_plans_n_min_reads_the_queries_a_hole_can_change():
     (everywhere,), (domain,) = (plan({"p@10": {"A": x}}, sims, holes=h) for h in (None, {"p@10": {"A": holes}}))
     assert domain.n_min == predicted_n_min(x[holes], [s["p@10"]["A"][holes] for s in sims])
     assert domain.n_min < everywhere.n_min
+
+
+def test_the_first_sample_holds_n_min_queries_with_holes():
+    from hiera_dspy.conclude.plan import first_sample
+
+    assert first_sample(30, 240, 400) == 50  # 60% of the queries have holes: 50 sampled hold 30 of them
+    assert first_sample(30, None, 400) == 30 and first_sample(300, 100, 400) == 400

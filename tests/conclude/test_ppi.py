@@ -157,7 +157,9 @@ def test_power_plan_at_the_holm_step_not_unadjusted():
     # finding 4: a plan of n = 98 had power 0.799 unadjusted but 0.44 at the Holm step of 14 pairs
     from hiera_dspy.conclude.plan import n_for_power
 
-    sd_at = lambda n: (0.2, n - 1)  # noqa: E731
+    def sd_at(n: int) -> tuple[float, int]:
+        return 0.2, n - 1
+
     plain, stepped = n_for_power(0.05, sd_at, 1000), n_for_power(0.05, sd_at, 1000, step=14)
     se = np.sqrt((1 - stepped / 1000) / stepped) * 0.2
     power = stats.t.sf(stats.t.ppf(1 - 0.025 / 14, stepped - 1) - 0.05 / se, stepped - 1)

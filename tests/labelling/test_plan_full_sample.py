@@ -11,6 +11,7 @@ from labelling_helpers import ANSWERS, holes_argv, write
 from eval import escalations as eval_escalations
 from eval import holes as eval_holes
 from eval import plan as eval_plan
+from hiera_dspy.conclude.plan import first_sample
 from hiera_dspy.conclude.ppi import EXACT, KNOWN
 
 
@@ -31,7 +32,8 @@ def test_plan_before_and_after_the_sample_is_labelled(bench, patch_make_lm, tmp_
     for line in lines.values():
         assert line["n_min"] >= 29 and 2 <= line["n_width"] <= plan["queries"] == 4 and line["now"] is not None
     assert plan["decided"] == 0 and "| a - b |" in text and "n_min" in text
-    first = min(max(line["n_min"] for line in plan["lines"]), plan["queries"])
+    first = max(first_sample(line["n_min"], line["holes"], plan["queries"]) for line in plan["lines"])
+    assert first == plan["queries"] == 4  # n_min >= 29 of at most 4 queries with holes: every query
     assert f"label a first sample of {first} queries (--human-sample {first}" in text  # the two-stage advice
     decide(tmp_path, run_id, {"q2:d5": "Relevant", "q2:d6": "Irrelevant", "q3:d6": "Irrelevant"})
     capsys.readouterr()
