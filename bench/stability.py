@@ -109,8 +109,9 @@ def trec_data(args) -> tuple:
 DATASETS = {"msrd": msrd_data, "homedepot": homedepot_data, "trec": trec_data}
 
 
-def balanced(by_query: dict, labels, n: int, seed: int) -> list[Pair]:
-    """Up to `n` pairs, one of each label per query in a seeded query order, the labels in equal numbers."""
+def balanced(by_query: dict, labels, n: int, seed: int, one_a_query: bool = True) -> list[Pair]:
+    """Up to `n` pairs, the labels in equal numbers: one of each label per query in a seeded query order, or (not
+    `one_a_query`: a few queries, many judged pairs each, as TREC's) a seeded sample of each label's pairs."""
     rng = random.Random(seed)
     queries = sorted(by_query)
     rng.shuffle(queries)
@@ -118,8 +119,12 @@ def balanced(by_query: dict, labels, n: int, seed: int) -> list[Pair]:
     picked: dict[str, list[Pair]] = {label: [] for label in labels}
     for q in queries:
         for label in labels:
-            if by_query[q].get(label) and len(picked[label]) < share:
+            if by_query[q].get(label) and len(picked[label]) < share and one_a_query:
                 picked[label].append(rng.choice(by_query[q][label]))
+    if not one_a_query:
+        for label in labels:
+            every = [p for q in queries for p in by_query[q].get(label, [])]
+            picked[label] = rng.sample(every, min(share, len(every)))
     floor = min(len(v) for v in picked.values())
     pairs = [p for label in labels for p in picked[label][:floor]]
     rng.shuffle(pairs)
@@ -136,7 +141,8 @@ def query_split(pairs: list[Pair], labels, args) -> tuple[list[Pair], list[Pair]
         if p.query_id in held_queries:
             by_query[p.query_id][p.label].append(p)
     train = [p for p in pairs if p.query_id not in held_queries]
-    return balanced(by_query, labels, args.pairs, args.seed), train, rng.sample(train, min(300, len(train)))
+    held = balanced(by_query, labels, args.pairs, args.seed, one_a_query=len(held_queries) * len(labels) >= args.pairs)
+    return held, train, rng.sample(train, min(300, len(train)))
 
 
 # ------------------------------------------------------------------------------------------------- judges
