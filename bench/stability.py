@@ -12,8 +12,9 @@ no title or fields) and, on the same pairs, one `test` phrasing a family of each
 A flip is an edited copy labelled otherwise than the same judge's clean copy; accuracy and kappa are the edited
 copies' against gold, beside the clean copies' accuracy on the same pairs (`clean acc`).
 
-Judges: ce-blend (`--judge ART`, a compiled artifact, or `--fit quick`: fitted here on the dataset's train part with
-the quickstart budget's config: lexical trees scorer, `--ce-pairs` cross-encoder pairs), the whole-pool trees scorer
+Judges: ce-blend (`--judge ART`, a compiled artifact, with `--refit-scorer` its scorer refitted by this code on the
+pairs it learned from, or `--fit quick`: fitted here on the dataset's train part with the quickstart budget's config:
+lexical trees scorer, `--ce-pairs` cross-encoder pairs), the whole-pool trees scorer
 inside it (its argmax, no cross-encoder), and embed-lr fitted here on 300 train pairs (MSRD: the bundled train.jsonl).
 For ce-blend the ablation says which part moves: the blend's label with only the item prior's columns edited (the rest
 of the scorer and the cross-encoder read the clean copy), only the scorer's other features edited, only the
@@ -45,7 +46,7 @@ from hiera_dspy.data.msrd_pool import pool_item_text
 from hiera_dspy.data.msrd_sample import CATALOG_FIELDS
 from hiera_dspy.labels import get_scheme
 from hiera_dspy.metrics.classification import classification_metrics
-from hiera_dspy.methods.cross import blend_labels
+from hiera_dspy.methods.cross import blend_labels, dev_split
 from hiera_dspy.records import Pair
 from hiera_dspy.signals.item_prior import PRIOR_FEATURES
 from hiera_dspy.untrusted.families import FAMILIES
@@ -75,7 +76,7 @@ def msrd_data(args) -> tuple:
                 by_query[qid][label].append(Pair(f"msrd:{qid}:{doc}", query, str(row["title"]),
                                                  pool_item_text(row, CATALOG_FIELDS), label, qid, doc))
     held = balanced(by_query, dataset.scheme.labels, args.pairs, args.seed)
-    train = list(dataset.split("pool")) if "ce-blend" in args.judges and not args.judge else []
+    train = list(dataset.split("pool")) if "ce-blend" in args.judges and (args.refit_scorer or not args.judge) else []
     return dataset.scheme, held, train, list(dataset.splits["train"])
 
 
@@ -156,7 +157,11 @@ def fit_judges(args, scheme, train: list[Pair], small: list[Pair]) -> dict:
     judges = {}
     if "ce-blend" in args.judges:
         if args.judge:
-            judges["ce-blend"] = load_judge(args.judge)
+            judges["ce-blend"] = program = load_judge(args.judge)
+            if args.refit_scorer:  # the scorer as this code fits it, on the pairs the artifact's scorer learned from
+                fit, _ = dev_split([p for p in train if p.label in scheme.labels], scheme.labels,
+                                   program.dev_queries, program.seed)
+                program.scorer_state.fit(fit)
         else:
             if args.train_limit and len(train) > args.train_limit:
                 train = random.Random(args.seed).sample(train, args.train_limit)
@@ -241,6 +246,7 @@ def measure(args) -> dict:
     judges = fit_judges(args, scheme, train, small)
     sets = edited_sets(held, labels, args)
     result = {"dataset": args.dataset, "tag": args.tag, "seed": args.seed, "pairs": len(held), "judge": args.judge,
+              "refit_scorer": args.refit_scorer,
               "fit": None if args.judge else "quick", "label_counts": {k: [p.label for p in held].count(k)
                                                                        for k in labels},
               "clean": {}, "cells": defaultdict(dict), "ablation": defaultdict(dict)}
@@ -306,6 +312,8 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--data", type=Path, default=None, help="the dataset's folder (Home Depot, TREC)")
     p.add_argument("--judge", default=None, help="a compiled ce-blend artifact (else --fit quick fits one here)")
     p.add_argument("--fit", choices=("quick",), default="quick")
+    p.add_argument("--refit-scorer", action="store_true",
+                   help="with --judge: refit its scorer with this code (the cross-encoder and blend kept)")
     p.add_argument("--judges", default="ce-blend,embed-lr", help="comma-separated: ce-blend, embed-lr")
     p.add_argument("--embedder", default="auto", help="embed-lr's embedder: auto (MiniLM) | lexical")
     p.add_argument("--ce-pairs", type=int, default=1024, help="a quick ce-blend's cross-encoder pairs")
