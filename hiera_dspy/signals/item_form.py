@@ -9,8 +9,9 @@ one form for all of them:
    and lines stripped;
 2. `Name: value` lines whose name the synonym table knows (`FIELD_SYNONYMS`: `Plot`, `Synopsis`, `Description` are
    the overview; `Cast`, `Starring` the actors; any case) get the field's own label and come in `FIELD_ORDER` (the
-   MSRD catalog's order), every other non-blank line after them in its own order. A text with no such line (a
-   passage, a product title) keeps its lines as they are.
+   MSRD catalog's order), every other non-blank line after them in its own order, or dropped (`loose=False`: a
+   scorer fitted on a catalog whose items have only such lines reads only them, `loose_lines_matter`). A text with
+   no such line (a passage, a product title) keeps its lines as they are.
 
 An MSRD item as the bundled data writes it is already in this form (but for its typography). Case is left alone (the
 embedder and the cross-encoder are uncased; the lexical features lower-case); `content_key` folds it too, for the
@@ -69,18 +70,32 @@ def field_lines(text: str) -> tuple[dict[str, str], list[str]]:
     return fields, rest
 
 
-def canonical_item(title: str | None, text: str | None) -> tuple[str, str]:
-    """(title, text) in the canonical form (module doc): typography folded, known fields relabelled and reordered."""
+def canonical_item(title: str | None, text: str | None, loose: bool = True) -> tuple[str, str]:
+    """(title, text) in the canonical form (module doc): typography folded, known fields relabelled and reordered;
+    `loose=False`: an item with known fields keeps only them."""
     title, text = fold(title), fold(text)
     fields, rest = field_lines(text)
     if not fields:
         return title, text
-    return title, "\n".join([f"{name.capitalize()}: {fields[name]}" for name in FIELD_ORDER if name in fields] + rest)
+    lines = [f"{name.capitalize()}: {fields[name]}" for name in FIELD_ORDER if name in fields]
+    return title, "\n".join(lines + (rest if loose else []))
 
 
-def canonical_triples(triples) -> list[tuple[str, str, str]]:
-    """(query, title, text) triples with their items in the canonical form."""
-    return [(query, *canonical_item(title, text)) for query, title, text in triples]
+def canonical_triples(triples, loose: bool = True) -> list[tuple[str, str, str]]:
+    """(query, title, text) triples with their items in the canonical form (`loose`: see `canonical_item`)."""
+    return [(query, *canonical_item(title, text, loose)) for query, title, text in triples]
+
+
+def loose_lines_matter(items) -> bool:
+    """Whether the (title, text) items say that lines outside the known fields matter: False when every item with a
+    text has known fields and no other line (a catalog in the MSRD form, where a line added later is not part of
+    what the items were judged on), True otherwise."""
+    for _title, text in items:
+        if text:
+            fields, rest = field_lines(fold(text))
+            if rest or not fields:
+                return True
+    return False
 
 
 @functools.lru_cache(maxsize=65536)  # an item is scored for many queries

@@ -24,8 +24,9 @@ prior); `C_grid` (C chosen on a query-grouped dev split of the train pairs, `sel
 in `feature_sets.py`.
 
 Every feature reads the item in its canonical form (`item_form.py`: typography folded, known field lines relabelled and
-in one order), so a catalog's re-wording does not move them; the saved scorer says so (`item_form: "canonical"`). A
-scorer saved before reads items as they come ("raw"), as it always did.
+in one order), so a catalog's re-wording does not move them; the saved scorer says so (`item_form`): "fields" when
+every train item was made of known field lines only (MSRD: a line added later, about availability say, is then not
+read), else "canonical" (every line read). A scorer saved before reads items as they come ("raw"), as it always did.
 """
 
 from __future__ import annotations
@@ -40,13 +41,13 @@ from hiera_dspy.labels import LabelScheme
 from hiera_dspy.records import Pair
 from hiera_dspy.signals.feature_sets import FEATURE_SETS, extra_features, extra_names, needs_embedder, uses_prior
 from hiera_dspy.signals.features import Embedder, FeatureExtractor
-from hiera_dspy.signals.item_form import canonical_triples
+from hiera_dspy.signals.item_form import canonical_triples, loose_lines_matter
 from hiera_dspy.signals.item_prior import ItemPrior
 from hiera_dspy.signals.selection import choose_C
 from hiera_dspy.signals.trees import fit_trees, predict_trees
 
 MODELS = ("lr", "hgb")  # `model=`: logistic regression (default) | gradient-boosted trees (trees.py)
-ITEM_FORMS = ("canonical", "raw")  # how items are read: `item_form.canonical_item` (new scorers) | as they come (old)
+ITEM_FORMS = ("canonical", "fields", "raw")  # `item_form.canonical_item`, its known fields only | as they come (old)
 
 FORMAT = "hiera-dspy/relevance-scorer"
 FORMAT_VERSION = 1
@@ -69,7 +70,7 @@ class RelevanceScorer:
         self.model = model
         self.trees: dict | None = None  # model="hgb": the fitted trees (trees.py)
         self.prior: ItemPrior | None = None  # a feature set with "prior": the train split's item priors
-        self.item_form = "canonical"  # a scorer saved before item forms existed loads as "raw"
+        self.item_form = "canonical"  # chosen by `fit` ("fields" or "canonical"); a scorer saved before: "raw"
         self.scheme = scheme
         self.C = float(C)
         self.random_state = int(random_state)
@@ -106,6 +107,8 @@ class RelevanceScorer:
             raise ValueError(f"RelevanceScorer.fit needs pairs of at least two labels; got only {present}")
         if self.C_grid and self.model == "lr":
             self.C, self.C_losses = choose_C(self._fit_with_C, pairs, self.C_grid, seed=self.random_state)
+        if self.item_form != "raw":
+            self.item_form = "canonical" if loose_lines_matter((p.item_title, p.item_text) for p in pairs) else "fields"
         if rows is None or not self.features.lexical.fitted:
             self.features.fit(self._triples(pairs))
         y = np.array([self.scheme.labels.index(label) for label in labels])
@@ -160,7 +163,7 @@ class RelevanceScorer:
     def _triples(self, pairs: Sequence[Pair]) -> list[tuple[str, str, str]]:
         """The pairs' (query, item_title, item_text), the item in this scorer's form (`item_form`)."""
         triples = [_triple(p) for p in pairs]
-        return canonical_triples(triples) if self.item_form == "canonical" else triples
+        return triples if self.item_form == "raw" else canonical_triples(triples, self.item_form == "canonical")
 
     def _check_label(self, pair: Pair) -> str:
         if pair.label not in self.scheme.labels:

@@ -26,6 +26,8 @@ def test_canonical_item_relabels_and_orders_the_fields():
     title, text = canonical_item("Star Cop", "actors: Tom Hardy\nSome note\nPLOT:  A cop.\nRelease year: 1986")
     assert title == "Star Cop"
     assert text == "Overview: A cop.\nYear: 1986\nActors: Tom Hardy\nSome note"
+    assert canonical_item("Star Cop", "Some note\nActors: Tom Hardy", loose=False) == ("Star Cop", "Actors: Tom Hardy")
+    assert canonical_item("T", "just prose", loose=False) == ("T", "just prose")
     assert canonical_item("T", "just prose: with a colon\nline two") == ("T", "just prose: with a colon\nline two")
 
 
@@ -116,21 +118,28 @@ def _pairs():
 
 
 def test_the_scorer_labels_a_reworded_item_as_the_clean_one():
-    scorer = RelevanceScorer(get_scheme("msrd"), embedder=FakeEmbedder(), features="query+prior",
-                             model="hgb").fit(_pairs())
-    assert scorer.item_form == "canonical" and scorer.prior.key == "item_id"
+    scorer = RelevanceScorer(get_scheme("msrd"), embedder=FakeEmbedder(), features="query+prior").fit(_pairs())
+    assert scorer.item_form == "fields" and scorer.prior.key == "item_id"  # a catalog of field lines only
     fresh = [p._replace(query="space cop", query_id="new") for p in _pairs()[:12]]
     clean = scorer.predict_proba_many(fresh)
-    for name in ("field-order", "title-lower", "labels-renamed", "typography", "double-spaces"):
+    for name in ("field-order", "title-lower", "labels-renamed", "typography", "double-spaces", "availability",
+                 "availability-label"):
         edited = [reword(p, name) or p for p in fresh]
         assert scorer.predict_proba_many(edited) == clean, name
     loaded = RelevanceScorer.from_dict(json.loads(json.dumps(scorer.to_dict())), embedder=FakeEmbedder())
-    assert loaded.item_form == "canonical" and loaded.predict_proba_many(fresh) == clean
+    assert loaded.item_form == "fields" and loaded.predict_proba_many(fresh) == clean
+
+
+def test_a_catalog_with_other_lines_keeps_reading_them():
+    pairs = [p._replace(item_text=p.item_text + "\nA loose note") if i % 5 == 0 else p for i, p in enumerate(_pairs())]
+    scorer = RelevanceScorer(get_scheme("msrd"), embedder=FakeEmbedder(), features="query").fit(pairs)
+    assert scorer.item_form == "canonical"
+    passages = [p._replace(item_title="", item_text=f"A passage about {p.item_title}.") for p in _pairs()]
+    assert RelevanceScorer(get_scheme("msrd"), embedder=None, features="query").fit(passages).item_form == "canonical"
 
 
 def test_a_scorer_saved_before_item_forms_reads_items_raw():
-    scorer = RelevanceScorer(get_scheme("msrd"), embedder=FakeEmbedder(), features="query+prior",
-                             model="hgb").fit(_pairs())
+    scorer = RelevanceScorer(get_scheme("msrd"), embedder=FakeEmbedder(), features="query+prior").fit(_pairs())
     saved = scorer.to_dict()
     saved.pop("item_form")
     assert RelevanceScorer.from_dict(saved, embedder=FakeEmbedder()).item_form == "raw"
