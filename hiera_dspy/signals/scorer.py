@@ -26,7 +26,8 @@ in `feature_sets.py`.
 Every feature reads the item in its canonical form (`item_form.py`: typography folded, known field lines relabelled and
 in one order), so a catalog's re-wording does not move them; the saved scorer says so (`item_form`): "fields" when
 every train item was made of known field lines only (MSRD: a line added later, about availability say, is then not
-read), else "canonical" (every line read). A scorer saved before reads items as they come ("raw"), as it always did.
+read), "title" when no train item had a text (Home Depot's titles: a text added later is not read), else "canonical"
+(every line read). A scorer saved before reads items as they come ("raw"), as it always did.
 """
 
 from __future__ import annotations
@@ -47,7 +48,7 @@ from hiera_dspy.signals.selection import choose_C
 from hiera_dspy.signals.trees import fit_trees, predict_trees
 
 MODELS = ("lr", "hgb")  # `model=`: logistic regression (default) | gradient-boosted trees (trees.py)
-ITEM_FORMS = ("canonical", "fields", "raw")  # `item_form.canonical_item`, its known fields only | as they come (old)
+ITEM_FORMS = ("canonical", "fields", "title", "raw")  # canonical_item, its known fields only, its title | as they come
 
 FORMAT = "hiera-dspy/relevance-scorer"
 FORMAT_VERSION = 1
@@ -108,7 +109,7 @@ class RelevanceScorer:
         if self.C_grid and self.model == "lr":
             self.C, self.C_losses = choose_C(self._fit_with_C, pairs, self.C_grid, seed=self.random_state)
         if self.item_form != "raw":
-            self.item_form = "canonical" if loose_lines_matter((p.item_title, p.item_text) for p in pairs) else "fields"
+            self.item_form = fitted_form(pairs)
         if rows is None or not self.features.lexical.fitted:
             self.features.fit(self._triples(pairs))
         y = np.array([self.scheme.labels.index(label) for label in labels])
@@ -163,6 +164,8 @@ class RelevanceScorer:
     def _triples(self, pairs: Sequence[Pair]) -> list[tuple[str, str, str]]:
         """The pairs' (query, item_title, item_text), the item in this scorer's form (`item_form`)."""
         triples = [_triple(p) for p in pairs]
+        if self.item_form == "title":
+            return [(q, title, "") for q, title, _ in canonical_triples(triples)]
         return triples if self.item_form == "raw" else canonical_triples(triples, self.item_form == "canonical")
 
     def _check_label(self, pair: Pair) -> str:
@@ -298,6 +301,14 @@ class RelevanceScorer:
     def load(cls, path: str | Path, embedder: Embedder | str | None = None) -> RelevanceScorer:
         """A scorer `save` wrote (the embedder is rebuilt, or the one given is used)."""
         return cls.from_dict(json.loads(Path(path).read_text(encoding="utf-8")), embedder=embedder)
+
+
+def fitted_form(pairs: Sequence[Pair]) -> str:
+    """The item form a scorer fitted on `pairs` reads in: "title" (no pair has an item text), "fields" (every text is
+    known field lines only), else "canonical"."""
+    if not any(p.item_text for p in pairs):
+        return "title"
+    return "canonical" if loose_lines_matter((p.item_title, p.item_text) for p in pairs) else "fields"
 
 
 def _triple(pair: Pair) -> tuple[str, str, str]:

@@ -143,3 +143,12 @@ def test_a_scorer_saved_before_item_forms_reads_items_raw():
     saved = scorer.to_dict()
     saved.pop("item_form")
     assert RelevanceScorer.from_dict(saved, embedder=FakeEmbedder()).item_form == "raw"
+
+
+def test_a_catalog_of_titles_reads_no_text_added_later():
+    titles = [p._replace(item_text="") for p in _pairs()]
+    scorer = RelevanceScorer(get_scheme("msrd"), embedder=FakeEmbedder(), features="query+prior").fit(titles)
+    assert scorer.item_form == "title"
+    fresh = [p._replace(query="space cop", query_id="new") for p in titles[:12]]
+    edited = [reword(p, "availability") for p in fresh]
+    assert all(p.item_text for p in edited) and scorer.predict_proba_many(edited) == scorer.predict_proba_many(fresh)
