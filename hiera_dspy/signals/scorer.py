@@ -71,7 +71,7 @@ class RelevanceScorer:
         self.model = model
         self.trees: dict | None = None  # model="hgb": the fitted trees (trees.py)
         self.prior: ItemPrior | None = None  # a feature set with "prior": the train split's item priors
-        self.item_form = "canonical"  # chosen by `fit` ("fields" or "canonical"); a scorer saved before: "raw"
+        self.item_form = "canonical"  # chosen by `fit` (`fitted_form`); a scorer saved before item forms: "raw"
         self.scheme = scheme
         self.C = float(C)
         self.random_state = int(random_state)
