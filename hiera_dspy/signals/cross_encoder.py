@@ -43,7 +43,11 @@ LONG_FIELD = "Overview"
 def item_view(title: str, text: str) -> str:
     """The item as the cross-encoder reads it: the title, the short fields (MSRD's year, genres, director, actors,
     characters), then the overview, so a cut at `max_len` tokens drops plot text rather than the names queries ask
-    for. Text without those fields is kept as it is, after the title."""
+    for. Text without those fields is kept as it is, after the title. The item is read in its canonical form first
+    (`item_form.canonical_item`: typography folded, `Plot:` read as the overview, `Cast:` as the actors, ...)."""
+    from hiera_dspy.signals.item_form import canonical_item
+
+    title, text = canonical_item(title, text)
     fields = dict(line.split(": ", 1) for line in text.split("\n") if ": " in line)
     if not (set(fields) & {*SHORT_FIELDS, LONG_FIELD}):
         return f"{title}. {text}"

@@ -1,8 +1,8 @@
 """What a `RelevanceScorer` reads (`features=`): the extractor's lexical and cosine features, plus optional blocks.
 
 A set is a tuple of blocks appended to the extractor's features (`features.py`); a block is a function of the fitted
-scorer and the (query, item_title, item_text) triples that returns one row per triple, and a function naming its
-columns. A new block is one function and one line here.
+scorer, the (query, item_title, item_text) triples and the pairs' item ids (None when unknown) that returns one row
+per triple, and a function naming its columns. A new block is one function and one line here.
 
 - base: 3 lexical features + 2 MiniLM cosines (today's embed-lr);
 - query: + QUERY_FEATURES (`query_features.py`);
@@ -27,13 +27,14 @@ from hiera_dspy.signals.query_features import QUERY_FEATURES, query_features
 
 Triples = Sequence[tuple[str, str, str]]
 
-BLOCKS: dict[str, tuple[Callable[[object, Triples], np.ndarray], Callable[[int], tuple[str, ...]]]] = {
-    "query": (lambda scorer, triples: query_features(scorer.features.lexical, triples),
+Ids = Sequence[str] | None
+BLOCKS: dict[str, tuple[Callable[[object, Triples, Ids], np.ndarray], Callable[[int], tuple[str, ...]]]] = {
+    "query": (lambda scorer, triples, ids: query_features(scorer.features.lexical, triples),
               lambda width: QUERY_FEATURES),
-    "fields": (lambda scorer, triples: field_features(scorer.features.lexical, triples),
+    "fields": (lambda scorer, triples, ids: field_features(scorer.features.lexical, triples),
                lambda width: FIELD_FEATURES),
-    "prior": (lambda scorer, triples: scorer.prior.features(triples), lambda width: PRIOR_FEATURES),
-    "interactions": (lambda scorer, triples: interaction_features(scorer.features.embedder, triples),
+    "prior": (lambda scorer, triples, ids: scorer.prior.features(triples, ids), lambda width: PRIOR_FEATURES),
+    "interactions": (lambda scorer, triples, ids: interaction_features(scorer.features.embedder, triples),
                      lambda width: interaction_names(width // 2)),
 }
 FEATURE_SETS: dict[str, tuple[str, ...]] = {
@@ -44,9 +45,9 @@ FEATURE_SETS: dict[str, tuple[str, ...]] = {
 NEEDS_EMBEDDER = frozenset({"interactions"})
 
 
-def extra_features(scorer, feature_set: str, triples: Triples) -> list[np.ndarray]:
-    """The blocks of `feature_set` for `triples`, in order."""
-    return [BLOCKS[block][0](scorer, triples) for block in FEATURE_SETS[feature_set]]
+def extra_features(scorer, feature_set: str, triples: Triples, ids: Ids = None) -> list[np.ndarray]:
+    """The blocks of `feature_set` for `triples` (`ids`: their pairs' item ids, if known), in order."""
+    return [BLOCKS[block][0](scorer, triples, ids) for block in FEATURE_SETS[feature_set]]
 
 
 def extra_names(feature_set: str, width: int) -> tuple[str, ...]:

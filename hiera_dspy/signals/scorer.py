@@ -20,7 +20,14 @@ cosines) | "interactions" (+ the query x item embedding products, `interactions.
 prior); `C_grid` (C chosen on a query-grouped dev split of the train pairs, `selection.py`; `C` is then ignored); `model`
 "lr" | "hgb" (gradient-boosted trees over the same features, `trees.py`; for thousands of pairs; C unused).
 `features` "query" adds query-level features (`query_features.py`), "fields" field-level ones (`field_features.py`),
-"prior" the train split's leave-query-out item priors (`item_prior.py`); the sets are in `feature_sets.py`.
+"prior" the train split's leave-query-out item priors (`item_prior.py`, keyed by the pairs' item ids); the sets are
+in `feature_sets.py`.
+
+Every feature reads the item in its canonical form (`item_form.py`: typography folded, known field lines relabelled and
+in one order), so a catalog's re-wording does not move them; the saved scorer says so (`item_form`): "fields" when
+every train item was made of known field lines only (MSRD: a line added later, about availability say, is then not
+read), "title" when no train item had a text (Home Depot's titles: a text added later is not read), else "canonical"
+(every line read). A scorer saved before reads items as they come ("raw"), as it always did.
 """
 
 from __future__ import annotations
@@ -35,11 +42,13 @@ from hiera_dspy.labels import LabelScheme
 from hiera_dspy.records import Pair
 from hiera_dspy.signals.feature_sets import FEATURE_SETS, extra_features, extra_names, needs_embedder, uses_prior
 from hiera_dspy.signals.features import Embedder, FeatureExtractor
+from hiera_dspy.signals.item_form import canonical_triples, loose_lines_matter
 from hiera_dspy.signals.item_prior import ItemPrior
 from hiera_dspy.signals.selection import choose_C
 from hiera_dspy.signals.trees import fit_trees, predict_trees
 
 MODELS = ("lr", "hgb")  # `model=`: logistic regression (default) | gradient-boosted trees (trees.py)
+ITEM_FORMS = ("canonical", "fields", "title", "raw")  # canonical_item, its known fields only, its title | as they come
 
 FORMAT = "hiera-dspy/relevance-scorer"
 FORMAT_VERSION = 1
@@ -62,6 +71,7 @@ class RelevanceScorer:
         self.model = model
         self.trees: dict | None = None  # model="hgb": the fitted trees (trees.py)
         self.prior: ItemPrior | None = None  # a feature set with "prior": the train split's item priors
+        self.item_form = "canonical"  # chosen by `fit` (`fitted_form`); a scorer saved before item forms: "raw"
         self.scheme = scheme
         self.C = float(C)
         self.random_state = int(random_state)
@@ -98,11 +108,14 @@ class RelevanceScorer:
             raise ValueError(f"RelevanceScorer.fit needs pairs of at least two labels; got only {present}")
         if self.C_grid and self.model == "lr":
             self.C, self.C_losses = choose_C(self._fit_with_C, pairs, self.C_grid, seed=self.random_state)
+        if self.item_form != "raw":
+            self.item_form = fitted_form(pairs)
         if rows is None or not self.features.lexical.fitted:
-            self.features.fit(_triple(p) for p in pairs)
+            self.features.fit(self._triples(pairs))
         y = np.array([self.scheme.labels.index(label) for label in labels])
         if uses_prior(self.feature_set):  # leave-query-out while the train rows are built (item_prior.py)
-            self.prior = ItemPrior().fit([_triple(p) for p in pairs], y / max(1, len(self.scheme.labels) - 1))
+            self.prior = ItemPrior().fit([_triple(p) for p in pairs], y / max(1, len(self.scheme.labels) - 1),
+                                         [p.item_id for p in pairs])
         x = self._matrix(pairs) if rows is None else np.asarray(rows, dtype=np.float64)
         if x.shape[0] != len(pairs):
             raise ValueError(f"rows has {x.shape[0]} rows for {len(pairs)} pairs")
@@ -142,11 +155,18 @@ class RelevanceScorer:
 
     def _matrix(self, pairs: Sequence[Pair]) -> np.ndarray:
         """The feature rows of `pairs`: the extractor's, then the interactions when `features="interactions"`."""
-        triples = [_triple(p) for p in pairs]
+        triples = self._triples(pairs)
         x = self.features.transform(triples)
         if triples and FEATURE_SETS[self.feature_set]:
-            x = np.hstack([x, *extra_features(self, self.feature_set, triples)])
+            x = np.hstack([x, *extra_features(self, self.feature_set, triples, [p.item_id for p in pairs])])
         return x
+
+    def _triples(self, pairs: Sequence[Pair]) -> list[tuple[str, str, str]]:
+        """The pairs' (query, item_title, item_text), the item in this scorer's form (`item_form`)."""
+        triples = [_triple(p) for p in pairs]
+        if self.item_form == "title":
+            return [(q, title, "") for q, title, _ in canonical_triples(triples)]
+        return triples if self.item_form == "raw" else canonical_triples(triples, self.item_form == "canonical")
 
     def _check_label(self, pair: Pair) -> str:
         if pair.label not in self.scheme.labels:
@@ -220,6 +240,7 @@ class RelevanceScorer:
             "labels": list(self.classes),
             "feature_names": features["feature_names"],
             "feature_set": self.feature_set,
+            **({"item_form": self.item_form} if self.item_form != "raw" else {}),
             **({"model": self.model, "trees": self.trees} if self.trees is not None else {}),
             **({"item_prior": self.prior.to_dict()} if self.prior is not None else {}),
             "embedding_model": features["embedding_model"],
@@ -245,6 +266,10 @@ class RelevanceScorer:
                      random_state=params.get("random_state", 0), max_iter=params.get("max_iter", 1000),
                      class_weight=params.get("class_weight"))
         scorer.feature_set = d.get("feature_set", "base")
+        scorer.item_form = d.get("item_form", "raw")
+        if scorer.item_form not in ITEM_FORMS:
+            raise ValueError(f"saved item_form {scorer.item_form!r} is not one of {list(ITEM_FORMS)}: a scorer of a "
+                             "newer hiera-dspy? upgrade, or refit it")
         scorer.model, scorer.trees = d.get("model", "lr"), d.get("trees")
         scorer.prior = ItemPrior.from_dict(d["item_prior"]) if "item_prior" in d else None
         if uses_prior(scorer.feature_set) and scorer.prior is None:
@@ -276,6 +301,14 @@ class RelevanceScorer:
     def load(cls, path: str | Path, embedder: Embedder | str | None = None) -> RelevanceScorer:
         """A scorer `save` wrote (the embedder is rebuilt, or the one given is used)."""
         return cls.from_dict(json.loads(Path(path).read_text(encoding="utf-8")), embedder=embedder)
+
+
+def fitted_form(pairs: Sequence[Pair]) -> str:
+    """The item form a scorer fitted on `pairs` reads in: "title" (no pair has an item text), "fields" (every text is
+    known field lines only), else "canonical"."""
+    if not any(p.item_text for p in pairs):
+        return "title"
+    return "canonical" if loose_lines_matter((p.item_title, p.item_text) for p in pairs) else "fields"
 
 
 def _triple(pair: Pair) -> tuple[str, str, str]:
