@@ -419,6 +419,7 @@ def main() -> None:
     p.add_argument("--pool-depth", type=int, default=5)
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--progress", action="store_true")
+    p.add_argument("--fold-list", default=None, help="cv: only these folds, e.g. 0,2,4 (to run folds side by side)")
     args = p.parse_args()
     args.work.mkdir(parents=True, exist_ok=True)
     import torch
@@ -428,7 +429,8 @@ def main() -> None:
     pairs = load_pairs(args.data, args.work)
     folds = fold_of(pairs, args.folds, args.seed)
     if args.only in (None, "cv"):
-        for f in range(args.folds):
+        todo = range(args.folds) if args.fold_list is None else [int(f) for f in args.fold_list.split(",")]
+        for f in todo:
             start = time.perf_counter()
             run_fold(f, pairs, folds, args)
             print(f"fold {f}: {time.perf_counter() - start:.0f} s", flush=True)
