@@ -60,6 +60,11 @@ SCHEME = get_scheme("trec")
 LABELS = list(SCHEME.labels)
 BINARY_FROM = 2  # TREC DL passages: grade 2 and up is relevant
 LENGTH_BUCKETS = (64, 128, 160, 100_000)
+# judges whose grades come from the blend machinery: (scorer distributions, weights tried; None: the product's grid),
+# the weight and thresholds chosen on the other folds' out-of-fold pairs
+VARIANTS = {"ce-blend": ("scorer", None), "cross-encoder alone": ("scorer", (1.0,)),
+            "trees scorer alone": ("scorer", (0.0,)), "embed-lr, thresholds out of fold": ("embed_lr", (0.0,)),
+            "ce-blend with embed-lr as its scorer": ("embed_lr", None)}
 POOL_RUNS = ("bm25", "bm25-first30w", "tf-overlap", "bm25-noisy")
 
 
@@ -194,16 +199,16 @@ def predictions(rows: list[dict], pairs: list[Pair]) -> dict:
     gold = np.array([LABELS.index(by_id[i].label) for i in ids])
     dists = {k: np.array([d for r in rows for d in r[k]]) for k in ("embed_lr", "scorer", "ce")}
     out = {"ids": ids, "gold": gold, "fold": fold, "embed-lr": dists["embed_lr"].argmax(axis=1), "blends": []}
-    for name, w_grid in (("ce-blend", None), ("cross-encoder alone", (1.0,)), ("trees scorer alone", (0.0,))):
+    for name, (scorer, w_grid) in VARIANTS.items():
         codes = np.zeros(len(ids), dtype=int)
         for r in rows:
             mine, rest = fold == r["fold"], fold != r["fold"]
             kw = {} if w_grid is None else {"weights": w_grid}
-            value, w, cuts = choose_blend([LABELS[g] for g in gold[rest]], dists["scorer"][rest], dists["ce"][rest],
+            value, w, cuts = choose_blend([LABELS[g] for g in gold[rest]], dists[scorer][rest], dists["ce"][rest],
                                           LABELS, **kw)
-            labels = blend_labels(dists["scorer"][mine], dists["ce"][mine], w, cuts, LABELS)
+            labels = blend_labels(dists[scorer][mine], dists["ce"][mine], w, cuts, LABELS)
             codes[mine] = [LABELS.index(x) for x in labels]
-            if w_grid is None:
+            if name == "ce-blend":
                 out["blends"].append({"fold": r["fold"], "weight": w, "thresholds": list(cuts), "oof_kappa": value})
         out[name] = codes
     out["ce_expected"] = expected_grade(dists["ce"])
@@ -227,11 +232,14 @@ def table(rows: list[dict], pairs: list[Pair], args) -> dict:
                           sum(r["scorer_fit_s"] + r["ce_fit_s"] for r in rows))}
     speed["cross-encoder alone"] = (sum(r["ce_score_s"] for r in rows), sum(r["ce_fit_s"] for r in rows))
     speed["trees scorer alone"] = (sum(r["scorer_score_s"] for r in rows), sum(r["scorer_fit_s"] for r in rows))
+    speed["embed-lr, thresholds out of fold"] = speed["embed-lr"]
+    speed["ce-blend with embed-lr as its scorer"] = (
+        sum(r["embed_lr_score_s"] + r["ce_score_s"] for r in rows), sum(r["embed_lr_fit_s"] + r["ce_fit_s"] for r in rows))
     result = {"pairs": n, "queries": len(set(queries.tolist())), "folds": len(rows), "truth_shares":
               shares(pred["gold"]), "judges": [], "blends": pred["blends"], "budgets": [r["budget"] for r in rows],
               "item_prior": [r["item_prior"] for r in rows], "ce_paths": [r.get("ce_path") for r in rows],
               "embed_lr_ms_fold0": 1000 * rows[0]["embed_lr_score_s"] / rows[0]["test_pairs"]}
-    for name in ("embed-lr", "trees scorer alone", "cross-encoder alone", "ce-blend"):
+    for name in ("embed-lr", *VARIANTS):
         score_s, fit_s = speed[name]
         result["judges"].append({"name": name, **with_query_ci(pred["gold"], pred[name], queries, args.resamples),
                                  "shares": shares(pred[name]), "ms_a_pair": 1000 * score_s / n,
@@ -317,12 +325,12 @@ def build_runs(pairs: list[Pair], pred: dict, embedder: str, seed: int) -> dict[
                                      for p in pairs], dtype=float)
     scores["bm25-noisy"] = scores["bm25"] * rng.lognormal(0, 0.6, len(pairs))
     if embedder != "lexical":
-        from hiera_dspy.signals.features import resolve_embedder
+        from hiera_dspy.signals.features import item_document, resolve_embedder
 
         model = resolve_embedder(embedder)
         queries = sorted({p.query for p in pairs})
         qv = dict(zip(queries, model.encode(queries)))
-        dv = model.encode(texts)
+        dv = model.encode([item_document(p.item_title, p.item_text) for p in pairs])  # as the scorer embeds them
         scores["dense-minilm"] = np.array([float(qv[p.query] @ dv[i]) for i, p in enumerate(pairs)])
     for name, values in oof.items():
         scores[name] = np.array([values[p.id] for p in pairs])

@@ -49,8 +49,8 @@ def test_trecdl_bench_scores_every_pair_out_of_fold_and_fills_holes(tmp_path):
     queries = [{i.split(":")[0] for i in f["ids"]} for f in folds]
     assert queries[0].isdisjoint(queries[1])
     result = json.loads((work / "trecdl.json").read_text())
-    assert [j["name"] for j in result["judges"]] == ["embed-lr", "trees scorer alone", "cross-encoder alone",
-                                                     "ce-blend"]
+    assert [j["name"] for j in result["judges"]][:4] == ["embed-lr", "ce-blend", "cross-encoder alone",
+                                                         "trees scorer alone"]
     for j in result["judges"]:
         assert set(j) >= {"kappa", "kappa_binary", "alpha", "weighted_kappa", "shares", "ms_a_pair"}
         assert j["kappa"]["ci"][0] <= j["kappa"]["value"] <= j["kappa"]["ci"][1]
