@@ -258,7 +258,8 @@ def table(rows: list[dict], pairs: list[Pair], args) -> dict:
         low = high
     (args.work / "predictions.json").write_text(json.dumps(
         {"ids": pred["ids"], **{k: np.asarray(pred[k]).tolist() for k in
-                                ("gold", "fold", "ce-blend", "ce_expected", "scorer_expected", "embed_lr_expected")}}))
+                                ("gold", "fold", "ce-blend", "ce_expected", "scorer_expected", "embed_lr_expected")},
+         "labels": {name: np.asarray(pred[name]).tolist() for name in VARIANTS}}))
     (args.work / "trecdl.json").write_text(json.dumps(result, indent=1))
     (args.work / "trecdl.md").write_text(table_markdown(result, args))
     return result
@@ -354,7 +355,8 @@ def holes(pairs: list[Pair], args) -> dict:
     pred = json.loads((args.work / "predictions.json").read_text())
     runs = build_runs(pairs, pred, args.embedder, args.seed)
     full = {(p.query_id, p.item_id): LABELS.index(p.label) for p in pairs}
-    machine_of = {(i.split(":", 1)[0], i.split(":", 1)[1]): int(g) for i, g in zip(pred["ids"], pred["ce-blend"])}
+    machine_of = {(i.split(":", 1)[0], i.split(":", 1)[1]): int(g) for i, g in zip(pred["ids"],
+                                                                               pred["labels"][args.filler])}
     pool = {k for name in POOL_RUNS if name in runs for q, ls in group(runs[name]).items()
             for k in ((q, rl.docid) for rl in ls[:args.pool_depth])}
     sparse = {k: full[k] for k in pool}
@@ -376,8 +378,11 @@ def holes(pairs: list[Pair], args) -> dict:
     gold = np.array([full[k] for k in hole_keys])
     judged = np.array([machine_of[k] for k in hole_keys])
     result["holes_agreement"] = agreement(gold, judged) if len(hole_keys) > 1 else {}
-    (args.work / "holes.json").write_text(json.dumps(result, indent=1))
-    (args.work / "holes.md").write_text(holes_markdown(result))
+    result["filler"] = args.filler
+    stem = "holes" if args.filler == "ce-blend" else "holes-" + args.filler.split(",")[0].replace(" ", "-")
+    (args.work / f"{stem}.json").write_text(json.dumps(result, indent=1))
+    (args.work / f"{stem}.md").write_text(holes_markdown(result))
+    print(holes_markdown(result))
     return result
 
 
@@ -394,13 +399,14 @@ def holes_markdown(r: dict) -> str:
     a = r["holes_agreement"]
     lines = [f"{len(r['runs'])} systems over the judged passages; sparse qrels: the NIST judgments of the top "
              f"{r['pool_depth']} of {', '.join(POOL_RUNS)} ({r['pool_pairs']:,} pairs); {r['holes']:,} holes in the "
-             f"systems' top 10, filled by ce-blend out of fold; {r['top10_pairs']:,} top-10 pairs in all.", "",
+             f"systems' top 10, filled by {r['filler']} out of fold; {r['top10_pairs']:,} top-10 pairs in all.", "",
              "| qrels | Kendall tau nDCG@10 vs full NIST | tau P@10 | mean abs nDCG@10 error |", "|---|---|---|---|"]
     for k, name in (("sparse", "shallow lexical pool (holes count as not relevant)"),
-                    ("filled", "pool + holes filled by ce-blend"), ("machine", "every top-10 pair by ce-blend only")):
+                    ("filled", f"pool + holes filled by {r['filler']}"),
+                    ("machine", f"every top-10 pair by {r['filler']} only")):
         lines.append(f"| {name} | {r[f'tau_{k}']:.3f} | {r[f'tau_p10_{k}']:.3f} | {r[f'mae_{k}']:.3f} |")
     if a:
-        lines += ["", f"ce-blend on the {r['holes']:,} holes: kappa {a['kappa']:.3f} (4 grades), "
+        lines += ["", f"{r['filler']} on the {r['holes']:,} holes: kappa {a['kappa']:.3f} (4 grades), "
                   f"{a['kappa_binary']:.3f} (binary), alpha {a['alpha']:.3f}."]
     lines += ["", "| system | nDCG@10 full | sparse | filled | machine |", "|---|---|---|---|---|"]
     for name, s in sorted(r["runs"].items(), key=lambda kv: -kv[1]["full"]):
@@ -425,6 +431,7 @@ def main() -> None:
     p.add_argument("--no-accelerate", dest="accelerate", action="store_false", help="score with torch, no ONNX")
     p.add_argument("--resamples", type=int, default=1000)
     p.add_argument("--pool-depth", type=int, default=5)
+    p.add_argument("--filler", default="ce-blend", choices=list(VARIANTS), help="holes: the judge filling them")
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--progress", action="store_true")
     p.add_argument("--fold-list", default=None, help="cv: only these folds, e.g. 0,2,4 (to run folds side by side)")
@@ -448,7 +455,6 @@ def main() -> None:
         print((args.work / "trecdl.md").read_text())
     if args.only in (None, "holes"):
         holes(pairs, args)
-        print((args.work / "holes.md").read_text())
 
 
 if __name__ == "__main__":
