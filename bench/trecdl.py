@@ -273,10 +273,10 @@ def cell(m: dict) -> str:
 def table_markdown(r: dict, args) -> str:
     """The table as Markdown."""
     share = " / ".join(f"{100 * s:.1f}" for s in r["truth_shares"])
-    lines = [f"TREC DL 2020 passages: {r['pairs']:,} judged pairs of {r['queries']} queries, {r['folds']}-fold "
-             f"cross-validation grouped by query (seed {args.seed}); truth grade shares 0/1/2/3 (%): {share}.", "",
-             "| judge | kappa (4 grades) [95% CI] | kappa binary (>= 2) | Krippendorff alpha (ordinal) | "
-             "quadratic kappa | predicted grades 0/1/2/3 (%) | ms a pair | fit s a fold |",
+    lines = [(f"TREC DL 2020 passages: {r['pairs']:,} judged pairs of {r['queries']} queries, {r['folds']}-fold "
+              f"cross-validation grouped by query (seed {args.seed}); truth grade shares 0/1/2/3 (%): {share}."), "",
+             ("| judge | kappa (4 grades) [95% CI] | kappa binary (>= 2) | Krippendorff alpha (ordinal) | "
+              "quadratic kappa | predicted grades 0/1/2/3 (%) | ms a pair | fit s a fold |"),
              "|---|---|---|---|---|---|---|---|"]
     for j in r["judges"]:
         grades = " / ".join(f"{100 * s:.1f}" for s in j["shares"])
@@ -397,17 +397,17 @@ def group(run: list[RunLine]) -> dict[str, list[RunLine]]:
 def holes_markdown(r: dict) -> str:
     """The hole-filling table as Markdown."""
     a = r["holes_agreement"]
-    lines = [f"{len(r['runs'])} systems over the judged passages; sparse qrels: the NIST judgments of the top "
-             f"{r['pool_depth']} of {', '.join(POOL_RUNS)} ({r['pool_pairs']:,} pairs); {r['holes']:,} holes in the "
-             f"systems' top 10, filled by {r['filler']} out of fold; {r['top10_pairs']:,} top-10 pairs in all.", "",
+    lines = [(f"{len(r['runs'])} systems over the judged passages; sparse qrels: the NIST judgments of the top "
+              f"{r['pool_depth']} of {', '.join(POOL_RUNS)} ({r['pool_pairs']:,} pairs); {r['holes']:,} holes in the "
+              f"systems' top 10, filled by {r['filler']} out of fold; {r['top10_pairs']:,} top-10 pairs in all."), "",
              "| qrels | Kendall tau nDCG@10 vs full NIST | tau P@10 | mean abs nDCG@10 error |", "|---|---|---|---|"]
     for k, name in (("sparse", "shallow lexical pool (holes count as not relevant)"),
                     ("filled", f"pool + holes filled by {r['filler']}"),
                     ("machine", f"every top-10 pair by {r['filler']} only")):
         lines.append(f"| {name} | {r[f'tau_{k}']:.3f} | {r[f'tau_p10_{k}']:.3f} | {r[f'mae_{k}']:.3f} |")
     if a:
-        lines += ["", f"{r['filler']} on the {r['holes']:,} holes: kappa {a['kappa']:.3f} (4 grades), "
-                  f"{a['kappa_binary']:.3f} (binary), alpha {a['alpha']:.3f}."]
+        lines += ["", (f"{r['filler']} on the {r['holes']:,} holes: kappa {a['kappa']:.3f} (4 grades), "
+                       f"{a['kappa_binary']:.3f} (binary), alpha {a['alpha']:.3f}.")]
     lines += ["", "| system | nDCG@10 full | sparse | filled | machine |", "|---|---|---|---|---|"]
     for name, s in sorted(r["runs"].items(), key=lambda kv: -kv[1]["full"]):
         lines.append(f"| {name} | " + " | ".join(f"{s[k]:.3f}" for k in ("full", "sparse", "filled", "machine"))

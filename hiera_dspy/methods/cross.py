@@ -221,7 +221,7 @@ class CrossBlendProgram(Learner, dspy.Module):
         check_gold = [p.label for p in check]
         if not self.blend_folds:
             gold, scorer_d, ce_d = check_gold, check_scorer, self.encoder.grade_probs(check_triples)
-        value, w, thresholds = choose_blend(gold, scorer_d, ce_d, labels, blend_objective=self.blend_objective)
+        _, w, thresholds = choose_blend(gold, scorer_d, ce_d, labels, blend_objective=self.blend_objective)
         chosen = blend_labels(scorer_d, ce_d, w, thresholds, labels)
         path = choose_path(self.encoder, check_triples,
                            lambda ce: blend_labels(check_scorer, ce, w, thresholds, labels), check_gold)
@@ -288,8 +288,8 @@ class CrossBlendProgram(Learner, dspy.Module):
         where = (f"{b['dev_pairs']:,} train pairs scored {b['chosen_by']}" if "chosen_by" in b else
                  f"{b['dev_pairs']} held-out pairs of train queries neither model saw")
         lines = [f"scorer: {b['fit_pairs']:,} pairs", f"cross-encoder: {ce} (one epoch)",
-                 f"blend weight {b['weight']:.1f}, threshold(s) {cuts}: chosen on {where} (kappa "
-                 f"{b['dev_kappa']:.3f} there)"]
+                 (f"blend weight {b['weight']:.1f}, threshold(s) {cuts}: chosen on {where} (kappa "
+                  f"{b['dev_kappa']:.3f} there)")]
         if "tokens" in b:
             from hiera_dspy.signals.pair_lengths import describe
 

@@ -268,7 +268,7 @@ def test_fine_tuning_precision_autocasts_the_forward_pass_only(tiny_base, precis
 def _passage_pairs(n_queries: int) -> list[Pair]:
     """TREC-like pairs of four grades: untitled passages of varied length, the grade readable from the words."""
     words = ("river", "loan", "engine", "garden", "violin", "glacier")
-    filler = "the of a and in to is was for on with as by at from".split()
+    filler = ["the", "of", "a", "and", "in", "to", "is", "was", "for", "on", "with", "as", "by", "at", "from"]
     out = []
     for q in range(n_queries):
         w = words[q % len(words)]

@@ -12,7 +12,8 @@ import pytest
 
 from tests.bench_command import run_bench
 
-WORDS = "river bank loan money water fish account credit stream interest boat rate deposit shore".split()
+WORDS = ("river", "bank", "loan", "money", "water", "fish", "account", "credit", "stream", "interest", "boat", "rate",
+         "deposit", "shore")
 
 
 def tiny_trec(folder, queries: int = 6, per_query: int = 24) -> None:
