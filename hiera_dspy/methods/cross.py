@@ -25,6 +25,7 @@ every file's SHA-256 in the artifact's `extra`); `load_files` checks them.
 from __future__ import annotations
 
 import random
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -39,8 +40,10 @@ from hiera_dspy.records import Pair
 from hiera_dspy.signals.fast_path import choose_path
 
 CE = {"ce_pairs": 12000, "ce_max_len": 64, "ce_lr": 5e-5, "dev_queries": 150, "seed": 0}
-# blend_objective: "kappa" (default) | "weighted_kappa", what chooses the weight and thresholds; ce_epochs (1)
-CE_OPTIONS = ("blend_objective", "ce_epochs", "ce_precision")
+# blend_objective: "kappa" (default) | "weighted_kappa", what chooses the weight and thresholds; ce_epochs (1);
+# blend_folds: K query-grouped folds whose out-of-fold predictions choose the blend (unset: the dev split)
+CE_OPTIONS = ("blend_objective", "ce_epochs", "ce_precision", "blend_folds")
+CHECK_PAIRS = 300  # cross-fitted: train pairs the fast scoring path is checked on
 WEIGHTS = tuple(np.linspace(0, 1, 11))
 THRESHOLDS = tuple(np.linspace(0.2, 0.8, 25))  # two labels: the cut on P(top label)
 SWEEPS = 4  # coordinate-ascent passes over the K-1 thresholds of a graded scheme
@@ -70,6 +73,16 @@ def dev_split(pairs: Sequence[Pair], labels: Sequence[str], n_queries: int, seed
                          f"on; the {len(by_query)} train queries give {len(dev)} dev pairs of one label")
     skip = set(chosen)
     return [p for p in pairs if (p.query_id or p.query) not in skip], balance(dev, labels, rng)
+
+
+def query_folds(pairs: Sequence[Pair], k: int, seed: int) -> list[int]:
+    """Each pair's fold: the sorted queries in a seeded order, dealt round-robin into `k` folds."""
+    queries = sorted({p.query_id or p.query for p in pairs})
+    random.Random(seed).shuffle(queries)
+    fold = {q: i % k for i, q in enumerate(queries)}
+    if len(queries) < k:
+        raise ValueError(f"ce-blend: blend_folds={k} needs at least {k} train queries; got {len(queries)}")
+    return [fold[p.query_id or p.query] for p in pairs]
 
 
 def balance(pairs: list[Pair], labels: Sequence[str], rng: random.Random) -> list[Pair]:
@@ -166,13 +179,14 @@ class CrossBlendProgram(Learner, dspy.Module):
 
     def __init__(self, ctx: BuildContext, *, embedder: str, C: float, ce_pairs: int, ce_max_len: int, ce_lr: float,
                  dev_queries: int, seed: int, blend_objective: str | None = None, ce_epochs: int | None = None,
-                 ce_precision: str | None = None, **options):
+                 ce_precision: str | None = None, blend_folds: int | None = None, **options):
         super().__init__()
         self.scheme, self.train = ctx.scheme, [p for p in ctx.train if p.label in ctx.scheme.labels]
         self.scorer_state = ScorerState(ctx.scheme, self.train, embedder, C, **options)
         self.ce_options = {"train_pairs": ce_pairs, "max_len": ce_max_len, "lr": ce_lr, "seed": seed,
                            "epochs": ce_epochs or 1, "precision": ce_precision or "auto"}
-        self.dev_queries, self.seed = dev_queries, seed
+        self.dev_queries, self.seed, self.blend_folds = dev_queries, seed, blend_folds
+        self.budget: dict | None = None  # ce_max_len="auto": the token budget chosen and its evidence
         self.blend_objective = blend_objective or "kappa"
         objective(self.blend_objective)  # an unknown name fails at build, not after the fine-tuning
         self.encoder = None
@@ -181,37 +195,88 @@ class CrossBlendProgram(Learner, dspy.Module):
         self._prefetched: dict[tuple[str, str, str], np.ndarray] = {}  # the last prefetch's cross-encoder grades
 
     def prepare(self, train: Sequence[Pair] | None = None, dev: Sequence[Pair] | None = None):
-        """Fit the scorer and fine-tune the cross-encoder on `train` (default: the build context's) minus the dev
-        queries, then choose the blend on them; `dev` is unused (the choice needs pairs neither model saw)."""
+        """Fit the scorer and fine-tune the cross-encoder, then choose the blend on pairs neither model saw: the
+        out-of-fold predictions of `blend_folds` query-grouped folds over every train pair (each fold's pairs
+        scored by a scorer and a cross-encoder fitted on the other folds; the judge itself then fits on all of
+        them), or, unset, the `dev_queries` held-out train queries (the judge fits on the others). `dev` is unused
+        (the choice needs pairs neither model saw). ce_max_len="auto" chooses the token budget from the train
+        pairs' lengths (`signals/pair_lengths.py`) and fine-tunes in length-bucketed batches."""
         from hiera_dspy.signals.cross_encoder import fine_tune
 
         pairs = [p for p in (train or self.train) if p.label in self.scheme.labels]
         labels = self.scheme.labels
-        fit, held = dev_split(pairs, labels, self.dev_queries, self.seed)
+        options = self._encoder_options(pairs)
+        if self.blend_folds:
+            gold, scorer_d, ce_d = self._out_of_fold(pairs, options)
+            fit = pairs
+            check = random.Random(self.seed).sample(pairs, min(CHECK_PAIRS, len(pairs)))
+        else:
+            fit, check = dev_split(pairs, labels, self.dev_queries, self.seed)
         self.scorer_state.fit(fit)
-        self.encoder = fine_tune(fit, self.scheme, **self.ce_options)
-        held_triples = [(p.query, p.item_title, p.item_text) for p in held]
-        if self.encoder.accelerate(held_triples) is not None:  # ONNX Runtime from here on
+        self.encoder = fine_tune(fit, self.scheme, **options)
+        check_triples = [(p.query, p.item_title, p.item_text) for p in check]
+        if self.encoder.accelerate(check_triples) is not None:  # ONNX Runtime from here on
             self.encoder.use_path("fp32", self.encoder.max_len)  # the blend is chosen on the reference path
-        scorer_d = distributions([self._scorer_dist(p.query, p.item_title, p.item_text) for p in held], labels)
-        ce_d = self.encoder.grade_probs(held_triples)
-        gold = [p.label for p in held]
-        value, w, thresholds = choose_blend(gold, scorer_d, ce_d, labels, blend_objective=self.blend_objective)
+        check_scorer = distributions([self._scorer_dist(p.query, p.item_title, p.item_text) for p in check], labels)
+        check_gold = [p.label for p in check]
+        if not self.blend_folds:
+            gold, scorer_d, ce_d = check_gold, check_scorer, self.encoder.grade_probs(check_triples)
+        _, w, thresholds = choose_blend(gold, scorer_d, ce_d, labels, blend_objective=self.blend_objective)
         chosen = blend_labels(scorer_d, ce_d, w, thresholds, labels)
-        path = choose_path(self.encoder, held_triples, lambda ce: blend_labels(scorer_d, ce, w, thresholds, labels),
-                           gold)
+        path = choose_path(self.encoder, check_triples,
+                           lambda ce: blend_labels(check_scorer, ce, w, thresholds, labels), check_gold)
         agreement = classification_metrics(gold, chosen, list(labels))
         self.blend = {"weight": w, "thresholds": list(thresholds), "objective": self.blend_objective,
                       "dev_kappa": agreement["kappa"], "dev_weighted_kappa": agreement["weighted_kappa"],
-                      "dev_pairs": len(held), "fit_pairs": len(fit),
+                      "dev_pairs": len(gold), "fit_pairs": len(fit),
                       "ce_pairs": getattr(self.encoder, "train_pairs", None),
                       "dev_label_counts": {label: gold.count(label) for label in labels}}
+        if self.blend_folds:
+            self.blend.update(chosen_by=f"out of fold, {self.blend_folds} folds by query",
+                              dev_predicted_counts={label: chosen.count(label) for label in labels})
+        if self.budget is not None:
+            self.blend["tokens"] = self.budget
         if path:
             self.blend["scoring"] = {key: path[key] for key in ("use", "score_max_len", "why")}
         if len(labels) == 2:
             self.blend["threshold"] = thresholds[0]  # the key two-label artifacts have always had
         self.digests, self._prefetched = None, {}  # new weights: saved by the next save_files
         return self
+
+    def _encoder_options(self, pairs: list[Pair]) -> dict:
+        """`fine_tune`'s keywords: the configured ones, with ce_max_len="auto" resolved from `pairs`' lengths
+        (recorded in `self.budget`; length-bucketed batches then)."""
+        options = dict(self.ce_options)
+        if options["max_len"] != "auto":
+            return options
+        from transformers import AutoTokenizer
+
+        from hiera_dspy.signals.cross_encoder import base_folder
+        from hiera_dspy.signals.pair_lengths import choose_max_len, describe
+
+        self.budget = choose_max_len(pairs, AutoTokenizer.from_pretrained(options.get("base") or base_folder()),
+                                     self.seed)
+        print(f"ce-blend: {describe(self.budget)}", file=sys.stderr)
+        return {**options, "max_len": self.budget["max_len"], "bucketed": True}
+
+    def _out_of_fold(self, pairs: list[Pair], options: dict) -> tuple[list[str], np.ndarray, np.ndarray]:
+        """(gold labels, scorer distributions, cross-encoder distributions) of every pair, each fold's from a
+        scorer and a cross-encoder fitted on the other folds' queries."""
+        from hiera_dspy.signals.cross_encoder import fine_tune
+
+        labels = self.scheme.labels
+        fold = query_folds(pairs, self.blend_folds, self.seed)
+        scorer_d, ce_d = np.zeros((len(pairs), len(labels))), np.zeros((len(pairs), len(labels)))
+        for k in range(self.blend_folds):
+            mine = [i for i, f in enumerate(fold) if f == k]
+            rest = [p for p, f in zip(pairs, fold) if f != k]
+            held = [pairs[i] for i in mine]
+            state = ScorerState(self.scheme, rest, self.scorer_state.embedder, self.scorer_state.C,
+                                **self.scorer_state.options)
+            scorer_d[mine] = distributions(state.scorer.predict_proba_many(held), labels)
+            encoder = fine_tune(rest, self.scheme, **options)
+            ce_d[mine] = encoder.grade_probs([(p.query, p.item_title, p.item_text) for p in held])
+        return [p.label for p in pairs], scorer_d, ce_d
 
     def learned_from(self) -> list[str]:
         """What each part learned from, for the compile's report (after `prepare`)."""
@@ -220,9 +285,15 @@ class CrossBlendProgram(Learner, dspy.Module):
         b = self.blend
         ce = f"{b['ce_pairs']:,} of them" if b.get("ce_pairs") is not None else "them"
         cuts = ", ".join(f"{t:.2f}" for t in b["thresholds"])
+        where = (f"{b['dev_pairs']:,} train pairs scored {b['chosen_by']}" if "chosen_by" in b else
+                 f"{b['dev_pairs']} held-out pairs of train queries neither model saw")
         lines = [f"scorer: {b['fit_pairs']:,} pairs", f"cross-encoder: {ce} (one epoch)",
-                 f"blend weight {b['weight']:.1f}, threshold(s) {cuts}: chosen on {b['dev_pairs']} held-out pairs of "
-                 f"train queries neither model saw (kappa {b['dev_kappa']:.3f} there)"]
+                 (f"blend weight {b['weight']:.1f}, threshold(s) {cuts}: chosen on {where} (kappa "
+                  f"{b['dev_kappa']:.3f} there)")]
+        if "tokens" in b:
+            from hiera_dspy.signals.pair_lengths import describe
+
+            lines.append(f"cross-encoder reads: {describe(b['tokens'])}")
         if "scoring" in b:
             lines.append(f"scoring path: {b['scoring']['why']}")
         return lines
@@ -284,7 +355,8 @@ class CrossBlendProgram(Learner, dspy.Module):
 
         if not self.digests:
             raise ValueError("the artifact records no cross-encoder weights: refit it (optimize.compile)")
-        self.encoder = CrossEncoder.load(folder, self.digests, self.ce_options["max_len"])
+        max_len = (self.blend or {}).get("tokens", {}).get("max_len", self.ce_options["max_len"])  # "auto": chosen
+        self.encoder = CrossEncoder.load(folder, self.digests, int(max_len))
         self._prefetched = {}
 
 

@@ -25,6 +25,7 @@ class Param:
     low: float | None = None
     high: float | None = None
     nullable: bool = False
+    words: tuple[str, ...] = ()  # strings a number key also takes (e.g. "auto")
 
     def allowed(self) -> str:
         """The allowed values in words, e.g. 'triage | always | never' or 'int >= 1, or null'."""
@@ -40,12 +41,14 @@ class Param:
             text = f"{name} >= {self.low}" if self.low is not None else f"{name} <= {self.high}"
         else:
             text = "any " + name
-        return text + (", or null" if self.nullable else "")
+        return text + "".join(f", or {w}" for w in self.words) + (", or null" if self.nullable else "")
 
     def check(self, key: str, value):
         """The value (ints accepted for floats, lists for tuples), or ValueError naming the allowed values."""
         if value is None and self.nullable:
             return None
+        if isinstance(value, str) and value in self.words:
+            return value
         ok = isinstance(value, self.type) and not (self.type is not bool and isinstance(value, bool))
         if self.type is float and isinstance(value, int) and not isinstance(value, bool):
             value, ok = float(value), True
@@ -107,7 +110,11 @@ PARAMS: dict[str, Param] = {
                        nullable=True),
     "blend_objective": Param(str, "ce-blend: what chooses the blend's weight and grade thresholds on dev",
                              ("kappa", "weighted_kappa"), nullable=True),
-    "ce_max_len": Param(int, "ce-blend: tokens of query + item the cross-encoder reads", low=16, high=512),
+    "ce_max_len": Param(int, "ce-blend: tokens of query + item the cross-encoder reads (auto: chosen from the train "
+                        "pairs' lengths, signals/pair_lengths.py)", low=16, high=512, words=("auto",)),
+    "blend_folds": Param(int, "ce-blend: choose the blend on the out-of-fold predictions of K folds by query over "
+                         "every train pair (K + 1 fine-tunings; null: on the dev_queries split)", low=2, high=10,
+                         nullable=True),
     "ce_precision": Param(str, "ce-blend: the fine-tuning's forward pass: bf16 autocast where the CPU computes bf16 "
                           "(auto), always, or fp32", ("auto", "bf16", "fp32"), nullable=True),
     "ce_lr": Param(float, "ce-blend: the cross-encoder's AdamW learning rate", low=1e-7, high=1e-2),

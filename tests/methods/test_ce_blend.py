@@ -263,3 +263,71 @@ def test_fine_tuning_precision_autocasts_the_forward_pass_only(tiny_base, precis
     assert {p.dtype for p in encoder.model.parameters()} == {torch.float32}
     assert ce.forward_precision("fp32").__class__.__name__ == "nullcontext"
     assert isinstance(ce.forward_precision("bf16"), torch.autocast)
+
+
+def _passage_pairs(n_queries: int) -> list[Pair]:
+    """TREC-like pairs of four grades: untitled passages of varied length, the grade readable from the words."""
+    words = ("river", "loan", "engine", "garden", "violin", "glacier")
+    filler = ["the", "of", "a", "and", "in", "to", "is", "was", "for", "on", "with", "as", "by", "at", "from"]
+    out = []
+    for q in range(n_queries):
+        w = words[q % len(words)]
+        for j in range(8):
+            grade = j % 4
+            text = " ".join([w] * grade + filler * (1 + (j * q) % 5) + [f"note{q}"])  # <= 128 tokens: the tiny BERT's
+            out.append(Pair(f"t:{q}:{j}", f"{w} facts", "", text, get_scheme("trec").labels[grade], f"q{q}",
+                            f"d{q}-{j}"))
+    return out
+
+
+def test_blend_folds_choose_the_blend_out_of_fold_on_every_train_pair_and_auto_budget_is_recorded(tiny_base,
+                                                                                                 tmp_path):
+    """blend_folds=3: the blend is chosen on every train pair, each scored by models of the other folds' queries
+    (so the judge fits on all of them); ce_max_len=auto records the budget chosen from the lengths and how many
+    pairs it cuts; the artifact loads back at that budget with the same labels."""
+    from hiera_dspy.artifacts.judge_file import load_judge, save_judge
+    from hiera_dspy.lm.roles import RoleLMs
+    from hiera_dspy.methods import BuildContext, build
+    from hiera_dspy.methods.cross import query_folds
+    from hiera_dspy.signals.pair_lengths import LADDER
+
+    scheme = get_scheme("trec")
+    pairs = _passage_pairs(12)
+    folds = query_folds(pairs, 3, seed=0)
+    assert all(len({f for p, f in zip(pairs, folds) if p.query_id == q}) == 1 for q in {p.query_id for p in pairs})
+    assert sorted(set(folds)) == [0, 1, 2]
+    program = build("ce-blend", BuildContext(scheme, train=pairs), embedder="lexical", ce_pairs=96, ce_max_len="auto",
+                    ce_lr=1e-3, blend_folds=3).prepare()
+    blend = program.blend
+    assert blend["dev_pairs"] == blend["fit_pairs"] == len(pairs) and blend["chosen_by"].startswith("out of fold")
+    assert sum(blend["dev_label_counts"].values()) == len(pairs) == sum(blend["dev_predicted_counts"].values())
+    assert len(blend["thresholds"]) == 3
+    tokens = blend["tokens"]
+    assert tokens["max_len"] in LADDER and tokens["truncated"] <= 0.10 and program.encoder.max_len == tokens["max_len"]
+    assert any("token budget" in line for line in program.learned_from())
+    probe = pairs[:8]
+    before = [program(**p.inputs()).label for p in probe]
+    path = save_judge(program, tmp_path / "dl.json", scheme=scheme, lms=RoleLMs(), knowledge="none", dataset="trec")
+    loaded = load_judge(path)
+    assert loaded.encoder.max_len == tokens["max_len"]
+    assert [loaded(**p.inputs()).label for p in probe] == before
+
+
+def test_the_token_budget_keeps_64_for_field_layout_items_and_reads_most_free_text_whole(tiny_base):
+    """MSRD's field layout keeps its measured 64 tokens however long the overview; free text gets the shortest cut
+    of the ladder that reads 90% of the pairs whole, and the evidence says how many each cut truncates."""
+    from transformers import AutoTokenizer
+
+    from hiera_dspy.signals.cross_encoder import base_folder
+    from hiera_dspy.signals.pair_lengths import choose_max_len
+
+    tok = AutoTokenizer.from_pretrained(base_folder())
+    long_overview = " ".join(["a quiet story of a town"] * 60)
+    movies = [Pair(f"m{i}", "alien film", "Alien", f"Overview: {long_overview}\nYear: 1979\nGenres: Horror", "Relevant",
+                   f"q{i}", f"i{i}") for i in range(20)]
+    assert choose_max_len(movies, tok)["max_len"] == 64
+    passages = [Pair(f"t{i}", "river facts", "", " ".join(["water"] * (20 + 10 * (i % 10))), "Relevant", f"q{i}",
+                     f"d{i}") for i in range(50)]  # 20 .. 110 words: 110 + query tokens at most
+    choice = choose_max_len(passages, tok)
+    assert choice["max_len"] == 128 and choice["truncated"] == 0.0
+    assert choice["truncated_share"]["64"] > 0.5 and set(choice["percentiles"]) == {"50", "90", "95", "99"}

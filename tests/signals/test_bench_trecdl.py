@@ -1,0 +1,60 @@
+"""`python -m bench.trecdl` end to end on a tiny synthetic TREC folder (topics.tsv, qrels.txt, corpus.jsonl.gz in the
+TREC DL layout; no MS MARCO text): every pair is scored out of fold, the tables and the hole-filling taus are
+written, and the token budget and item-prior choices are recorded."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import random
+
+import pytest
+
+from tests.bench_command import run_bench
+
+WORDS = ("river", "bank", "loan", "money", "water", "fish", "account", "credit", "stream", "interest", "boat", "rate",
+         "deposit", "shore")
+
+
+def tiny_trec(folder, queries: int = 6, per_query: int = 24) -> None:
+    """Queries of two words; a passage's grade is how many of its query's words it repeats (0-3), with noise."""
+    rng = random.Random(3)
+    folder.mkdir()
+    topics, qrels, docs = [], [], []
+    for q in range(queries):
+        words = rng.sample(WORDS, 2)
+        topics.append(f"q{q}\t{' '.join(words)}")
+        for d in range(per_query):
+            grade = d % 4
+            text = " ".join(rng.choices(WORDS, k=rng.randint(5, 60)) + words * grade)
+            docs.append({"id": f"p{q}-{d}", "text": text})
+            qrels.append(f"q{q} 0 p{q}-{d} {grade}")
+    (folder / "topics.tsv").write_text("\n".join(topics) + "\n")
+    (folder / "qrels.txt").write_text("\n".join(qrels) + "\n")
+    with gzip.open(folder / "corpus.jsonl.gz", "wt") as fh:
+        fh.writelines(json.dumps(d) + "\n" for d in docs)
+
+
+@pytest.mark.slow  # two fine-tunings of a few steps and the bootstrap: ~60 s
+def test_trecdl_bench_scores_every_pair_out_of_fold_and_fills_holes(tmp_path):
+    tiny_trec(tmp_path / "trec")
+    work = tmp_path / "work"
+    run_bench("trecdl", "--data", tmp_path / "trec", "--work", work, "--folds", "2", "--ce-pairs", "64",
+              "--embedder", "lexical", "--no-accelerate", "--resamples", "20", "--threads", "1", timeout=600)
+    folds = [json.loads((work / f"fold{f}.json").read_text()) for f in (0, 1)]
+    ids = [i for f in folds for i in f["ids"]]
+    assert len(ids) == len(set(ids)) == 6 * 24  # every pair once, scored by the fold that did not train on it
+    for f in folds:
+        assert f["budget"]["max_len"] in (64, 96, 128) and f["budget"]["truncated"] <= 0.10  # free text: 90% read
+        assert f["item_prior"]["features"] == "query"  # every passage judged once: no item prior
+    queries = [{i.split(":")[0] for i in f["ids"]} for f in folds]
+    assert queries[0].isdisjoint(queries[1])
+    result = json.loads((work / "trecdl.json").read_text())
+    assert [j["name"] for j in result["judges"]][:4] == ["embed-lr", "ce-blend", "cross-encoder alone",
+                                                         "trees scorer alone"]
+    for j in result["judges"]:
+        assert set(j) >= {"kappa", "kappa_binary", "alpha", "weighted_kappa", "shares", "ms_a_pair"}
+        assert j["kappa"]["ci"][0] <= j["kappa"]["value"] <= j["kappa"]["ci"][1]
+    holes = json.loads((work / "holes.json").read_text())
+    assert holes["holes"] > 0 and holes["tau_machine"] is not None and -1 <= holes["tau_filled"] <= 1
+    assert "Kendall tau" in (work / "holes.md").read_text()
