@@ -45,8 +45,8 @@ from hiera_dspy.data import load_dataset
 from hiera_dspy.data.msrd_pool import pool_item_text
 from hiera_dspy.data.msrd_sample import CATALOG_FIELDS
 from hiera_dspy.labels import get_scheme
-from hiera_dspy.metrics.classification import classification_metrics
 from hiera_dspy.methods.cross import blend_labels, dev_split
+from hiera_dspy.metrics.classification import classification_metrics
 from hiera_dspy.records import Pair
 from hiera_dspy.signals.item_prior import PRIOR_FEATURES
 from hiera_dspy.untrusted.families import FAMILIES
