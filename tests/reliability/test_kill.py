@@ -17,7 +17,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-TIMING_KEYS = {"run_id", "seconds_per_judgment", "seconds_p50", "seconds_p95"}
+TIMING_KEYS = {"run_id", "seconds_per_judgment", "seconds_p50", "seconds_p95",  # and this invocation's clock:
+               "wall_seconds", "pairs_judged", "wall_ms_per_pair"}
 COST_KEYS = {"tokens_per_judgment", "lm_calls_per_judgment", "tokens_by_role", "tokens_total"}
 
 
