@@ -24,6 +24,7 @@ import argparse
 from pathlib import Path
 
 from hiera_dspy.api import Compiled, CompileRequest, compile_judge
+from hiera_dspy.cli.engines import add_engine_arguments, options_from_args
 from hiera_dspy.cli.lms import add_lm_arguments, lm_choice
 from hiera_dspy.cli.options import (
     add_config_argument,
@@ -66,6 +67,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--artifact", help="artifact path (default: artifacts/<dataset>/<method>.json)")
     p.add_argument("--skip-before", action="store_true", help="do not evaluate the uncompiled program")
     add_run_arguments(p, run_id=False)
+    add_engine_arguments(p)  # how dev is scored before and after
     add_config_argument(p)
     add_lm_arguments(p)
     add_renamed(p, "--artifact", "--out")  # the old spelling, one release
@@ -95,7 +97,7 @@ def main(argv: list[str] | None = None) -> dict:
         settings=tuple(args.settings or ()), knowledge=args.knowledge, split=args.split, train_limit=args.train_limit,
         train_from=tuple(args.train_from), judge=args.judge, optimizer=args.optimizer, budget=args.budget,
         seed=args.seed, out=args.artifact, skip_before=args.skip_before, lms=lm_choice(args), threads=args.threads,
-        run=run_options(args)))
+        run=run_options(args), engine=args.engine, engine_options=options_from_args(args)))
     print_compiled(compiled)
     phases = (("before", compiled.before), ("after", compiled.after))
     exit_on_error_rate({f"dev {phase} (run {m['run_id']})": m for phase, m in phases if m}, args.max_error_rate,

@@ -1,12 +1,13 @@
-"""One registry pattern (hiera_dspy.registry): datasets, label schemes, engines, sample draws, methods and commands
-are each a `Registry` of `Entry`s (name, one-line doc, parameters, loader) built from the place their entries are
-declared, so a one-line addition there is in the registry, its help and its errors at once."""
+"""One registry pattern (hiera_dspy.registry): datasets, label schemes, engines, sample draws, methods, commands and
+retrieval measures are each a `Registry` of `Entry`s (name, one-line doc, parameters, loader) built from the place
+their entries are declared, so a one-line addition there is in the registry, its help and its errors at once."""
 
 from __future__ import annotations
 
 import pytest
 
 from hiera_dspy.cli.main import COMMAND_REGISTRY
+from hiera_dspy.conclude.retrieval import MEASURE_REGISTRY, MEASURES, measure_key
 from hiera_dspy.data import DATASETS, LOADERS
 from hiera_dspy.engines import ENGINE_REGISTRY, ENGINES
 from hiera_dspy.errors import UnknownName
@@ -16,7 +17,8 @@ from hiera_dspy.methods import METHOD_REGISTRY
 from hiera_dspy.methods.params import Param
 
 REGISTRIES = {"dataset": DATASETS, "label scheme": SCHEME_REGISTRY, "engine": ENGINE_REGISTRY,
-              "sample draw": DRAW_REGISTRY, "method": METHOD_REGISTRY, "command": COMMAND_REGISTRY}
+              "sample draw": DRAW_REGISTRY, "method": METHOD_REGISTRY, "command": COMMAND_REGISTRY,
+              "retrieval measure": MEASURE_REGISTRY}
 
 
 @pytest.mark.parametrize("kind", REGISTRIES)
@@ -54,3 +56,10 @@ def test_the_lookups_go_through_the_registries():
     assert get_scheme("msrd") is SCHEME_REGISTRY["msrd"].load()
     with pytest.raises(KeyError, match="unknown label scheme 'x'; label schemes: .*msrd"):
         get_scheme("x")
+
+
+def test_a_measure_declares_its_cutoff_and_is_picked_by_name():
+    assert set(MEASURE_REGISTRY) == {"ndcg", "p"} and MEASURE_REGISTRY["p"].params == {"k": int}
+    assert MEASURE_REGISTRY["ndcg"].load() is MEASURES["ndcg"] and measure_key("p", 5) == "p@5"
+    with pytest.raises(UnknownName, match="unknown retrieval measure 'map'; retrieval measures: ndcg, p"):
+        measure_key("map", 10)

@@ -16,7 +16,7 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
-from hiera_dspy.conclude.retrieval import top_k
+from hiera_dspy.conclude.retrieval import measure_key, top_k
 from hiera_dspy.labels import LabelScheme
 
 
@@ -34,4 +34,4 @@ def certain(lines, queries: Sequence[str], holes: Iterable[tuple[str, str]], ori
         p[i] = clear
         ndcg[i] = q not in with_holes or (clear and not any(scheme.gain(originals.get((q, d), 0)) > 0
                                                             for d in shown))
-    return {f"ndcg@{depth}": ndcg, f"p@{depth}": p}
+    return {measure_key("ndcg", depth): ndcg, measure_key("p", depth): p}

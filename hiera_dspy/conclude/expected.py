@@ -21,7 +21,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from hiera_dspy.conclude.retrieval import query_values
+from hiera_dspy.conclude.retrieval import measure_keys, query_values
 from hiera_dspy.data.trec import RunLine, ranked
 from hiera_dspy.labels import LabelScheme
 
@@ -55,12 +55,13 @@ def expected_per_query(lines: Sequence[RunLine], dists: dict[tuple[str, str], Di
     for (q, d), dist in dists.items():
         by_query.setdefault(q, {})[d] = gains(dist, scheme)
     top = {q: [rl.docid for rl in ls[:depth]] for q, ls in ranked(lines).items()}
-    ndcg, p = np.zeros(len(queries)), np.zeros(len(queries))
+    out = {key: np.zeros(len(queries)) for key in measure_keys(depth)}
     for i, q in enumerate(queries):
         judged = by_query.get(q)
         if not judged:
             continue
         shown = [judged.get(d, (0.0, 0.0)) for d in top.get(q, [])]
-        ndcg[i], p[i] = query_values([g for g, _ in shown], [rel for _, rel in shown],
-                                     (g for g, _ in judged.values()), depth)
-    return {f"ndcg@{depth}": ndcg, f"p@{depth}": p}
+        values = query_values([g for g, _ in shown], [rel for _, rel in shown], (g for g, _ in judged.values()), depth)
+        for key, value in values.items():
+            out[key][i] = value
+    return out

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from hiera_dspy.conclude.retrieval import MEASURES, measure_key
 from hiera_dspy.data.trec import RunLine
 from hiera_dspy.labels import LabelScheme
 
@@ -19,12 +20,9 @@ Qrels = dict[tuple[str, str], int]
 
 
 def named_measures(scheme: LabelScheme, depth: int) -> dict:
-    """name -> ir_measures measure: nDCG@depth with the scheme's gains and P@depth at its relevance threshold."""
-    from ir_measures import P, nDCG
-
-    gains = scheme.gain_map()
-    ndcg = nDCG(gains=gains) @ depth if gains else nDCG @ depth
-    return {f"ndcg@{depth}": ndcg, f"p@{depth}": P(rel=scheme.labels.index(scheme.threshold)) @ depth}
+    """key -> ir_measures measure of every registered measure (`hiera_dspy.conclude.retrieval.MEASURES`): nDCG@depth
+    with the scheme's gains and P@depth at its relevance threshold."""
+    return {measure_key(name, depth): m.ir_measure(scheme, depth) for name, m in MEASURES.items()}
 
 
 def per_query(lines: Sequence[RunLine], qrels: Qrels, queries: Sequence[str], measures: dict) -> dict[str, np.ndarray]:

@@ -6,15 +6,28 @@ computed here one query at a time so that a run of millions of lines is never he
 scheme's gains, P@k counting grades at or above the scheme's relevance threshold, averaged over the queries that have
 judgments (trec_eval's convention; how many is reported beside them). The hole rate is the share of a run's top-k documents
 (over all its queries) that nobody judged. Kendall's tau (tau-b, scipy) compares system orderings.
+
+The measures are registered in `MEASURE_REGISTRY` (hiera_dspy.registry: name, one-line doc, parameter k, the
+`Measure`): each has its one per-query implementation here and its ir_measures equivalent, and every place that lists
+or picks measures (`evaluate`, `hiera_dspy.conclude.expected`, `hiera_dspy.conclude.per_query`) reads the registry.
+
+Example:
+    >>> MEASURE_REGISTRY["ndcg"].doc
+    "nDCG@k: DCG of the top k with the scheme's gains over the ideal DCG (trec_eval's ndcg_cut)"
+    >>> measure_keys(10)
+    ['ndcg@10', 'p@10']
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from typing import Any
 
 from hiera_dspy.data.trec import RunLine, ranked
 from hiera_dspy.labels import LabelScheme
+from hiera_dspy.registry import Entry, Registry
 
 Qrels = dict[tuple[str, str], int]
 Run = Iterable[RunLine]  # a list of run lines, or a RunFile (hiera_dspy.data.trec_stream) read one query at a time
@@ -65,7 +78,7 @@ def evaluate(lines: Run, qrels: Qrels, scheme: LabelScheme, depth: int = 10,
         by_query.setdefault(q, {})[d] = g
     threshold = scheme.labels.index(scheme.threshold)
     over = None if queries is None else set(queries)
-    ndcg = p = 0.0
+    totals = dict.fromkeys(measure_keys(depth), 0.0)
     queries = shown = unjudged = 0
     for qid, ls in query_groups(lines):
         top = ls[:depth]
@@ -76,11 +89,11 @@ def evaluate(lines: Run, qrels: Qrels, scheme: LabelScheme, depth: int = 10,
             continue
         queries += 1
         grades = [judged.get(rl.docid, 0) for rl in top]
-        q_ndcg, q_p = query_values([scheme.gain(g) for g in grades], [float(g >= threshold) for g in grades],
-                                   map(scheme.gain, judged.values()), depth)
-        ndcg, p = ndcg + q_ndcg, p + q_p
+        values = query_values([scheme.gain(g) for g in grades], [float(g >= threshold) for g in grades],
+                              map(scheme.gain, judged.values()), depth)
+        totals = {key: totals[key] + values[key] for key in totals}
     over_n = queries if over is None or not queries else len(over)  # with `queries`: a missing one counts 0
-    return {f"ndcg@{depth}": ndcg / over_n if queries else None, f"p@{depth}": p / over_n if queries else None,
+    return {**{key: total / over_n if queries else None for key, total in totals.items()},
             "hole_rate": unjudged / shown if shown else None, "queries": queries}
 
 
@@ -89,14 +102,76 @@ def dcg(gains_in_rank_order: Iterable[float]) -> float:
     return sum(g / math.log2(i + 2) for i, g in enumerate(gains_in_rank_order) if g > 0)
 
 
+def ndcg_value(shown_gains: list[float], shown_relevant: list[float], ideal_gains: list[float], depth: int) -> float:
+    """nDCG@depth of one query: the DCG of its top `depth` gains (or expected gains) in rank order over the DCG of
+    its judged documents' best `depth` gains (`ideal_gains`, highest first); 0 when that is 0."""
+    best = dcg(ideal_gains[:depth])
+    return dcg(shown_gains) / best if best > 0 else 0.0
+
+
+def precision_value(shown_gains: list[float], shown_relevant: list[float], ideal_gains: list[float],
+                    depth: int) -> float:
+    """P@depth of one query: its top `depth` relevance indicators (or probabilities) summed over `depth`."""
+    return sum(shown_relevant) / depth
+
+
+def ndcg_measure(scheme: LabelScheme, depth: int) -> Any:
+    """ir_measures' nDCG@depth with the scheme's gains (plain nDCG for the grade gains)."""
+    from ir_measures import nDCG
+
+    gains = scheme.gain_map()
+    return nDCG(gains=gains) @ depth if gains else nDCG @ depth
+
+
+def precision_measure(scheme: LabelScheme, depth: int) -> Any:
+    """ir_measures' P@depth at the scheme's relevance threshold."""
+    from ir_measures import P
+
+    return P(rel=scheme.labels.index(scheme.threshold)) @ depth
+
+
+@dataclass(frozen=True)
+class Measure:
+    """A retrieval measure at a cutoff k: `value` (shown gains, shown relevance, ideal gains highest first, k) -> its
+    value on one query, the one implementation; `ir_measure` (scheme, k) -> the ir_measures measure equal to it."""
+
+    doc: str
+    value: Callable[[list[float], list[float], list[float], int], float]
+    ir_measure: Callable[[LabelScheme, int], Any]
+
+
+# name -> Measure: one line here is a measure in `evaluate`, the expected values, the conclusions and their errors.
+MEASURES: dict[str, Measure] = {
+    "ndcg": Measure("nDCG@k: DCG of the top k with the scheme's gains over the ideal DCG (trec_eval's ndcg_cut)",
+                    ndcg_value, ndcg_measure),
+    "p": Measure("P@k: the share of the top k at or above the scheme's relevance threshold (trec_eval's P)",
+                 precision_value, precision_measure),
+}
+
+MEASURE_REGISTRY = Registry("retrieval measure", lambda: {
+    name: Entry(name, m.doc, {"k": int}, m) for name, m in MEASURES.items()})
+
+
+def measure_key(name: str, depth: int) -> str:
+    """The key of a measure at a cutoff in every table of values ('ndcg@10'); an unknown name raises `UnknownName`
+    listing the measures there are."""
+    return f"{MEASURE_REGISTRY[name].name}@{depth}"
+
+
+def measure_keys(depth: int) -> list[str]:
+    """The key of every registered measure at `depth`, in registry order."""
+    return [measure_key(name, depth) for name in MEASURE_REGISTRY]
+
+
 def query_values(shown_gains: list[float], shown_relevant: list[float], judged_gains: Iterable[float],
-                 depth: int) -> tuple[float, float]:
-    """(nDCG@depth, P@depth) of one query: the gains (or expected gains) and relevance indicators (or probabilities)
-    of its top `depth` in rank order, and the gains of its judged documents for the ideal ranking. The one
-    implementation of both measures: `evaluate` streams it over a run, `hiera_dspy.conclude.expected` over label
+                 depth: int) -> dict[str, float]:
+    """Every registered measure's value on one query, by key ('ndcg@10', 'p@10'): the gains (or expected gains) and
+    relevance indicators (or probabilities) of its top `depth` in rank order, and the gains of its judged documents
+    for the ideal ranking. `evaluate` streams it over a run, `hiera_dspy.conclude.expected` over label
     distributions; ir_measures (pytrec_eval) agrees with it (tests)."""
-    best = dcg(sorted(judged_gains, reverse=True)[:depth])
-    return (dcg(shown_gains) / best if best > 0 else 0.0), sum(shown_relevant) / depth
+    ideal = sorted(judged_gains, reverse=True)
+    return {measure_key(name, depth): m.value(shown_gains, shown_relevant, ideal, depth)
+            for name, m in MEASURES.items()}
 
 
 def kendall_tau(before: list[float], after: list[float]) -> float | None:

@@ -4,8 +4,11 @@ the decisions of labelling runs."""
 
 from __future__ import annotations
 
+import shutil
 import sys
+import tempfile
 import time
+import weakref
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -13,7 +16,10 @@ import dspy
 
 from hiera_dspy.artifacts.format import ArtifactError, read_artifact
 from hiera_dspy.artifacts.judge_file import save_judge
+from hiera_dspy.engines import EngineOptions, Job
+from hiera_dspy.engines import judge as run_engine
 from hiera_dspy.errors import RequestError
+from hiera_dspy.jobs.judging import Replica, SourceLoader
 from hiera_dspy.jobs.optimizers import BUDGETS, OPTIMIZERS, QUICKSTART, examples
 from hiera_dspy.jobs.preparing import (
     begin_run,
@@ -26,13 +32,12 @@ from hiera_dspy.jobs.preparing import (
     runs_dir,
     skipped_rows,
 )
-from hiera_dspy.jobs.requests import CompileRequest, DataSource
+from hiera_dspy.jobs.requests import CompileRequest, DataSource, Judging
 from hiera_dspy.knowledge import make_knowledge
 from hiera_dspy.methods import BuildContext, build
 from hiera_dspy.methods.learning import prepare_fresh
 from hiera_dspy.metrics.reference import ReferenceScorer, summary_line
 from hiera_dspy.runs.outputs import write_outputs
-from hiera_dspy.runs.runner import run_pairs
 from hiera_dspy.runs.spec import RunSpec
 from hiera_dspy.runs.tally import metrics_from_rows
 from hiera_dspy.runs.training import TrainingSource
@@ -71,12 +76,15 @@ class Compiled:
         return self.metrics["after"]
 
 
-def evaluate(program, pairs, store, run_id, threads, labels, skipped: int = 0, reference=None, progress=True) -> dict:
-    """Judge `pairs` as run `run_id`, write its outputs under the runs folder; return the metrics (`progress`: as
+def evaluate(program, pairs, store, run_id, threads, labels, skipped: int = 0, reference=None, progress=True,
+             engine: str = "threads", options: EngineOptions | None = None, factory=None) -> dict:
+    """Judge `pairs` as run `run_id` with the named `engine` (its `options`, whose threads are `threads`; `factory`:
+    the replicas' recipe, `Snapshot`), write its outputs under the runs folder; return the metrics (`progress`: as
     run_pairs takes it; `reference`: the summary line's embed-lr, a `ReferenceScorer`). The rows' `stopped` (an
     unreachable endpoint) is raised after the outputs are written."""
-    rows = run_pairs(  # a program with a `prefetch` (the probe, ce-blend) scores each window in batches there
-        program, pairs, store, run_id, threads=threads, progress=progress)
+    options = replace(options or EngineOptions(), threads=threads)
+    rows = run_engine(engine, Job(  # threads: a program with a `prefetch` (the probe, ce-blend) scores windows there
+        program, pairs, store, run_id, progress=progress, options=options, factory=factory))
     metrics = metrics_from_rows(rows, labels)
     metrics["run_id"] = run_id
     metrics["skipped_rows"] = skipped
@@ -85,6 +93,39 @@ def evaluate(program, pairs, store, run_id, threads, labels, skipped: int = 0, r
     if getattr(rows, "stopped", None) is not None:
         raise rows.stopped
     return metrics
+
+
+class Snapshot:
+    """A picklable recipe for replicas of a program that exists only in this process (compile's judge before and
+    after optimising): pickling it, which only an engine that ships workers does (`--engine ray`), writes the program
+    as an artifact in a temporary folder (removed with this object), and each replica is that artifact loaded at its
+    own endpoint (`hiera_dspy.jobs.judging.Replica`), so no LM, lock or model is shipped. The folder is local: a
+    Ray cluster of other machines cannot read it."""
+
+    def __init__(self, program, lms, knowledge: str, data: DataSource, scheme, choice):
+        self.program, self.lms, self.knowledge, self.data, self.scheme, self.choice = (
+            program, lms, knowledge, data, scheme, choice)
+        self.replica: Replica | None = None
+
+    def recipe(self) -> Replica:
+        """The artifact's replica recipe (the artifact written on first use)."""
+        if self.replica is None:
+            folder = tempfile.mkdtemp(prefix="hiera-compile-")
+            weakref.finalize(self, shutil.rmtree, folder, True)
+            path = save_judge(self.program, Path(folder) / "judge.json", scheme=self.scheme, lms=self.lms,
+                              knowledge=self.knowledge, dataset=self.data.dataset)
+            self.replica = Replica(Judging(judge=str(path), knowledge=self.knowledge, lms=self.choice),
+                                   SourceLoader(self.data), "dev")
+        return self.replica
+
+    def __getstate__(self) -> dict:
+        return {"replica": self.recipe()}
+
+    def __setstate__(self, state: dict) -> None:
+        self.replica = state["replica"]
+
+    def __call__(self, api_base: str | None):
+        return self.recipe()(api_base)
 
 
 def training_source(request: CompileRequest) -> TrainingSource:
@@ -171,7 +212,9 @@ def compile_judge(request: CompileRequest) -> Compiled:
         before_id = replace(run, qualifiers=("dev", "uncompiled")).run_id
         begin_run(store, before_id, {**identity, "phase": "before"}, request.run.wait)
         before = evaluate(program, dev, store, before_id, request.threads, labels, skipped_rows(dataset), reference,
-                          progress_display(request.run.verbose, lms, "dev before"))
+                          progress_display(request.run.verbose, lms, "dev before"), request.engine,
+                          request.engine_options, Snapshot(program, lms, knowledge_kind, data, dataset.scheme,
+                                                           request.lms))
     if program.predictors():
         compiled = OPTIMIZERS[optimizer](program, examples(train), examples(dev), budget, request.seed, lms,
                                          request.threads)
@@ -184,7 +227,8 @@ def compile_judge(request: CompileRequest) -> Compiled:
     begin_run(store, after_id, {**identity, "phase": "after", "optimizer": optimizer, "budget": request.budget},
               request.run.wait)
     after = evaluate(compiled, dev, store, after_id, request.threads, labels, skipped_rows(dataset), reference,
-                     progress_display(request.run.verbose, lms, "dev after"))
+                     progress_display(request.run.verbose, lms, "dev after"), request.engine, request.engine_options,
+                     Snapshot(compiled, lms, knowledge_kind, data, dataset.scheme, request.lms))
     out = Path(request.out or Path("artifacts") / dataset.name.split(":")[0] / f"{method}.json")
     metrics = {"before": before, "after": after, "optimizer": optimizer, "budget": request.budget,
                "seed": request.seed, "n_train": len(train), "n_dev": len(dev), "skipped_rows": skipped_rows(dataset)}

@@ -130,7 +130,9 @@ class CompileRequest:
     dataset's train split (`split`, capped by `train_limit`), score it on dev before and after, and write the artifact
     `out` (default artifacts/DATASET/METHOD.json). `config` is a method config, `config_file` a JSON file of a method
     with its config and knowledge (from optimize.search), both overridden by `settings`; `budget` a tier of
-    `hiera_dspy.jobs.optimizers.BUDGETS`. With `judge`, `data` may be None: the artifact's dataset."""
+    `hiera_dspy.jobs.optimizers.BUDGETS`. With `judge`, `data` may be None: the artifact's dataset. The dev split is
+    scored before and after through `engine` (threads | async | batch | ray) with its `engine_options` (their
+    `threads`: `threads`)."""
 
     data: DataSource | None = None
     method: str = "hiera"
@@ -150,6 +152,8 @@ class CompileRequest:
     lms: LMChoice = field(default_factory=LMChoice)
     threads: int = 1
     run: RunOptions = field(default_factory=RunOptions)
+    engine: str = "threads"
+    engine_options: EngineOptions = field(default_factory=EngineOptions)
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ import json
 from collections import Counter
 from pathlib import Path
 
-from hiera_dspy.conclude.retrieval import evaluate, ranking_agreement
+from hiera_dspy.conclude.retrieval import evaluate, measure_key, ranking_agreement
 from hiera_dspy.data import BadRows, DataError
 from hiera_dspy.data.irds import benchmark
 from hiera_dspy.data.trec import format_qrels, read_corpus, read_qrels, read_topics
@@ -128,7 +128,7 @@ def machine_only(inputs: Inputs, machine: dict, records: list[dict], scheme: Lab
     DEPTH judged, none of the given judgments used) against the given qrels: nDCG per run, the ranking's Kendall's
     tau, tau_ap and largest change; and the machine's agreement with the given judgments on the pool's judged pairs
     (kappa, binary kappa at the scheme's cut, Krippendorff's alpha, quadratic kappa, the confusion)."""
-    key = f"ndcg@{depth}"
+    key = measure_key("ndcg", depth)
     runs = [{"run": name, f"{key}_given": evaluate(lines, inputs.qrels, scheme, depth)[key],
              f"{key}_machine": evaluate(lines, machine, scheme, depth)[key]} for name, lines in inputs.runs.items()]
     scored = [r for r in runs if r[f"{key}_given"] is not None and r[f"{key}_machine"] is not None]
@@ -155,7 +155,7 @@ def summarize(inputs: Inputs, after: dict, records: list[dict], scheme: LabelSch
                      f"ndcg@{depth}_before": b[f"ndcg@{depth}"], f"ndcg@{depth}_after": a[f"ndcg@{depth}"],
                      f"p@{depth}_before": b[f"p@{depth}"], f"p@{depth}_after": a[f"p@{depth}"],
                      "queries_before": b["queries"], "queries_after": a["queries"]})
-    key = f"ndcg@{depth}"
+    key = measure_key("ndcg", depth)
     scored = [r for r in runs if r[f"{key}_before"] is not None and r[f"{key}_after"] is not None]
     ranking = ranking_agreement([r["run"] for r in scored], [r[f"{key}_before"] for r in scored],
                                 [r[f"{key}_after"] for r in scored])
