@@ -44,6 +44,7 @@ from bench.manipulation import hostile_copies
 from hiera_dspy.data import load_dataset
 from hiera_dspy.data.msrd_pool import pool_item_text
 from hiera_dspy.data.msrd_sample import CATALOG_FIELDS
+from hiera_dspy.jobs.optimizers import QUICKSTART
 from hiera_dspy.labels import get_scheme
 from hiera_dspy.methods.cross import blend_labels, dev_split
 from hiera_dspy.metrics.classification import classification_metrics
@@ -52,7 +53,6 @@ from hiera_dspy.signals.item_prior import PRIOR_FEATURES
 from hiera_dspy.untrusted.families import FAMILIES
 from hiera_dspy.untrusted.rewordings import REWORDINGS, reword
 from hiera_dspy.untrusted.screen import program_inputs
-from optimize.optimizers import QUICKSTART
 
 OUT = Path("bench/results/stability")
 
