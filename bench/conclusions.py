@@ -4,7 +4,7 @@
     python -m bench.conclusions --lexical --queries 1000 --seed 21 --judges embed-lr,embed-lr-allpool-hgb,flip-5%
     python -m bench.conclusions --queries 200 --judges embed-lr,embed-lr-pool --sizes 10,20,40   # with MiniLM
     python -m bench.conclusions_small --work WORK --sizes 40   # which estimates under-cover, remedies measured
-    python -m bench.conclusions --staged --dataset trecdl2020 --samples 1000   # every stage of labelling (graded)
+    python -m bench.conclusions --staged --dataset trecdl2020 --trec-qrels QRELS --samples 1000   # graded, every stage
 
 `--staged` measures the coverage after every few decided queries of a sample labelled in its order, on MSRD and on
 TREC DL 2020's grades, with simulated systems (bench/conclusions_staged.py says how).
@@ -81,8 +81,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--staged", action="store_true",
                    help="coverage at every stage of labelling (bench/conclusions_staged.py) instead")
     p.add_argument("--dataset", default="msrd", choices=("msrd", "trecdl2020"), help="with --staged")
-    p.add_argument("--trec-qrels", default="../shared/data/trecdl2020/qrels.txt",
-                   help="with --staged --dataset trecdl2020: TREC DL 2020's qrels file")
+    p.add_argument("--trec-qrels", help="with --staged --dataset trecdl2020: TREC DL 2020's qrels file (not shipped)")
     p.add_argument("--sample-size", type=int, help="with --staged: the sample (default 60 of MSRD's, 20 of TREC's)")
     p.add_argument("--every", type=int, help="with --staged: decided queries between stages (default 10, TREC 5)")
     p.add_argument("--systems", type=int, default=8, help="with --staged: simulated systems (default 8)")

@@ -61,6 +61,8 @@ def read_grades(dataset: str, trec_qrels: str) -> dict[tuple[str, str], int]:
                 qid, _, doc, grade = line.rstrip("\n").split("\t")
                 grades[(qid, doc)] = int(grade)
     else:
+        if not trec_qrels:
+            raise SystemExit("--dataset trecdl2020 needs --trec-qrels FILE: TREC DL 2020's qrels (not shipped)")
         with open(trec_qrels, encoding="utf-8") as fh:
             for line in fh:
                 qid, _, doc, grade = line.split()

@@ -1,10 +1,13 @@
-"""Stability benchmark (issue 49): how many labels a judge flips when the catalog re-words an item, beside the attack
+"""Stability benchmark: how many labels a judge flips when the catalog re-words an item, beside the attack
 families, on held-out pairs of MSRD, Home Depot and TREC DL 2020 passages.
 
     python -m bench.stability measure --dataset msrd --judge artifacts/msrd/ce-blend.json --tag after
-    python -m bench.stability measure --dataset homedepot --data /work/shared/data/homedepot --fit quick --tag after
-    python -m bench.stability measure --dataset trec --data /work/shared/data/trecdl2020 --fit quick --tag after
+    python -m bench.stability measure --dataset homedepot --data HOMEDEPOT --fit quick --tag after
+    python -m bench.stability measure --dataset trec --data DL20 --fit quick --tag after
     python -m bench.stability report                      # OUT.md: every run's tables on one page
+
+HOMEDEPOT is a folder of the Home Depot relevance data and DL20 a TREC DL 2020 passage folder (topics.tsv,
+qrels.txt, corpus.jsonl.gz): neither is shipped.
 
 Edits: the benign re-wordings of `hiera_dspy.untrusted.rewordings` (each applied where it makes sense: a passage has
 no title or fields) and, on the same pairs, one `test` phrasing a family of each attack family of
