@@ -1,12 +1,12 @@
 """The learned judges on TREC Deep Learning 2020 passages: query-grouped cross-validation, and hole filling.
 
-    python -m bench.trecdl --work /tmp/trecdl                       # every stage not cached, then the tables
-    python -m bench.trecdl --work /tmp/trecdl --only table          # the tables from the cached folds
-    python -m bench.trecdl --data FOLDER --work W --folds 2 ...     # another TREC folder (topics.tsv, qrels.txt,
-                                                                    # corpus.jsonl[.gz]); the tests' tiny one
+    python -m bench.trecdl --data DL20 --work /tmp/trecdl                 # every stage not cached, then the tables
+    python -m bench.trecdl --data DL20 --work /tmp/trecdl --only table    # the tables from the cached folds
+    python -m bench.trecdl --data FOLDER --work W --folds 2 ...           # another TREC folder (topics.tsv,
+                                                                          # qrels.txt, corpus.jsonl[.gz])
 
-Data: `--data` (default ../shared/data/trecdl2020 beside the checkout): the 54 judged queries of the TREC DL 2020
-passage task, their 11,386 NIST judgments (0-3, the `trec` scheme) and the judged passages' text, read with the
+Data: `--data DL20`, a TREC folder you hold (not shipped: MS MARCO's terms are research use): the 54 judged queries
+of the TREC DL 2020 passage task, their 11,386 NIST judgments (0-3, the `trec` scheme) and the judged passages' text, read with the
 library's TREC readers. Nothing of it is bundled or read by the library or its tests.
 
 **Cross-validation** (`cv`): the queries are split into `--folds` folds (seeded); for each fold the judges learn from
@@ -52,10 +52,10 @@ from hiera_dspy.conclude.retrieval import evaluate, kendall_tau, pool_holes
 from hiera_dspy.data.trec import RunLine, read_corpus, read_qrels, read_topics
 from hiera_dspy.labels import get_scheme
 from hiera_dspy.methods.cross import blend_labels, choose_blend, distributions, expected_grade
+from hiera_dspy.metrics.format import number
 from hiera_dspy.records import Pair
 from hiera_dspy.signals.pair_lengths import choose_max_len, pair_lengths
 
-DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "trecdl2020"
 SCHEME = get_scheme("trec")
 LABELS = list(SCHEME.labels)
 BINARY_FROM = 2  # TREC DL passages: grade 2 and up is relevant
@@ -404,7 +404,7 @@ def holes_markdown(r: dict) -> str:
     for k, name in (("sparse", "shallow lexical pool (holes count as not relevant)"),
                     ("filled", f"pool + holes filled by {r['filler']}"),
                     ("machine", f"every top-10 pair by {r['filler']} only")):
-        lines.append(f"| {name} | {r[f'tau_{k}']:.3f} | {r[f'tau_p10_{k}']:.3f} | {r[f'mae_{k}']:.3f} |")
+        lines.append(f"| {name} | {number(r[f'tau_{k}'])} | {number(r[f'tau_p10_{k}'])} | {number(r[f'mae_{k}'])} |")
     if a:
         lines += ["", (f"{r['filler']} on the {r['holes']:,} holes: kappa {a['kappa']:.3f} (4 grades), "
                        f"{a['kappa_binary']:.3f} (binary), alpha {a['alpha']:.3f}.")]
@@ -419,7 +419,8 @@ def holes_markdown(r: dict) -> str:
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--data", type=Path, default=DEFAULT_DATA)
+    p.add_argument("--data", type=Path, required=True,
+                   help="a TREC folder: topics.tsv, qrels.txt, corpus.jsonl[.gz] (e.g. TREC DL 2020 passages)")
     p.add_argument("--work", type=Path, required=True)
     p.add_argument("--only", choices=("cv", "table", "holes"), default=None)
     p.add_argument("--folds", type=int, default=5)

@@ -6,33 +6,20 @@ from __future__ import annotations
 
 import gzip
 import json
-import random
 
 import pytest
 
+from hiera_dspy.testing import write_trec_folder
 from tests.bench_command import run_bench
-
-WORDS = ("river", "bank", "loan", "money", "water", "fish", "account", "credit", "stream", "interest", "boat", "rate",
-         "deposit", "shore")
 
 
 def tiny_trec(folder, queries: int = 6, per_query: int = 24) -> None:
-    """Queries of two words; a passage's grade is how many of its query's words it repeats (0-3), with noise."""
-    rng = random.Random(3)
-    folder.mkdir()
-    topics, qrels, docs = [], [], []
-    for q in range(queries):
-        words = rng.sample(WORDS, 2)
-        topics.append(f"q{q}\t{' '.join(words)}")
-        for d in range(per_query):
-            grade = d % 4
-            text = " ".join(rng.choices(WORDS, k=rng.randint(5, 60)) + words * grade)
-            docs.append({"id": f"p{q}-{d}", "text": text})
-            qrels.append(f"q{q} 0 p{q}-{d} {grade}")
-    (folder / "topics.tsv").write_text("\n".join(topics) + "\n")
-    (folder / "qrels.txt").write_text("\n".join(qrels) + "\n")
-    with gzip.open(folder / "corpus.jsonl.gz", "wt") as fh:
-        fh.writelines(json.dumps(d) + "\n" for d in docs)
+    """The test kit's synthetic TREC folder (grade i % 4, the query's words said more the higher the grade), its
+    corpus gzipped as the DL 2020 folder ships it."""
+    write_trec_folder(folder, queries=queries, passages=per_query, seed=3)
+    plain = folder / "corpus.jsonl"
+    (folder / "corpus.jsonl.gz").write_bytes(gzip.compress(plain.read_bytes()))
+    plain.unlink()
 
 
 @pytest.mark.slow  # two fine-tunings of a few steps and the bootstrap: ~60 s
