@@ -154,6 +154,51 @@ def run_fold(f: int, pairs: list[Pair], folds: dict[str, int], args) -> dict:
     return row
 
 
+def run_late_fold(f: int, pairs: list[Pair], folds: dict[str, int], args) -> dict:
+    """late-lr, the product's method (`methods/late.py`): compiled on the other folds, judging fold f (cached in
+    work/late{f}.json). Its train features are read from a table of every pair's late-interaction features computed
+    once (work/late_features.npy: the same numbers `late_features` gives, computed in one pass, not once a fold); the
+    fold's own pairs are scored from scratch (a fresh encoder session, no cache), which is what `ms a pair` times."""
+    from hiera_dspy.methods import BuildContext, build
+    from hiera_dspy.signals import feature_sets, late_interaction
+
+    out = args.work / f"late{f}.json"
+    if out.is_file():
+        return json.loads(out.read_text())
+    table_of = late_table(pairs, args.work)
+    train = [p for p in pairs if folds[p.query_id] != f]
+    test = [p for p in pairs if folds[p.query_id] == f]
+    real = feature_sets._late
+    feature_sets._late = lambda triples: np.array([table_of[t] for t in triples])
+    try:
+        start = time.perf_counter()
+        program = build("late-lr", BuildContext(SCHEME, train=train), seed=args.seed).prepare(train)
+        fit_s = time.perf_counter() - start
+    finally:
+        feature_sets._late = real
+    late_interaction.late_interaction.cache_clear()
+    start = time.perf_counter()
+    program.prefetch(test)
+    labels = [program(query=p.query, item_title=p.item_title, item_text=p.item_text).label for p in test]
+    score_s = time.perf_counter() - start
+    row = {"fold": f, "ids": [p.id for p in test], "late_lr": [LABELS.index(x) for x in labels],
+           "late_lr_fit_s": fit_s, "late_lr_score_s": score_s, "grading": program.grading}
+    out.write_text(json.dumps(row))
+    return row
+
+
+def late_table(pairs: list[Pair], work: Path) -> dict[tuple[str, str, str], np.ndarray]:
+    """(query, title, text) in the scorer's canonical item form -> its LATE_FEATURES, computed once into work."""
+    from hiera_dspy.signals.item_form import canonical_triples
+    from hiera_dspy.signals.late_interaction import late_features
+
+    triples = canonical_triples([(p.query, p.item_title, p.item_text) for p in pairs], True)
+    path = work / "late_features.npy"
+    if not path.is_file():
+        np.save(path, late_features(triples))
+    return dict(zip(triples, np.load(path)))
+
+
 # ------------------------------------------------------------------------------------------------------------ measures
 
 def agreement(gold: np.ndarray, pred: np.ndarray) -> dict:
@@ -211,6 +256,9 @@ def predictions(rows: list[dict], pairs: list[Pair]) -> dict:
             if name == "ce-blend":
                 out["blends"].append({"fold": r["fold"], "weight": w, "thresholds": list(cuts), "oof_kappa": value})
         out[name] = codes
+    late = {i: g for r in rows for i, g in zip(r.get("late_ids", ()), r.get("late_lr", ()))}
+    if late:
+        out["late-lr"] = np.array([late[i] for i in ids])
     out["ce_expected"] = expected_grade(dists["ce"])
     out["scorer_expected"] = expected_grade(dists["scorer"])
     out["embed_lr_expected"] = expected_grade(dists["embed_lr"])
@@ -239,7 +287,9 @@ def table(rows: list[dict], pairs: list[Pair], args) -> dict:
               shares(pred["gold"]), "judges": [], "blends": pred["blends"], "budgets": [r["budget"] for r in rows],
               "item_prior": [r["item_prior"] for r in rows], "ce_paths": [r.get("ce_path") for r in rows],
               "embed_lr_ms_fold0": 1000 * rows[0]["embed_lr_score_s"] / rows[0]["test_pairs"]}
-    for name in ("embed-lr", *VARIANTS):
+    if "late-lr" in pred:
+        speed["late-lr"] = (sum(r["late_lr_score_s"] for r in rows), sum(r["late_lr_fit_s"] for r in rows))
+    for name in ("embed-lr", *VARIANTS, *(["late-lr"] if "late-lr" in pred else [])):
         score_s, fit_s = speed[name]
         result["judges"].append({"name": name, **with_query_ci(pred["gold"], pred[name], queries, args.resamples),
                                  "shares": shares(pred[name]), "ms_a_pair": 1000 * score_s / n,
@@ -259,7 +309,7 @@ def table(rows: list[dict], pairs: list[Pair], args) -> dict:
     (args.work / "predictions.json").write_text(json.dumps(
         {"ids": pred["ids"], **{k: np.asarray(pred[k]).tolist() for k in
                                 ("gold", "fold", "ce-blend", "ce_expected", "scorer_expected", "embed_lr_expected")},
-         "labels": {name: np.asarray(pred[name]).tolist() for name in VARIANTS}}))
+         "labels": {name: np.asarray(pred[name]).tolist() for name in (*VARIANTS, "late-lr") if name in pred}}))
     (args.work / "trecdl.json").write_text(json.dumps(result, indent=1))
     (args.work / "trecdl.md").write_text(table_markdown(result, args))
     return result
@@ -379,7 +429,7 @@ def holes(pairs: list[Pair], args) -> dict:
     judged = np.array([machine_of[k] for k in hole_keys])
     result["holes_agreement"] = agreement(gold, judged) if len(hole_keys) > 1 else {}
     result["filler"] = args.filler
-    stem = "holes" if args.filler == "ce-blend" else "holes-" + args.filler.split(",")[0].replace(" ", "-")
+    stem = "holes" if args.filler == "late-lr" else "holes-" + args.filler.split(",")[0].replace(" ", "-")
     (args.work / f"{stem}.json").write_text(json.dumps(result, indent=1))
     (args.work / f"{stem}.md").write_text(holes_markdown(result))
     print(holes_markdown(result))
@@ -432,7 +482,9 @@ def main() -> None:
     p.add_argument("--no-accelerate", dest="accelerate", action="store_false", help="score with torch, no ONNX")
     p.add_argument("--resamples", type=int, default=1000)
     p.add_argument("--pool-depth", type=int, default=5)
-    p.add_argument("--filler", default="ce-blend", choices=list(VARIANTS), help="holes: the judge filling them")
+    p.add_argument("--filler", default="late-lr", choices=[*VARIANTS, "late-lr"], help="holes: the judge filling them")
+    p.add_argument("--judges", default="ce,late", help="cv: ce (embed-lr, the trees scorer, the cross-encoder and "
+                   "their blends) and/or late (late-lr)")
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--progress", action="store_true")
     p.add_argument("--fold-list", default=None, help="cv: only these folds, e.g. 0,2,4 (to run folds side by side)")
@@ -448,10 +500,19 @@ def main() -> None:
         todo = range(args.folds) if args.fold_list is None else [int(f) for f in args.fold_list.split(",")]
         for f in todo:
             start = time.perf_counter()
-            run_fold(f, pairs, folds, args)
+            if "ce" in args.judges:
+                run_fold(f, pairs, folds, args)
+            if "late" in args.judges:
+                run_late_fold(f, pairs, folds, args)
             print(f"fold {f}: {time.perf_counter() - start:.0f} s", flush=True)
     if args.only in (None, "table"):
         rows = [json.loads((args.work / f"fold{f}.json").read_text()) for f in range(args.folds)]
+        for row in rows:
+            late = args.work / f"late{row['fold']}.json"
+            if late.is_file():
+                extra = json.loads(late.read_text())
+                row.update(late_ids=extra["ids"], late_lr=extra["late_lr"], late_lr_fit_s=extra["late_lr_fit_s"],
+                           late_lr_score_s=extra["late_lr_score_s"])
         table(rows, pairs, args)
         print((args.work / "trecdl.md").read_text())
     if args.only in (None, "holes"):

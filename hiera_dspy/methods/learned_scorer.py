@@ -77,18 +77,23 @@ class ScorerState:
                 self._scorer = self._fit(self.train)
         return self._scorer
 
-    def fit(self, pairs: Sequence[Pair]) -> None:
-        """Fit the scorer on the labelled `pairs` (pairs without a label of the scheme are left out)."""
-        scorer = self._fit([p for p in pairs if p.label in self.scheme.labels])
+    def fit(self, pairs: Sequence[Pair], rows=None) -> None:
+        """Fit the scorer on the labelled `pairs` (pairs without a label of the scheme are left out; `rows`: their
+        feature rows computed beforehand, `RelevanceScorer.train_rows`, one per pair given, all labelled)."""
+        scorer = self._fit([p for p in pairs if p.label in self.scheme.labels], rows)
         with self._lock:
             self._scorer, self._prefetched = scorer, {}
 
-    def _fit(self, pairs: list[Pair]) -> RelevanceScorer:
+    def new_scorer(self) -> RelevanceScorer:
+        """An unfitted scorer of this state's options and embedder."""
+        embedder = None if self.embedder == "lexical" else self.embedder
+        return RelevanceScorer(self.scheme, embedder=embedder, C=self.C, **self.options)
+
+    def _fit(self, pairs: list[Pair], rows=None) -> RelevanceScorer:
         if not pairs:
             raise RuntimeError("the relevance scorer needs labelled train pairs: build with BuildContext(train=...), "
                                "call prepare(train, dev), or load a compiled artifact")
-        embedder = None if self.embedder == "lexical" else self.embedder
-        return RelevanceScorer(self.scheme, embedder=embedder, C=self.C, **self.options).fit(pairs)
+        return self.new_scorer().fit(pairs, rows)
 
     def score(self, query: str, item_title: str, item_text: str) -> dict[str, float]:
         """The label distribution, as an accounted step (role "scorer", no LM call); a prefetched pair's is read

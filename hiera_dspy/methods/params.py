@@ -92,9 +92,10 @@ PARAMS: dict[str, Param] = {
                nullable=True),
     "features": Param(str, "what the scorer reads: base (lexical + cosines), query (+ query-level features), "
                       "interactions (+ query x item embedding products; for thousands of train pairs), fields (+ "
-                      "the query against each item field), prior (+ the item's leave-query-out relevance rate)",
+                      "the query against each item field), prior (+ the item's leave-query-out relevance rate), late (+ MaxSim over "
+                      "MiniLM's token vectors and the sentence cosine; for passages)",
                       choices=("base", "query", "interactions", "query+interactions", "fields", "query+fields",
-                               "query+prior", "query+fields+prior"), nullable=True),
+                               "query+prior", "query+fields+prior", "late", "query+late"), nullable=True),
     "model": Param(str, "the scorer's classifier: lr (logistic regression) or hgb (gradient-boosted trees, for "
                    "thousands of train pairs)", choices=("lr", "hgb"), nullable=True),
     "class_weight": Param(str, "balanced: every label weighs the same in the scorer's fit (an imbalanced train "
@@ -120,6 +121,10 @@ PARAMS: dict[str, Param] = {
     "ce_lr": Param(float, "ce-blend: the cross-encoder's AdamW learning rate", low=1e-7, high=1e-2),
     "dev_queries": Param(int, "ce-blend: train queries held out (one pair of each label they have, balanced) to "
                          "choose the blend", low=2),
+    "threshold_folds": Param(int, "late-lr: choose the grade thresholds on the out-of-fold predictions of K folds by "
+                             "query over every train pair", low=2, high=10),
+    "grade_objective": Param(str, "late-lr: what chooses the grade thresholds", ("kappa", "weighted_kappa"),
+                             nullable=True),
     "llm_share": Param(float, "largest share of pairs the cascade sends to the LLM", low=0.0, high=1.0),
     "tau_rule": Param(str, "how the cascade picks tau on dev: the LLM share, or the kept pairs' kappa",
                       ("share", "kappa")),

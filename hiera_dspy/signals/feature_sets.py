@@ -11,7 +11,9 @@ per triple, and a function naming its columns. A new block is one function and o
 - fields: + FIELD_FEATURES (`field_features.py`: the query against each field of the item, its year);
 - query+fields: query and fields;
 - query+prior, query+fields+prior: + the item's relevance rate over the train split's other queries
-  (`item_prior.py`, leave-query-out at fit time; the scorer keeps the counts).
+  (`item_prior.py`, leave-query-out at fit time; the scorer keeps the counts);
+- late, query+late: + LATE_FEATURES (`late_interaction.py`: MaxSim over MiniLM's token vectors and the sentence
+  cosine from the same pass; for passages; reads the bundled weights itself, not the scorer's embedder).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ import numpy as np
 from hiera_dspy.signals.field_features import FIELD_FEATURES, field_features
 from hiera_dspy.signals.interactions import interaction_features, interaction_names
 from hiera_dspy.signals.item_prior import PRIOR_FEATURES
+from hiera_dspy.signals.late_interaction import LATE_FEATURES
 from hiera_dspy.signals.query_features import QUERY_FEATURES, query_features
 
 Triples = Sequence[tuple[str, str, str]]
@@ -36,13 +39,20 @@ BLOCKS: dict[str, tuple[Callable[[object, Triples, Ids], np.ndarray], Callable[[
     "prior": (lambda scorer, triples, ids: scorer.prior.features(triples, ids), lambda width: PRIOR_FEATURES),
     "interactions": (lambda scorer, triples, ids: interaction_features(scorer.features.embedder, triples),
                      lambda width: interaction_names(width // 2)),
+    "late": (lambda scorer, triples, ids: _late(triples), lambda width: LATE_FEATURES),
 }
 FEATURE_SETS: dict[str, tuple[str, ...]] = {
     "base": (), "query": ("query",), "interactions": ("interactions",), "query+interactions": ("query", "interactions"),
     "fields": ("fields",), "query+fields": ("query", "fields"), "query+prior": ("query", "prior"),
-    "query+fields+prior": ("query", "fields", "prior"),
+    "query+fields+prior": ("query", "fields", "prior"), "late": ("late",), "query+late": ("query", "late"),
 }
 NEEDS_EMBEDDER = frozenset({"interactions"})
+
+
+def _late(triples: Triples) -> np.ndarray:
+    from hiera_dspy.signals.late_interaction import late_features  # the ONNX session loads on first use
+
+    return late_features(triples)
 
 
 def extra_features(scorer, feature_set: str, triples: Triples, ids: Ids = None) -> list[np.ndarray]:

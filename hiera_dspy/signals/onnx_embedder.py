@@ -66,13 +66,27 @@ class OnnxSentenceEmbedder:
         return out
 
 
-def exported(folder: Path, model_id: str, cache: str | Path | None = None) -> Path:
+OUTPUTS = ("pooled", "tokens")  # what an export returns: the sentence vector | every token's last hidden state
+
+
+def mean_pooled(hidden: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """Unit-length mean of each row's token vectors over its attention mask ((n, tokens, dim) -> (n, dim))."""
+    weights = np.asarray(mask, dtype=np.float64)[:, :, None]
+    mean = (hidden * weights).sum(1) / np.maximum(weights.sum(1), 1e-9)
+    return mean / np.maximum(np.linalg.norm(mean, axis=1, keepdims=True), 1e-12)
+
+
+def exported(folder: Path, model_id: str, cache: str | Path | None = None, output: str = "pooled") -> Path:
     """The ONNX export of the sentence model in `folder` under the cache root, made (and checked against
-    sentence-transformers) when missing or when its bytes do not match its recorded SHA-256."""
+    sentence-transformers) when missing or when its bytes do not match its recorded SHA-256. `output`: "pooled"
+    (unit-length mean-pooled vectors, (n, dim)) or "tokens" (the last hidden state, (n, tokens, dim), for late
+    interaction: `late_interaction.py`)."""
     from hiera_dspy import settings
     from hiera_dspy.signals.digests import sha256
 
-    name = model_id.replace("/", "_")
+    if output not in OUTPUTS:
+        raise ValueError(f"output must be one of {list(OUTPUTS)}; got {output!r}")
+    name = model_id.replace("/", "_") + ("" if output == "pooled" else f".{output}")
     path = settings.cache_dir(cache) / "onnx" / f"{name}.onnx"
     digest = path.with_suffix(".onnx.sha256")
     if path.is_file() and digest.is_file() and digest.read_text().strip() == sha256(path):
@@ -80,14 +94,14 @@ def exported(folder: Path, model_id: str, cache: str | Path | None = None) -> Pa
     path.parent.mkdir(parents=True, exist_ok=True)
     print(f"embeddings ({model_id}): exporting to ONNX once, {path}", file=sys.stderr)
     tmp = path.with_suffix(".onnx.tmp")
-    _export(folder, tmp)
-    _check_against_torch(folder, tmp)
+    _export(folder, tmp, output)
+    _check_against_torch(folder, tmp, output)
     tmp.replace(path)
     digest.write_text(sha256(path) + "\n")
     return path
 
 
-def _export(folder: Path, dst: Path) -> None:
+def _export(folder: Path, dst: Path, output: str = "pooled") -> None:
     import torch
     from transformers import AutoModel
 
@@ -103,6 +117,8 @@ def _export(folder: Path, dst: Path) -> None:
         def forward(self, input_ids, attention_mask, token_type_ids):
             hidden = self.model(input_ids=input_ids, attention_mask=attention_mask,
                                 token_type_ids=token_type_ids).last_hidden_state
+            if output == "tokens":
+                return hidden
             mask = attention_mask.unsqueeze(-1).to(hidden.dtype)
             mean = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
             return torch.nn.functional.normalize(mean, p=2, dim=1)
@@ -111,7 +127,8 @@ def _export(folder: Path, dst: Path) -> None:
     dummy = (torch.ones((2, 8), dtype=torch.long), torch.ones((2, 8), dtype=torch.long),
              torch.zeros((2, 8), dtype=torch.long))
     raw = dst.with_suffix(".raw")
-    axes = {n: {0: "batch", 1: "sequence"} for n in names} | {"logits": {0: "batch"}}
+    axes = {n: {0: "batch", 1: "sequence"} for n in names} | {
+        "logits": {0: "batch", 1: "sequence"} if output == "tokens" else {0: "batch"}}
     with torch.no_grad():
         torch.onnx.export(MeanPooled().eval(), dummy, str(raw), input_names=names, output_names=["logits"],
                           dynamic_axes=axes, opset_version=OPSET, dynamo=False)
@@ -119,8 +136,9 @@ def _export(folder: Path, dst: Path) -> None:
     raw.unlink()
 
 
-def _check_against_torch(folder: Path, path: Path) -> None:
-    """Refuse an export whose vectors differ from sentence-transformers' on `PROBE_TEXTS`."""
+def _check_against_torch(folder: Path, path: Path, output: str = "pooled") -> None:
+    """Refuse an export whose vectors differ from sentence-transformers' on `PROBE_TEXTS` (a "tokens" export: its
+    hidden states mean-pooled over the mask and normalised, as sentence-transformers pools them)."""
     from sentence_transformers import SentenceTransformer
     from transformers import AutoTokenizer
 
@@ -129,8 +147,13 @@ def _check_against_torch(folder: Path, path: Path) -> None:
     reference = SentenceTransformer(str(folder), device="cpu", local_files_only=True).encode(
         list(PROBE_TEXTS), normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False)
     tok = AutoTokenizer.from_pretrained(str(folder))
-    ours = OnnxRunner(path).logits(dict(tok(list(PROBE_TEXTS), padding=True, truncation=True, max_length=256,
-                                            return_tensors="np")))
+    feeds = dict(tok(list(PROBE_TEXTS), padding=True, truncation=True, max_length=256, return_tensors="np"))
+    if output == "tokens":
+        hidden = OnnxRunner(path).session.run(None, {k: np.asarray(feeds[k], dtype=np.int64) for k in
+                                                     ("input_ids", "attention_mask", "token_type_ids")})[0]
+        ours = mean_pooled(np.asarray(hidden, dtype=np.float64), feeds["attention_mask"])
+    else:
+        ours = OnnxRunner(path).logits(feeds)
     cosine = (np.asarray(reference, dtype=float) * ours).sum(1)
     if cosine.min() < MIN_COSINE:
         path.unlink()

@@ -135,6 +135,22 @@ class RelevanceScorer:
         self.scale = np.array(scaler.scale_, dtype=np.float64)
         return self
 
+    def train_rows(self, pairs: Sequence[Pair]) -> np.ndarray:
+        """The feature rows of labelled `pairs` that `fit(pairs, rows=...)` takes, the item form and idf table fixed
+        from them here: one matrix for several fits (a judge choosing its thresholds out of fold). Not for a set
+        with item priors, whose train rows are leave-query-out (ValueError)."""
+        if uses_prior(self.feature_set):
+            raise ValueError(f"train_rows: features {self.feature_set!r} read item priors, fitted inside fit()")
+        pairs = list(pairs)
+        if self.item_form != "raw":
+            self.item_form = fitted_form(pairs)
+        self.features.fit(self._triples(pairs))
+        return self._matrix(pairs)
+
+    def proba_rows(self, x: np.ndarray) -> np.ndarray:
+        """(n, len(scheme.labels)) probabilities of feature rows (`train_rows`' columns), in the scheme's order."""
+        return self._proba_matrix(np.asarray(x, dtype=np.float64))
+
     def _fit_trees(self, x: np.ndarray, y: np.ndarray) -> RelevanceScorer:
         """model="hgb": trees over the raw features, classes renumbered 0..k-1 in scheme order."""
         present = sorted(set(y.tolist()))

@@ -1,0 +1,113 @@
+"""late-lr: the offline passage judge. The learned scorer (`signals.RelevanceScorer`) over lexical features and late
+interaction (`signals/late_interaction.py`: MaxSim over all-MiniLM-L6-v2's token vectors, and the sentence cosine of
+the same pass), its grade distribution's expected grade cut at thresholds chosen out of fold; no LM call.
+
+Why a separate judge: on graded passages a classifier's most probable grade is almost always the commonest one (TREC
+DL 2020: 68% of the judgments are 0, and embed-lr's argmax says 0 for 99% of the pairs), and a sentence vector misses
+the passage that answers in one clause. Here the K-1 cuts on the expected grade are chosen (Cohen's kappa, or its
+quadratic-weighted form: `grade_objective`) on predictions no model made for its own query: the train pairs are
+split into `threshold_folds` folds by query, a scorer fitted on the other folds scores each fold, and the cuts are
+chosen on all of them (`cross.best_thresholds`); the judge itself is then fitted on every train pair. The features
+are computed once (`RelevanceScorer.train_rows`; the idf table is the whole train split's, an unsupervised statistic).
+Two labels: the one cut is on P(top label).
+
+Measured (`bench/trecdl.py`, TREC DL 2020, 5-fold cross-validation by query): see docs/learning.md, "TREC DL".
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+
+import dspy
+import numpy as np
+
+from hiera_dspy.methods import BuildContext, register
+from hiera_dspy.methods.cross import best_thresholds, cut, expected_grade, objective, query_folds
+from hiera_dspy.methods.learned_scorer import SCORER_OPTIONS, ScorerLearner, ScorerState
+from hiera_dspy.records import Pair
+
+LATE = {"embedder": "lexical", "C": 1.0, "features": "late", "threshold_folds": 5, "seed": 0}
+
+
+class LateProgram(ScorerLearner, dspy.Module):
+    """late-lr (see the module doc): a scorer and the grade thresholds on its expected grade."""
+
+    def __init__(self, ctx: BuildContext, *, embedder: str, C: float, threshold_folds: int, seed: int,
+                 grade_objective: str | None = None, **options):
+        super().__init__()
+        self.scheme, self.seed, self.threshold_folds = ctx.scheme, int(seed), int(threshold_folds)
+        self.objective = grade_objective or "kappa"
+        objective(self.objective)  # an unknown name fails at build
+        self.scorer_state = ScorerState(ctx.scheme, ctx.train, embedder, C, **options)
+        self.grading: dict | None = None
+
+    def prepare(self, train: Sequence[Pair] | None = None, dev: Sequence[Pair] | None = None):
+        """Fit the scorer on every train pair and choose the thresholds out of fold (module doc); `dev` is unused."""
+        labels = self.scheme.labels
+        pairs = [p for p in (train or self.scorer_state.train) if p.label in labels]
+        if len({p.query_id or p.query for p in pairs}) < self.threshold_folds:
+            raise ValueError(f"late-lr: threshold_folds={self.threshold_folds} needs at least as many train queries; "
+                             f"{len({p.query_id or p.query for p in pairs})} given: lower threshold_folds or give more queries")
+        rows = self.scorer_state.new_scorer().train_rows(pairs)
+        fold = np.asarray(query_folds(pairs, self.threshold_folds, self.seed))
+        out_of_fold = np.zeros((len(pairs), len(labels)))
+        for k in range(self.threshold_folds):
+            rest = np.flatnonzero(fold != k)
+            scorer = self.scorer_state.new_scorer().fit([pairs[i] for i in rest], rows[rest])
+            out_of_fold[fold == k] = scorer.proba_rows(rows[fold == k])
+        gold = np.array([labels.index(p.label) for p in pairs])
+        value, thresholds = best_thresholds(gold, self._values(out_of_fold), len(labels), objective(self.objective))
+        self.scorer_state.fit(pairs, rows)
+        predicted = cut(self._values(out_of_fold), thresholds)
+        self.grading = {"thresholds": list(thresholds), "objective": self.objective, "out_of_fold": value,
+                        "chosen_by": f"out of fold, {self.threshold_folds} folds by query", "pairs": len(pairs),
+                        "label_counts": {label: int((gold == i).sum()) for i, label in enumerate(labels)},
+                        "predicted_counts": {label: int((predicted == i).sum()) for i, label in enumerate(labels)}}
+        print(f"late-lr: thresholds {', '.join(f'{t:.3f}' for t in thresholds)} chosen {self.grading['chosen_by']} "
+              f"({self.objective} {value:.3f} on {len(pairs):,} train pairs)", file=sys.stderr)
+        return self
+
+    def _values(self, dists: np.ndarray) -> np.ndarray:
+        """What the thresholds cut: the expected grade (two labels: P(top label))."""
+        dists = np.asarray(dists, dtype=float)
+        return dists[:, -1] if dists.shape[1] == 2 else expected_grade(dists)
+
+    def learned_from(self) -> list[str]:
+        """What the judge learned from, for the compile's report (after `prepare`)."""
+        if self.grading is None:
+            return []
+        g = self.grading
+        cuts = ", ".join(f"{t:.3f}" for t in g["thresholds"])
+        return [f"scorer: {g['pairs']:,} pairs ({self.scorer_state.options.get('features', 'base')} features)",
+                f"grade thresholds {cuts}: chosen {g['chosen_by']} ({g['objective']} {g['out_of_fold']:.3f} there)"]
+
+    def prefetch(self, pairs: Sequence[Pair]) -> None:
+        """Score the pairs about to be judged in one batch (`ScorerState.prefetch`)."""
+        self.scorer_state.prefetch(pairs)
+
+    def forward(self, query: str, item_title: str, item_text: str) -> dspy.Prediction:
+        """The expected grade of the scorer's distribution cut at the chosen thresholds; `scores` the distribution."""
+        if self.grading is None:
+            raise RuntimeError("late-lr is not fitted: call prepare(train) or load a compiled artifact")
+        scores = self.scorer_state.score(query, item_title, item_text)
+        dist = np.array([[scores[label] for label in self.scheme.labels]])
+        label = self.scheme.labels[int(cut(self._values(dist), self.grading["thresholds"])[0])]
+        return dspy.Prediction(label=label, scores=scores, routed="scorer", reached_llm=False, delegated=False)
+
+    def dump_extra(self) -> dict | None:
+        """The scorer and the grading (thresholds and their evidence)."""
+        scorer = self.scorer_state.dump()
+        return None if scorer is None or self.grading is None else {**scorer, "grading": self.grading}
+
+    def load_extra(self, extra: dict) -> None:
+        """Restore what `dump_extra` saved."""
+        self.scorer_state.load(extra)
+        self.grading = dict(extra["grading"])
+
+
+@register("late-lr", "The passage judge: the learned scorer over lexical features and late interaction (MaxSim over "
+          "MiniLM's token vectors), its expected grade cut at thresholds chosen out of fold by query; no LM call",
+          family="signals", lm_roles=(), options=SCORER_OPTIONS + ("grade_objective",), **LATE)
+def _late_lr(ctx: BuildContext, **config) -> LateProgram:
+    return LateProgram(ctx, **config)
