@@ -66,6 +66,9 @@ VARIANTS = {"ce-blend": ("scorer", None), "cross-encoder alone": ("scorer", (1.0
             "trees scorer alone": ("scorer", (0.0,)), "embed-lr, thresholds out of fold": ("embed_lr", (0.0,)),
             "ce-blend with embed-lr as its scorer": ("embed_lr", None)}
 POOL_RUNS = ("bm25", "bm25-first30w", "tf-overlap", "bm25-noisy")
+# systems built on all-MiniLM-L6-v2's vectors, as the MiniLM judges are: a judge tends to favour its own kind, so the
+# ranking is also compared without them
+MINILM_KIN = ("dense-minilm", "fusion-rrf", "embed-lr")
 
 
 # ------------------------------------------------------------------------------------------------------------ data
@@ -172,7 +175,8 @@ def run_late_fold(f: int, pairs: list[Pair], folds: dict[str, int], args) -> dic
     feature_sets._late = lambda triples: np.array([table_of[t] for t in triples])
     try:
         start = time.perf_counter()
-        program = build("late-lr", BuildContext(SCHEME, train=train), seed=args.seed).prepare(train)
+        program = build("late-lr", BuildContext(SCHEME, train=train), seed=args.seed,
+                        threshold_folds=min(5, len({p.query_id for p in train}))).prepare(train)
         fit_s = time.perf_counter() - start
     finally:
         feature_sets._late = real
@@ -294,6 +298,17 @@ def table(rows: list[dict], pairs: list[Pair], args) -> dict:
         result["judges"].append({"name": name, **with_query_ci(pred["gold"], pred[name], queries, args.resamples),
                                  "shares": shares(pred[name]), "ms_a_pair": 1000 * score_s / n,
                                  "fit_s_per_fold": fit_s / len(rows)})
+    if (args.work / "late_features.npy").is_file():  # each late-interaction feature against the NIST grade
+        from scipy.stats import spearmanr
+
+        from hiera_dspy.signals.item_form import canonical_triples
+        from hiera_dspy.signals.late_interaction import LATE_FEATURES
+
+        table_of = late_table(pairs, args.work)
+        x = np.array([table_of[t] for t in canonical_triples([(p.query, p.item_title, p.item_text) for p in pairs])])
+        y = np.array([LABELS.index(p.label) for p in pairs])
+        result["late_spearman"] = {name: float(spearmanr(x[:, j], y).correlation)
+                                   for j, name in enumerate(LATE_FEATURES)}
     tokenizer = AutoTokenizer.from_pretrained(base_folder())
     lengths = pair_lengths([by_id[i] for i in pred["ids"]], tokenizer)
     result["by_length"] = []
@@ -343,6 +358,9 @@ def table_markdown(r: dict, args) -> str:
                   f"{p['median_judgments_per_item']:.0f}" for p in r["item_prior"]) + f" -> features "
               f"{r['item_prior'][0]['features']}.", "",
               "| pair length (tokens) | pairs | ce-blend kappa | alpha |", "|---|---|---|---|"]
+    if "late_spearman" in r:
+        lines[-3:-3] = ["Late interaction against the NIST grade, every pair (Spearman): " + ", ".join(
+            f"{name} {value:.3f}" for name, value in r["late_spearman"].items()) + ".", ""]
     lines += [f"| {b['tokens']} | {b['pairs']} | {b['kappa']:.3f} | {b['alpha']:.3f} |" for b in r["by_length"]]
     return "\n".join(lines) + "\n"
 
@@ -425,6 +443,11 @@ def holes(pairs: list[Pair], args) -> dict:
         result[f"tau_p10_{k}"] = kendall_tau([scores[n]["full"]["p@10"] for n in runs],
                                              [scores[n][k]["p@10"] for n in runs])
         result[f"mae_{k}"] = float(np.mean(np.abs(np.array(truth) - np.array(values))))
+    others = [n for n in runs if n not in MINILM_KIN]  # systems that do not share the judge's MiniLM vectors
+    for k in ("sparse", "filled", "machine"):
+        result[f"tau_{k}_without_kin"] = kendall_tau([scores[n]["full"]["ndcg@10"] for n in others],
+                                                     [scores[n][k]["ndcg@10"] for n in others])
+    result["without_kin"] = others
     gold = np.array([full[k] for k in hole_keys])
     judged = np.array([machine_of[k] for k in hole_keys])
     result["holes_agreement"] = agreement(gold, judged) if len(hole_keys) > 1 else {}
@@ -455,6 +478,10 @@ def holes_markdown(r: dict) -> str:
                     ("filled", f"pool + holes filled by {r['filler']}"),
                     ("machine", f"every top-10 pair by {r['filler']} only")):
         lines.append(f"| {name} | {number(r[f'tau_{k}'])} | {number(r[f'tau_p10_{k}'])} | {number(r[f'mae_{k}'])} |")
+    if "without_kin" in r:
+        lines += ["", (f"Without the systems built on MiniLM's vectors ({', '.join(MINILM_KIN)}; {len(r['without_kin'])} "
+                       f"systems left), Kendall tau nDCG@10: pool {number(r['tau_sparse_without_kin'])}, filled "
+                       f"{number(r['tau_filled_without_kin'])}, machine only {number(r['tau_machine_without_kin'])}.")]
     if a:
         lines += ["", (f"{r['filler']} on the {r['holes']:,} holes: kappa {a['kappa']:.3f} (4 grades), "
                        f"{a['kappa_binary']:.3f} (binary), alpha {a['alpha']:.3f}.")]

@@ -4,8 +4,10 @@ contextual token vectors (ColBERT's MaxSim, Khattab & Zaharia, SIGIR 2020), for 
 A sentence vector averages a passage into one point, so a passage that answers the query in one clause and talks
 of something else around it sits far from the query. MaxSim keeps the tokens apart: every content token of the query
 (its [CLS] and [SEP] left out) takes its best cosine against the passage's tokens, and the feature is their mean.
-One ONNX Runtime pass over the passage (`onnx_embedder.exported(..., output="tokens")`, checked against
-sentence-transformers before use) gives both columns:
+One ONNX Runtime pass over the passage gives both columns; the pass runs on the export's int8 form
+(`onnx_embedder.quantized`: dynamic int8 weights, its sentence vectors checked within cosine 0.98 of
+sentence-transformers'; about half fp32's time on 2 cores, see docs/learning.md) and on fp32 when that check fails
+(said on stderr). A judge is fitted and judges on the same path, so its thresholds see the features it will read:
 
 - late_maxsim: the mean over query tokens of the best token cosine in the passage;
 - late_cosine: the cosine of the two sentence vectors (mean-pooled over the same pass, as sentence-transformers
@@ -14,8 +16,8 @@ sentence-transformers before use) gives both columns:
 Passages are read up to the model's 256 tokens (sentence-transformers' `max_seq_length`; the cut is the model's
 own); distinct texts are encoded once a call, queries kept across calls (a judge sees few distinct queries).
 
-Measured on TREC DL 2020's 11,386 judged passages (`bench/trecdl.py`, query-grouped 5-fold): Spearman with the
-NIST grade 0.41 for late_maxsim, 0.35 for the sentence cosine.
+Measured on TREC DL 2020's 11,386 judged passages (`bench/trecdl.py`, the int8 pass): Spearman with the NIST grade
+0.405 for late_maxsim, 0.343 for late_cosine.
 
 Example:
     >>> late_features([("what is a cat", "", "The cat is a small feline.")]).shape   # doctest: +SKIP
@@ -35,15 +37,19 @@ from hiera_dspy.signals.minilm import DEFAULT_MODEL_ID, EmbedderUnavailable, bun
 
 LATE_FEATURES = ("late_maxsim", "late_cosine")
 QUERY_MEMORY = 4096  # distinct queries whose token vectors are kept across calls
+DOC_CHUNK = 512  # distinct passages encoded (and held in memory) at a time
 
 
 class TokenEncoder:
     """all-MiniLM-L6-v2's last hidden state through ONNX Runtime: `encode(texts)` gives, per text, its unit-length
     content token vectors ([CLS], [SEP] and padding left out) and its unit-length sentence vector."""
 
-    def __init__(self, model_id: str = DEFAULT_MODEL_ID, batch_size: int = 32, threads: int | None = None):
+    def __init__(self, model_id: str = DEFAULT_MODEL_ID, batch_size: int = 32, threads: int | None = None,
+                 precision: str = "int8"):
+        import sys
+
         from hiera_dspy.signals import onnx_encoder
-        from hiera_dspy.signals.onnx_embedder import exported
+        from hiera_dspy.signals.onnx_embedder import exported, quantized
 
         folder = bundled_model_path(model_id)
         if folder is None or not onnx_encoder.available():
@@ -56,7 +62,14 @@ class TokenEncoder:
         self.model_id, self.batch_size = model_id, int(batch_size)
         self.tokenizer = AutoTokenizer.from_pretrained(str(folder))
         self.max_len = int(json.loads((folder / "sentence_bert_config.json").read_text())["max_seq_length"])
-        self.session = onnx_encoder.OnnxRunner(exported(folder, model_id, output="tokens"), threads).session
+        path = exported(folder, model_id, output="tokens")
+        self.precision = "fp32"
+        if precision == "int8":
+            try:
+                path, self.precision = quantized(folder, path), "int8"
+            except EmbedderUnavailable as exc:
+                print(f"late interaction: int8 refused, reading fp32 ({exc})", file=sys.stderr)
+        self.session = onnx_encoder.OnnxRunner(path, threads).session
 
     def encode(self, texts: Sequence[str]) -> list[tuple[np.ndarray, np.ndarray]]:
         """(token vectors (tokens, dim), sentence vector (dim,)) per text, in input order (batched by length)."""
@@ -75,7 +88,8 @@ class TokenEncoder:
             for row, i in enumerate(idx):
                 n = int(feeds["attention_mask"][row].sum())
                 tokens = hidden[row, 1:n - 1]  # the content tokens: [CLS] first, [SEP] last
-                out[i] = (tokens / np.maximum(np.linalg.norm(tokens, axis=1, keepdims=True), 1e-12), pooled[row])
+                unit = tokens / np.maximum(np.linalg.norm(tokens, axis=1, keepdims=True), 1e-12)
+                out[i] = (unit.astype(np.float32), pooled[row].astype(np.float32))
         return out
 
 
@@ -95,18 +109,24 @@ class LateInteraction:
         self._lock = threading.Lock()
 
     def features(self, triples: Sequence[tuple[str, str, str]]) -> np.ndarray:
-        """(len(triples), 2): late_maxsim and late_cosine; a query or passage without content tokens scores 0."""
-        if not triples:
-            return np.zeros((0, len(LATE_FEATURES)))
-        queries = self._query_vectors(sorted({q for q, _, _ in triples}))
-        docs = list(dict.fromkeys(item_document(t, x) for _, t, x in triples))
-        vectors = dict(zip(docs, self.encoder.encode(docs)))
+        """(len(triples), 2): late_maxsim and late_cosine; a query or passage without content tokens scores 0.
+        Passages are encoded `DOC_CHUNK` distinct texts at a time, their token vectors dropped once scored."""
         rows = np.zeros((len(triples), len(LATE_FEATURES)))
-        for i, (q, t, x) in enumerate(triples):
-            (q_tokens, q_vec), (d_tokens, d_vec) = queries[q], vectors[item_document(t, x)]
-            if len(q_tokens) and len(d_tokens):
-                rows[i, 0] = float((q_tokens @ d_tokens.T).max(axis=1).mean())
-            rows[i, 1] = float(q_vec @ d_vec) if len(q_vec) and len(d_vec) else 0.0
+        if not triples:
+            return rows
+        queries = self._query_vectors(sorted({q for q, _, _ in triples}))
+        by_doc: dict[str, list[int]] = {}
+        for i, (_, t, x) in enumerate(triples):
+            by_doc.setdefault(item_document(t, x), []).append(i)
+        docs = list(by_doc)
+        for start in range(0, len(docs), DOC_CHUNK):
+            chunk = docs[start:start + DOC_CHUNK]
+            for doc, (d_tokens, d_vec) in zip(chunk, self.encoder.encode(chunk)):
+                for i in by_doc[doc]:
+                    q_tokens, q_vec = queries[triples[i][0]]
+                    if len(q_tokens) and len(d_tokens):
+                        rows[i, 0] = float((q_tokens @ d_tokens.T).max(axis=1).mean())
+                    rows[i, 1] = float(q_vec @ d_vec) if len(q_vec) and len(d_vec) else 0.0
         return rows
 
     def _query_vectors(self, queries: list[str]) -> dict[str, tuple[np.ndarray, np.ndarray]]:

@@ -101,6 +101,32 @@ def exported(folder: Path, model_id: str, cache: str | Path | None = None, outpu
     return path
 
 
+INT8_MIN_COSINE = 0.98  # an int8 export's sentence vectors against sentence-transformers', every probe text
+
+
+def quantized(folder: Path, path: Path) -> Path:
+    """The int8 sibling of the export `path` (`onnxruntime.quantization.quantize_dynamic`, a scale per column, as the
+    cross-encoder's), made when missing or changed (SHA-256 beside it) and checked: its mean-pooled sentence vectors
+    must stay within cosine `INT8_MIN_COSINE` of sentence-transformers' on `PROBE_TEXTS`, else EmbedderUnavailable
+    (the caller keeps fp32). Only for a "tokens" export."""
+    import onnx
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    from hiera_dspy.signals.digests import sha256
+
+    dst = path.with_suffix(".int8.onnx")
+    digest = dst.with_suffix(".onnx.sha256")
+    if dst.is_file() and digest.is_file() and digest.read_text().strip() == sha256(dst):
+        return dst
+    tmp = dst.with_suffix(".onnx.tmp")
+    quantize_dynamic(str(path), str(tmp), weight_type=QuantType.QInt8, per_channel=True,
+                     extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT})
+    _check_against_torch(folder, tmp, "tokens", INT8_MIN_COSINE)
+    tmp.replace(dst)
+    digest.write_text(sha256(dst) + "\n")
+    return dst
+
+
 def _export(folder: Path, dst: Path, output: str = "pooled") -> None:
     import torch
     from transformers import AutoModel
@@ -136,7 +162,7 @@ def _export(folder: Path, dst: Path, output: str = "pooled") -> None:
     raw.unlink()
 
 
-def _check_against_torch(folder: Path, path: Path, output: str = "pooled") -> None:
+def _check_against_torch(folder: Path, path: Path, output: str = "pooled", min_cosine: float = MIN_COSINE) -> None:
     """Refuse an export whose vectors differ from sentence-transformers' on `PROBE_TEXTS` (a "tokens" export: its
     hidden states mean-pooled over the mask and normalised, as sentence-transformers pools them)."""
     from sentence_transformers import SentenceTransformer
@@ -155,7 +181,7 @@ def _check_against_torch(folder: Path, path: Path, output: str = "pooled") -> No
     else:
         ours = OnnxRunner(path).logits(feeds)
     cosine = (np.asarray(reference, dtype=float) * ours).sum(1)
-    if cosine.min() < MIN_COSINE:
+    if cosine.min() < min_cosine:
         path.unlink()
         raise EmbedderUnavailable(f"the ONNX export of {folder} differs from sentence-transformers (cosine "
-                                  f"{cosine.min():.6f} < {MIN_COSINE}): using torch")
+                                  f"{cosine.min():.6f} < {min_cosine})")

@@ -42,6 +42,11 @@ def test_trecdl_bench_scores_every_pair_out_of_fold_and_fills_holes(tmp_path):
     for j in result["judges"]:
         assert set(j) >= {"kappa", "kappa_binary", "alpha", "weighted_kappa", "shares", "ms_a_pair"}
         assert j["kappa"]["ci"][0] <= j["kappa"]["value"] <= j["kappa"]["ci"][1]
+    assert result["judges"][-1]["name"] == "late-lr"  # the passage judge, from its own per-fold files
+    late = [json.loads((work / f"late{f}.json").read_text()) for f in (0, 1)]
+    assert sorted(i for f in late for i in f["ids"]) == sorted(ids)
+    assert all(len(f["grading"]["thresholds"]) == 3 for f in late)
     holes = json.loads((work / "holes.json").read_text())
+    assert holes["filler"] == "late-lr" and len(holes["without_kin"]) == len(holes["runs"]) - 2  # no embed-lr run
     assert holes["holes"] > 0 and holes["tau_machine"] is not None and -1 <= holes["tau_filled"] <= 1
     assert "Kendall tau" in (work / "holes.md").read_text()
