@@ -81,13 +81,17 @@ def test_onnx_token_vectors_are_sentence_transformers_token_vectors(tmp_path, mo
 
     monkeypatch.setenv("HIERA_CACHE_DIR", str(tmp_path))
     texts = ["what is a cat", "The cat is a small domesticated feline. " * 60]  # the second cut at 256 tokens
-    ours = TokenEncoder().encode(texts)
-    reference = SentenceTransformer(str(bundled_model_path()), device="cpu").encode(
-        texts, output_value="token_embeddings", convert_to_numpy=False)
-    sentence = SentenceTransformer(str(bundled_model_path()), device="cpu").encode(texts, normalize_embeddings=True)
-    for (tokens, pooled), ref, vec in zip(ours, reference, sentence):
+    model = SentenceTransformer(str(bundled_model_path()), device="cpu")
+    reference = model.encode(texts, output_value="token_embeddings", convert_to_numpy=False)
+    sentence = model.encode(texts, normalize_embeddings=True)
+    fp32, int8 = TokenEncoder(precision="fp32"), TokenEncoder()
+    assert (fp32.precision, int8.precision) == ("fp32", "int8")
+    for (tokens, pooled), (tokens8, pooled8), ref, vec in zip(fp32.encode(texts), int8.encode(texts), reference,
+                                                              sentence):
         ref = ref.numpy()[1:-1]
         ref = ref / np.linalg.norm(ref, axis=1, keepdims=True)
-        assert tokens.shape == ref.shape
-        np.testing.assert_allclose(tokens, ref, atol=1e-4)
+        assert tokens.shape == tokens8.shape == ref.shape
+        np.testing.assert_allclose(tokens, ref, atol=1e-4)  # fp32: sentence-transformers' vectors
         np.testing.assert_allclose(pooled, vec, atol=1e-4)
+        assert float(pooled8 @ vec) >= 0.98  # int8: the export's own check
+        assert float(np.mean(np.sum(tokens8 * ref, axis=1))) >= 0.95
