@@ -68,6 +68,8 @@ VARIANTS = {"ce-blend": ("scorer", None), "cross-encoder alone": ("scorer", (1.0
 POOL_RUNS = ("bm25", "bm25-first30w", "tf-overlap", "bm25-noisy")
 # systems built on all-MiniLM-L6-v2's vectors, as the MiniLM judges are: a judge tends to favour its own kind, so the
 # ranking is also compared without them
+LATE_SUFFIX = {"weighted_kappa": "", "kappa": ".k"}  # late-lr's grade objective -> its per-fold file's suffix
+LATE_NAMES = {"weighted_kappa": "late-lr", "kappa": "late-lr, grade_objective=kappa"}
 MINILM_KIN = ("dense-minilm", "fusion-rrf", "embed-lr")
 
 
@@ -157,7 +159,7 @@ def run_fold(f: int, pairs: list[Pair], folds: dict[str, int], args) -> dict:
     return row
 
 
-def run_late_fold(f: int, pairs: list[Pair], folds: dict[str, int], args) -> dict:
+def run_late_fold(f: int, pairs: list[Pair], folds: dict[str, int], args, objective: str = "weighted_kappa") -> dict:
     """late-lr, the product's method (`methods/late.py`): compiled on the other folds, judging fold f (cached in
     work/late{f}.json). Its train features are read from a table of every pair's late-interaction features computed
     once (work/late_features.npy: the same numbers `late_features` gives, computed in one pass, not once a fold); the
@@ -165,7 +167,7 @@ def run_late_fold(f: int, pairs: list[Pair], folds: dict[str, int], args) -> dic
     from hiera_dspy.methods import BuildContext, build
     from hiera_dspy.signals import feature_sets, late_interaction
 
-    out = args.work / f"late{f}.json"
+    out = args.work / f"late{f}{LATE_SUFFIX[objective]}.json"
     if out.is_file():
         return json.loads(out.read_text())
     table_of = late_table(pairs, args.work)
@@ -175,7 +177,7 @@ def run_late_fold(f: int, pairs: list[Pair], folds: dict[str, int], args) -> dic
     feature_sets._late = lambda triples: np.array([table_of[t] for t in triples])
     try:
         start = time.perf_counter()
-        program = build("late-lr", BuildContext(SCHEME, train=train), seed=args.seed,
+        program = build("late-lr", BuildContext(SCHEME, train=train), seed=args.seed, grade_objective=objective,
                         threshold_folds=min(5, len({p.query_id for p in train}))).prepare(train)
         fit_s = time.perf_counter() - start
     finally:
@@ -260,9 +262,11 @@ def predictions(rows: list[dict], pairs: list[Pair]) -> dict:
             if name == "ce-blend":
                 out["blends"].append({"fold": r["fold"], "weight": w, "thresholds": list(cuts), "oof_kappa": value})
         out[name] = codes
-    late = {i: g for r in rows for i, g in zip(r.get("late_ids", ()), r.get("late_lr", ()))}
-    if late:
-        out["late-lr"] = np.array([late[i] for i in ids])
+    for name in LATE_NAMES.values():
+        late = {i: g for r in rows for i, g in zip(r.get("late", {}).get(name, {}).get("ids", ()),
+                                                    r.get("late", {}).get(name, {}).get("late_lr", ()))}
+        if len(late) == len(ids):
+            out[name] = np.array([late[i] for i in ids])
     out["ce_expected"] = expected_grade(dists["ce"])
     out["scorer_expected"] = expected_grade(dists["scorer"])
     out["embed_lr_expected"] = expected_grade(dists["embed_lr"])
@@ -291,9 +295,11 @@ def table(rows: list[dict], pairs: list[Pair], args) -> dict:
               shares(pred["gold"]), "judges": [], "blends": pred["blends"], "budgets": [r["budget"] for r in rows],
               "item_prior": [r["item_prior"] for r in rows], "ce_paths": [r.get("ce_path") for r in rows],
               "embed_lr_ms_fold0": 1000 * rows[0]["embed_lr_score_s"] / rows[0]["test_pairs"]}
-    if "late-lr" in pred:
-        speed["late-lr"] = (sum(r["late_lr_score_s"] for r in rows), sum(r["late_lr_fit_s"] for r in rows))
-    for name in ("embed-lr", *VARIANTS, *(["late-lr"] if "late-lr" in pred else [])):
+    lates = [name for name in LATE_NAMES.values() if name in pred]
+    for name in lates:
+        speed[name] = (sum(r["late"][name]["late_lr_score_s"] for r in rows),
+                       sum(r["late"][name]["late_lr_fit_s"] for r in rows))
+    for name in ("embed-lr", *VARIANTS, *lates):
         score_s, fit_s = speed[name]
         result["judges"].append({"name": name, **with_query_ci(pred["gold"], pred[name], queries, args.resamples),
                                  "shares": shares(pred[name]), "ms_a_pair": 1000 * score_s / n,
@@ -324,7 +330,8 @@ def table(rows: list[dict], pairs: list[Pair], args) -> dict:
     (args.work / "predictions.json").write_text(json.dumps(
         {"ids": pred["ids"], **{k: np.asarray(pred[k]).tolist() for k in
                                 ("gold", "fold", "ce-blend", "ce_expected", "scorer_expected", "embed_lr_expected")},
-         "labels": {name: np.asarray(pred[name]).tolist() for name in (*VARIANTS, "late-lr") if name in pred}}))
+         "labels": {name: np.asarray(pred[name]).tolist() for name in (*VARIANTS, *LATE_NAMES.values())
+                    if name in pred}}))
     (args.work / "trecdl.json").write_text(json.dumps(result, indent=1))
     (args.work / "trecdl.md").write_text(table_markdown(result, args))
     return result
@@ -509,9 +516,11 @@ def main() -> None:
     p.add_argument("--no-accelerate", dest="accelerate", action="store_false", help="score with torch, no ONNX")
     p.add_argument("--resamples", type=int, default=1000)
     p.add_argument("--pool-depth", type=int, default=5)
-    p.add_argument("--filler", default="late-lr", choices=[*VARIANTS, "late-lr"], help="holes: the judge filling them")
+    p.add_argument("--filler", default="late-lr", choices=[*VARIANTS, *LATE_NAMES.values()],
+                   help="holes: the judge filling them")
     p.add_argument("--judges", default="ce,late", help="cv: ce (embed-lr, the trees scorer, the cross-encoder and "
-                   "their blends) and/or late (late-lr)")
+                   "their blends), late (late-lr, its default grade_objective=weighted_kappa), late-k (late-lr with "
+                   "grade_objective=kappa)")
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--progress", action="store_true")
     p.add_argument("--fold-list", default=None, help="cv: only these folds, e.g. 0,2,4 (to run folds side by side)")
@@ -527,19 +536,21 @@ def main() -> None:
         todo = range(args.folds) if args.fold_list is None else [int(f) for f in args.fold_list.split(",")]
         for f in todo:
             start = time.perf_counter()
-            if "ce" in args.judges:
+            judges = set(args.judges.split(","))
+            if "ce" in judges:
                 run_fold(f, pairs, folds, args)
-            if "late" in args.judges:
+            if "late" in judges:
                 run_late_fold(f, pairs, folds, args)
+            if "late-k" in judges:
+                run_late_fold(f, pairs, folds, args, "kappa")
             print(f"fold {f}: {time.perf_counter() - start:.0f} s", flush=True)
     if args.only in (None, "table"):
         rows = [json.loads((args.work / f"fold{f}.json").read_text()) for f in range(args.folds)]
         for row in rows:
-            late = args.work / f"late{row['fold']}.json"
-            if late.is_file():
-                extra = json.loads(late.read_text())
-                row.update(late_ids=extra["ids"], late_lr=extra["late_lr"], late_lr_fit_s=extra["late_lr_fit_s"],
-                           late_lr_score_s=extra["late_lr_score_s"])
+            for objective, suffix in LATE_SUFFIX.items():
+                late = args.work / f"late{row['fold']}{suffix}.json"
+                if late.is_file():
+                    row.setdefault("late", {})[LATE_NAMES[objective]] = json.loads(late.read_text())
         table(rows, pairs, args)
         print((args.work / "trecdl.md").read_text())
     if args.only in (None, "holes"):

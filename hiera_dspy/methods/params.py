@@ -123,7 +123,8 @@ PARAMS: dict[str, Param] = {
                          "choose the blend", low=2),
     "threshold_folds": Param(int, "late-lr: choose the grade thresholds on the out-of-fold predictions of K folds by "
                              "query over every train pair", low=2, high=10),
-    "grade_objective": Param(str, "late-lr: what chooses the grade thresholds", ("kappa", "weighted_kappa"),
+    "grade_objective": Param(str, "late-lr: what chooses the grade thresholds: quadratic-weighted kappa or Cohen's kappa",
+                             ("weighted_kappa", "kappa"),
                              nullable=True),
     "llm_share": Param(float, "largest share of pairs the cascade sends to the LLM", low=0.0, high=1.0),
     "tau_rule": Param(str, "how the cascade picks tau on dev: the LLM share, or the kept pairs' kappa",
