@@ -1,0 +1,166 @@
+"""Does the plan ask for what labelling needs? After a first sample, the plan's n for an interval width against the
+n at which the product's intervals reach that width; and the calibration check on judges whose plan would under-ask.
+
+    python -m bench.conclusions --plan-check --dataset msrd --samples 200
+    python -m bench.conclusions --plan-check --dataset trecdl2020 --trec-qrels QRELS --samples 200
+
+The benchmark is the staged one's (bench/conclusions_staged.py: simulated systems over MSRD's or TREC DL 2020's real
+judgments, 40% of the queries judged in full) with four simulated judges: "probabilities" (calibrated, independent
+holes), "labels" (the same without a distribution), "overconfident" (states 1 - (1 - c) / 4 where c is its chance
+to be right) and "correlated" (calibrated, but its errors on a query's holes go together).
+
+Each of `--samples` repetitions orders the queries at random and labels them in that order. The first `--first`
+queries are the first sample: on them the product's calibration check runs (hiera_dspy.conclude.calibration.check,
+as `hiera-dspy plan` runs it on the decided holes), and the plan names, for each system and pair, the sampled queries
+for a width (hiera_dspy.conclude.plan: `plan`'s residual spread from label sets simulated from the judge's
+probabilities, as is and times the check's inflation, and `n_width_sample` from the first sample's own residual
+spread, as `hiera-dspy plan` prints them). The target widths are the median width of the product's interval
+(certainty stratum, domain estimator, betting interval below n_min; bench/conclusions_staged.intervals) when
+`--widths-at` queries are labelled, so the n that reaches the target is that n (the median width falls as n grows),
+and each plan's n over it is 1.0 when the plan is exact.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+
+import numpy as np
+
+from bench.conclusions_staged import build, columns_of, intervals, judge_records, plan_inputs, read_grades
+from hiera_dspy.conclude.calibration import check
+from hiera_dspy.conclude.plan import interval_widths, n_for_interval, plan
+
+STEP = 1.05
+STATS = ("z", "spiegelhalter_z", "brier_ratio", "dispersion", "inflation")
+
+
+def human_records(b: dict, records: list[dict]) -> list[dict]:
+    """The judge's records with a person's label (the true grade) on every hole: what the check reads once decided."""
+    labels = b["scheme"].labels
+    return [r | {"label": labels[b["holes"][(r["query_id"], r["item_id"])]], "source": "human"} for r in records]
+
+
+def realised_widths(cols: dict, orders: list[np.ndarray], at: int, level: float = 0.95) -> dict:
+    """(measure, column) -> each order's interval width once its first `at` queries are labelled (0: exact; NaN:
+    fewer than 2 decided queries with holes)."""
+    out = {}
+    for m, c in cols.items():
+        for j in range(c["x"].shape[1]):
+            hole_q = ~c["certain"][:, j]
+            widths = np.full(len(orders), np.nan)
+            groups: dict[int, list] = {}
+            for i, order in enumerate(orders):
+                dec = [int(q) for q in order[:at] if hole_q[q]]
+                groups.setdefault(len(dec), []).append((i, dec))
+            for n, members in groups.items():
+                rows = [i for i, _ in members]
+                if n == int(hole_q.sum()):
+                    widths[rows] = 0.0
+                elif n >= 2:
+                    est = intervals(c, j, [dec for _, dec in members], None, level)
+                    widths[rows] = est.hi - est.lo
+            out[(m, j)] = widths
+    return out
+
+
+def first_sample_spread(c: dict, j: int, order: np.ndarray, first: int) -> tuple[float | None, int]:
+    """(the residual sd, the decided queries with holes) of column `j` over the first sample: the `sd` and `n` of the
+    product's estimate (hiera_dspy.conclude.finite.columns, slope 1, over the decided queries with holes)."""
+    hole_q = ~c["certain"][:, j]
+    dec = [int(q) for q in order[:first] if hole_q[q]]
+    if len(dec) < 2:
+        return None, len(dec)
+    return float(np.std(c["y"][dec, j] - c["x"][dec, j], ddof=1)), len(dec)
+
+
+def grid(scale: float) -> float:
+    """A scale of the residual's spread on a grid of 5% steps (the widths of the plan memoised across repetitions;
+    a step moves the plan's n by about 10% at most, half that on average)."""
+    return float(STEP ** round(np.log(max(scale, 1e-6)) / np.log(STEP)))
+
+
+def column_widths(machine: dict, sims: list[dict], holes: dict, m: str, name: str, line, big_n: int):
+    """The plan's `interval_widths` of one system ("s0") or pair ("s0-s1") on measure `m`, as `plan` builds it."""
+    a, _, b = name.partition("-")
+    x = machine[m][a] - (machine[m][b] if b else 0)
+    ys = [sim[m][a] - (sim[m][b] if b else 0) for sim in sims]
+    w = holes[m][a] | (holes[m][b] if b else False)
+    return interval_widths(x[w], [y[w] for y in ys], big_n, line.n_min, (-1.0, 1.0) if b else (0.0, 1.0))
+
+
+def check_judge(b: dict, judge: str, args) -> dict:
+    """One judge: per (measure, kind, at) the ratios plan n / true n of every (repetition, column), for the plan as
+    is, inflated by the check and from the first sample's spread (scales on `grid`, so the widths are memoised
+    across repetitions); and the check's statistics per repetition."""
+    records = judge_records(b, judge, args.seed + 1)
+    cols = columns_of(b, records)
+    machine, sims, holes = plan_inputs(b, records, args.plan_draws)
+    lines = {(ln.measure, ln.a if ln.b is None else f"{ln.a}-{ln.b}"): ln for ln in plan(machine, sims, holes=holes)}
+    human = human_records(b, records)
+    queries, big_n = b["queries"], len(b["queries"])
+    rng = np.random.default_rng(args.seed + 3)
+    orders = [rng.permutation(big_n) for _ in range(args.samples)]
+    checks = [check(human, [queries[i] for i in order[:args.first]], b["scheme"]) for order in orders]
+    inflation = [grid(c["inflation"] if c else 1.0) for c in checks]
+    ats = [int(x) for x in args.widths_at.split(",")]
+    widths = {at: realised_widths(cols, orders, at) for at in ats}
+    ratios: dict[tuple, dict[str, list]] = {}
+    for m, c in cols.items():
+        for j, name in enumerate(c["names"]):
+            line = lines[(m, name)]
+            width_at = column_widths(machine, sims, holes, m, name, line, big_n)
+            spread = [first_sample_spread(c, j, order, args.first)[0] for order in orders]
+            for at in ats:
+                target = float(np.nanmedian(widths[at][(m, j)]))
+                if not np.isfinite(target) or target <= 0:
+                    continue
+                kind = "systems" if j < c["systems"] else "pairs"
+                into = ratios.setdefault((m, kind, at), {"plan": [], "inflated": [], "sample": []})
+                into["plan"].append(n_for_interval(lambda n: width_at(n, 1.0), big_n, target) / at)
+                for r in range(len(orders)):
+                    into["inflated"].append(n_for_interval(lambda n, s=inflation[r]: width_at(n, s), big_n, target) / at)
+                    if spread[r] is not None and line.sd_holes:
+                        scale = grid(spread[r] / line.sd_holes)
+                        into["sample"].append(n_for_interval(lambda n, s=scale: width_at(n, s), big_n, target) / at)
+    return {"ratios": ratios, "checks": [c for c in checks if c]}
+
+
+def summary(r: list[float]) -> str:
+    """median [quartiles], share within +-25%"""
+    a = np.asarray(r, dtype=float)
+    if not len(a):
+        return "-"
+    return (f"{np.median(a):.2f} [{np.quantile(a, 0.25):.2f}, {np.quantile(a, 0.75):.2f}], "
+            f"{np.mean(np.abs(a - 1) <= 0.25):.0%}")
+
+
+def run(args) -> list[str]:
+    """The Markdown tables: the plan's n over the true n per judge, measure and target; the check per judge."""
+    grades = read_grades(args.dataset, args.trec_qrels)
+    b = build(args.dataset, grades, args.queries, args.systems, args.full, args.seed)
+    head = (f"Dataset {args.dataset}: {len(b['queries'])} queries, {args.systems} systems, {len(b['holes'])} holes, "
+            f"{args.full:.0%} of the queries judged in full; {args.samples} orders a judge, a first sample of "
+            f"{args.first} queries; target widths: the median width when {args.widths_at} queries are labelled.")
+    width_rows = ["| judge | measure | estimates | true n | plan / true (before labelling) | inflated by the check: "
+                  "median [quartiles], within ±25% | from the first sample's spread: median [quartiles], within ±25% |",
+                  "|---|---|---|---|---|---|---|"]
+    check_rows = ["| judge | flagged | z | Spiegelhalter's z | Brier ratio | dispersion | inflation | plan n / needed: "
+                  "as is, inflated (systems, median) |", "|---|---|---|---|---|---|---|---|"]
+    for judge in args.judges.split(","):
+        start = time.time()
+        got = check_judge(b, judge, args)
+        for (m, kind, at), r in got["ratios"].items():
+            width_rows.append(f"| {judge} | {m} | {kind} | {at} | {np.median(r['plan']):.2f} | "
+                              f"{summary(r['inflated'])} | {summary(r['sample'])} |")
+        cs = got["checks"]
+        med = {k: float(np.median([c[k] for c in cs])) for k in STATS}
+        systems = [r for (m, kind, at), r in got["ratios"].items() if kind == "systems"]
+        as_is = np.median([x for r in systems for x in r["plan"]])
+        inflated = np.median([x for r in systems for x in r["inflated"]])
+        check_rows.append(f"| {judge} | {np.mean([c['flag'] for c in cs]):.0%} | {med['z']:+.2f} | "
+                          f"{med['spiegelhalter_z']:+.2f} | {med['brier_ratio']:.2f} | {med['dispersion']:.2f} | "
+                          f"{med['inflation']:.2f} | {as_is:.2f}, {inflated:.2f} |")
+        print(f"{judge}: {time.time() - start:.0f} s", file=sys.stderr)
+        print("\n".join(width_rows + [""] + check_rows), file=sys.stderr)
+    return [head, "", *width_rows, "", *check_rows]
