@@ -556,6 +556,7 @@ def plan_check(args) -> str:
 
     trec = args.dataset == "trecdl2020"
     args.first = args.first or (10 if trec else 20)
+    args.sample_size = args.sample_size or (20 if trec else 60)
     args.widths_at = args.widths_at or ("20,30,40" if trec else "40,60,100")
     if args.judges == parser().get_default("judges"):
         args.judges = "probabilities,labels,overconfident,correlated"

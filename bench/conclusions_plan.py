@@ -27,11 +27,21 @@ import time
 
 import numpy as np
 
-from bench.conclusions_staged import build, columns_of, intervals, judge_records, plan_inputs, read_grades
+from bench.conclusions_staged import (
+    build,
+    columns_of,
+    intervals,
+    judge_records,
+    plan_inputs,
+    read_grades,
+    samples_of,
+    stage_coverage,
+)
 from hiera_dspy.conclude.calibration import check
-from hiera_dspy.conclude.plan import interval_widths, n_for_interval, plan
+from hiera_dspy.conclude.plan import interval_widths, n_for_interval, plan, recommended_design
 
 STEP = 1.05
+DESIGN_SAMPLES = 400  # samples a design for the measured width and coverage of complete samples
 STATS = ("z", "spiegelhalter_z", "brier_ratio", "dispersion", "inflation")
 
 
@@ -123,7 +133,22 @@ def check_judge(b: dict, judge: str, args) -> dict:
                     if spread[r] is not None and line.sd_holes:
                         scale = grid(spread[r] / line.sd_holes)
                         into["sample"].append(n_for_interval(lambda n, s=scale: width_at(n, s), big_n, target) / at)
-    return {"ratios": ratios, "checks": [c for c in checks if c]}
+    return {"ratios": ratios, "checks": [c for c in checks if c], "design": design_check(b, records, cols, args)}
+
+
+def design_check(b: dict, records: list[dict], cols: dict, args) -> dict:
+    """The plan's predicted narrowing by `--sample stratified` (its strata of the judge's uncertainty) and the design
+    it recommends, beside what the staged protocol measures on DESIGN_SAMPLES (or `--samples` if more) complete
+    samples of `--sample-size` drawn each way: the systems' mean width (with the betting interval, and the t
+    interval alone) and the lowest coverage over the systems and pairs."""
+    machine, sims, holes = plan_inputs(b, records, args.plan_draws)
+    got = {}
+    for design in ("random", "stratified"):
+        samples, layer = samples_of(b, records, design, args.sample_size, max(args.samples, DESIGN_SAMPLES),
+                                    args.seed + 2, args.strata)
+        (got[design],) = stage_coverage(cols, samples, layer, every=10 ** 6)
+    chosen, gain = recommended_design(plan(machine, sims, holes=holes, strata=layer))
+    return {"gain": gain, "chosen": chosen, **got}
 
 
 def summary(r: list[float]) -> str:
@@ -145,6 +170,9 @@ def run(args) -> list[str]:
     width_rows = ["| judge | measure | estimates | true n | plan / true (before labelling) | inflated by the check: "
                   "median [quartiles], within ±25% | from the first sample's spread: median [quartiles], within ±25% |",
                   "|---|---|---|---|---|---|---|"]
+    design_rows = ["| judge | predicted narrowing (median) | plan's design | width stratified / random (narrower) | "
+                   "t alone: stratified / random (narrower) | lowest coverage random / stratified |",
+                   "|---|---|---|---|---|---|"]
     check_rows = ["| judge | flagged | z | Spiegelhalter's z | Brier ratio | dispersion | inflation | plan n / needed: "
                   "as is, inflated (systems, median) |", "|---|---|---|---|---|---|---|---|"]
     for judge in args.judges.split(","):
@@ -161,6 +189,12 @@ def run(args) -> list[str]:
         check_rows.append(f"| {judge} | {np.mean([c['flag'] for c in cs]):.0%} | {med['z']:+.2f} | "
                           f"{med['spiegelhalter_z']:+.2f} | {med['brier_ratio']:.2f} | {med['dispersion']:.2f} | "
                           f"{med['inflation']:.2f} | {as_is:.2f}, {inflated:.2f} |")
+        d = got["design"]
+        r, st = d["random"], d["stratified"]
+        low = {k: min(x["systems_min"], x["pairs_min"]) for k, x in d.items() if k in ("random", "stratified")}
+        design_rows.append(f"| {judge} | {d['gain']:.1%} | {d['chosen']} | {st['width']:.3f} / {r['width']:.3f} "
+                           f"({1 - st['width'] / r['width']:.0%}) | {st['t_width']:.3f} / {r['t_width']:.3f} "
+                           f"({1 - st['t_width'] / r['t_width']:.0%}) | {low['random']:.3f} / {low['stratified']:.3f} |")
         print(f"{judge}: {time.time() - start:.0f} s", file=sys.stderr)
-        print("\n".join(width_rows + [""] + check_rows), file=sys.stderr)
-    return [head, "", *width_rows, "", *check_rows]
+        print("\n".join(width_rows + [""] + check_rows + [""] + design_rows), file=sys.stderr)
+    return [head, "", *width_rows, "", *check_rows, "", *design_rows]

@@ -39,6 +39,7 @@ import numpy as np
 
 POWER = 0.8
 METRIC_RANGE = (0.0, 1.0)  # nDCG@k and P@k
+STRATIFY = 0.10  # the predicted narrowing from which the plan recommends --sample stratified
 
 
 def standard_error(sd: float, n: int, big_n: int) -> float:
@@ -176,6 +177,7 @@ class Line:
     holes: int | None = None
     sd_holes: float | None = None
     n_width_sample: int | None = None
+    stratified_gain: float | None = None
 
     def to_dict(self) -> dict:
         """JSON-ready fields."""
@@ -199,17 +201,46 @@ def predicted_n_min(machine: np.ndarray, simulated: Sequence[np.ndarray]) -> int
     return max(math.ceil(float(np.mean(min_queries_columns(resid)))), 29)
 
 
+def stratified_gain(machine: np.ndarray, simulated: Sequence[np.ndarray], strata: np.ndarray) -> float | None:
+    """How much narrower a proportionally stratified sample's interval is predicted to be than a random one's, over
+    the label sets `simulated` from the judge's probabilities: 1 - sqrt(sum_h W_h S_h^2 / S^2), S_h the residual's
+    standard deviation within stratum h (`strata`: each query's), S over all, each the root of the mean variance over
+    the sets (Cochran 1977, section 5.6, the finite-population terms left out). None with fewer than 2 queries.
+    A calibrated judge's expected values leave every stratum's mean residual near 0, and so little to gain."""
+    x = np.asarray(machine, dtype=float)
+    strata = np.asarray(strata)
+    if len(x) < 2:
+        return None
+    resid = np.column_stack([np.asarray(y, dtype=float) - x for y in simulated])
+    total = float(np.mean(resid.var(axis=0, ddof=1)))
+    if total <= 0:
+        return 0.0
+    within = sum(np.mean(strata == h) * float(np.mean(resid[strata == h].var(axis=0, ddof=1)))
+                 for h in np.unique(strata) if (strata == h).sum() >= 2)
+    return 1.0 - math.sqrt(min(within / total, 1.0))
+
+
+def recommended_design(lines: Sequence[Line]) -> tuple[str, float | None]:
+    """("stratified" or "random", the median predicted narrowing over the lines): stratified when that median is
+    at least STRATIFY."""
+    gains = [line.stratified_gain for line in lines if line.stratified_gain is not None]
+    if not gains:
+        return "random", None
+    median = float(np.median(gains))
+    return ("stratified" if median >= STRATIFY else "random"), median
+
+
 def plan_line(measure: str, a: str, b: str | None, machine: np.ndarray, simulated: Sequence[np.ndarray],
               width: float, level: float = 0.95, power: float = POWER, step: int = 1, inflation: float = 1.0,
               holes: np.ndarray | None = None, bounds: tuple[float, float] | None = None,
-              sample_sd: float | None = None) -> Line:
+              sample_sd: float | None = None, strata: np.ndarray | None = None) -> Line:
     """The plan of one per-query quantity (a system's values, or a pair's differences) over all N queries; a pair's
     power at its Holm `step`; the simulated residual sd times `inflation` (the calibration check's,
     `hiera_dspy.conclude.calibration`); n_min over the queries a hole can change (`holes`, a mask; None: all), the
     domain the estimate samples. `n_width`: the fewest sampled queries whose interval (`interval_widths`: the
     report's own, the betting interval below n_min included, values in `bounds`) is at most `width`, the residual's
     spread times `inflation`; `n_width_sample` the same at a decided sample's residual spread `sample_sd` (over the
-    queries with holes, an estimate's `sd`)."""
+    queries with holes, an estimate's `sd`); `stratified_gain` with `strata` (each query's stratum)."""
     from hiera_dspy.conclude.finite import min_queries_columns
 
     big_n = len(machine)
@@ -236,21 +267,23 @@ def plan_line(measure: str, a: str, b: str | None, machine: np.ndarray, simulate
         if sample_sd is not None:
             scale = sample_sd / sd_holes if sd_holes > 0 else 1.0
             n_sample = n_for_interval(lambda n: widths(n, scale), big_n, width)
+    gain = None if strata is None else stratified_gain(x_h, sims_h, np.asarray(strata)[w])
     return Line(measure, a, b, float(np.mean(machine)), n_min, sd, n_width, n_power, n_min_machine,
-                step if b is not None else None, int(w.sum()), sd_holes, n_sample)
+                step if b is not None else None, int(w.sum()), sd_holes, n_sample, gain)
 
 
 def plan(machine: dict[str, dict[str, np.ndarray]], simulated: Sequence[dict[str, dict[str, np.ndarray]]],
          width: float = 0.05, level: float = 0.95, power: float = POWER, inflation: float = 1.0,
          holes: dict[str, dict[str, np.ndarray]] | None = None, bounds: tuple[float, float] | None = METRIC_RANGE,
-         sample_sd: dict[tuple, float] | None = None) -> list[Line]:
+         sample_sd: dict[tuple, float] | None = None, strata: np.ndarray | None = None) -> list[Line]:
     """Every system, then every pair, per measure: `machine` is measure -> system -> values over all N queries;
     `simulated` a list of the same built from label sets drawn from the judge's probabilities. Each pair's power is
     planned at its Holm step: the pairs ranked by |machine difference| / residual sd, the clearest tested first at
     alpha / m (Bonferroni's), the k-th at alpha / (m - k + 1) (Holm 1979). `inflation` scales every residual sd;
     `holes` (measure -> system -> whether a hole can change each query) restricts each n_min to those queries (a
     pair's: where either system's can change); `bounds` is a metric's range (a pair's: low - high to high - low);
-    `sample_sd` ((measure, a, b) -> a decided sample's residual sd, b None for a system) gives `n_width_sample`."""
+    `sample_sd` ((measure, a, b) -> a decided sample's residual sd, b None for a system) gives `n_width_sample`;
+    `strata` (each query's stratum, as `--sample stratified` draws them) the predicted `stratified_gain`."""
     out = []
     sample_sd = sample_sd or {}
     pair_bounds = None if bounds is None else (bounds[0] - bounds[1], bounds[1] - bounds[0])
@@ -259,7 +292,7 @@ def plan(machine: dict[str, dict[str, np.ndarray]], simulated: Sequence[dict[str
         for s in names:
             out.append(plan_line(m, s, None, systems[s], [sim[m][s] for sim in simulated], width, level, power,
                                  inflation=inflation, holes=None if holes is None else holes[m][s], bounds=bounds,
-                                 sample_sd=sample_sd.get((m, s, None))))
+                                 sample_sd=sample_sd.get((m, s, None)), strata=strata))
         pairs = list(combinations(names, 2))
         diffs = {(s, t): systems[s] - systems[t] for s, t in pairs}
         sims = {(s, t): [sim[m][s] - sim[m][t] for sim in simulated] for s, t in pairs}
@@ -268,7 +301,7 @@ def plan(machine: dict[str, dict[str, np.ndarray]], simulated: Sequence[dict[str
         for p in pairs:
             mask = None if holes is None else np.asarray(holes[m][p[0]]) | np.asarray(holes[m][p[1]])
             out.append(plan_line(m, p[0], p[1], diffs[p], sims[p], width, level, power, steps[p], inflation, mask,
-                                 pair_bounds, sample_sd.get((m, p[0], p[1]))))
+                                 pair_bounds, sample_sd.get((m, p[0], p[1])), strata))
     return out
 
 

@@ -192,3 +192,20 @@ def test_the_plan_from_a_decided_sample_reads_its_spread_over_the_queries_with_h
     (wider,) = plan({"p@10": {"A": x}}, sets, width=0.03, holes={"p@10": {"A": holes}},
                     sample_sd={("p@10", "A", None): 1.5 * line.sd_holes})
     assert line.n_width < 100 and same.n_width_sample == line.n_width < wider.n_width_sample
+
+
+def test_the_plan_recommends_stratifying_only_where_it_is_predicted_10_percent_narrower():
+    # residuals whose mean differs by stratum (hard labels of an uneven judge) gain from strata; residuals centred in
+    # every stratum (a calibrated judge's expected values) do not, and the plan then says to draw at random
+    from hiera_dspy.conclude.plan import recommended_design, stratified_gain
+
+    rng = np.random.default_rng(4)
+    strata = np.repeat(np.arange(4), 50)
+    x = rng.uniform(0.2, 0.8, 200)
+    centred = [x + rng.normal(0, 0.1, 200) for _ in range(10)]
+    shifted = [x + np.array([-0.2, -0.05, 0.05, 0.2])[strata] + rng.normal(0, 0.1, 200) for _ in range(10)]
+    assert abs(stratified_gain(x, centred, strata)) < 0.03 and stratified_gain(x, shifted, strata) > 0.3
+    lines = {k: plan({"p@10": {"A": x}}, [{"p@10": {"A": y}} for y in sims], strata=strata)
+             for k, sims in (("centred", centred), ("shifted", shifted))}
+    assert recommended_design(lines["centred"])[0] == "random"
+    assert recommended_design(lines["shifted"])[0] == "stratified"
