@@ -13,9 +13,12 @@ best systems, the holes the rest of every system's top 10; a share `--full` of t
 holes: the certainty stratum). The full-judgment value of a system is its metric with every hole given its true grade.
 
 The judges: for each hole a confidence c ~ U(0.55, 0.95), the judge's label the true grade with probability c, else
-another grade at random, so its distribution {label: c, the others (1 - c) spread} is calibrated for its label.
-"probabilities" hands the product that distribution (expected machine values); "labels" only the label and c (the
-machine values of the hard labels; the plan's draws spread the rest, hiera_dspy.conclude.strata.label_distribution).
+another grade at random, so its distribution {label: c, the others (1 - c) spread} is right for its label given the
+truth (a likelihood, not a posterior: a rare grade it names is right less often than c, so it is not calibrated in the
+plan's sense). "probabilities" hands the product that distribution (expected machine values); "labels" only the label
+and c (the machine values of the hard labels; the plan's draws spread the rest,
+hiera_dspy.conclude.strata.label_distribution). bench/conclusions_plan.py adds "calibrated", "overconfident" and
+"correlated" (`judge_records`).
 
 The human sample: `--sample-size` queries, random or stratified (hiera_dspy.labelling.draws, strata of the judge's
 uncertainty), labelled in sample order with the true grades; a query without holes needs no decision. After every

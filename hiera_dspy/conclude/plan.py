@@ -12,8 +12,15 @@ For each system (and each pairwise difference) on each measure:
 - the residual standard deviation the interval will have: the human values are simulated from the judge's own
   probabilities (each hole relevant with the judge's probability, several label sets), and the human-minus-machine
   residual is taken over all N (slope 1: the estimator's default, `hiera_dspy.conclude.finite`);
-- `n_width`: the fewest sampled queries whose interval is at most `width` wide (its full width, hi - lo), from the
-  finite-population half-width t * sqrt((1 - n / N) / n) * sd (Cochran 1977, section 4.4);
+- `n_width`: the fewest sampled queries whose interval is at most `width` wide (its full width, hi - lo): the
+  interval the report will give (`interval_widths`: of the n sampled, the n H / N of the H queries a hole can change
+  are decided; the finite-population t interval over them, Cochran 1977 section 4.4, with the betting interval
+  beside it below n_min), on the simulated label sets, scaled to the benchmark's mean. A t formula over all N
+  queries, the rule before 2026-12-05, asked for a fifth of the queries the betting interval needs below n_min on
+  TREC DL 2020 (docs/conclusions.md); `n_width_sample` the same at a decided sample's residual spread over the
+  queries with holes (read before as a spread over every query, which asked N / H times too many);
+- `stratified_gain`: how much narrower `--sample stratified` is predicted to be; the plan recommends it from
+  `STRATIFY` (10%);
 - for a pair, `n_power`: the fewest sampled queries that tell the two apart at `level` with probability `power`
   (80%) if the difference is the machine's, tested at the pair's Holm step (|difference| >= (t_{1-alpha/(2 step)} +
   t_{power}) * standard error; the pairs ranked by |difference| / residual sd, the clearest at Bonferroni's alpha / m),
