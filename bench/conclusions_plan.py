@@ -28,12 +28,11 @@ import time
 import numpy as np
 
 from bench.conclusions_staged import (
-    build,
+    benchmark,
     columns_of,
     intervals,
     judge_records,
     plan_inputs,
-    read_grades,
     samples_of,
     stage_coverage,
 )
@@ -162,11 +161,9 @@ def summary(r: list[float]) -> str:
 
 def run(args) -> list[str]:
     """The Markdown tables: the plan's n over the true n per judge, measure and target; the check per judge."""
-    grades = read_grades(args.dataset, args.trec_qrels)
-    b = build(args.dataset, grades, args.queries, args.systems, args.full, args.seed)
-    head = (f"Dataset {args.dataset}: {len(b['queries'])} queries, {args.systems} systems, {len(b['holes'])} holes, "
-            f"{args.full:.0%} of the queries judged in full; {args.samples} orders a judge, a first sample of "
-            f"{args.first} queries; target widths: the median width when {args.widths_at} queries are labelled.")
+    b, said = benchmark(args)
+    head = (f"{said}; {args.samples} orders a judge, a first sample of {args.first} queries; target widths: the "
+            f"median width when {args.widths_at} queries are labelled.")
     width_rows = ["| judge | measure | estimates | true n | plan / true (before labelling) | inflated by the check: "
                   "median [quartiles], within ±25% | from the first sample's spread: median [quartiles], within ±25% |",
                   "|---|---|---|---|---|---|---|"]

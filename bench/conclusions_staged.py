@@ -272,13 +272,19 @@ def stage_coverage(cols: dict, samples: list[list[int]], layer, every: int, leve
     return out
 
 
+def benchmark(args) -> tuple[dict, str]:
+    """The simulated benchmark of `args.dataset` (`build`) and its description."""
+    b = build(args.dataset, read_grades(args.dataset, args.trec_qrels), args.queries, args.systems, args.full,
+              args.seed)
+    return b, (f"Dataset {args.dataset}: {len(b['queries'])} queries, {args.systems} systems, {len(b['holes'])} "
+               f"holes, {args.full:.0%} of the queries judged in full")
+
+
 def run(args) -> list[str]:
     """The Markdown table of every cell (judge x design) of `args.dataset`."""
-    grades = read_grades(args.dataset, args.trec_qrels)
-    b = build(args.dataset, grades, args.queries, args.systems, args.full, args.seed)
-    head = (f"Dataset {args.dataset}: {len(b['queries'])} queries, {args.systems} systems, {len(b['holes'])} holes, "
-            f"{args.full:.0%} of the queries judged in full; samples of {args.sample_size} labelled in order, "
-            f"{args.samples} samples a cell; coverage of a nominal 95% interval.")
+    b, said = benchmark(args)
+    head = (f"{said}; samples of {args.sample_size} labelled in order, {args.samples} samples a cell; coverage of a "
+            "nominal 95% interval.")
     columns_row = ("| judge | design | decided | systems min | systems mean | pairs min | pairs mean | width (systems) "
                    "| t alone: min | t alone: width |")
     lines = [head, "", columns_row, "|---|---|---|---|---|---|---|---|---|---|"]
