@@ -37,6 +37,7 @@ from bench.conclusions_staged import (
     stage_coverage,
 )
 from hiera_dspy.conclude.calibration import check
+from hiera_dspy.conclude.finite import min_queries_columns
 from hiera_dspy.conclude.plan import interval_widths, n_for_interval, plan, recommended_design
 
 STEP = 1.05
@@ -74,13 +75,15 @@ def realised_widths(cols: dict, orders: list[np.ndarray], at: int, level: float 
 
 
 def first_sample_spread(c: dict, j: int, order: np.ndarray, first: int) -> tuple[float | None, int]:
-    """(the residual sd, the decided queries with holes) of column `j` over the first sample: the `sd` and `n` of the
-    product's estimate (hiera_dspy.conclude.finite.columns, slope 1, over the decided queries with holes)."""
+    """(the residual sd, the n_min) of column `j` over the first sample: the `sd` and `n_min` of the product's
+    estimate (hiera_dspy.conclude.finite.columns, slope 1, over the decided queries with holes: the plan's n_min or
+    the sample's own rule if larger); None, 0 below 2 decided queries with holes."""
     hole_q = ~c["certain"][:, j]
     dec = [int(q) for q in order[:first] if hole_q[q]]
     if len(dec) < 2:
-        return None, len(dec)
-    return float(np.std(c["y"][dec, j] - c["x"][dec, j], ddof=1)), len(dec)
+        return None, 0
+    resid = c["y"][dec, j] - c["x"][dec, j]
+    return float(np.std(resid, ddof=1)), max(int(c["n_min"][j]), int(min_queries_columns(resid[:, None])[0]))
 
 
 def grid(scale: float) -> float:
@@ -89,13 +92,13 @@ def grid(scale: float) -> float:
     return float(STEP ** round(np.log(max(scale, 1e-6)) / np.log(STEP)))
 
 
-def column_widths(machine: dict, sims: list[dict], holes: dict, m: str, name: str, line, big_n: int):
+def column_widths(machine: dict, sims: list[dict], holes: dict, m: str, name: str, n_min: int, big_n: int):
     """The plan's `interval_widths` of one system ("s0") or pair ("s0-s1") on measure `m`, as `plan` builds it."""
     a, _, b = name.partition("-")
     x = machine[m][a] - (machine[m][b] if b else 0)
     ys = [sim[m][a] - (sim[m][b] if b else 0) for sim in sims]
     w = holes[m][a] | (holes[m][b] if b else False)
-    return interval_widths(x[w], [y[w] for y in ys], big_n, line.n_min, (-1.0, 1.0) if b else (0.0, 1.0))
+    return interval_widths(x[w], [y[w] for y in ys], big_n, n_min, (-1.0, 1.0) if b else (0.0, 1.0))
 
 
 def check_judge(b: dict, judge: str, args) -> dict:
@@ -118,8 +121,9 @@ def check_judge(b: dict, judge: str, args) -> dict:
     for m, c in cols.items():
         for j, name in enumerate(c["names"]):
             line = lines[(m, name)]
-            width_at = column_widths(machine, sims, holes, m, name, line, big_n)
-            spread = [first_sample_spread(c, j, order, args.first)[0] for order in orders]
+            width_at = column_widths(machine, sims, holes, m, name, line.n_min, big_n)
+            spread = [first_sample_spread(c, j, order, args.first) for order in orders]
+            by_n_min = {line.n_min: width_at}
             for at in ats:
                 target = float(np.nanmedian(widths[at][(m, j)]))
                 if not np.isfinite(target) or target <= 0:
@@ -129,9 +133,13 @@ def check_judge(b: dict, judge: str, args) -> dict:
                 into["plan"].append(n_for_interval(lambda n: width_at(n, 1.0), big_n, target) / at)
                 for r in range(len(orders)):
                     into["inflated"].append(n_for_interval(lambda n, s=inflation[r]: width_at(n, s), big_n, target) / at)
-                    if spread[r] is not None and line.sd_holes:
-                        scale = grid(spread[r] / line.sd_holes)
-                        into["sample"].append(n_for_interval(lambda n, s=scale: width_at(n, s), big_n, target) / at)
+                    sd, n_min = spread[r]
+                    if sd is not None and line.sd_holes:
+                        if n_min not in by_n_min:  # as plan_line: the sample's n_min where it asks more
+                            by_n_min[n_min] = column_widths(machine, sims, holes, m, name, n_min, big_n)
+                        at_sample = by_n_min[max(n_min, line.n_min)]
+                        into["sample"].append(n_for_interval(lambda n, s=grid(sd / line.sd_holes), w=at_sample:
+                                                             w(n, s), big_n, target) / at)
     return {"ratios": ratios, "checks": [c for c in checks if c], "design": design_check(b, records, cols, args)}
 
 

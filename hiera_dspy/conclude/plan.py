@@ -240,14 +240,16 @@ def recommended_design(lines: Sequence[Line]) -> tuple[str, float | None]:
 def plan_line(measure: str, a: str, b: str | None, machine: np.ndarray, simulated: Sequence[np.ndarray],
               width: float, level: float = 0.95, power: float = POWER, step: int = 1, inflation: float = 1.0,
               holes: np.ndarray | None = None, bounds: tuple[float, float] | None = None,
-              sample_sd: float | None = None, strata: np.ndarray | None = None) -> Line:
+              sample_sd: float | None = None, strata: np.ndarray | None = None, sample_n_min: int | None = None
+              ) -> Line:
     """The plan of one per-query quantity (a system's values, or a pair's differences) over all N queries; a pair's
     power at its Holm `step`; the simulated residual sd times `inflation` (the calibration check's,
     `hiera_dspy.conclude.calibration`); n_min over the queries a hole can change (`holes`, a mask; None: all), the
     domain the estimate samples. `n_width`: the fewest sampled queries whose interval (`interval_widths`: the
     report's own, the betting interval below n_min included, values in `bounds`) is at most `width`, the residual's
     spread times `inflation`; `n_width_sample` the same at a decided sample's residual spread `sample_sd` (over the
-    queries with holes, an estimate's `sd`); `stratified_gain` with `strata` (each query's stratum)."""
+    queries with holes, an estimate's `sd`) and its n_min (`sample_n_min`, an estimate's: the sample's own residuals
+    raise it where they are more skewed than the simulated ones, and the betting interval then lasts longer); `stratified_gain` with `strata` (each query's stratum)."""
     from hiera_dspy.conclude.finite import min_queries_columns
 
     big_n = len(machine)
@@ -273,6 +275,8 @@ def plan_line(measure: str, a: str, b: str | None, machine: np.ndarray, simulate
         n_sample = None
         if sample_sd is not None:
             scale = sample_sd / sd_holes if sd_holes > 0 else 1.0
+            if sample_n_min is not None and sample_n_min > n_min:
+                widths = interval_widths(x_h, sims_h, big_n, sample_n_min, bounds, level)
             n_sample = n_for_interval(lambda n: widths(n, scale), big_n, width)
     gain = None if strata is None else stratified_gain(x_h, sims_h, np.asarray(strata)[w])
     return Line(measure, a, b, float(np.mean(machine)), n_min, sd, n_width, n_power, n_min_machine,
@@ -282,24 +286,27 @@ def plan_line(measure: str, a: str, b: str | None, machine: np.ndarray, simulate
 def plan(machine: dict[str, dict[str, np.ndarray]], simulated: Sequence[dict[str, dict[str, np.ndarray]]],
          width: float = 0.05, level: float = 0.95, power: float = POWER, inflation: float = 1.0,
          holes: dict[str, dict[str, np.ndarray]] | None = None, bounds: tuple[float, float] | None = METRIC_RANGE,
-         sample_sd: dict[tuple, float] | None = None, strata: np.ndarray | None = None) -> list[Line]:
+         sample_sd: dict[tuple, float] | None = None, strata: np.ndarray | None = None,
+         sample_n_min: dict[tuple, int] | None = None) -> list[Line]:
     """Every system, then every pair, per measure: `machine` is measure -> system -> values over all N queries;
     `simulated` a list of the same built from label sets drawn from the judge's probabilities. Each pair's power is
     planned at its Holm step: the pairs ranked by |machine difference| / residual sd, the clearest tested first at
     alpha / m (Bonferroni's), the k-th at alpha / (m - k + 1) (Holm 1979). `inflation` scales every residual sd;
     `holes` (measure -> system -> whether a hole can change each query) restricts each n_min to those queries (a
     pair's: where either system's can change); `bounds` is a metric's range (a pair's: low - high to high - low);
-    `sample_sd` ((measure, a, b) -> a decided sample's residual sd, b None for a system) gives `n_width_sample`;
+    `sample_sd` ((measure, a, b) -> a decided sample's residual sd, b None for a system; `sample_n_min` its
+    estimate's n_min) gives `n_width_sample`;
     `strata` (each query's stratum, as `--sample stratified` draws them) the predicted `stratified_gain`."""
     out = []
-    sample_sd = sample_sd or {}
+    sample_sd, sample_n_min = sample_sd or {}, sample_n_min or {}
     pair_bounds = None if bounds is None else (bounds[0] - bounds[1], bounds[1] - bounds[0])
     for m, systems in machine.items():
         names = list(systems)
         for s in names:
             out.append(plan_line(m, s, None, systems[s], [sim[m][s] for sim in simulated], width, level, power,
                                  inflation=inflation, holes=None if holes is None else holes[m][s], bounds=bounds,
-                                 sample_sd=sample_sd.get((m, s, None)), strata=strata))
+                                 sample_sd=sample_sd.get((m, s, None)), strata=strata,
+                                 sample_n_min=sample_n_min.get((m, s, None))))
         pairs = list(combinations(names, 2))
         diffs = {(s, t): systems[s] - systems[t] for s, t in pairs}
         sims = {(s, t): [sim[m][s] - sim[m][t] for sim in simulated] for s, t in pairs}
@@ -308,7 +315,8 @@ def plan(machine: dict[str, dict[str, np.ndarray]], simulated: Sequence[dict[str
         for p in pairs:
             mask = None if holes is None else np.asarray(holes[m][p[0]]) | np.asarray(holes[m][p[1]])
             out.append(plan_line(m, p[0], p[1], diffs[p], sims[p], width, level, power, steps[p], inflation, mask,
-                                 pair_bounds, sample_sd.get((m, p[0], p[1])), strata))
+                                 pair_bounds, sample_sd.get((m, p[0], p[1])), strata,
+                                 sample_n_min.get((m, p[0], p[1]))))
     return out
 
 

@@ -56,7 +56,9 @@ def plan_run(store, run_id: str, width: float = 0.05, power: float = 0.8, draws:
     holes = {m: {name: ~sure[name][m] for name in runs} for m in machine}
     sample_sd = {key: e["sd"] for key, e in now.items() if e.get("sd") is not None and (e.get("n") or 0) >= 2}
     strata = stratum_labels(queries, records, scheme, (sample and sample.strata) or DEFAULT_STRATA)
-    planned = plan(machine, simulated, width, level, power, inflation, holes, sample_sd=sample_sd, strata=strata)
+    sample_n_min = {key: now[key].get("n_min") for key in sample_sd}
+    planned = plan(machine, simulated, width, level, power, inflation, holes, sample_sd=sample_sd, strata=strata,
+                   sample_n_min=sample_n_min)
     design, gain = recommended_design(planned)
     lines = [line.to_dict() | {"now": now.get((line.measure, line.a, line.b))} for line in planned]
     for line in lines:  # the decided sample's residual variance over the simulated one (no calibration assumed)

@@ -192,6 +192,10 @@ def test_the_plan_from_a_decided_sample_reads_its_spread_over_the_queries_with_h
     (wider,) = plan({"p@10": {"A": x}}, sets, width=0.03, holes={"p@10": {"A": holes}},
                     sample_sd={("p@10", "A", None): 1.5 * line.sd_holes})
     assert line.n_width < 100 and same.n_width_sample == line.n_width < wider.n_width_sample
+    # a sample whose own residuals are more skewed raises n_min, and the betting interval lasts longer
+    (skewed,) = plan({"p@10": {"A": x}}, sets, width=0.03, holes={"p@10": {"A": holes}},
+                     sample_sd={("p@10", "A", None): line.sd_holes}, sample_n_min={("p@10", "A", None): 66})
+    assert skewed.n_width_sample > line.n_width
 
 
 def test_the_plan_recommends_stratifying_only_where_it_is_predicted_10_percent_narrower():
