@@ -80,7 +80,13 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--table", help="also write the Markdown table to this file")
     p.add_argument("--staged", action="store_true",
                    help="coverage at every stage of labelling (bench/conclusions_staged.py) instead")
-    p.add_argument("--dataset", default="msrd", choices=("msrd", "trecdl2020"), help="with --staged")
+    p.add_argument("--plan-check", action="store_true",
+                   help="the plan's n for a width after a first sample against the n that reaches it, and the "
+                        "calibration check on four simulated judges (bench/conclusions_plan.py) instead")
+    p.add_argument("--first", type=int, help="with --plan-check: the first sample (default 20 of MSRD's, 10 of TREC's)")
+    p.add_argument("--widths-at", help="with --plan-check: target widths are the median widths at these sampled "
+                                       "queries (default 40,60,100 on MSRD, 20,30,40 on TREC)")
+    p.add_argument("--dataset", default="msrd", choices=("msrd", "trecdl2020"), help="with --staged, --plan-check")
     p.add_argument("--trec-qrels", help="with --staged --dataset trecdl2020: TREC DL 2020's qrels file (not shipped)")
     p.add_argument("--sample-size", type=int, help="with --staged: the sample (default 60 of MSRD's, 20 of TREC's)")
     p.add_argument("--every", type=int, help="with --staged: decided queries between stages (default 10, TREC 5)")
@@ -541,6 +547,26 @@ def staged(args) -> str:
     if args.queries == parser().get_default("queries"):
         args.queries = 400
     table = "\n".join(conclusions_staged.run(args))
+    return _written(args, table)
+
+
+def plan_check(args) -> str:
+    """The plan against what labelling needs (bench/conclusions_plan.py) with this command's defaults per dataset."""
+    from bench import conclusions_plan
+
+    trec = args.dataset == "trecdl2020"
+    args.first = args.first or (10 if trec else 20)
+    args.sample_size = args.sample_size or (20 if trec else 60)
+    args.widths_at = args.widths_at or ("20,30,40" if trec else "40,60,100")
+    if args.judges == parser().get_default("judges"):
+        args.judges = "probabilities,labels,overconfident,correlated"
+    if args.queries == parser().get_default("queries"):
+        args.queries = 400
+    return _written(args, "\n".join(conclusions_plan.run(args)))
+
+
+def _written(args, table: str) -> str:
+    """Print the table, and write it to --table when given."""
     if args.table:
         Path(args.table).write_text(table + "\n", encoding="utf-8")
     print(table)
@@ -552,6 +578,8 @@ def main(argv: list[str] | None = None) -> str:
     args = parser().parse_args(argv)
     if args.staged:
         return staged(args)
+    if args.plan_check:
+        return plan_check(args)
     built = build(args)
     truth_grades = [g for _, _, g in built["holes"]]
     truth = values_of(built, truth_grades)

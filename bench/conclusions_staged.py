@@ -13,9 +13,12 @@ best systems, the holes the rest of every system's top 10; a share `--full` of t
 holes: the certainty stratum). The full-judgment value of a system is its metric with every hole given its true grade.
 
 The judges: for each hole a confidence c ~ U(0.55, 0.95), the judge's label the true grade with probability c, else
-another grade at random, so its distribution {label: c, the others (1 - c) spread} is calibrated for its label.
-"probabilities" hands the product that distribution (expected machine values); "labels" only the label and c (the
-machine values of the hard labels; the plan's draws spread the rest, hiera_dspy.conclude.strata.label_distribution).
+another grade at random, so its distribution {label: c, the others (1 - c) spread} is right for its label given the
+truth (a likelihood, not a posterior: a rare grade it names is right less often than c, so it is not calibrated in the
+plan's sense). "probabilities" hands the product that distribution (expected machine values); "labels" only the label
+and c (the machine values of the hard labels; the plan's draws spread the rest,
+hiera_dspy.conclude.strata.label_distribution). bench/conclusions_plan.py adds "calibrated", "overconfident" and
+"correlated" (`judge_records`).
 
 The human sample: `--sample-size` queries, random or stratified (hiera_dspy.labelling.draws, strata of the judge's
 uncertainty), labelled in sample order with the true grades; a query without holes needs no decision. After every
@@ -97,20 +100,60 @@ def build(dataset: str, grades: dict, n_queries: int, systems: int, full: float,
     return {"queries": queries, "runs": runs, "originals": originals, "holes": holes, "scheme": scheme}
 
 
+POSTERIOR = ("calibrated", "overconfident", "correlated")  # judges that state P(grade | their label, the query)
+
+
 def judge_records(b: dict, kind: str, seed: int) -> list[dict]:
-    """The judge's records of the holes (see the module): with a distribution ("probabilities") or without."""
+    """The judge's records of the holes (see the module). Its label is the true grade with chance c ~ U(0.55, 0.95),
+    else another grade at random; "probabilities" states {label: c, the others (1 - c) spread} (right for its label,
+    not Bayes-calibrated: a rare grade it names is right less often than c), "labels" only the label and c.
+    "calibrated" states the posterior of the grade given its label, c and the query's grades (the share of each grade
+    among the query's holes): calibrated, its holes independent; "overconfident" the same with a quarter of the mass
+    off its top grade; "correlated" the posterior with the grades' shares over every hole of the benchmark instead of
+    the query's: calibrated over the benchmark, but on a query with more (or fewer) relevant holes than most it is
+    wrong the same way on every hole (its errors on a query go together)."""
     rng = np.random.default_rng(seed)
     labels = b["scheme"].labels
+    k_labels = len(labels)
+    base: dict[str, np.ndarray] = {}
+    for (q, _), g in b["holes"].items():
+        base.setdefault(q, np.zeros(k_labels))[g] += 1
+    overall = sum(base.values())
     out = []
     for (q, d), g in b["holes"].items():
         c = float(rng.uniform(0.55, 0.95))
-        label = g if rng.random() < c else int(rng.choice([k for k in range(len(labels)) if k != g]))
-        rec = {"id": f"{q}:{d}", "query_id": q, "item_id": d, "machine_label": labels[label], "confidence": c,
-               "label": labels[label], "source": "machine"}
-        if kind == "probabilities":
-            rec["distribution"] = {lab: c if k == label else (1 - c) / (len(labels) - 1) for k, lab in enumerate(labels)}
+        label = g if rng.random() < c else int(rng.choice([k for k in range(k_labels) if k != g]))
+        dist = np.full(k_labels, (1 - c) / (k_labels - 1))
+        dist[label] = c
+        if kind in POSTERIOR:
+            prior = overall if kind == "correlated" else base[q]
+            dist = dist * prior / (dist * prior).sum()
+        if kind == "overconfident":
+            top = int(np.argmax(dist))
+            dist = dist / 4
+            dist[top] = 0.0
+            dist[top] = 1 - dist.sum()
+        rec = {"id": f"{q}:{d}", "query_id": q, "item_id": d, "machine_label": labels[int(np.argmax(dist))],
+               "confidence": float(dist.max()), "label": labels[int(np.argmax(dist))], "source": "machine"}
+        if kind != "labels":
+            rec["distribution"] = {lab: float(p) for lab, p in zip(labels, dist)}
         out.append(rec)
     return out
+
+
+def plan_inputs(b: dict, records: list[dict], draws: int = 20) -> tuple[dict, list[dict], dict]:
+    """What the product's plan reads (hiera_dspy.labelling.plan.plan_run): measure -> system -> the machine's
+    per-query values, `draws` label sets simulated from the judge's probabilities, and measure -> system -> whether
+    a hole can change each query."""
+    scheme, queries = b["scheme"], b["queries"]
+    machine_of, _ = machine_values_of(b["originals"], records, scheme, DEPTH, "expected")
+    x = {name: machine_of(lines, queries) for name, lines in b["runs"].items()}
+    sure = {name: certain(lines, queries, list(b["holes"]), b["originals"], scheme, DEPTH)
+            for name, lines in b["runs"].items()}
+    measures = named_measures(scheme, DEPTH)
+    sims = simulated_values(b["runs"], b["originals"], records, scheme, DEPTH, draws)
+    return ({m: {nm: x[nm][m] for nm in b["runs"]} for m in measures}, sims,
+            {m: {nm: ~sure[nm][m] for nm in b["runs"]} for m in measures})
 
 
 def columns_of(b: dict, records: list[dict]) -> dict:
@@ -118,26 +161,21 @@ def columns_of(b: dict, records: list[dict]) -> dict:
     columns are every system, then every pair."""
     scheme, queries = b["scheme"], b["queries"]
     measures = named_measures(scheme, DEPTH)
-    machine_of, _ = machine_values_of(b["originals"], records, scheme, DEPTH, "expected")
+    machine, sims, holes = plan_inputs(b, records)
     truth = {**b["originals"], **b["holes"]}
     names = list(b["runs"])
-    x = {name: machine_of(lines, queries) for name, lines in b["runs"].items()}
     y = {name: per_query(lines, truth, queries, measures) for name, lines in b["runs"].items()}
-    sure = {name: certain(lines, queries, list(b["holes"]), b["originals"], scheme, DEPTH)
-            for name, lines in b["runs"].items()}
-    sims = simulated_values(b["runs"], b["originals"], records, scheme, DEPTH, 20)
-    n_min = predicted_n_mins({m: {nm: x[nm][m] for nm in names} for m in measures}, sims,
-                             {m: {nm: ~sure[nm][m] for nm in names} for m in measures})
+    n_min = predicted_n_mins(machine, sims, holes)
     out = {}
     for m in measures:
         cols, X, Y, C, N = [], [], [], [], []
         for nm in names:
             cols.append(nm)
-            X.append(x[nm][m]), Y.append(y[nm][m]), C.append(sure[nm][m]), N.append(n_min[(m, nm, None)])
+            X.append(machine[m][nm]), Y.append(y[nm][m]), C.append(~holes[m][nm]), N.append(n_min[(m, nm, None)])
         for a, c in combinations(names, 2):
             cols.append(f"{a}-{c}")
-            X.append(x[a][m] - x[c][m]), Y.append(y[a][m] - y[c][m])
-            C.append(sure[a][m] & sure[c][m]), N.append(n_min[(m, a, c)])
+            X.append(machine[m][a] - machine[m][c]), Y.append(y[a][m] - y[c][m])
+            C.append(~holes[m][a] & ~holes[m][c]), N.append(n_min[(m, a, c)])
         out[m] = {"names": cols, "x": np.column_stack(X), "y": np.column_stack(Y), "certain": np.column_stack(C),
                   "n_min": np.array(N), "systems": len(names)}
     return out
@@ -155,6 +193,29 @@ def samples_of(b: dict, records: list[dict], design: str, size: int, count: int,
         layer[group] = h
     index = {q: i for i, q in enumerate(queries)}
     return [[index[q] for q in draw_stratified(queries, size, seed + s, u, strata)[0]] for s in range(count)], layer
+
+
+def intervals(c: dict, j: int, decided: list[list[int]], layer, level: float = 0.95, bounded: bool = True):
+    """The product's interval of column `j` (hiera_dspy.conclude: the certainty stratum known, the domain estimator
+    over the decided queries with holes, strata when `layer` is given) for each sample's `decided` queries with holes
+    (all of one size, at least 2): `scaled` Columns, one column per sample; `bounded` False: the t interval alone
+    (no betting interval beside it below n_min)."""
+    big_n = c["x"].shape[0]
+    hole_q = ~c["certain"][:, j]
+    n_h = int(hole_q.sum())
+    known_sum = c["x"][~hole_q, j].sum()
+    ys = np.column_stack([c["y"][dec, j] for dec in decided])
+    xs = np.column_stack([c["x"][dec, j] for dec in decided])
+    others = [np.setdiff1d(np.flatnonzero(hole_q), dec) for dec in decided]
+    rest = np.column_stack([c["x"][o, j] for o in others])
+    strata = None
+    if layer is not None:
+        strata = (np.column_stack([layer[dec] for dec in decided]), np.column_stack([layer[o] for o in others]))
+    if not bounded:
+        return scaled(columns(ys, xs, rest, level, None, None, strata=strata), n_h / big_n, known_sum / big_n)
+    bounds = (0.0, 1.0) if j < c["systems"] else (-1.0, 1.0)
+    return scaled(columns(ys, xs, rest, level, None, bounds, np.full(len(decided), c["n_min"][j]), strata=strata),
+                  n_h / big_n, known_sum / big_n)
 
 
 def stage_coverage(cols: dict, samples: list[list[int]], layer, every: int, level: float = 0.95) -> list[dict]:
@@ -181,7 +242,6 @@ def stage_coverage(cols: dict, samples: list[list[int]], layer, every: int, leve
                         continue
                     decided = [q for q in ordered[:k] if hole_q[q]]
                     groups.setdefault(len(decided), []).append((i, decided))
-                known_sum = c["x"][~hole_q, j].sum()
                 n_h = int(hole_q.sum())
                 for n, members in groups.items():
                     rows = [i for i, _ in members]
@@ -191,21 +251,10 @@ def stage_coverage(cols: dict, samples: list[list[int]], layer, every: int, leve
                         continue
                     if n < 2:
                         continue
-                    ys = np.column_stack([c["y"][dec, j] for _, dec in members])
-                    xs = np.column_stack([c["x"][dec, j] for _, dec in members])
-                    rest = np.column_stack([c["x"][np.setdiff1d(np.flatnonzero(hole_q), dec), j]
-                                            for _, dec in members])
-                    bounds = (0.0, 1.0) if j < c["systems"] else (-1.0, 1.0)
-                    strata = None
-                    if layer is not None:
-                        strata = (np.column_stack([layer[dec] for _, dec in members]),
-                                  np.column_stack([layer[np.setdiff1d(np.flatnonzero(hole_q), dec)]
-                                                   for _, dec in members]))
-                    est = scaled(columns(ys, xs, rest, level, None, bounds, np.full(len(members), c["n_min"][j]),
-                                         strata=strata), n_h / big_n, known_sum / big_n)
+                    est = intervals(c, j, [dec for _, dec in members], layer, level)
                     cover[rows, j] = (est.lo - 1e-9 <= truth[j]) & (truth[j] <= est.hi + 1e-9)
                     width[rows, j] = est.hi - est.lo
-                    t = scaled(columns(ys, xs, rest, level, None, None, strata=strata), n_h / big_n, known_sum / big_n)
+                    t = intervals(c, j, [dec for _, dec in members], layer, level, bounded=False)
                     t_cover[rows, j] = (t.lo - 1e-9 <= truth[j]) & (truth[j] <= t.hi + 1e-9)
                     t_width[rows, j] = t.hi - t.lo
             counted = np.isfinite(width).any(axis=1) | cover.any(axis=1)
@@ -223,13 +272,19 @@ def stage_coverage(cols: dict, samples: list[list[int]], layer, every: int, leve
     return out
 
 
+def benchmark(args) -> tuple[dict, str]:
+    """The simulated benchmark of `args.dataset` (`build`) and its description."""
+    b = build(args.dataset, read_grades(args.dataset, args.trec_qrels), args.queries, args.systems, args.full,
+              args.seed)
+    return b, (f"Dataset {args.dataset}: {len(b['queries'])} queries, {args.systems} systems, {len(b['holes'])} "
+               f"holes, {args.full:.0%} of the queries judged in full")
+
+
 def run(args) -> list[str]:
     """The Markdown table of every cell (judge x design) of `args.dataset`."""
-    grades = read_grades(args.dataset, args.trec_qrels)
-    b = build(args.dataset, grades, args.queries, args.systems, args.full, args.seed)
-    head = (f"Dataset {args.dataset}: {len(b['queries'])} queries, {args.systems} systems, {len(b['holes'])} holes, "
-            f"{args.full:.0%} of the queries judged in full; samples of {args.sample_size} labelled in order, "
-            f"{args.samples} samples a cell; coverage of a nominal 95% interval.")
+    b, said = benchmark(args)
+    head = (f"{said}; samples of {args.sample_size} labelled in order, {args.samples} samples a cell; coverage of a "
+            "nominal 95% interval.")
     columns_row = ("| judge | design | decided | systems min | systems mean | pairs min | pairs mean | width (systems) "
                    "| t alone: min | t alone: width |")
     lines = [head, "", columns_row, "|---|---|---|---|---|---|---|---|---|---|"]

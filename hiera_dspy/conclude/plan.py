@@ -12,8 +12,15 @@ For each system (and each pairwise difference) on each measure:
 - the residual standard deviation the interval will have: the human values are simulated from the judge's own
   probabilities (each hole relevant with the judge's probability, several label sets), and the human-minus-machine
   residual is taken over all N (slope 1: the estimator's default, `hiera_dspy.conclude.finite`);
-- `n_width`: the fewest sampled queries whose interval is at most `width` wide (its full width, hi - lo), from the
-  finite-population half-width t * sqrt((1 - n / N) / n) * sd (Cochran 1977, section 4.4);
+- `n_width`: the fewest sampled queries whose interval is at most `width` wide (its full width, hi - lo): the
+  interval the report will give (`interval_widths`: of the n sampled, the n H / N of the H queries a hole can change
+  are decided; the finite-population t interval over them, Cochran 1977 section 4.4, with the betting interval
+  beside it below n_min), on the simulated label sets, scaled to the benchmark's mean. A t formula over all N
+  queries, the rule before 2026-12-05, asked for a fifth of the queries the betting interval needs below n_min on
+  TREC DL 2020 (docs/conclusions.md); `n_width_sample` the same at a decided sample's residual spread over the
+  queries with holes (read before as a spread over every query, which asked N / H times too many);
+- `stratified_gain`: how much narrower `--sample stratified` is predicted to be; the plan recommends it from
+  `STRATIFY` (10%);
 - for a pair, `n_power`: the fewest sampled queries that tell the two apart at `level` with probability `power`
   (80%) if the difference is the machine's, tested at the pair's Holm step (|difference| >= (t_{1-alpha/(2 step)} +
   t_{power}) * standard error; the pairs ranked by |difference| / residual sd, the clearest at Bonferroni's alpha / m),
@@ -38,6 +45,8 @@ from itertools import combinations
 import numpy as np
 
 POWER = 0.8
+METRIC_RANGE = (0.0, 1.0)  # nDCG@k and P@k
+STRATIFY = 0.10  # the predicted narrowing from which the plan recommends --sample stratified
 
 
 def standard_error(sd: float, n: int, big_n: int) -> float:
@@ -91,6 +100,45 @@ def n_for_power(delta: float, sd_at: Callable[[int], tuple[float, int]], big_n: 
     return first_n(ok, max(2, start), big_n)
 
 
+def interval_widths(machine: np.ndarray, simulated: Sequence[np.ndarray], big_n: int, n_min: int,
+                    bounds: tuple[float, float] | None, level: float = 0.95, seed: int = 0
+                    ) -> Callable[[int, float], float]:
+    """(n, scale) -> the mean width of the interval the report will give once n of the `big_n` queries are sampled,
+    on the label sets `simulated` from the judge's probabilities: `machine` and each simulated set over the H queries
+    a hole can change (the domain; the others are known), n H / N of them decided, each set in its own random order,
+    the human-minus-machine residual's spread about its mean times `scale` (the calibration check's inflation, or a
+    decided sample's spread over the simulated one); the interval is `hiera_dspy.conclude.finite.columns`' (the t
+    interval, the betting interval beside it below `n_min`, clipped to `bounds`) scaled to the benchmark's mean.
+    The widths are memoised: a plan asks for several widths, a benchmark for many scales."""
+    from hiera_dspy.conclude.finite import columns
+
+    x = np.asarray(machine, dtype=float)
+    domain = len(x)
+    rng = np.random.default_rng(seed)
+    order = np.column_stack([rng.permutation(domain) for _ in simulated])
+    resid = np.take_along_axis(np.column_stack([np.asarray(y, dtype=float) - x for y in simulated]), order, 0)
+    xs, centre = x[order], resid.mean(axis=0)
+    share, memo = domain / big_n, {}
+
+    def width(n: int, scale: float = 1.0) -> float:
+        n_h = max(round(n * share), 2)
+        if n_h >= domain:
+            return 0.0  # every query a hole can change decided: exact
+        key = (n_h, round(scale, 3))
+        if key not in memo:
+            ys = xs[:n_h] + centre + (resid[:n_h] - centre) * scale
+            c = columns(ys, xs[:n_h], xs[n_h:], level, None, bounds, np.full(xs.shape[1], n_min))
+            memo[key] = share * float(np.mean(c.hi - c.lo))
+        return memo[key]
+
+    return width
+
+
+def n_for_interval(width_at: Callable[[int], float], big_n: int, width: float) -> int:
+    """The fewest sampled queries (2..N) whose interval `width_at(n)` is at most `width` (bisection; N: none)."""
+    return first_n(lambda n: width_at(n) <= width, 2, big_n)
+
+
 def first_sample(n_min: int, holes: int | None, big_n: int) -> int:
     """The sampled queries (of `big_n`) expected to hold `n_min` of the `holes` queries a hole can change (None: all
     of them): n_min * N / holes, at most N. Only those count towards n_min; the others are known exactly."""
@@ -134,6 +182,9 @@ class Line:
     n_min_machine: int | None = None
     holm_step: int | None = None
     holes: int | None = None
+    sd_holes: float | None = None
+    n_width_sample: int | None = None
+    stratified_gain: float | None = None
 
     def to_dict(self) -> dict:
         """JSON-ready fields."""
@@ -157,20 +208,57 @@ def predicted_n_min(machine: np.ndarray, simulated: Sequence[np.ndarray]) -> int
     return max(math.ceil(float(np.mean(min_queries_columns(resid)))), 29)
 
 
+def stratified_gain(machine: np.ndarray, simulated: Sequence[np.ndarray], strata: np.ndarray) -> float | None:
+    """How much narrower a proportionally stratified sample's interval is predicted to be than a random one's, over
+    the label sets `simulated` from the judge's probabilities: 1 - sqrt(sum_h W_h S_h^2 / S^2), S_h the residual's
+    standard deviation within stratum h (`strata`: each query's), S over all, each the root of the mean variance over
+    the sets (Cochran 1977, section 5.6, the finite-population terms left out). None with fewer than 2 queries.
+    A calibrated judge's expected values leave every stratum's mean residual near 0, and so little to gain."""
+    x = np.asarray(machine, dtype=float)
+    strata = np.asarray(strata)
+    if len(x) < 2:
+        return None
+    resid = np.column_stack([np.asarray(y, dtype=float) - x for y in simulated])
+    total = float(np.mean(resid.var(axis=0, ddof=1)))
+    if total <= 0:
+        return 0.0
+    within = sum(np.mean(strata == h) * float(np.mean(resid[strata == h].var(axis=0, ddof=1)))
+                 for h in np.unique(strata) if (strata == h).sum() >= 2)
+    return 1.0 - math.sqrt(min(within / total, 1.0))
+
+
+def recommended_design(lines: Sequence[Line]) -> tuple[str, float | None]:
+    """("stratified" or "random", the median predicted narrowing over the lines): stratified when that median is
+    at least STRATIFY."""
+    gains = [line.stratified_gain for line in lines if line.stratified_gain is not None]
+    if not gains:
+        return "random", None
+    median = float(np.median(gains))
+    return ("stratified" if median >= STRATIFY else "random"), median
+
+
 def plan_line(measure: str, a: str, b: str | None, machine: np.ndarray, simulated: Sequence[np.ndarray],
               width: float, level: float = 0.95, power: float = POWER, step: int = 1, inflation: float = 1.0,
-              holes: np.ndarray | None = None) -> Line:
+              holes: np.ndarray | None = None, bounds: tuple[float, float] | None = None,
+              sample_sd: float | None = None, strata: np.ndarray | None = None, sample_n_min: int | None = None
+              ) -> Line:
     """The plan of one per-query quantity (a system's values, or a pair's differences) over all N queries; a pair's
     power at its Holm `step`; the simulated residual sd times `inflation` (the calibration check's,
     `hiera_dspy.conclude.calibration`); n_min over the queries a hole can change (`holes`, a mask; None: all), the
-    domain the estimate samples."""
+    domain the estimate samples. `n_width`: the fewest sampled queries whose interval (`interval_widths`: the
+    report's own, the betting interval below n_min included, values in `bounds`) is at most `width`, the residual's
+    spread times `inflation`; `n_width_sample` the same at a decided sample's residual spread `sample_sd` (over the
+    queries with holes, an estimate's `sd`) and its n_min (`sample_n_min`, an estimate's: the sample's own residuals
+    raise it where they are more skewed than the simulated ones, and the betting interval then lasts longer); `stratified_gain` with `strata` (each query's stratum)."""
     from hiera_dspy.conclude.finite import min_queries_columns
 
     big_n = len(machine)
     w = np.ones(big_n, dtype=bool) if holes is None else np.asarray(holes, dtype=bool)
-    n_min = predicted_n_min(np.asarray(machine)[w], [np.asarray(y)[w] for y in simulated])
+    x_h, sims_h = np.asarray(machine, dtype=float)[w], [np.asarray(y, dtype=float)[w] for y in simulated]
+    n_min = predicted_n_min(x_h, sims_h)
     n_min_machine = max(int(min_queries_columns(np.asarray(machine, dtype=float)[:, None])[0]), 29)
     sd = residual_sd(machine, simulated) * inflation
+    sd_holes = residual_sd(x_h, sims_h) if w.sum() >= 2 else 0.0
 
     def sd_at(n: int) -> tuple[float, int]:
         return sd, n - 1
@@ -179,25 +267,46 @@ def plan_line(measure: str, a: str, b: str | None, machine: np.ndarray, simulate
     if b is not None:
         n_power = n_for_power(float(np.mean(machine)), sd_at, big_n, level, power, step=step)
         n_power = None if n_power is None else max(n_power, min(n_min, big_n))
-    return Line(measure, a, b, float(np.mean(machine)), n_min, sd, n_for_width(sd_at, big_n, width, level), n_power,
-                n_min_machine, step if b is not None else None, int(w.sum()))
+    if w.sum() < 2:  # nothing to sample: the value is known
+        n_width = n_sample = 2
+    else:
+        widths = interval_widths(x_h, sims_h, big_n, n_min, bounds, level)
+        n_width = n_for_interval(lambda n: widths(n, inflation), big_n, width)
+        n_sample = None
+        if sample_sd is not None:
+            scale = sample_sd / sd_holes if sd_holes > 0 else 1.0
+            if sample_n_min is not None and sample_n_min > n_min:
+                widths = interval_widths(x_h, sims_h, big_n, sample_n_min, bounds, level)
+            n_sample = n_for_interval(lambda n: widths(n, scale), big_n, width)
+    gain = None if strata is None else stratified_gain(x_h, sims_h, np.asarray(strata)[w])
+    return Line(measure, a, b, float(np.mean(machine)), n_min, sd, n_width, n_power, n_min_machine,
+                step if b is not None else None, int(w.sum()), sd_holes, n_sample, gain)
 
 
 def plan(machine: dict[str, dict[str, np.ndarray]], simulated: Sequence[dict[str, dict[str, np.ndarray]]],
          width: float = 0.05, level: float = 0.95, power: float = POWER, inflation: float = 1.0,
-         holes: dict[str, dict[str, np.ndarray]] | None = None) -> list[Line]:
+         holes: dict[str, dict[str, np.ndarray]] | None = None, bounds: tuple[float, float] | None = METRIC_RANGE,
+         sample_sd: dict[tuple, float] | None = None, strata: np.ndarray | None = None,
+         sample_n_min: dict[tuple, int] | None = None) -> list[Line]:
     """Every system, then every pair, per measure: `machine` is measure -> system -> values over all N queries;
     `simulated` a list of the same built from label sets drawn from the judge's probabilities. Each pair's power is
     planned at its Holm step: the pairs ranked by |machine difference| / residual sd, the clearest tested first at
     alpha / m (Bonferroni's), the k-th at alpha / (m - k + 1) (Holm 1979). `inflation` scales every residual sd;
     `holes` (measure -> system -> whether a hole can change each query) restricts each n_min to those queries (a
-    pair's: where either system's can change)."""
+    pair's: where either system's can change); `bounds` is a metric's range (a pair's: low - high to high - low);
+    `sample_sd` ((measure, a, b) -> a decided sample's residual sd, b None for a system; `sample_n_min` its
+    estimate's n_min) gives `n_width_sample`;
+    `strata` (each query's stratum, as `--sample stratified` draws them) the predicted `stratified_gain`."""
     out = []
+    sample_sd, sample_n_min = sample_sd or {}, sample_n_min or {}
+    pair_bounds = None if bounds is None else (bounds[0] - bounds[1], bounds[1] - bounds[0])
     for m, systems in machine.items():
         names = list(systems)
         for s in names:
             out.append(plan_line(m, s, None, systems[s], [sim[m][s] for sim in simulated], width, level, power,
-                                 inflation=inflation, holes=None if holes is None else holes[m][s]))
+                                 inflation=inflation, holes=None if holes is None else holes[m][s], bounds=bounds,
+                                 sample_sd=sample_sd.get((m, s, None)), strata=strata,
+                                 sample_n_min=sample_n_min.get((m, s, None))))
         pairs = list(combinations(names, 2))
         diffs = {(s, t): systems[s] - systems[t] for s, t in pairs}
         sims = {(s, t): [sim[m][s] - sim[m][t] for sim in simulated] for s, t in pairs}
@@ -205,7 +314,9 @@ def plan(machine: dict[str, dict[str, np.ndarray]], simulated: Sequence[dict[str
         steps = {p: len(pairs) - i for i, p in enumerate(sorted(pairs, key=lambda p: -clear[p]))}
         for p in pairs:
             mask = None if holes is None else np.asarray(holes[m][p[0]]) | np.asarray(holes[m][p[1]])
-            out.append(plan_line(m, p[0], p[1], diffs[p], sims[p], width, level, power, steps[p], inflation, mask))
+            out.append(plan_line(m, p[0], p[1], diffs[p], sims[p], width, level, power, steps[p], inflation, mask,
+                                 pair_bounds, sample_sd.get((m, p[0], p[1])), strata,
+                                 sample_n_min.get((m, p[0], p[1]))))
     return out
 
 

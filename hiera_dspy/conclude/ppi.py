@@ -41,11 +41,10 @@ import numpy as np
 
 from hiera_dspy.conclude import finite
 from hiera_dspy.conclude.finite import Columns, min_queries_columns, tuned_lams
-from hiera_dspy.conclude.plan import more_queries
+from hiera_dspy.conclude.plan import METRIC_RANGE, more_queries
 from hiera_dspy.metrics.significance import holm
 
 ESTIMANDS = ("benchmark", "superpopulation")
-METRIC_RANGE = (0.0, 1.0)  # nDCG@k and P@k
 FEW = "fewer than 2 sampled queries are decided: a confidence interval needs the spread of the human labels over " \
       "at least 2 queries (one query shows no spread, and ppi_py would return a zero-width interval)"
 EXACT = "every query is in the decided sample: the value is the benchmark's exact mean, no interval needed"

@@ -7,9 +7,11 @@ from __future__ import annotations
 
 from hiera_dspy.conclude.certainty import certain
 from hiera_dspy.conclude.filled_benchmark import conclusions, machine_values_of, population, simulated_values
-from hiera_dspy.conclude.plan import n_for_width, plan
+from hiera_dspy.conclude.plan import plan, recommended_design
+from hiera_dspy.conclude.strata import stratum_labels
 from hiera_dspy.errors import HieraError
 from hiera_dspy.labelling.benchmark_holes import hole_records, read_inputs
+from hiera_dspy.labelling.draws import DEFAULT_STRATA
 from hiera_dspy.labelling.exports import records_of
 from hiera_dspy.labelling.sample import SampleLog
 from hiera_dspy.labels import LabelScheme
@@ -52,14 +54,17 @@ def plan_run(store, run_id: str, width: float = 0.05, power: float = 0.8, draws:
     hole_keys = [(r["query_id"], r["item_id"]) for r in records]
     sure = {name: certain(lines, queries, hole_keys, inputs.qrels, scheme, depth) for name, lines in runs.items()}
     holes = {m: {name: ~sure[name][m] for name in runs} for m in machine}
-    lines = [line.to_dict() | {"now": now.get((line.measure, line.a, line.b))}
-             for line in plan(machine, simulated, width, level, power, inflation, holes)]
-    for line in lines:  # the width the decided sample's own residual spread predicts (no calibration assumed)
-        e = line["now"] or {}
-        line["n_width_sample"] = (n_for_width(lambda n, sd=e["sd"]: (sd, n - 1), len(queries), width, level)
-                                  if e.get("sd") is not None and e.get("n", 0) >= 2 else None)
-        line["variance_ratio"] = ((e["sd"] / (line["sd"] / inflation)) ** 2 if e.get("sd") is not None
-                                  and e.get("n", 0) >= 2 and line["sd"] > 0 else None)  # observed / predicted
+    sample_sd = {key: e["sd"] for key, e in now.items() if e.get("sd") is not None and (e.get("n") or 0) >= 2}
+    strata = stratum_labels(queries, records, scheme, (sample and sample.strata) or DEFAULT_STRATA)
+    sample_n_min = {key: now[key].get("n_min") for key in sample_sd}
+    planned = plan(machine, simulated, width, level, power, inflation, holes, sample_sd=sample_sd, strata=strata,
+                   sample_n_min=sample_n_min)
+    design, gain = recommended_design(planned)
+    lines = [line.to_dict() | {"now": now.get((line.measure, line.a, line.b))} for line in planned]
+    for line in lines:  # the decided sample's residual variance over the simulated one (no calibration assumed)
+        sd = sample_sd.get((line["measure"], line["a"], line["b"]))
+        line["variance_ratio"] = (sd / line["sd_holes"]) ** 2 if sd is not None and line["sd_holes"] else None
     return {"run_id": run_id, "queries": len(queries), "width": width, "power": power, "level": level,
+            "design": design, "stratified_gain": gain,
             "draws": draws, "decided": (c["human_sample"] or {}).get("decided", 0), "lines": lines,
             "calibration": checked}

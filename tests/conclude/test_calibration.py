@@ -57,3 +57,43 @@ def test_errors_that_go_together_within_a_query_raise_the_dispersion():
 
 def test_no_decided_hole_means_no_check():
     assert check([], ["q1"], MSRD) is None and "no decided hole yet" in line(None)
+
+
+def graded_records(kind: str, seed: int = 5, queries: int = 40, per_query: int = 20) -> list[dict]:
+    """A graded judge (TREC's 0-3) over queries whose share of relevant holes differs: its label right with chance
+    c, its distribution the posterior given the query's grade shares ("calibrated"), the same with a quarter of the
+    mass off its top grade ("overconfident"), or with the shares over every query ("correlated": calibrated over
+    the benchmark, wrong the same way on every hole of a query whose shares differ); the person's label the truth."""
+    scheme = get_scheme("trec")
+    rng = np.random.default_rng(seed)
+    truth = {f"q{i}": rng.choice(4, per_query, p=rng.dirichlet(np.ones(4) * 0.5)) for i in range(queries)}
+    overall = sum(np.bincount(g, minlength=4) for g in truth.values())
+    out = []
+    for q, grades in truth.items():
+        shares = np.bincount(grades, minlength=4)
+        for d, g in enumerate(grades):
+            c = rng.uniform(0.55, 0.95)
+            label = g if rng.random() < c else rng.choice([k for k in range(4) if k != g])
+            dist = np.full(4, (1 - c) / 3)
+            dist[label] = c
+            dist = dist * (overall if kind == "correlated" else shares)
+            dist /= dist.sum()
+            if kind == "overconfident":
+                top = int(np.argmax(dist))
+                dist = dist / 4
+                dist[top] = 0.0
+                dist[top] = 1 - dist.sum()
+            out.append({"id": f"{q}:d{d}", "query_id": q, "item_id": f"d{d}", "source": "human",
+                        "machine_label": scheme.labels[int(np.argmax(dist))], "confidence": float(dist.max()),
+                        "distribution": dict(zip(scheme.labels, dist.tolist())), "label": scheme.labels[int(g)]})
+    return out
+
+
+@pytest.mark.parametrize("kind,flagged", [("calibrated", False), ("overconfident", True), ("correlated", True)])
+def test_the_check_flags_the_graded_judges_whose_plan_would_under_ask(kind, flagged):
+    # bench.conclusions --plan-check's judges in small: over 20 decided queries of a graded scheme the check flags
+    # the over-confident judge (Brier) and the one whose errors go together within a query (dispersion), and
+    # passes the calibrated one; a flag that disappears lets the plan under-ask (docs/conclusions.md)
+    c = check(graded_records(kind), [f"q{i}" for i in range(20)], get_scheme("trec"))
+    assert c["flag"] is flagged
+    assert (c["inflation"] > 1.4) is flagged

@@ -138,3 +138,78 @@ def test_the_first_sample_holds_n_min_queries_with_holes():
 
     assert first_sample(30, 240, 400) == 50  # 60% of the queries have holes: 50 sampled hold 30 of them
     assert first_sample(30, None, 400) == 30 and first_sample(300, 100, 400) == 400
+
+
+def _population(seed: int = 3, big_n: int = 120, domain: int = 72, draws: int = 20):
+    """A system over `big_n` queries of which the first `domain` have holes: machine values and human values drawn
+    from a calibrated judge (the same law as the plan's simulated sets), the rest known."""
+    rng = np.random.default_rng(seed)
+    x = np.zeros(big_n)
+    x[:domain] = rng.uniform(0.2, 0.8, domain)
+
+    def human():
+        y = x.copy()
+        y[:domain] = np.clip(x[:domain] + rng.normal(0, 0.12, domain), 0, 1)
+        return y
+
+    holes = np.arange(big_n) < domain
+    return x, [human() for _ in range(draws)], human, holes
+
+
+def test_the_width_plan_reaches_the_width_of_the_interval_the_report_gives():
+    # the plan's n for a width is that of the report's own interval (the domain of queries with holes, the betting
+    # interval below n_min), not a t interval over every query: before, a plan of 0.15 asked for far too few
+    from hiera_dspy.conclude.finite import columns
+
+    x, sims, human, holes = _population()
+    (line,) = plan({"ndcg@10": {"A": x}}, [{"ndcg@10": {"A": y}} for y in sims], width=0.15,
+                   holes={"ndcg@10": {"A": holes}})[:1]
+    rng = np.random.default_rng(9)
+
+    def width_at(n: int) -> float:  # the report's interval on fresh samples of n of the 120 queries
+        out = []
+        for _ in range(60):
+            y, order = human(), rng.permutation(120)
+            dec = [q for q in order[:n] if holes[q]]
+            if len(dec) < 2:
+                return np.inf  # no interval yet
+            rest = np.setdiff1d(np.flatnonzero(holes), dec)
+            c = columns(y[dec, None], x[dec, None], x[rest, None], 0.95, None, (0.0, 1.0), [line.n_min])
+            out.append(0.6 * float(c.hi[0] - c.lo[0]))
+        return float(np.median(out))
+
+    assert width_at(line.n_width) <= 0.15 * 1.1 and width_at(int(line.n_width * 0.75)) > 0.15
+
+
+def test_the_plan_from_a_decided_sample_reads_its_spread_over_the_queries_with_holes():
+    # a sample whose residual spread (over the 72 queries with holes) is the simulated one asks what the plan asks,
+    # twice the spread more; before, that spread was read as one over all 120 queries and asked ~1.6 times as many
+    x, sims, _, holes = _population()
+    sets = [{"p@10": {"A": y}} for y in sims]
+    (line,) = plan({"p@10": {"A": x}}, sets, width=0.03, holes={"p@10": {"A": holes}})
+    (same,) = plan({"p@10": {"A": x}}, sets, width=0.03, holes={"p@10": {"A": holes}},
+                   sample_sd={("p@10", "A", None): line.sd_holes})
+    (wider,) = plan({"p@10": {"A": x}}, sets, width=0.03, holes={"p@10": {"A": holes}},
+                    sample_sd={("p@10", "A", None): 1.5 * line.sd_holes})
+    assert line.n_width < 100 and same.n_width_sample == line.n_width < wider.n_width_sample
+    # a sample whose own residuals are more skewed raises n_min, and the betting interval lasts longer
+    (skewed,) = plan({"p@10": {"A": x}}, sets, width=0.03, holes={"p@10": {"A": holes}},
+                     sample_sd={("p@10", "A", None): line.sd_holes}, sample_n_min={("p@10", "A", None): 66})
+    assert skewed.n_width_sample > line.n_width
+
+
+def test_the_plan_recommends_stratifying_only_where_it_is_predicted_10_percent_narrower():
+    # residuals whose mean differs by stratum (hard labels of an uneven judge) gain from strata; residuals centred in
+    # every stratum (a calibrated judge's expected values) do not, and the plan then says to draw at random
+    from hiera_dspy.conclude.plan import recommended_design, stratified_gain
+
+    rng = np.random.default_rng(4)
+    strata = np.repeat(np.arange(4), 50)
+    x = rng.uniform(0.2, 0.8, 200)
+    centred = [x + rng.normal(0, 0.1, 200) for _ in range(10)]
+    shifted = [x + np.array([-0.2, -0.05, 0.05, 0.2])[strata] + rng.normal(0, 0.1, 200) for _ in range(10)]
+    assert abs(stratified_gain(x, centred, strata)) < 0.03 and stratified_gain(x, shifted, strata) > 0.3
+    lines = {k: plan({"p@10": {"A": x}}, [{"p@10": {"A": y}} for y in sims], strata=strata)
+             for k, sims in (("centred", centred), ("shifted", shifted))}
+    assert recommended_design(lines["centred"])[0] == "random"
+    assert recommended_design(lines["shifted"])[0] == "stratified"

@@ -35,6 +35,7 @@ def test_plan_before_and_after_the_sample_is_labelled(bench, patch_make_lm, tmp_
     first = max(first_sample(line["n_min"], line["holes"], plan["queries"]) for line in plan["lines"])
     assert first == plan["queries"] == 4  # n_min >= 29 of at most 4 queries with holes: every query
     assert f"label a first sample of {first} queries (--human-sample {first}" in text  # the two-stage advice
+    assert plan["design"] in ("random", "stratified") and "Design: --sample stratified" in text
     decide(tmp_path, run_id, {"q2:d5": "Relevant", "q2:d6": "Irrelevant", "q3:d6": "Irrelevant"})
     capsys.readouterr()
     after = eval_plan.main(["--run", run_id, "--draws", "5", "--json"])
