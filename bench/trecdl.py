@@ -32,6 +32,10 @@ judgments of a shallow lexical pool (top `--pool-depth` of the four BM25-like ru
 are filled by ce-blend out of fold (no query judges itself). Kendall's tau of the nDCG@10 system ranking against
 the full NIST qrels, before and after filling, and with qrels judged entirely by the machine (every top-10 pair),
 through the library's retrieval evaluation (`conclude.retrieval`: trec_eval's nDCG@10, pool holes, tau-b).
+
+**LLM judges on a sample** (`--only llm`, never in the default run: the local model takes seconds a pair):
+`--llm-sample` pairs of each grade written as a TREC folder, judged by `hiera-dspy run --method M --lm LM` for
+zero-shot and thomas (`--llm-methods`, `--llm`; work/llm.md).
 """
 
 from __future__ import annotations
@@ -499,6 +503,40 @@ def holes_markdown(r: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
+# ------------------------------------------------------------------------------------------------------------ llm
+
+def llm_sample(pairs: list[Pair], args) -> str:
+    """The LLM judges on a sample: `--llm-sample` pairs of each grade (seeded), written as a TREC folder into work,
+    judged by the product's own `hiera-dspy run --method M --lm LM` for each of `--llm-methods` (work/llm-M/)."""
+    from hiera_dspy.cli import main as console
+
+    rng = random.Random(args.seed)
+    chosen = [p for g in LABELS for p in rng.sample([p for p in pairs if p.label == g], args.llm_sample)]
+    folder = args.work / "llm-sample"
+    folder.mkdir(exist_ok=True)
+    (folder / "topics.tsv").write_text("".join(sorted({f"{p.query_id}\t{p.query}\n" for p in chosen})))
+    (folder / "corpus.jsonl").write_text("".join(json.dumps({"id": p.item_id, "text": p.item_text}) + "\n"
+                                                 for p in chosen))
+    (folder / "qrels.txt").write_text("".join(f"{p.query_id} 0 {p.item_id} {LABELS.index(p.label)}\n"
+                                              for p in chosen))
+    lines = [f"{len(chosen)} pairs ({args.llm_sample} of each grade, seed {args.seed}), LM {args.llm}, no knowledge; "
+             "`hiera-dspy run` on the sample's TREC folder.", "",
+             "| method | kappa (4 grades) | binary kappa (>= 2) | alpha | predicted grades 0/1/2/3 | errors | s a pair |",
+             "|---|---|---|---|---|---|---|"]
+    for method in args.llm_methods.split(","):
+        out = args.work / f"llm-{method}"
+        console.main(["run", "--dataset", f"trec:{folder}", "--split", "all", "--method", method, "--lm", args.llm,
+                      "--knowledge", "none", "--out", str(out)])
+        m = json.loads((out / "metrics.json").read_text())
+        predicted = " / ".join(str(int(sum(row[j] for row in m["confusion"]))) for j in range(len(LABELS)))
+        lines.append(f"| {method} | {number(m['kappa'])} | {number(m['binary_kappa'])} | "
+                     f"{number(m['krippendorff_alpha'])} | {predicted} | {m['errors']} | "
+                     f"{number(m['wall_ms_per_pair'] / 1000, '.1f')} |")
+    text = "\n".join(lines) + "\n"
+    (args.work / "llm.md").write_text(text)
+    return text
+
+
 # ------------------------------------------------------------------------------------------------------------ main
 
 def main() -> None:
@@ -506,7 +544,8 @@ def main() -> None:
     p.add_argument("--data", type=Path, required=True,
                    help="a TREC folder: topics.tsv, qrels.txt, corpus.jsonl[.gz] (e.g. TREC DL 2020 passages)")
     p.add_argument("--work", type=Path, required=True)
-    p.add_argument("--only", choices=("cv", "table", "holes"), default=None)
+    p.add_argument("--only", choices=("cv", "table", "holes", "llm"), default=None,
+                   help="one stage (llm: only when asked, never in the default run)")
     p.add_argument("--folds", type=int, default=5)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--max-len", default="auto", help="the cross-encoder's token budget: auto (from the lengths) or N")
@@ -522,6 +561,9 @@ def main() -> None:
                    "their blends), late (late-lr, its default grade_objective=weighted_kappa), late-k (late-lr with "
                    "grade_objective=kappa)")
     p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--llm", default="local", help="llm: the LM of the sampled LLM judges (any dspy.LM string)")
+    p.add_argument("--llm-methods", default="zero-shot,thomas", help="llm: the methods judged on the sample")
+    p.add_argument("--llm-sample", type=int, default=5, help="llm: pairs of each grade")
     p.add_argument("--progress", action="store_true")
     p.add_argument("--fold-list", default=None, help="cv: only these folds, e.g. 0,2,4 (to run folds side by side)")
     args = p.parse_args()
@@ -555,6 +597,8 @@ def main() -> None:
         print((args.work / "trecdl.md").read_text())
     if args.only in (None, "holes"):
         holes(pairs, args)
+    if args.only == "llm":
+        print(llm_sample(pairs, args))
 
 
 if __name__ == "__main__":
