@@ -75,13 +75,15 @@ def dev_split(pairs: Sequence[Pair], labels: Sequence[str], n_queries: int, seed
     return [p for p in pairs if (p.query_id or p.query) not in skip], balance(dev, labels, rng)
 
 
-def query_folds(pairs: Sequence[Pair], k: int, seed: int) -> list[int]:
-    """Each pair's fold: the sorted queries in a seeded order, dealt round-robin into `k` folds."""
+def query_folds(pairs: Sequence[Pair], k: int, seed: int, option: str = "ce-blend: blend_folds") -> list[int]:
+    """Each pair's fold: the sorted queries in a seeded order, dealt round-robin into `k` folds (fewer queries than
+    folds: ValueError naming `option`, the setting that asked for `k`)."""
     queries = sorted({p.query_id or p.query for p in pairs})
     random.Random(seed).shuffle(queries)
     fold = {q: i % k for i, q in enumerate(queries)}
     if len(queries) < k:
-        raise ValueError(f"ce-blend: blend_folds={k} needs at least {k} train queries; got {len(queries)}")
+        raise ValueError(f"{option}={k} needs at least as many train queries; {len(queries)} given: lower it or "
+                         "give more queries")
     return [fold[p.query_id or p.query] for p in pairs]
 
 

@@ -9,7 +9,7 @@ kappa, the default `grade_objective`, or Cohen's kappa) on predictions no model 
 split into `threshold_folds` folds by query, a scorer fitted on the other folds scores each fold, and the cuts are
 chosen on all of them (`cross.best_thresholds`); the judge itself is then fitted on every train pair. The features
 are computed once (`RelevanceScorer.train_rows`; the idf table is the whole train split's, an unsupervised statistic).
-Two labels: the one cut is on P(top label).
+Two labels: the one cut is on P(top label), which is their expected grade.
 
 Why quadratic-weighted kappa by default: on a skewed scheme plain kappa places the upper cuts where almost no pair
 reaches them (TREC DL 2020, 5-fold: 0.5% of the pairs called grade 2 where the truth has 9.0%; binary kappa 0.111),
@@ -53,20 +53,17 @@ class LateProgram(ScorerLearner, dspy.Module):
         """Fit the scorer on every train pair and choose the thresholds out of fold (module doc); `dev` is unused."""
         labels = self.scheme.labels
         pairs = [p for p in (train or self.scorer_state.train) if p.label in labels]
-        if len({p.query_id or p.query for p in pairs}) < self.threshold_folds:
-            raise ValueError(f"late-lr: threshold_folds={self.threshold_folds} needs at least as many train queries; "
-                             f"{len({p.query_id or p.query for p in pairs})} given: lower threshold_folds or give more queries")
+        fold = np.asarray(query_folds(pairs, self.threshold_folds, self.seed, "late-lr: threshold_folds"))
         rows = self.scorer_state.new_scorer().train_rows(pairs)
-        fold = np.asarray(query_folds(pairs, self.threshold_folds, self.seed))
         out_of_fold = np.zeros((len(pairs), len(labels)))
         for k in range(self.threshold_folds):
             rest = np.flatnonzero(fold != k)
             scorer = self.scorer_state.new_scorer().fit([pairs[i] for i in rest], rows[rest])
             out_of_fold[fold == k] = scorer.proba_rows(rows[fold == k])
         gold = np.array([labels.index(p.label) for p in pairs])
-        value, thresholds = best_thresholds(gold, self._values(out_of_fold), len(labels), objective(self.objective))
+        value, thresholds = best_thresholds(gold, expected_grade(out_of_fold), len(labels), objective(self.objective))
         self.scorer_state.fit(pairs, rows)
-        predicted = cut(self._values(out_of_fold), thresholds)
+        predicted = cut(expected_grade(out_of_fold), thresholds)
         self.grading = {"thresholds": list(thresholds), "objective": self.objective, "out_of_fold": value,
                         "chosen_by": f"out of fold, {self.threshold_folds} folds by query", "pairs": len(pairs),
                         "label_counts": {label: int((gold == i).sum()) for i, label in enumerate(labels)},
@@ -74,11 +71,6 @@ class LateProgram(ScorerLearner, dspy.Module):
         print(f"late-lr: thresholds {', '.join(f'{t:.3f}' for t in thresholds)} chosen {self.grading['chosen_by']} "
               f"({self.objective} {value:.3f} on {len(pairs):,} train pairs)", file=sys.stderr)
         return self
-
-    def _values(self, dists: np.ndarray) -> np.ndarray:
-        """What the thresholds cut: the expected grade (two labels: P(top label))."""
-        dists = np.asarray(dists, dtype=float)
-        return dists[:, -1] if dists.shape[1] == 2 else expected_grade(dists)
 
     def learned_from(self) -> list[str]:
         """What the judge learned from, for the compile's report (after `prepare`)."""
@@ -99,7 +91,7 @@ class LateProgram(ScorerLearner, dspy.Module):
             raise RuntimeError("late-lr is not fitted: call prepare(train) or load a compiled artifact")
         scores = self.scorer_state.score(query, item_title, item_text)
         dist = np.array([[scores[label] for label in self.scheme.labels]])
-        label = self.scheme.labels[int(cut(self._values(dist), self.grading["thresholds"])[0])]
+        label = self.scheme.labels[int(cut(expected_grade(dist), self.grading["thresholds"])[0])]
         return dspy.Prediction(label=label, scores=scores, routed="scorer", reached_llm=False, delegated=False)
 
     def dump_extra(self) -> dict | None:

@@ -69,7 +69,7 @@ class TokenEncoder:
                 path, self.precision = quantized(folder, path), "int8"
             except EmbedderUnavailable as exc:
                 print(f"late interaction: int8 refused, reading fp32 ({exc})", file=sys.stderr)
-        self.session = onnx_encoder.OnnxRunner(path, threads).session
+        self.runner = onnx_encoder.OnnxRunner(path, threads)
 
     def encode(self, texts: Sequence[str]) -> list[tuple[np.ndarray, np.ndarray]]:
         """(token vectors (tokens, dim), sentence vector (dim,)) per text, in input order (batched by length)."""
@@ -81,9 +81,7 @@ class TokenEncoder:
         out: list[tuple[np.ndarray, np.ndarray]] = [(np.zeros((0, 0)), np.zeros(0))] * len(texts)
         for idx in length_sorted_batches([len(ids) for ids in enc["input_ids"]], self.batch_size):
             feeds = self.tokenizer.pad({k: [enc[k][i] for i in idx] for k in enc.keys()}, return_tensors="np")
-            hidden = np.asarray(self.session.run(None, {k: np.asarray(feeds[k], dtype=np.int64) for k in
-                                                        ("input_ids", "attention_mask", "token_type_ids")})[0],
-                                dtype=np.float64)
+            hidden = self.runner.output(feeds)
             pooled = mean_pooled(hidden, feeds["attention_mask"])
             for row, i in enumerate(idx):
                 n = int(feeds["attention_mask"][row].sum())
@@ -91,12 +89,6 @@ class TokenEncoder:
                 unit = tokens / np.maximum(np.linalg.norm(tokens, axis=1, keepdims=True), 1e-12)
                 out[i] = (unit.astype(np.float32), pooled[row].astype(np.float32))
         return out
-
-
-@functools.lru_cache(maxsize=2)
-def token_encoder(model_id: str = DEFAULT_MODEL_ID) -> TokenEncoder:
-    """One `TokenEncoder` a model per process (its ONNX session is the expensive part)."""
-    return TokenEncoder(model_id)
 
 
 class LateInteraction:
@@ -141,8 +133,8 @@ class LateInteraction:
 
 @functools.lru_cache(maxsize=2)
 def late_interaction(model_id: str = DEFAULT_MODEL_ID) -> LateInteraction:
-    """The process's `LateInteraction` over `token_encoder(model_id)`."""
-    return LateInteraction(token_encoder(model_id))
+    """The process's `LateInteraction` over one `TokenEncoder(model_id)` (its ONNX session is the expensive part)."""
+    return LateInteraction(TokenEncoder(model_id))
 
 
 def late_features(triples: Sequence[tuple[str, str, str]], model_id: str = DEFAULT_MODEL_ID) -> np.ndarray:

@@ -175,9 +175,7 @@ def _check_against_torch(folder: Path, path: Path, output: str = "pooled", min_c
     tok = AutoTokenizer.from_pretrained(str(folder))
     feeds = dict(tok(list(PROBE_TEXTS), padding=True, truncation=True, max_length=256, return_tensors="np"))
     if output == "tokens":
-        hidden = OnnxRunner(path).session.run(None, {k: np.asarray(feeds[k], dtype=np.int64) for k in
-                                                     ("input_ids", "attention_mask", "token_type_ids")})[0]
-        ours = mean_pooled(np.asarray(hidden, dtype=np.float64), feeds["attention_mask"])
+        ours = mean_pooled(OnnxRunner(path).output(feeds), feeds["attention_mask"])
     else:
         ours = OnnxRunner(path).logits(feeds)
     cosine = (np.asarray(reference, dtype=float) * ours).sum(1)

@@ -70,11 +70,16 @@ class OnnxRunner:
         self.session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
         self.input_names = [i.name for i in self.session.get_inputs()]
 
-    def logits(self, feeds: dict[str, np.ndarray]) -> np.ndarray:
-        """The logits of one padded batch (`feeds`: the tokenizer's arrays by input name; extra names are ignored)."""
+    def output(self, feeds: dict[str, np.ndarray]) -> np.ndarray:
+        """The model's first output for one padded batch, as float64 (`feeds`: the tokenizer's arrays by input name;
+        extra names are ignored)."""
         inputs = {name: np.asarray(feeds[name], dtype=np.int64) for name in self.input_names}
-        out = self.session.run(None, inputs)[0]
-        return np.asarray(out, dtype=np.float64).reshape(len(inputs[self.input_names[0]]), -1)
+        return np.asarray(self.session.run(None, inputs)[0], dtype=np.float64)
+
+    def logits(self, feeds: dict[str, np.ndarray]) -> np.ndarray:
+        """The logits of one padded batch: `output` as an (n, num_labels) matrix."""
+        out = self.output(feeds)
+        return out.reshape(len(out), -1)
 
 
 def export(model, input_names: Sequence[str], folder: Path) -> dict[str, Path]:
