@@ -24,8 +24,9 @@ import json
 import shutil
 import sys
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -70,13 +71,13 @@ class OnnxRunner:
         self.session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
         self.input_names = [i.name for i in self.session.get_inputs()]
 
-    def output(self, feeds: dict[str, np.ndarray]) -> np.ndarray:
+    def output(self, feeds: Mapping[str, Any]) -> np.ndarray:
         """The model's first output for one padded batch, as float64 (`feeds`: the tokenizer's arrays by input name;
         extra names are ignored)."""
         inputs = {name: np.asarray(feeds[name], dtype=np.int64) for name in self.input_names}
         return np.asarray(self.session.run(None, inputs)[0], dtype=np.float64)
 
-    def logits(self, feeds: dict[str, np.ndarray]) -> np.ndarray:
+    def logits(self, feeds: Mapping[str, Any]) -> np.ndarray:
         """The logits of one padded batch: `output` as an (n, num_labels) matrix."""
         out = self.output(feeds)
         return out.reshape(len(out), -1)
