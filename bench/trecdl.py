@@ -198,13 +198,14 @@ def run_late_fold(f: int, pairs: list[Pair], folds: dict[str, int], args, object
 
 
 def late_table(pairs: list[Pair], work: Path) -> dict[tuple[str, str, str], np.ndarray]:
-    """(query, title, text) in the scorer's canonical item form -> its LATE_FEATURES, computed once into work."""
+    """(query, title, text) in the scorer's canonical item form -> its LATE_COLUMNS, computed once into work (again
+    when the table there has other columns)."""
     from hiera_dspy.signals.item_form import canonical_triples
-    from hiera_dspy.signals.late_interaction import late_features
+    from hiera_dspy.signals.late_interaction import LATE_COLUMNS, late_features
 
     triples = canonical_triples([(p.query, p.item_title, p.item_text) for p in pairs], True)
     path = work / "late_features.npy"
-    if not path.is_file():
+    if not path.is_file() or np.load(path).shape != (len(triples), len(LATE_COLUMNS)):
         np.save(path, late_features(triples))
     return dict(zip(triples, np.load(path)))
 
@@ -312,13 +313,13 @@ def table(rows: list[dict], pairs: list[Pair], args) -> dict:
         from scipy.stats import spearmanr
 
         from hiera_dspy.signals.item_form import canonical_triples
-        from hiera_dspy.signals.late_interaction import LATE_FEATURES
+        from hiera_dspy.signals.late_interaction import LATE_COLUMNS
 
         table_of = late_table(pairs, args.work)
         x = np.array([table_of[t] for t in canonical_triples([(p.query, p.item_title, p.item_text) for p in pairs])])
         y = np.array([LABELS.index(p.label) for p in pairs])
         result["late_spearman"] = {name: float(spearmanr(x[:, j], y).correlation)
-                                   for j, name in enumerate(LATE_FEATURES)}
+                                   for j, name in enumerate(LATE_COLUMNS)}
     tokenizer = AutoTokenizer.from_pretrained(base_folder())
     lengths = pair_lengths([by_id[i] for i in pred["ids"]], tokenizer)
     result["by_length"] = []

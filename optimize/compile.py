@@ -120,6 +120,10 @@ def print_compiled(c: Compiled) -> None:
         print(f"  {c.before['summary']}")
     print_metrics("dev after ", c.after)
     print(f"  {c.after['summary']}")
+    if c.metrics.get("dev_in_train"):
+        print(f"  in-sample: {c.metrics['dev_in_train']:,} of the {c.n_dev:,} dev pairs are among the pairs it was "
+              f"trained on (split {c.split!r}), so the dev scores say nothing of new queries; judge other data with "
+              "`hiera-dspy run --judge ARTIFACT`")
     if c.metrics["budget"] == "smoke":
         print(SMOKE_NOTE.format(n=c.n_dev))
     print(f"trained on {c.training['pairs']} pairs of split {c.split!r}"

@@ -230,8 +230,10 @@ def compile_judge(request: CompileRequest) -> Compiled:
                      progress_display(request.run.verbose, lms, "dev after"), request.engine, request.engine_options,
                      Snapshot(compiled, lms, knowledge_kind, data, dataset.scheme, request.lms))
     out = Path(request.out or Path("artifacts") / dataset.name.split(":")[0] / f"{method}.json")
+    fitted_on = {p.id for p in dataset.splits["train"]}
     metrics = {"before": before, "after": after, "optimizer": optimizer, "budget": request.budget,
-               "seed": request.seed, "n_train": len(train), "n_dev": len(dev), "skipped_rows": skipped_rows(dataset)}
+               "seed": request.seed, "n_train": len(train), "n_dev": len(dev), "skipped_rows": skipped_rows(dataset),
+               "dev_in_train": sum(p.id in fitted_on for p in dev)}  # > 0: the dev scores are in-sample
     training = source.record(len(dataset.splits["train"]), fit_seconds)
     save_judge(compiled, out, scheme=dataset.scheme, lms=lms, knowledge=knowledge.name, dataset=data.dataset,
                metrics=metrics, training=training)

@@ -1,6 +1,7 @@
 """late-lr: the offline passage judge. The learned scorer (`signals.RelevanceScorer`) over lexical features and late
-interaction (`signals/late_interaction.py`: MaxSim over all-MiniLM-L6-v2's token vectors, and the sentence cosine of
-the same pass), its grade distribution's expected grade cut at thresholds chosen out of fold; no LM call.
+interaction (`signals/late_interaction.py`: MaxSim over all-MiniLM-L6-v2's token vectors, the best match of the query
+token the passage covers worst, and the sentence cosine of the same pass: `features="late+coverage"`), its grade
+distribution's expected grade cut at thresholds chosen out of fold; no LM call.
 
 Why a separate judge: on graded passages a classifier's most probable grade is almost always the commonest one (TREC
 DL 2020: 68% of the judgments are 0, and embed-lr's argmax says 0 for 99% of the pairs), and a sentence vector misses
@@ -33,7 +34,7 @@ from hiera_dspy.methods.cross import best_thresholds, cut, expected_grade, objec
 from hiera_dspy.methods.learned_scorer import SCORER_OPTIONS, ScorerLearner, ScorerState
 from hiera_dspy.records import Pair
 
-LATE = {"embedder": "lexical", "C": 1.0, "features": "late", "threshold_folds": 5, "grade_objective": "weighted_kappa",
+LATE = {"embedder": "lexical", "C": 1.0, "features": "late+coverage", "threshold_folds": 5, "grade_objective": "weighted_kappa",
         "seed": 0}
 
 

@@ -93,9 +93,11 @@ PARAMS: dict[str, Param] = {
     "features": Param(str, "what the scorer reads: base (lexical + cosines), query (+ query-level features), "
                       "interactions (+ query x item embedding products; for thousands of train pairs), fields (+ "
                       "the query against each item field), prior (+ the item's leave-query-out relevance rate), late (+ MaxSim over "
-                      "MiniLM's token vectors and the sentence cosine; for passages)",
+                      "MiniLM's token vectors and the sentence cosine; for passages), late+coverage (+ the weakest-matched "
+                      "query token's best cosine too)",
                       choices=("base", "query", "interactions", "query+interactions", "fields", "query+fields",
-                               "query+prior", "query+fields+prior", "late", "query+late"), nullable=True),
+                               "query+prior", "query+fields+prior", "late", "query+late", "late+coverage"),
+                      nullable=True),
     "model": Param(str, "the scorer's classifier: lr (logistic regression) or hgb (gradient-boosted trees, for "
                    "thousands of train pairs)", choices=("lr", "hgb"), nullable=True),
     "class_weight": Param(str, "balanced: every label weighs the same in the scorer's fit (an imbalanced train "

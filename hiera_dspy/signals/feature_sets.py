@@ -13,7 +13,9 @@ per triple, and a function naming its columns. A new block is one function and o
 - query+prior, query+fields+prior: + the item's relevance rate over the train split's other queries
   (`item_prior.py`, leave-query-out at fit time; the scorer keeps the counts);
 - late, query+late: + LATE_FEATURES (`late_interaction.py`: MaxSim over MiniLM's token vectors and the sentence
-  cosine from the same pass; for passages; reads the bundled weights itself, not the scorer's embedder).
+  cosine from the same pass; for passages; reads the bundled weights itself, not the scorer's embedder);
+- late+coverage: + LATE_FEATURES and COVERAGE_FEATURES (the weakest-matched query token's best cosine) from the same
+  pass (late-lr's default; "late" stays what it was, so judges compiled with it read the same columns).
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ import numpy as np
 from hiera_dspy.signals.field_features import FIELD_FEATURES, field_features
 from hiera_dspy.signals.interactions import interaction_features, interaction_names
 from hiera_dspy.signals.item_prior import PRIOR_FEATURES
-from hiera_dspy.signals.late_interaction import LATE_FEATURES
+from hiera_dspy.signals.late_interaction import LATE_COLUMNS, LATE_FEATURES
 from hiera_dspy.signals.query_features import QUERY_FEATURES, query_features
 
 Triples = Sequence[tuple[str, str, str]]
@@ -39,12 +41,14 @@ BLOCKS: dict[str, tuple[Callable[[object, Triples, Ids], np.ndarray], Callable[[
     "prior": (lambda scorer, triples, ids: scorer.prior.features(triples, ids), lambda width: PRIOR_FEATURES),
     "interactions": (lambda scorer, triples, ids: interaction_features(scorer.features.embedder, triples),
                      lambda width: interaction_names(width // 2)),
-    "late": (lambda scorer, triples, ids: _late(triples), lambda width: LATE_FEATURES),
+    "late": (lambda scorer, triples, ids: _late(triples)[:, :len(LATE_FEATURES)], lambda width: LATE_FEATURES),
+    "late+coverage": (lambda scorer, triples, ids: _late(triples), lambda width: LATE_COLUMNS),
 }
 FEATURE_SETS: dict[str, tuple[str, ...]] = {
     "base": (), "query": ("query",), "interactions": ("interactions",), "query+interactions": ("query", "interactions"),
     "fields": ("fields",), "query+fields": ("query", "fields"), "query+prior": ("query", "prior"),
     "query+fields+prior": ("query", "fields", "prior"), "late": ("late",), "query+late": ("query", "late"),
+    "late+coverage": ("late+coverage",),
 }
 NEEDS_EMBEDDER = frozenset({"interactions"})
 

@@ -42,7 +42,10 @@ def test_compile_a_trec_folder_and_judge_another(word_late, tmp_path, capsys):
     other = write_trec_folder(tmp_path / "other", queries=8, passages=8, seed=1)
     art = tmp_path / "late.json"
     hiera("compile", "--dataset", f"trec:{train}", "--split", "all", *JUDGE, "--out", art)
-    assert "chosen out of fold, 5 folds by query" in capsys.readouterr().err
+    said = capsys.readouterr()
+    assert "chosen out of fold, 5 folds by query" in said.err
+    dev_in_train = read_artifact(art)["metrics"]["dev_in_train"]
+    assert dev_in_train > 0 and f"in-sample: {dev_in_train:,} of the" in said.out  # --split all: dev is train
     grading = read_artifact(art)["extra"]["grading"]
     cuts = grading["thresholds"]
     assert len(cuts) == 3 and cuts == sorted(cuts)
@@ -102,3 +105,11 @@ def test_fewer_train_queries_than_folds_is_refused_with_what_to_do(word_late):
         program.prepare(pairs)
     program = build("late-lr", BuildContext(get_scheme("msrd"), train=pairs), threshold_folds=3).prepare(pairs)
     assert program.grading["chosen_by"] == "out of fold, 3 folds by query"
+
+
+def test_a_compile_on_the_train_split_scores_dev_out_of_sample(word_late, tmp_path, capsys):
+    train = write_trec_folder(tmp_path / "dl", queries=30, passages=8)
+    art = tmp_path / "late.json"
+    hiera("compile", "--dataset", f"trec:{train}", *JUDGE, "--out", art)
+    metrics = read_artifact(art)["metrics"]
+    assert metrics["n_dev"] > 0 and metrics["dev_in_train"] == 0 and "in-sample" not in capsys.readouterr().out

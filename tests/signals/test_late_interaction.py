@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from hiera_dspy.signals.features import item_document
-from hiera_dspy.signals.late_interaction import LATE_FEATURES, LateInteraction
+from hiera_dspy.signals.late_interaction import LATE_COLUMNS, LateInteraction
 
 DIM = 64
 
@@ -37,19 +37,22 @@ class WordEncoder:
         return out
 
 
-def test_maxsim_is_the_mean_best_token_match_and_cosine_the_sentence_vectors():
+def test_maxsim_is_the_mean_best_token_match_its_minimum_the_worst_covered_token_and_cosine_the_sentence_vectors():
     late = LateInteraction(WordEncoder())
     rows = late.features([("red apple", "", "a red apple pie"), ("red apple", "", "a blue car"),
                           ("red apple", "", "red apple"), ("red apple", "", "")])
-    assert rows.shape == (4, len(LATE_FEATURES))
+    assert rows.shape == (4, len(LATE_COLUMNS)) and LATE_COLUMNS == ("late_maxsim", "late_cosine", "late_min")
     assert rows[0, 0] == pytest.approx(1.0)  # both query words appear in the passage
     assert rows[2, 0] == pytest.approx(1.0) and rows[2, 1] == pytest.approx(1.0)  # the query itself
     assert rows[1, 0] < 0.6  # no query word in the passage: only chance similarities
-    expected = np.mean([max(_word_vector(q) @ _word_vector(d) for d in ("a", "blue", "car")) for q in ("red", "apple")])
-    assert rows[1, 0] == pytest.approx(expected)
-    assert rows[3].tolist() == [0.0, 0.0]  # an empty passage scores 0, it does not fail
-    half = late.features([("red apple", "", "red car")])[0, 0]
-    assert rows[1, 0] < half < rows[0, 0]  # one of two query words matched
+    best = [max(_word_vector(q) @ _word_vector(d) for d in ("a", "blue", "car")) for q in ("red", "apple")]
+    assert rows[1, 0] == pytest.approx(np.mean(best)) and rows[1, 2] == pytest.approx(min(best))
+    assert rows[0, 2] == pytest.approx(1.0)  # every query word covered
+    assert rows[3].tolist() == [0.0, 0.0, 0.0]  # an empty passage scores 0, it does not fail
+    half = late.features([("red apple", "", "red car")])[0]
+    assert rows[1, 0] < half[0] < rows[0, 0]  # one of two query words matched
+    missing = max(_word_vector("apple") @ _word_vector(d) for d in ("red", "car"))
+    assert half[2] == pytest.approx(missing) and missing < 0.6  # the minimum is the uncovered word's best chance match
 
 
 def test_queries_are_encoded_once_and_passages_once_a_call():
