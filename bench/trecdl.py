@@ -41,6 +41,7 @@ zero-shot and thomas (`--llm-methods`, `--llm`; work/llm.md).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import gzip
 import json
 import os
@@ -169,7 +170,7 @@ def run_late_fold(f: int, pairs: list[Pair], folds: dict[str, int], args, object
     once (work/late_features.npy: the same numbers `late_features` gives, computed in one pass, not once a fold); the
     fold's own pairs are scored from scratch (a fresh encoder session, no cache), which is what `ms a pair` times."""
     from hiera_dspy.methods import BuildContext, build
-    from hiera_dspy.signals import feature_sets, late_interaction
+    from hiera_dspy.signals import late_interaction
 
     out = args.work / f"late{f}{LATE_SUFFIX[objective]}.json"
     if out.is_file():
@@ -177,15 +178,11 @@ def run_late_fold(f: int, pairs: list[Pair], folds: dict[str, int], args, object
     table_of = late_table(pairs, args.work)
     train = [p for p in pairs if folds[p.query_id] != f]
     test = [p for p in pairs if folds[p.query_id] == f]
-    real = feature_sets._late
-    feature_sets._late = lambda triples: np.array([table_of[t] for t in triples])
-    try:
+    with late_from_table(table_of):
         start = time.perf_counter()
         program = build("late-lr", BuildContext(SCHEME, train=train), seed=args.seed, grade_objective=objective,
                         threshold_folds=min(5, len({p.query_id for p in train}))).prepare(train)
         fit_s = time.perf_counter() - start
-    finally:
-        feature_sets._late = real
     late_interaction.late_interaction.cache_clear()
     start = time.perf_counter()
     program.prefetch(test)
@@ -195,6 +192,19 @@ def run_late_fold(f: int, pairs: list[Pair], folds: dict[str, int], args, object
            "late_lr_fit_s": fit_s, "late_lr_score_s": score_s, "grading": program.grading}
     out.write_text(json.dumps(row))
     return row
+
+
+@contextlib.contextmanager
+def late_from_table(table_of: dict[tuple[str, str, str], np.ndarray]):
+    """Inside: every late-interaction feature block reads `late_table`'s rows instead of running the encoder."""
+    from hiera_dspy.signals import feature_sets
+
+    real = feature_sets._late
+    feature_sets._late = lambda triples: np.array([table_of[t] for t in triples])
+    try:
+        yield
+    finally:
+        feature_sets._late = real
 
 
 def late_table(pairs: list[Pair], work: Path) -> dict[tuple[str, str, str], np.ndarray]:

@@ -71,7 +71,8 @@ def test_title_and_text_are_read_as_one_document():
 
 
 @pytest.mark.slow
-def test_onnx_token_vectors_are_sentence_transformers_token_vectors(tmp_path, monkeypatch):
+def test_onnx_token_vectors_are_sentence_transformers_token_vectors_whatever_is_encoded_beside(tmp_path,
+                                                                                               monkeypatch):
     pytest.importorskip("sentence_transformers")
     pytest.importorskip("onnxruntime")
     from hiera_dspy.signals.minilm import bundled_model_path
@@ -98,3 +99,8 @@ def test_onnx_token_vectors_are_sentence_transformers_token_vectors(tmp_path, mo
         np.testing.assert_allclose(pooled, vec, atol=1e-4)
         assert float(pooled8 @ vec) >= 0.98  # int8: the export's own check
         assert float(np.mean(np.sum(tokens8 * ref, axis=1))) >= 0.95
+    beside = ["a short one", "what is a cat", "a much longer text about dogs and their owners " * 5]
+    for encoder in (fp32, int8):  # a text's vectors do not depend on the texts encoded with it
+        alone, together = encoder.encode(["what is a cat"])[0], encoder.encode(beside)[1]
+        np.testing.assert_array_equal(alone[0], together[0])
+        np.testing.assert_array_equal(alone[1], together[1])
