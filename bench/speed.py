@@ -146,7 +146,7 @@ def stage_measure(work: Path, train_steps: int) -> dict:
     flops = flops_per_pair(ce.model.config, tokens)
     paths = {"torch fp32": None, "ONNX fp32": OnnxRunner(folder / FP32)}
     if (folder / INT8).is_file():
-        paths["ONNX int8"] = OnnxRunner(folder / INT8)
+        paths["ONNX int8"] = OnnxRunner(folder / INT8, one_text_a_run=True)
     shipped = json.loads((folder / "onnx.json").read_text())
     scorer_d = distributions([judge._scorer_dist(*t) for t in triples], labels)
     gold = [p.label for p in dev]

@@ -107,7 +107,8 @@ class LateProgram(ScorerLearner, dspy.Module):
 
 
 @register("late-lr", "The passage judge: the learned scorer over lexical features and late interaction (MaxSim over "
-          "MiniLM's token vectors), its expected grade cut at thresholds chosen out of fold by query; no LM call",
+          "MiniLM's token vectors and the weakest-covered query token), its expected grade cut at thresholds chosen "
+          "out of fold by query; no LM call",
           family="signals", lm_roles=(), options=SCORER_OPTIONS, **LATE)
 def _late_lr(ctx: BuildContext, **config) -> LateProgram:
     return LateProgram(ctx, **config)

@@ -51,9 +51,10 @@ class TokenEncoder:
 
     The int8 form quantizes its activations with one scale per tensor of a run, so a text encoded beside others
     would get vectors that depend on them (on TREC DL 2020 passages: a median 0.004-0.007 and up to 0.05 of change in
-    a feature, enough to move a pair across a grade threshold). It encodes one text a run, so a pair's judgment never
-    depends on what else is judged; that costs about 12% (4.9 against 4.4 ms a passage on 2 cores, docs/learning.md).
-    fp32 keeps `batch_size`: its padded runs give the same vectors as one text alone."""
+    a feature, enough to move a pair across a grade threshold). Its runner runs one text a run
+    (`OnnxRunner(one_text_a_run=True)`), so a pair's judgment never depends on what else is judged; that costs about
+    12% (4.9 against 4.4 ms a passage on 2 cores, docs/learning.md). fp32's padded runs give the same vectors as one
+    text alone."""
 
     def __init__(self, model_id: str = DEFAULT_MODEL_ID, batch_size: int = 32, threads: int | None = None,
                  precision: str = "int8"):
@@ -80,9 +81,7 @@ class TokenEncoder:
                 path, self.precision = quantized(folder, path), "int8"
             except EmbedderUnavailable as exc:
                 print(f"late interaction: int8 refused, reading fp32 ({exc})", file=sys.stderr)
-        if self.precision == "int8":  # one text a run: see the class doc
-            self.batch_size = 1
-        self.runner = onnx_encoder.OnnxRunner(path, threads)
+        self.runner = onnx_encoder.OnnxRunner(path, threads, one_text_a_run=self.precision == "int8")
 
     def encode(self, texts: Sequence[str]) -> list[tuple[np.ndarray, np.ndarray]]:
         """(token vectors (tokens, dim), sentence vector (dim,)) per text, in input order (batched by length)."""

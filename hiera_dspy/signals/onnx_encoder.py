@@ -58,9 +58,14 @@ def torch_fallback_note(reason: str) -> None:
 
 class OnnxRunner:
     """An ONNX Runtime session of an exported sequence-classification model: `logits(feeds)` is its (n, num_labels)
-    output. `threads`: intra-op threads (default: onnxruntime's, one per physical core)."""
+    output. `threads`: intra-op threads (default: onnxruntime's, one per physical core).
 
-    def __init__(self, path: str | Path, threads: int | None = None):
+    `one_text_a_run`: for a dynamically quantized (int8) model, whose activations are scaled by one factor per tensor
+    of a run, so that a text run beside others (and beside their padding) gets outputs that depend on them and a
+    judgment could change with what else is judged. Each row of a batch then runs alone, cut to its own tokens
+    (`attention_mask`), and token outputs are padded back with zeros: the same numbers as the text judged alone."""
+
+    def __init__(self, path: str | Path, threads: int | None = None, one_text_a_run: bool = False):
         import onnxruntime as ort
 
         options = ort.SessionOptions()
@@ -70,11 +75,26 @@ class OnnxRunner:
         self.path = Path(path)
         self.session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
         self.input_names = [i.name for i in self.session.get_inputs()]
+        self.one_text_a_run = bool(one_text_a_run)
 
     def output(self, feeds: Mapping[str, Any]) -> np.ndarray:
         """The model's first output for one padded batch, as float64 (`feeds`: the tokenizer's arrays by input name;
         extra names are ignored)."""
         inputs = {name: np.asarray(feeds[name], dtype=np.int64) for name in self.input_names}
+        if not self.one_text_a_run:
+            return self._run(inputs)
+        width = inputs["input_ids"].shape[1]
+        lengths = np.asarray(feeds["attention_mask"]).sum(axis=1) if "attention_mask" in feeds else [width] * len(
+            inputs["input_ids"])
+        rows = []
+        for i, n in enumerate(lengths):
+            out = self._run({name: v[i:i + 1, :int(n)] for name, v in inputs.items()})
+            if out.ndim == 3:  # token outputs: back to the batch's width, zeros where the padding was
+                out = np.pad(out, ((0, 0), (0, width - out.shape[1]), (0, 0)))
+            rows.append(out)
+        return np.concatenate(rows)
+
+    def _run(self, inputs: dict[str, np.ndarray]) -> np.ndarray:
         return np.asarray(self.session.run(None, inputs)[0], dtype=np.float64)
 
     def logits(self, feeds: Mapping[str, Any]) -> np.ndarray:
@@ -194,7 +214,7 @@ def accelerate(encoder, check: Sequence[tuple[str, str, str]] = ()) -> Accelerat
         reference = encoder.logits(list(check))
         evidence, runners = {}, {}
         for kind, path in paths.items():  # fp32 is the same graph as torch: a few pairs check the export
-            encoder.runner = runners[kind] = OnnxRunner(path)
+            encoder.runner = runners[kind] = OnnxRunner(path, one_text_a_run=kind == "int8")
             some = len(check) if kind == "int8" else min(len(check), FP32_CHECK)
             evidence[kind] = agreement(reference[:some], encoder.logits(list(check)[:some]))
     finally:
@@ -227,7 +247,7 @@ def load_runner(folder: Path, digests: dict[str, str]) -> OnnxRunner | None:
     if not available():
         torch_fallback_note("onnxruntime is not installed")
         return None
-    return OnnxRunner(folder / chosen)
+    return OnnxRunner(folder / chosen, one_text_a_run=chosen == INT8)
 
 
 def scoring_length(folder: Path, max_len: int) -> int:

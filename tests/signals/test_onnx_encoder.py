@@ -67,6 +67,23 @@ def test_onnx_logits_equal_torch_in_input_order_whatever_the_batching(accelerate
         ce.runner = runner
 
 
+def test_an_int8_judgment_does_not_depend_on_what_is_judged_beside_it(accelerated):
+    ce, triples, _, _ = accelerated
+    runner = ce.runner
+    try:
+        ce.runner = ce._onnx.runners["int8"]
+        assert ce.runner.one_text_a_run  # int8 scales activations per run: each text runs alone
+        alone = np.concatenate([ce.logits([t]) for t in triples])
+        np.testing.assert_array_equal(ce.logits(triples, batch=7), alone)
+        from hiera_dspy.signals.onnx_encoder import OnnxRunner
+
+        batched = OnnxRunner(ce.runner.path)  # the same model run a batch at a time moves with its neighbours
+        ce.runner = batched
+        assert not np.array_equal(ce.logits(triples, batch=7), alone)
+    finally:
+        ce.runner = runner
+
+
 def test_int8_only_where_it_keeps_the_labels(accelerated):
     from hiera_dspy.signals.onnx_encoder import INT8_MIN_AGREEMENT, choose
 
