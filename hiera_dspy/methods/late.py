@@ -33,6 +33,7 @@ from hiera_dspy.methods import BuildContext, register
 from hiera_dspy.methods.cross import best_thresholds, cut, expected_grade, objective, query_folds
 from hiera_dspy.methods.learned_scorer import SCORER_OPTIONS, ScorerLearner, ScorerState
 from hiera_dspy.records import Pair
+from hiera_dspy.signals.late_interaction import pass_in_use
 
 LATE = {"embedder": "lexical", "C": 1.0, "features": "late+coverage", "threshold_folds": 5, "grade_objective": "weighted_kappa",
         "seed": 0}
@@ -49,6 +50,7 @@ class LateProgram(ScorerLearner, dspy.Module):
         objective(self.objective)  # an unknown name fails at build
         self.scorer_state = ScorerState(ctx.scheme, ctx.train, embedder, C, **options)
         self.grading: dict | None = None
+        self.late_pass: str | None = None  # the pass this process reads ("int8", "fp32"), once it has made one
 
     def prepare(self, train: Sequence[Pair] | None = None, dev: Sequence[Pair] | None = None):
         """Fit the scorer on every train pair and choose the thresholds out of fold (module doc); `dev` is unused."""
@@ -64,11 +66,13 @@ class LateProgram(ScorerLearner, dspy.Module):
         gold = np.array([labels.index(p.label) for p in pairs])
         value, thresholds = best_thresholds(gold, expected_grade(out_of_fold), len(labels), objective(self.objective))
         self.scorer_state.fit(pairs, rows)
+        self.late_pass = pass_in_use()
         predicted = cut(expected_grade(out_of_fold), thresholds)
         self.grading = {"thresholds": list(thresholds), "objective": self.objective, "out_of_fold": value,
                         "chosen_by": f"out of fold, {self.threshold_folds} folds by query", "pairs": len(pairs),
                         "label_counts": {label: int((gold == i).sum()) for i, label in enumerate(labels)},
-                        "predicted_counts": {label: int((predicted == i).sum()) for i, label in enumerate(labels)}}
+                        "predicted_counts": {label: int((predicted == i).sum()) for i, label in enumerate(labels)},
+                        **({"late_pass": self.late_pass} if self.late_pass else {})}
         print(f"late-lr: thresholds {', '.join(f'{t:.3f}' for t in thresholds)} chosen {self.grading['chosen_by']} "
               f"({self.objective} {value:.3f} on {len(pairs):,} train pairs)", file=sys.stderr)
         return self
@@ -85,12 +89,26 @@ class LateProgram(ScorerLearner, dspy.Module):
     def prefetch(self, pairs: Sequence[Pair]) -> None:
         """Score the pairs about to be judged in one batch (`ScorerState.prefetch`)."""
         self.scorer_state.prefetch(pairs)
+        self._check_pass()
+
+    def _check_pass(self) -> None:
+        """Say once on stderr when this machine's late-interaction pass is not the one the thresholds were chosen on
+        (int8 refused here: fp32 features under int8 cuts); the judgment goes on."""
+        compiled = (self.grading or {}).get("late_pass")
+        here = self.late_pass or pass_in_use()
+        if here and compiled and here != compiled and self.late_pass is None:
+            print(f"late-lr: compiled on the {compiled} late-interaction pass, judging on {here} here; its thresholds "
+                  f"were chosen on {compiled} features (recompile on this machine to choose them on {here})",
+                  file=sys.stderr)
+        self.late_pass = here
 
     def forward(self, query: str, item_title: str, item_text: str) -> dspy.Prediction:
         """The expected grade of the scorer's distribution cut at the chosen thresholds; `scores` the distribution."""
         if self.grading is None:
             raise RuntimeError("late-lr is not fitted: call prepare(train) or load a compiled artifact")
         scores = self.scorer_state.score(query, item_title, item_text)
+        if self.late_pass is None:
+            self._check_pass()
         dist = np.array([[scores[label] for label in self.scheme.labels]])
         label = self.scheme.labels[int(cut(expected_grade(dist), self.grading["thresholds"])[0])]
         return dspy.Prediction(label=label, scores=scores, routed="scorer", reached_llm=False, delegated=False)

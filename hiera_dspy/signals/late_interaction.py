@@ -153,3 +153,11 @@ def late_interaction(model_id: str = DEFAULT_MODEL_ID) -> LateInteraction:
 def late_features(triples: Sequence[tuple[str, str, str]], model_id: str = DEFAULT_MODEL_ID) -> np.ndarray:
     """LATE_COLUMNS of `triples` with the bundled model (see the module doc)."""
     return late_interaction(model_id).features(triples)
+
+
+def pass_in_use(model_id: str = DEFAULT_MODEL_ID) -> str | None:
+    """The precision ("int8", "fp32") of this process's late-interaction pass over `model_id`, or None when no pass has
+    been made (features read from elsewhere, e.g. a table or a test's encoder)."""
+    if late_interaction.cache_info().currsize == 0:
+        return None
+    return late_interaction(model_id).encoder.precision

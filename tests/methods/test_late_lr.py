@@ -113,3 +113,20 @@ def test_a_compile_on_the_train_split_scores_dev_out_of_sample(word_late, tmp_pa
     hiera("compile", "--dataset", f"trec:{train}", *JUDGE, "--out", art)
     metrics = read_artifact(art)["metrics"]
     assert metrics["n_dev"] > 0 and metrics["dev_in_train"] == 0 and "in-sample" not in capsys.readouterr().out
+
+
+def test_a_judge_says_once_when_this_machine_reads_another_pass_than_its_thresholds_saw(word_late, monkeypatch,
+                                                                                       capsys):
+    from hiera_dspy.methods import late
+
+    pairs = _binary_pairs(10)
+    program = build("late-lr", BuildContext(get_scheme("msrd"), train=pairs)).prepare(pairs)
+    assert "late_pass" not in program.grading  # the test's word vectors: no encoder pass was made
+    program.grading["late_pass"], program.late_pass = "int8", None  # as loaded from an int8 compile
+    monkeypatch.setattr(late, "pass_in_use", lambda: "fp32")  # int8 refused on this machine
+    capsys.readouterr()
+    program.prefetch(pairs[:4])
+    program(query=pairs[0].query, item_title="", item_text=pairs[0].item_text)
+    program.prefetch(pairs[4:8])
+    err = capsys.readouterr().err
+    assert err.count("compiled on the int8 late-interaction pass, judging on fp32 here") == 1
