@@ -35,8 +35,8 @@ from hiera_dspy.methods.learned_scorer import SCORER_OPTIONS, ScorerLearner, Sco
 from hiera_dspy.records import Pair
 from hiera_dspy.signals.late_interaction import pass_in_use
 
-LATE = {"embedder": "lexical", "C": 1.0, "features": "late+coverage", "threshold_folds": 5, "grade_objective": "weighted_kappa",
-        "seed": 0}
+LATE = {"embedder": "lexical", "C": 1.0, "features": "late+coverage", "threshold_folds": 5,
+        "grade_objective": "weighted_kappa", "seed": 0}
 
 
 class LateProgram(ScorerLearner, dspy.Module):

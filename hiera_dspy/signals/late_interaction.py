@@ -20,7 +20,7 @@ Passages are read up to the model's 256 tokens (sentence-transformers' `max_seq_
 own); distinct texts are encoded once a call, queries kept across calls (a judge sees few distinct queries).
 
 Measured on TREC DL 2020's 11,386 judged passages (`bench/trecdl.py`, the int8 pass): Spearman with the NIST grade
-0.405 for late_maxsim, 0.343 for late_cosine, 0.438 for late_min.
+0.406 for late_maxsim, 0.346 for late_cosine, 0.440 for late_min.
 
 Example:
     >>> late_features([("what is a cat", "", "The cat is a small feline.")]).shape   # doctest: +SKIP
@@ -52,9 +52,9 @@ class TokenEncoder:
     The int8 form quantizes its activations with one scale per tensor of a run, so a text encoded beside others
     would get vectors that depend on them (on TREC DL 2020 passages: a median 0.004-0.007 and up to 0.05 of change in
     a feature, enough to move a pair across a grade threshold). Its runner runs one text a run
-    (`OnnxRunner(one_text_a_run=True)`), so a pair's judgment never depends on what else is judged; that costs about
-    12% (4.9 against 4.4 ms a passage on 2 cores, docs/learning.md). fp32's padded runs give the same vectors as one
-    text alone."""
+    (`OnnxRunner(one_text_a_run=True)`), so a pair's judgment never depends on what else is judged, at about the
+    batched cost (no padding to run; bench/batch_invariance.py). fp32's padded runs give the same vectors as one text
+    alone."""
 
     def __init__(self, model_id: str = DEFAULT_MODEL_ID, batch_size: int = 32, threads: int | None = None,
                  precision: str = "int8"):
