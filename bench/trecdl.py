@@ -169,7 +169,6 @@ def run_late_fold(f: int, pairs: list[Pair], folds: dict[str, int], args, object
     work/late{f}.json). Its train features are read from a table of every pair's late-interaction features computed
     once (work/late_features.npy: the same numbers `late_features` gives, computed in one pass, not once a fold); the
     fold's own pairs are scored from scratch (a fresh encoder session, no cache), which is what `ms a pair` times."""
-    from hiera_dspy.methods import BuildContext, build
     from hiera_dspy.signals import late_interaction
 
     out = args.work / f"late{f}{LATE_SUFFIX[objective]}.json"
@@ -180,18 +179,30 @@ def run_late_fold(f: int, pairs: list[Pair], folds: dict[str, int], args, object
     test = [p for p in pairs if folds[p.query_id] == f]
     with late_from_table(table_of):
         start = time.perf_counter()
-        program = build("late-lr", BuildContext(SCHEME, train=train), seed=args.seed, grade_objective=objective,
-                        threshold_folds=min(5, len({p.query_id for p in train}))).prepare(train)
+        program = compiled_late(train, seed=args.seed, grade_objective=objective)
         fit_s = time.perf_counter() - start
     late_interaction.late_interaction.cache_clear()
     start = time.perf_counter()
-    program.prefetch(test)
-    labels = [program(query=p.query, item_title=p.item_title, item_text=p.item_text).label for p in test]
+    grades = late_grades(program, test)
     score_s = time.perf_counter() - start
-    row = {"fold": f, "ids": [p.id for p in test], "late_lr": [LABELS.index(x) for x in labels],
+    row = {"fold": f, "ids": [p.id for p in test], "late_lr": grades,
            "late_lr_fit_s": fit_s, "late_lr_score_s": score_s, "grading": program.grading}
     out.write_text(json.dumps(row))
     return row
+
+
+def compiled_late(train: list[Pair], **config):
+    """late-lr compiled on `train` with `config` (its threshold folds: 5, or the train queries if fewer)."""
+    from hiera_dspy.methods import BuildContext, build
+
+    folds = min(5, len({p.query_id for p in train}))
+    return build("late-lr", BuildContext(SCHEME, train=train), threshold_folds=folds, **config).prepare(train)
+
+
+def late_grades(program, pairs: list[Pair]) -> list[int]:
+    """The grade codes `program` gives `pairs`, scored in one batch first (`prefetch`), as `hiera-dspy run` does."""
+    program.prefetch(pairs)
+    return [LABELS.index(program(query=p.query, item_title=p.item_title, item_text=p.item_text).label) for p in pairs]
 
 
 @contextlib.contextmanager

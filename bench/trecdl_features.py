@@ -18,7 +18,8 @@ from pathlib import Path
 
 import numpy as np
 
-from bench.trecdl import LABELS, SCHEME, agreement, fold_of, late_from_table, late_table, load_pairs
+from bench import trecdl
+from bench.trecdl import LABELS, agreement, fold_of, late_from_table, late_table, load_pairs
 from hiera_dspy.records import Pair
 
 MEASURES = ("kappa", "kappa_binary", "alpha", "weighted_kappa")
@@ -26,19 +27,12 @@ MEASURES = ("kappa", "kappa_binary", "alpha", "weighted_kappa")
 
 def cross_validated(pairs: list[Pair], features: str, seed: int, folds: int) -> np.ndarray:
     """late-lr's grade codes for every pair, each judged by a late-lr compiled without its query's fold."""
-    from hiera_dspy.methods import BuildContext, build
-
     fold = fold_of(pairs, folds, seed)
     predicted = np.zeros(len(pairs), dtype=int)
     for f in range(folds):
-        train = [p for p in pairs if fold[p.query_id] != f]
         held = [i for i, p in enumerate(pairs) if fold[p.query_id] == f]
-        program = build("late-lr", BuildContext(SCHEME, train=train), features=features, seed=0,
-                        threshold_folds=min(5, len({p.query_id for p in train}))).prepare(train)
-        test = [pairs[i] for i in held]
-        program.prefetch(test)
-        for i, p in zip(held, test):
-            predicted[i] = LABELS.index(program(query=p.query, item_title=p.item_title, item_text=p.item_text).label)
+        program = trecdl.compiled_late([p for p in pairs if fold[p.query_id] != f], features=features, seed=0)
+        predicted[held] = trecdl.late_grades(program, [pairs[i] for i in held])
     return predicted
 
 

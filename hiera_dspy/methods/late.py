@@ -92,11 +92,12 @@ class LateProgram(ScorerLearner, dspy.Module):
         self._check_pass()
 
     def _check_pass(self) -> None:
-        """Say once on stderr when this machine's late-interaction pass is not the one the thresholds were chosen on
-        (int8 refused here: fp32 features under int8 cuts); the judgment goes on."""
-        compiled = (self.grading or {}).get("late_pass")
-        here = self.late_pass or pass_in_use()
-        if here and compiled and here != compiled and self.late_pass is None:
+        """Once this process has made a late-interaction pass: say on stderr, once, when it is not the one the
+        thresholds were chosen on (int8 refused here: fp32 features under int8 cuts); the judgment goes on."""
+        if self.late_pass is not None:
+            return
+        here, compiled = pass_in_use(), (self.grading or {}).get("late_pass")
+        if here and compiled and here != compiled:
             print(f"late-lr: compiled on the {compiled} late-interaction pass, judging on {here} here; its thresholds "
                   f"were chosen on {compiled} features (recompile on this machine to choose them on {here})",
                   file=sys.stderr)
@@ -107,8 +108,7 @@ class LateProgram(ScorerLearner, dspy.Module):
         if self.grading is None:
             raise RuntimeError("late-lr is not fitted: call prepare(train) or load a compiled artifact")
         scores = self.scorer_state.score(query, item_title, item_text)
-        if self.late_pass is None:
-            self._check_pass()
+        self._check_pass()
         dist = np.array([[scores[label] for label in self.scheme.labels]])
         label = self.scheme.labels[int(cut(expected_grade(dist), self.grading["thresholds"])[0])]
         return dspy.Prediction(label=label, scores=scores, routed="scorer", reached_llm=False, delegated=False)
