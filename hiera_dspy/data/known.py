@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
+from typing import Protocol, runtime_checkable
 
 from hiera_dspy.labels import LabelScheme
 
@@ -64,3 +65,13 @@ class Known:
     def counts(self) -> dict[str, int]:
         """How many known judgments each query has."""
         return {q: len(js) for q, js in self.by_query.items()}
+
+
+@runtime_checkable
+class ReadsKnown(Protocol):
+    """A judge that reads its queries' known judgments as evidence (the feedback stage). The job that judges calls
+    `read_known` once, before any pair, with the known judgments of the set; the judge returns how many judgments it
+    will read per query (those it can use: graded on its scheme, with an item text). A judge that is not a ReadsKnown
+    judges every pair alone, as before; the job says so in its report."""
+
+    def read_known(self, known: Known) -> dict[str, int]: ...
