@@ -18,12 +18,13 @@ from hiera_dspy.api import JudgeRequest, judge
 from hiera_dspy.cli.options import (
     add_data_arguments,
     add_judging_arguments,
+    add_known_arguments,
     cli_main,
     exit_on_error_rate,
     print_metrics,
     raise_if_stopped,
 )
-from hiera_dspy.cli.requests import data_source, judging
+from hiera_dspy.cli.requests import data_source, judging, known_list
 from hiera_dspy.runs.cost import format_estimate
 
 
@@ -35,6 +36,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--split", help="train | dev | eval | all (default: the dataset's default split)")
     p.add_argument("--out", help="output folder (default: runs/<run id>)")
     add_judging_arguments(p)
+    add_known_arguments(p)
     return p
 
 
@@ -42,7 +44,8 @@ def main(argv: list[str] | None = None) -> dict:
     """Judge one split with one method, write metrics.json and predictions.jsonl; return the metrics (the estimate on
     a dry run)."""
     args = parser().parse_args(argv)
-    judged = judge(JudgeRequest(data_source(args), judging(args), split=args.split, out=args.out))
+    judged = judge(JudgeRequest(data_source(args), judging(args), split=args.split, out=args.out,
+                                known=known_list(args)))
     if judged.estimate is not None:
         print(format_estimate(judged.estimate))
         return judged.estimate
