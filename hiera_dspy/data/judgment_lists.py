@@ -77,10 +77,11 @@ def with_texts(j: KnownJudgment, items: Mapping[str, CatalogEntry], queries: Map
     """The judgment with the item's title and text from `items` and the query's text from `queries` where it has
     none of its own."""
     entry = items.get(j.item_id) if not j.item_text else None
-    found = {"item_title": j.item_title or entry.title, "item_text": entry.text} if entry is not None else {}
+    if entry is not None:
+        j = replace(j, item_title=j.item_title or entry.title, item_text=entry.text)
     if j.query is None and j.query_id in queries:
-        found["query"] = queries[j.query_id]
-    return replace(j, **found) if found else j
+        j = replace(j, query=queries[j.query_id])
+    return j
 
 
 def where(source: str) -> str:
