@@ -9,6 +9,9 @@ confidence, confidence_source, distribution, escalated, method), OUT/qrels.txt (
 label's index in the scheme) and OUT/pairs.jsonl; pairs that carry gold are also scored (OUT/metrics.json), pairs
 without gold never are. `python -m eval.review --run RUN_ID` then shows a person the pairs the machine was least
 sure of.
+
+`--known FILE` (qrels:PATH, jsonl:PATH, or a PATH sniffed) gives an existing judgment list of the same queries to a
+judge that reads known judgments (docs/labelling.md#known-judgments); the closing lines say how many it read.
 """
 
 from __future__ import annotations

@@ -7,6 +7,8 @@ A run interrupted at any point and started again (same command, or the same --ru
 Writes OUT/metrics.json, OUT/predictions.jsonl and OUT/config.json; metrics are scikit-learn's over the whole split,
 with the field's agreement measures (binary kappa at the scheme's cut, Krippendorff's alpha, quadratic kappa, their
 bootstrap CIs, the confusion) and the true time a pair (`wall_ms_per_pair`: the command's wall time over its pairs).
+`--known FILE` gives a judgment list of the same queries to a judge that reads known judgments (metrics.json `known`;
+docs/labelling.md#known-judgments).
 """
 
 from __future__ import annotations

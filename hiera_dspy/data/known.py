@@ -88,4 +88,6 @@ class ReadsKnown(Protocol):
     will read per query (those it can use: graded on its scheme, with an item text). A judge that is not a ReadsKnown
     judges every pair alone, as before; the job says so in its report."""
 
-    def read_known(self, known: Known) -> dict[str, int]: ...
+    def read_known(self, known: Known) -> dict[str, int]:
+        """Read the set's known judgments (once, before any pair); returns query id -> the judgments it will use."""
+        ...

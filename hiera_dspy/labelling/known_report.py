@@ -10,7 +10,7 @@ def known_line(use: dict | None) -> str:
     """One sentence: what the judge read (or that it reads none); '' without known judgments."""
     if not use:
         return ""
-    head = (f"Known judgments ({use['source']}): {use['judgments']} read from the list, {use['in_set']} of them for "
+    head = (f"Known judgments ({use['source']}): {use['judgments']} given, {use['in_set']} of them for "
             f"{use['queries_with_known']} of the {use['queries']} queries judged; ")
     if not use["reads"]:
         return head + "the judge does not read known judgments: every pair was judged alone, none was used."

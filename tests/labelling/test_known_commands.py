@@ -96,7 +96,7 @@ def test_the_issues_three_commands(bench, capsys):
     hiera("label", "--dataset", f"jsonl:{bench['new']}", "--scheme", "trec", "--known", bench["mine"] / "qrels.txt",
           "--judge", art, "--out", bench["tmp"] / "from-qrels")
     printed = capsys.readouterr().out
-    assert "16 read from the list, 16 of them for 4 of the 4 queries judged; the judge read 0" in printed
+    assert "16 given, 16 of them for 4 of the 4 queries judged; the judge read 0" in printed
     assert "16 judgments whose item text was not found" in printed
     assert READ[-1].for_query("q0")[0].item_text is None
 
