@@ -72,7 +72,7 @@ def benchmark_evidence(qrels: Mapping[tuple[str, str], int], lines: Mapping[tupl
     return checked(Known.of(scheme, judgments), source, pairs, counts, "error")
 
 
-def checked(known: Known, source: str, pairs: Iterable[Pair], counts: Counter, on_overlap: str) -> Evidence:
+def checked(known: Known, source: str, pairs: Iterable[Pair], counts: dict[str, int], on_overlap: str) -> Evidence:
     """`known` checked against the pairs to judge (see the module doc)."""
     queries: dict[str, None] = {}
     keys: set[tuple[str, str]] = set()
