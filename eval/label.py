@@ -10,8 +10,9 @@ label's index in the scheme) and OUT/pairs.jsonl; pairs that carry gold are also
 without gold never are. `python -m eval.review --run RUN_ID` then shows a person the pairs the machine was least
 sure of.
 
-`--known FILE` (qrels:PATH, jsonl:PATH, or a PATH sniffed) gives an existing judgment list of the same queries to a
-judge that reads known judgments (docs/labelling.md#known-judgments); the closing lines say how many it read.
+`--known FILE` (qrels:PATH, jsonl:PATH, trec:FOLDER, or a PATH sniffed) gives an existing judgment list of the same
+queries to a judge that reads known judgments (docs/labelling.md#known-judgments); the closing lines say how many it
+read.
 """
 
 from __future__ import annotations

@@ -104,9 +104,10 @@ def add_known_arguments(parser: argparse.ArgumentParser) -> None:
     eval.holes reads the benchmark's own qrels)."""
     g = parser.add_argument_group("known judgments")
     g.add_argument("--known", metavar="FILE",
-                   help="a judgment list of the same queries the judge reads as evidence: qrels:PATH, jsonl:PATH "
-                        f"or a PATH whose first line says its format ({', '.join(FORMATS)}); graded on the pairs' "
-                        "scheme; a judge that reads none ignores it (the report says so)")
+                   help="a judgment list of the same queries the judge reads as evidence: qrels:PATH (texts from "
+                        "the dataset), jsonl:PATH (labelled pairs), trec:FOLDER (its qrels with its corpus's texts), "
+                        f"or a PATH sniffed ({', '.join(FORMATS)}); graded on the pairs' scheme; a judge that reads "
+                        "none ignores it (the report says so)")
     g.add_argument("--on-known-overlap", default="error", choices=list(OVERLAP),
                    help="a known judgment of a pair that is also to be judged: stop with an error naming its line "
                         "(default), or drop such judgments from the known ones and count them (skip)")

@@ -1,5 +1,5 @@
-"""Judgment lists by format: a file of known judgments (`qrels:PATH`, `jsonl:PATH`, or a PATH whose format is sniffed)
-read into the `Known` table a judge reads as evidence (`hiera_dspy.data.known`).
+"""Judgment lists by format: known judgments (`qrels:PATH`, `jsonl:PATH`, `trec:FOLDER`, or a PATH whose format is
+sniffed) read into the `Known` table a judge reads as evidence (`hiera_dspy.data.known`).
 
 A new format is one module in this package plus one line in `FORMATS`. The module has two functions:
 
@@ -8,7 +8,8 @@ A new format is one module in this package plus one line in `FORMATS`. The modul
         the scheme's scale, raises a DataError naming file, line and field and what to do; a row that is not a
         judgment (a JSONL pair without a label) is counted in `counts` under a name of its own and left out
     looks_like(path: Path, head: str) -> bool
-        whether a file whose first non-blank line is `head` is of this format (for a PATH given without a prefix)
+        whether a file whose first non-blank line is `head` (a folder: "") is of this format (for a PATH given
+        without a prefix)
 
 Quepid's CSV export, OpenSearch's search-relevance judgment JSON and Elasticsearch LTR judgment lists fit this way,
 e.g. `known_quepid.py` and the line `"quepid": "hiera_dspy.data.known_quepid"`.
@@ -38,6 +39,7 @@ from hiera_dspy.registry import Entry, Registry, module_doc
 
 # name -> the module that reads that format (its `read` and `looks_like`); sniffing tries them in this order
 FORMATS: dict[str, str] = {
+    "trec": "hiera_dspy.data.known_trec",
     "jsonl": "hiera_dspy.data.known_jsonl",
     "qrels": "hiera_dspy.data.known_qrels",
 }
@@ -96,19 +98,18 @@ def _format_of(spec: str) -> tuple[str, Path]:
     if sep and name in FORMATS:
         return name, _existing(Path(rest))
     path = _existing(Path(spec))
-    head = _head(path)
+    head = "" if path.is_dir() else _head(path)
     for name in FORMATS:
         if FORMAT_REGISTRY[name].load().looks_like(path, head):
             return name, path
-    raise DataError(f"{path}, line 1: not a judgment list this reads ({', '.join(FORMATS)}); name its format: "
+    where = path if path.is_dir() else f"{path}, line 1"
+    raise DataError(f"{where}: not a judgment list this reads ({', '.join(FORMATS)}); name its format: "
                     f"--known FORMAT:{path}, FORMAT one of {', '.join(FORMATS)}")
 
 
 def _existing(path: Path) -> Path:
-    if path.is_dir():
-        raise DataError(f"{path}: is a folder; --known names a judgment list file (qrels:PATH or jsonl:PATH)")
-    if not path.is_file():
-        raise DataError(f"{path}: file not found; --known names a judgment list file (qrels:PATH or jsonl:PATH)")
+    if not path.exists():
+        raise DataError(f"{path}: not found; --known names a judgment list (qrels:PATH, jsonl:PATH or trec:FOLDER)")
     return path
 
 

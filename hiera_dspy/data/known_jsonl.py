@@ -36,5 +36,5 @@ def read(path: Path, scheme: LabelScheme, counts: Counter) -> Iterator[KnownJudg
 
 
 def looks_like(path: Path, head: str) -> bool:
-    """A `.jsonl`/`.json` name, or a first line that is a JSON object."""
-    return path.suffix in (".jsonl", ".json") or head.startswith("{")
+    """A file with a `.jsonl`/`.json` name, or whose first line is a JSON object."""
+    return path.is_file() and (path.suffix in (".jsonl", ".json") or head.startswith("{"))

@@ -29,6 +29,6 @@ def read(path: Path, scheme: LabelScheme, counts: Counter) -> Iterator[KnownJudg
 
 
 def looks_like(path: Path, head: str) -> bool:
-    """Four whitespace-separated columns, the last an integer."""
+    """A file whose first line has four whitespace-separated columns, the last an integer."""
     cols = head.split()
-    return len(cols) == 4 and cols[3].lstrip("-").isdigit()
+    return path.is_file() and len(cols) == 4 and cols[3].lstrip("-").isdigit()

@@ -73,8 +73,8 @@ class Judging:
 @dataclass(frozen=True)
 class KnownList:
     """Known judgments the judge reads as evidence (a judge that reads none ignores them): `path` a judgment list
-    (`qrels:PATH`, `jsonl:PATH`, or a PATH whose format is sniffed; None: none), and what a known pair that is also a
-    pair to judge does (`on_overlap`: error | skip, dropped from the known judgments and counted)."""
+    (`qrels:PATH`, `jsonl:PATH`, `trec:FOLDER`, or a PATH whose format is sniffed; None: none), and what a known pair
+    that is also a pair to judge does (`on_overlap`: error | skip, dropped from the known judgments and counted)."""
 
     path: str | None = None
     on_overlap: str = "error"

@@ -12,6 +12,7 @@ import pytest
 from hiera_dspy.data import CatalogEntry, DataError, judgment_lists
 from hiera_dspy.data.judgment_lists import FORMATS, read_known
 from hiera_dspy.labels import custom_scheme, get_scheme
+from hiera_dspy.testing import write_trec_folder
 
 TREC = get_scheme("trec")
 
@@ -57,6 +58,19 @@ def test_labelled_jsonl_keeps_its_own_texts_and_counts_its_unlabelled_rows(tmp_p
     assert counts == {"judgments": 2, "unlabelled": 1, "without_text": 0}
 
 
+def test_a_trec_folder_gives_its_qrels_with_the_texts_of_its_topics_and_corpus(tmp_path):
+    folder = write_trec_folder(tmp_path / "bench", queries=2, passages=2)
+    with open(folder / "qrels.txt", "a") as fh:
+        fh.write("q1 0 gone 1\n")
+    counts: Counter = Counter()
+    known = read_known(f"trec:{folder}", TREC, counts=counts)
+    assert read_known(str(folder), TREC) == known  # a folder is sniffed as one
+    first = known.for_query("q0")[0]
+    assert first.query.startswith("what about ") and first.item_text.endswith("A passage on something else.")
+    assert first.source == f"{folder / 'qrels.txt'}:1"
+    assert counts == {"judgments": 5, "without_text": 1}
+
+
 def test_a_path_without_a_prefix_is_sniffed(tmp_path):
     qrels = lines(tmp_path / "judged", "q1 0 d1 1")
     as_json = jsonl(tmp_path / "judged.txt", row("q1", "d1", "Related"))
@@ -91,10 +105,10 @@ def test_a_bad_jsonl_list_names_file_line_and_field(tmp_path):
 
 
 def test_a_missing_or_empty_list_says_what_to_give(tmp_path):
-    with pytest.raises(DataError, match="file not found; --known names a judgment list"):
+    with pytest.raises(DataError, match="not found; --known names a judgment list"):
         read_known(f"qrels:{tmp_path / 'nope.txt'}", TREC)
-    with pytest.raises(DataError, match="is a folder"):
-        read_known(str(tmp_path), TREC)
+    with pytest.raises(DataError, match="no topics file"):
+        read_known(str(tmp_path), TREC)  # a folder is a TREC folder, or nothing
     with pytest.raises(DataError, match="the file is empty"):
         read_known(str(lines(tmp_path / "empty.txt")), TREC)
 

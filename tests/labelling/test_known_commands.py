@@ -99,6 +99,14 @@ def test_the_issues_three_commands(bench, capsys):
     assert "16 given, 16 of them for 4 of the 4 queries judged; the judge read 0" in printed
     assert "16 judgments whose item text was not found" in printed
     assert READ[-1].for_query("q0")[0].item_text is None
+    # the benchmark's folder gives them their texts: the judgments of known.jsonl exactly (the same digest, so the
+    # same run id when not named)
+    assert READ[-1].digest() != READ[-2].digest()
+    hiera("label", "--dataset", f"jsonl:{bench['new']}", "--scheme", "trec", "--known", f"trec:{bench['mine']}",
+          "--judge", art, "--out", bench["tmp"] / "from-folder", "--run-id", "from-folder")
+    assert READ[-1].digest() == READ[-3].digest()
+    assert "the judge read 16 as evidence, for 4 queries" in capsys.readouterr().out
+    assert [r["label"] for r in records(bench["tmp"] / "from-folder" / "labels.jsonl")] == [r["label"] for r in labels]
 
 
 def test_label_texts_come_from_the_dataset_and_what_the_judge_cannot_read_is_counted(bench):
