@@ -23,7 +23,7 @@ from hiera_dspy.jobs.preparing import (
     runs_dir,
     skipped_rows,
 )
-from hiera_dspy.jobs.requests import DataSource, DryRun, JudgeRequest, Judging
+from hiera_dspy.jobs.requests import DataSource, DryRun, JudgeRequest, Judging, KnownList
 from hiera_dspy.labelling.known_evidence import Evidence, hand_over, read_evidence
 from hiera_dspy.labelling.known_report import known_line
 from hiera_dspy.methods.learning import prepare_fresh
@@ -73,6 +73,11 @@ class Replica:
         return program
 
 
+def evidence_of(known: KnownList, dataset: Dataset, pairs: Iterable[Pair]) -> Evidence | None:
+    """The request's known judgment list read and checked against the pairs to judge; None without one."""
+    return read_evidence(known.path, known.on_overlap, dataset, pairs) if known.path else None
+
+
 def read_by_judge(evidence: Evidence | None, use: dict | None) -> Known | None:
     """The known judgments a replica's judge must read: those the job's judge read, None when it reads none."""
     return evidence.known if evidence is not None and use is not None and use["reads"] else None
@@ -100,11 +105,10 @@ def judge(request: JudgeRequest) -> Judged:
     split = request.split or dataset.default_split
     if not j.judge:  # a fresh program that learns from data (a cascade's tau: part of the run's identity)
         prepare_fresh(program, dataset, split)
-    evidence = (read_evidence(request.known.path, request.known.on_overlap, dataset, pairs)
-                if request.known.path else None)
-    known = hand_over(program, evidence)  # before any pair: the judge reads its queries' known judgments once
+    evidence = evidence_of(request.known, dataset, pairs)
+    use = hand_over(program, evidence)  # before any pair: the judge reads its queries' known judgments once
     spec = RunSpec.judging(program, dataset=request.data.dataset, split=split, lms=lms, knowledge=knowledge.name,
-                           judge=j.judge, extra=evidence.identity(known["reads"]) if evidence and known else None)
+                           judge=j.judge, extra=evidence.identity(use["reads"]) if evidence and use else None)
     # the limit is not part of the id: a larger limit later resumes the same run and judges only the new pairs
     identity = {**spec.identity(), "limit": j.limit}
     run_id = j.run.run_id or spec.run_id
@@ -114,7 +118,7 @@ def judge(request: JudgeRequest) -> Judged:
     count = len(pairs) if isinstance(pairs, list) else "all the"  # a large JSONL split is read lazily
     print(f"run {run_id}: {count} pairs of {request.data.dataset} [{split}] with {program.method} "
           f"(LMs {spec.lms}, knowledge {knowledge.name})", file=sys.stderr)
-    recipe = Replica(j, SourceLoader(request.data), split, read_by_judge(evidence, known))  # --engine ray's replicas
+    recipe = Replica(j, SourceLoader(request.data), split, read_by_judge(evidence, use))  # --engine ray's replicas
     rows = run_engine(j.engine, Job(program, pairs, store, run_id, lms, retry_errors=j.run.retry_errors,
                                     progress=progress_display(j.run.verbose, lms, program.method),
                                     options=j.engine_options, factory=recipe))
@@ -124,9 +128,9 @@ def judge(request: JudgeRequest) -> Judged:
                | agreement_cis(rows, labels, cut, queries))
     metrics["run_id"] = run_id
     metrics["skipped_rows"] = skipped_rows(dataset)
-    if known is not None:
-        metrics["known"] = known
-        print(known_line(known), file=sys.stderr)
+    if use is not None:
+        metrics["known"] = use
+        print(known_line(use), file=sys.stderr)
     out = output_folder(request.out or runs_dir() / run_id)
     write_outputs(out, {**identity, "skipped_rows": metrics["skipped_rows"]}, metrics, rows)
     summary = summary_line(rows, labels, ReferenceScorer(dataset), pairs, program.method, cut)

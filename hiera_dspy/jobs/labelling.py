@@ -15,12 +15,12 @@ from hiera_dspy.data import Dataset
 from hiera_dspy.engines import Job
 from hiera_dspy.engines import judge as run_engine
 from hiera_dspy.errors import RequestError
-from hiera_dspy.jobs.judging import Replica, SourceLoader, estimate, read_by_judge
+from hiera_dspy.jobs.judging import Replica, SourceLoader, estimate, evidence_of, read_by_judge
 from hiera_dspy.jobs.preparing import begin_run, build_program, load_data, open_store, output_folder, progress_display
 from hiera_dspy.jobs.requests import Judging, LabelRequest
 from hiera_dspy.labelling import freshness
 from hiera_dspy.labelling.exports import write_pairs_file
-from hiera_dspy.labelling.known_evidence import Evidence, hand_over, read_evidence
+from hiera_dspy.labelling.known_evidence import Evidence, hand_over
 from hiera_dspy.labelling.run import LabellingRun, export
 from hiera_dspy.methods.learning import prepare_fresh
 from hiera_dspy.records import Judgment, Pair
@@ -54,10 +54,8 @@ def label(request: LabelRequest) -> Labelled:
     split = request.split or dataset.default_split
     out = Path(request.out).resolve()
     labelling = {"kind": "label", "out": str(out), "scheme": dataset.scheme.to_dict()}
-    evidence = (read_evidence(request.known.path, request.known.on_overlap, dataset, pairs)
-                if request.known.path else None)
     run = label_pairs(request.judging, dataset, pairs, split, labelling, reuse_export=True,
-                      reload=SourceLoader(request.data), evidence=evidence)
+                      reload=SourceLoader(request.data), evidence=evidence_of(request.known, dataset, pairs))
     if isinstance(run, dict):  # a dry run: the estimate, nothing was sent
         return Labelled(estimate=run)
     if run.fresh is not None:  # a finished run, exported from exactly this input and these rows: nothing to redo
@@ -95,10 +93,10 @@ def label_pairs(judging: Judging, dataset: Dataset, pairs: Iterable[Pair], split
             prepare_fresh(program, dataset, split)
     except RuntimeError as exc:  # a learned method with no labelled pairs to learn from
         raise RequestError(f"{program.method}: {exc}") from None
-    known = hand_over(program, evidence)  # before any pair: the judge reads its queries' known judgments once
-    if evidence is not None and known is not None:
-        identity_extra = {**(identity_extra or {}), **evidence.identity(known["reads"])}
-        labelling = {**labelling, "known": known}
+    use = hand_over(program, evidence)  # before any pair: the judge reads its queries' known judgments once
+    if evidence is not None and use is not None:
+        identity_extra = {**(identity_extra or {}), **evidence.identity(use["reads"])}
+        labelling = {**labelling, "known": use}
     spec = RunSpec.judging(program, dataset=dataset.name, split=split, lms=lms, knowledge=knowledge.name,
                            judge=judging.judge, extra=identity_extra)
     identity = spec.identity()
@@ -128,7 +126,7 @@ def label_pairs(judging: Judging, dataset: Dataset, pairs: Iterable[Pair], split
         print(f"run {run_id} resumed: its outputs stay in {config.get('labelling', {}).get('out')}", file=sys.stderr)
     print(f"run {run_id}: {count} pairs to label with {program.method} (LMs {spec.lms}, "
           f"knowledge {knowledge.name})", file=sys.stderr)
-    recipe = (Replica(judging, reload, split, read_by_judge(evidence, known))  # --engine ray's replicas
+    recipe = (Replica(judging, reload, split, read_by_judge(evidence, use))  # --engine ray's replicas
               if reload is not None else None)
     rows = run_engine(judging.engine, Job(program, pairs, store, run_id, lms, retry_errors=judging.run.retry_errors,
                                           progress=progress_display(judging.run.verbose, lms, program.method),
