@@ -32,7 +32,7 @@ from hiera_dspy.cli.options import (
     raise_if_stopped,
 )
 from hiera_dspy.cli.requests import data_source, judging, known_list
-from hiera_dspy.labelling.known_report import counted, known_line
+from hiera_dspy.labelling.known_report import known_summary
 from hiera_dspy.runs.cost import format_estimate
 
 
@@ -80,7 +80,7 @@ def print_summary(summary: dict, run_id: str, written: list[Path]) -> None:
         print(f"{cut} pairs had an item text longer than the judge reads (cut to $HIERA_ITEM_CHARS characters; "
               "`truncated` in labels.jsonl gives the original length)")
     if summary.get("known"):
-        print(" ".join(filter(None, (known_line(summary["known"]), counted(summary["known"])))))
+        print(known_summary(summary["known"]))
     where = f"wrote {', '.join(str(p) for p in written)}" if written else "outputs up to date"
     print(f"{where} (run id {run_id}); review: python -m eval.review --run {run_id}")
 

@@ -25,7 +25,7 @@ from hiera_dspy.jobs.preparing import (
 )
 from hiera_dspy.jobs.requests import DataSource, DryRun, JudgeRequest, Judging, KnownList
 from hiera_dspy.labelling.known_evidence import Evidence, hand_over, read_evidence
-from hiera_dspy.labelling.known_report import known_line
+from hiera_dspy.labelling.known_report import known_summary
 from hiera_dspy.methods.learning import prepare_fresh
 from hiera_dspy.metrics.reference import ReferenceScorer, agreement_cis, summary_line
 from hiera_dspy.records import Judgment, Pair
@@ -130,7 +130,7 @@ def judge(request: JudgeRequest) -> Judged:
     metrics["skipped_rows"] = skipped_rows(dataset)
     if use is not None:
         metrics["known"] = use
-        print(known_line(use), file=sys.stderr)
+        print(known_summary(use), file=sys.stderr)
     out = output_folder(request.out or runs_dir() / run_id)
     write_outputs(out, {**identity, "skipped_rows": metrics["skipped_rows"]}, metrics, rows)
     summary = summary_line(rows, labels, ReferenceScorer(dataset), pairs, program.method, cut)

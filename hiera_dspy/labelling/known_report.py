@@ -36,6 +36,11 @@ def counted(use: dict) -> str:
     return ("Counted: " + "; ".join(parts) + ".") if parts else ""
 
 
+def known_summary(use: dict | None) -> str:
+    """The sentence and the counts, for a command's closing lines ('' without known judgments)."""
+    return " ".join(filter(None, (known_line(use), counted(use) if use else "")))
+
+
 def known_section(use: dict | None) -> list[str]:
     """report.md's section on known judgments: the sentence, the counts, and per query the known judgments and those
     the judge read (up to TABLE_QUERIES queries; all of them in the summary's `known`)."""

@@ -5,7 +5,9 @@ label. A stand-in for the feedback stage; `registered` makes it `--method known-
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from contextlib import contextmanager
+from dataclasses import dataclass
 
 import dspy
 
@@ -40,11 +42,27 @@ class KnownMajority(dspy.Module):
         return dspy.Prediction(label=self.majority.get(query, self.scheme.labels[0]))
 
 
+def register() -> None:
+    """`known-majority` registered as a method (no LM)."""
+    methods.register(NAME, "the majority grade of the query's known judgments (a test's judge)", family="baseline",
+                     lm_roles=())(lambda ctx: KnownMajority(ctx.scheme))
+
+
+@dataclass(frozen=True)
+class Registering:
+    """A job's dataset loader that registers `known-majority` first, so a Ray actor's process can build it too."""
+
+    load: Callable
+
+    def __call__(self):
+        register()
+        return self.load()
+
+
 @contextmanager
 def registered():
     """`known-majority` registered as a method (no LM) for the duration."""
-    methods.register(NAME, "the majority grade of the query's known judgments (a test's judge)", family="baseline",
-                     lm_roles=())(lambda ctx: KnownMajority(ctx.scheme))
+    register()
     READ.clear()
     try:
         yield NAME

@@ -179,6 +179,18 @@ def test_a_judge_that_reads_no_known_judgments_judges_as_before_and_the_report_s
         tmp_path / "filled" / "report.md").read_text()
 
 
+def test_an_ir_datasets_benchmark_gives_its_qrels_too(bench, tmp_path):
+    pytest.importorskip("ir_datasets")
+    from hiera_dspy.testing import register_irds
+
+    spec = register_irds(f"hiera-test/known-{tmp_path.name}", bench["mine"])
+    hiera("holes", "--dataset", spec, "--runs", bench["runs"], "--method", NAME, "--knowledge", "none",
+          "--out", tmp_path / "filled")
+    known = json.loads((tmp_path / "filled" / "summary.json").read_text())["known"]
+    assert known["source"] == spec and known["read"] == 16 and READ[-1].for_query("q0")[0].source == spec
+    assert all(h["label"] == TREC[majority(int(h["query_id"][1:]))] for h in records(tmp_path / "filled" / "new.jsonl"))
+
+
 def test_judge_pool_judges_with_nothing_known(bench, tmp_path):
     hiera("holes", "--dataset", f"trec:{bench['mine']}", "--runs", bench["runs"], "--method", NAME,
           "--knowledge", "none", "--out", tmp_path / "pool", "--judge-pool")
@@ -230,3 +242,26 @@ class IgnoresKnown(KnownMajority):
     """A judge without `read_known` (the least relevant label everywhere)."""
 
     read_known = None  # type: ignore[assignment]
+
+
+@pytest.mark.slow
+def test_ray_actors_judge_with_the_known_judgments_the_job_read(bench, monkeypatch):
+    """--engine ray: each actor rebuilds its judge from the job's recipe (this judge's module travels by value, the
+    loader registers it in the actor's process), and the known judgments travel in the recipe: the actors' labels are
+    the majority grades, which a judge without them could not give."""
+    ray = pytest.importorskip("ray")
+    import known_judge
+
+    from hiera_dspy.jobs import labelling as jobs_labelling
+
+    ray.cloudpickle.register_pickle_by_value(known_judge)
+    monkeypatch.setattr(jobs_labelling, "SourceLoader", lambda source: known_judge.Registering(SourceLoader(source)))
+    try:
+        hiera("label", "--dataset", f"jsonl:{bench['new']}", "--scheme", "trec", "--known", bench["known"],
+              "--method", NAME, "--knowledge", "none", "--engine", "ray", "--ray-actors", 2,
+              "--out", bench["tmp"] / "ray")
+    finally:
+        ray.shutdown()
+        ray.cloudpickle.unregister_pickle_by_value(known_judge)
+    labels = [r["label"] for r in records(bench["tmp"] / "ray" / "labels.jsonl")]
+    assert labels == [TREC[majority(q)] for q in range(4) for _ in range(2)]
