@@ -9,7 +9,9 @@
 the judged and retrieved ids) takes the place of the three files; its scheme defaults to `trec` (0-3).
 
 A hole is a (qid, docid) in the top `--depth` of any run that the qrels never judged; each is judged once. The corpus
-is the judges' catalog (knowledge), the existing judgments are the train pairs of learned methods (embed-lr). Takes
+is the judges' catalog (knowledge), the existing judgments are the train pairs of learned methods (embed-lr) and the
+known judgments a judge that reads them reads as evidence (summary.json `known`, report.md: how many per query; never
+the human sample's decisions). Takes
 eval.run's run options (--run-id, --threads, --limit, --set, the LM flags) and resumes like any run. Writes
 OUT/qrels.txt (every original judgment unchanged, then one line per filled hole), OUT/new.jsonl (the filled holes
 with label, confidence, method, escalated), OUT/summary.json (per run: hole rate, nDCG@k and P@k before and after;

@@ -9,6 +9,10 @@ confidence, confidence_source, distribution, escalated, method), OUT/qrels.txt (
 label's index in the scheme) and OUT/pairs.jsonl; pairs that carry gold are also scored (OUT/metrics.json), pairs
 without gold never are. `python -m eval.review --run RUN_ID` then shows a person the pairs the machine was least
 sure of.
+
+`--known FILE` (qrels:PATH, jsonl:PATH, trec:FOLDER, or a PATH sniffed) gives an existing judgment list of the same
+queries to a judge that reads known judgments (docs/labelling.md#known-judgments); the closing lines say how many it
+read.
 """
 
 from __future__ import annotations
@@ -19,8 +23,16 @@ from pathlib import Path
 
 from hiera_dspy.api import LabelRequest, label
 from hiera_dspy.cli.labelling import add_labelling_arguments
-from hiera_dspy.cli.options import add_data_arguments, cli_main, exit_on_error_rate, print_metrics, raise_if_stopped
-from hiera_dspy.cli.requests import data_source, judging
+from hiera_dspy.cli.options import (
+    add_data_arguments,
+    add_known_arguments,
+    cli_main,
+    exit_on_error_rate,
+    print_metrics,
+    raise_if_stopped,
+)
+from hiera_dspy.cli.requests import data_source, judging, known_list
+from hiera_dspy.labelling.known_report import known_summary
 from hiera_dspy.runs.cost import format_estimate
 
 
@@ -32,13 +44,15 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--split", help="which split to label (default: the dataset's default split, `all` for jsonl)")
     p.add_argument("--out", required=True, help="output folder for labels.jsonl, qrels.txt and pairs.jsonl")
     add_labelling_arguments(p)
+    add_known_arguments(p)
     return p
 
 
 def main(argv: list[str] | None = None) -> dict:
     """Label a dataset's pairs and export labels.jsonl, qrels.txt and pairs.jsonl; returns the summary."""
     args = parser().parse_args(argv)
-    labelled = label(LabelRequest(data_source(args), judging(args), out=args.out, split=args.split))
+    labelled = label(LabelRequest(data_source(args), judging(args), out=args.out, split=args.split,
+                                  known=known_list(args)))
     if labelled.estimate is not None:  # --dry-run: nothing was sent
         print(format_estimate(labelled.estimate))
         return {}
@@ -65,6 +79,8 @@ def print_summary(summary: dict, run_id: str, written: list[Path]) -> None:
     if cut:
         print(f"{cut} pairs had an item text longer than the judge reads (cut to $HIERA_ITEM_CHARS characters; "
               "`truncated` in labels.jsonl gives the original length)")
+    if summary.get("known"):
+        print(known_summary(summary["known"]))
     where = f"wrote {', '.join(str(p) for p in written)}" if written else "outputs up to date"
     print(f"{where} (run id {run_id}); review: python -m eval.review --run {run_id}")
 

@@ -7,6 +7,8 @@ A run interrupted at any point and started again (same command, or the same --ru
 Writes OUT/metrics.json, OUT/predictions.jsonl and OUT/config.json; metrics are scikit-learn's over the whole split,
 with the field's agreement measures (binary kappa at the scheme's cut, Krippendorff's alpha, quadratic kappa, their
 bootstrap CIs, the confusion) and the true time a pair (`wall_ms_per_pair`: the command's wall time over its pairs).
+`--known FILE` gives a judgment list of the same queries to a judge that reads known judgments (metrics.json `known`;
+docs/labelling.md#known-judgments).
 """
 
 from __future__ import annotations
@@ -18,12 +20,13 @@ from hiera_dspy.api import JudgeRequest, judge
 from hiera_dspy.cli.options import (
     add_data_arguments,
     add_judging_arguments,
+    add_known_arguments,
     cli_main,
     exit_on_error_rate,
     print_metrics,
     raise_if_stopped,
 )
-from hiera_dspy.cli.requests import data_source, judging
+from hiera_dspy.cli.requests import data_source, judging, known_list
 from hiera_dspy.runs.cost import format_estimate
 
 
@@ -35,6 +38,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--split", help="train | dev | eval | all (default: the dataset's default split)")
     p.add_argument("--out", help="output folder (default: runs/<run id>)")
     add_judging_arguments(p)
+    add_known_arguments(p)
     return p
 
 
@@ -42,7 +46,8 @@ def main(argv: list[str] | None = None) -> dict:
     """Judge one split with one method, write metrics.json and predictions.jsonl; return the metrics (the estimate on
     a dry run)."""
     args = parser().parse_args(argv)
-    judged = judge(JudgeRequest(data_source(args), judging(args), split=args.split, out=args.out))
+    judged = judge(JudgeRequest(data_source(args), judging(args), split=args.split, out=args.out,
+                                known=known_list(args)))
     if judged.estimate is not None:
         print(format_estimate(judged.estimate))
         return judged.estimate

@@ -31,6 +31,7 @@ from hiera_dspy.jobs.requests import (
     HumanSample,
     JudgeRequest,
     Judging,
+    KnownList,
     LabelRequest,
     PlanRequest,
     RunOptions,
@@ -39,4 +40,4 @@ from hiera_dspy.lm.choice import LMChoice
 
 __all__ = ["judge", "ablate", "label", "fill_holes", "conclusions", "plan", "compile_judge", "load_dataset", "Dataset",
            "JudgeRequest", "LabelRequest", "HolesRequest", "CompileRequest", "PlanRequest", "DataSource", "Judging",
-           "RunOptions", "DryRun", "HumanSample", "LMChoice", "Judged", "Labelled", "Filled", "Compiled", "AblateRequest", "Ablation"]
+           "RunOptions", "DryRun", "HumanSample", "KnownList", "LMChoice", "Judged", "Labelled", "Filled", "Compiled", "AblateRequest", "Ablation"]

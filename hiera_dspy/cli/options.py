@@ -10,10 +10,12 @@ from hiera_dspy.cli.engines import add_engine_arguments
 from hiera_dspy.cli.lms import add_lm_arguments
 from hiera_dspy.cli.requests import data_source
 from hiera_dspy.data import DATASETS, Dataset
+from hiera_dspy.data.judgment_lists import FORMATS
 from hiera_dspy.errors import HieraError
 from hiera_dspy.jobs import preparing
 from hiera_dspy.jobs.preparing import method_config
 from hiera_dspy.jobs.preparing import runs_dir as runs_dir  # where runs live: every command and bench names it here
+from hiera_dspy.labelling.known_evidence import OVERLAP
 from hiera_dspy.labels import SCHEME_REGISTRY
 from hiera_dspy.lm.secrets import redact_output
 from hiera_dspy.metrics.format import number
@@ -95,6 +97,20 @@ def add_judging_arguments(p: argparse.ArgumentParser) -> None:
     add_lm_arguments(p)
     add_engine_arguments(p)
     add_dry_run_arguments(p)
+
+
+def add_known_arguments(parser: argparse.ArgumentParser) -> None:
+    """--known FILE and --on-known-overlap: the known judgments a judge that reads them reads (eval.run, eval.label;
+    eval.holes reads the benchmark's own qrels)."""
+    g = parser.add_argument_group("known judgments")
+    g.add_argument("--known", metavar="FILE",
+                   help="a judgment list of the same queries the judge reads as evidence: qrels:PATH (texts from "
+                        "the dataset), jsonl:PATH (labelled pairs), trec:FOLDER (its qrels with its corpus's texts), "
+                        f"or a PATH sniffed ({', '.join(FORMATS)}); graded on the pairs' scheme; a judge that reads "
+                        "none ignores it (the report says so)")
+    g.add_argument("--on-known-overlap", default="error", choices=list(OVERLAP),
+                   help="a known judgment of a pair that is also to be judged: stop with an error naming its line "
+                        "(default), or drop such judgments from the known ones and count them (skip)")
 
 
 def add_config_argument(parser: argparse.ArgumentParser) -> None:

@@ -6,12 +6,17 @@ import argparse
 
 from hiera_dspy.cli.engines import options_from_args
 from hiera_dspy.cli.lms import lm_choice
-from hiera_dspy.jobs.requests import DataSource, DryRun, Judging, RunOptions
+from hiera_dspy.jobs.requests import DataSource, DryRun, Judging, KnownList, RunOptions
 
 
 def data_source(args: argparse.Namespace) -> DataSource:
     """--dataset, --scheme, --labels and --on-bad-row."""
     return DataSource(args.dataset, scheme=args.scheme, labels=args.labels, on_bad_row=args.on_bad_row)
+
+
+def known_list(args: argparse.Namespace) -> KnownList:
+    """--known and --on-known-overlap."""
+    return KnownList(getattr(args, "known", None), getattr(args, "on_known_overlap", "error"))
 
 
 def run_options(args: argparse.Namespace) -> RunOptions:

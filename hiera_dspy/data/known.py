@@ -10,6 +10,8 @@ scheme they are graded on. It never reads a file itself (the readers in `data/` 
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
@@ -66,6 +68,18 @@ class Known:
         """How many known judgments each query has."""
         return {q: len(js) for q, js in self.by_query.items()}
 
+    def without(self, keys: set[tuple[str, str]]) -> "Known":
+        """The table less the judgments of the (query id, item id) pairs in `keys`."""
+        return Known.of(self.scheme, (j for j in self if (j.query_id, j.item_id) not in keys))
+
+    def digest(self) -> str:
+        """The first 12 hex digits of a SHA-256 of what a judge reads (scheme, ids, grades and texts, in order; not
+        where they were read): the same judgments read from another file or place give the same digest."""
+        h = hashlib.sha256(json.dumps(self.scheme.labels).encode())
+        for j in self:
+            h.update(json.dumps([j.query_id, j.item_id, j.grade, j.item_title, j.item_text, j.query]).encode())
+        return h.hexdigest()[:12]
+
 
 @runtime_checkable
 class ReadsKnown(Protocol):
@@ -75,5 +89,5 @@ class ReadsKnown(Protocol):
     judges every pair alone, as before; the job says so in its report."""
 
     def read_known(self, known: Known) -> dict[str, int]:
-        """Take `known` as evidence for the pairs judged next; return the judgments used per query."""
+        """Read the set's known judgments (once, before any pair); returns query id -> the judgments it will use."""
         ...

@@ -141,25 +141,30 @@ def write_run(path: str | Path, ranking: dict[str, list[tuple[str, float]]], tag
 QRELS_FORMAT = "qid 0 docid grade"
 
 
+def qrel_of(text: str, scheme: LabelScheme) -> tuple[str, str, int]:
+    """One qrels line as (qid, docid, grade); a Bad naming the column otherwise (a grade must be an index of
+    `scheme.labels`)."""
+    top = len(scheme.labels) - 1
+    cols = text.split()
+    if len(cols) != 4:
+        raise Bad(f"expected 4 columns ({QRELS_FORMAT}), got {len(cols)}")
+    qid, _iter, docid, grade = cols
+    try:
+        g = int(grade)
+    except ValueError:
+        raise Bad(f"column 4 (grade): {grade!r} is not an integer") from None
+    if not 0 <= g <= top:
+        raise Bad(f"column 4 (grade): {g} is outside the scheme {scheme.name!r} (0..{top}: "
+                  f"{', '.join(f'{i}={lab}' for i, lab in enumerate(scheme.labels))})")
+    return qid, docid, g
+
+
 def read_qrels(path: str | Path, scheme: LabelScheme, on_bad_row: str = "error",
                skipped: list | None = None, lines: dict | None = None) -> dict[tuple[str, str], int]:
     """(qid, docid) -> grade, every grade an index of `scheme.labels`; a pair judged twice is an error. `lines`, when
     given, receives (qid, docid) -> the line it was read from (for errors found later)."""
-    top = len(scheme.labels) - 1
-
     def parse(text: str, lineno: int):
-        cols = text.split()
-        if len(cols) != 4:
-            raise Bad(f"expected 4 columns ({QRELS_FORMAT}), got {len(cols)}")
-        qid, _iter, docid, grade = cols
-        try:
-            g = int(grade)
-        except ValueError:
-            raise Bad(f"column 4 (grade): {grade!r} is not an integer") from None
-        if not 0 <= g <= top:
-            raise Bad(f"column 4 (grade): {g} is outside the scheme {scheme.name!r} (0..{top}: "
-                      f"{', '.join(f'{i}={lab}' for i, lab in enumerate(scheme.labels))})")
-        return qid, docid, g, lineno
+        return (*qrel_of(text, scheme), lineno)
 
     qrels: dict[tuple[str, str], int] = {}
     first: dict[tuple[str, str], int] = {}

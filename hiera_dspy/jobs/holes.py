@@ -19,9 +19,10 @@ from hiera_dspy.jobs.preparing import open_store, output_folder
 from hiera_dspy.jobs.requests import HolesRequest
 from hiera_dspy.labelling.benchmark_conclusions import check_sample_size, draw_sample
 from hiera_dspy.labelling.benchmark_holes import TIE_RULE, Inputs, read_inputs, tied_in_top
+from hiera_dspy.labelling.known_evidence import Evidence, benchmark_evidence
 from hiera_dspy.labelling.run import export
 from hiera_dspy.labels import LabelScheme, custom_scheme, get_scheme
-from hiera_dspy.records import Judgment
+from hiera_dspy.records import Judgment, Pair
 
 
 @dataclass
@@ -103,6 +104,19 @@ class HolesLoader:
         return holes_dataset(self.request)
 
 
+def own_judgments(request: HolesRequest, inputs: Inputs, labelling: dict, holes: list[Pair],
+                  scheme: LabelScheme) -> Evidence | None:
+    """The benchmark's own judgments (its qrels; never the human sample's decisions, which the conclusions assume
+    the judge never saw) as the evidence a judge that reads known judgments reads; none with `judge_pool`, whose
+    machine-only qrels are judged with nothing known."""
+    if request.judge_pool:
+        print("--judge-pool: the judge reads no known judgments (the pool's judged pairs are judged too)",
+              file=sys.stderr)
+        return None
+    return benchmark_evidence(inputs.qrels, inputs.qrel_lines, inputs.topics, inputs.corpus, scheme,
+                              labelling["qrels"] or labelling["dataset"], holes)
+
+
 def fill_holes(request: HolesRequest) -> Filled:
     """Judge the unjudged documents in each run's top `depth`, draw the human sample (once, kept in the run) and
     export OUT/qrels.txt, new.jsonl, summary.json and report.md; returns the summary."""
@@ -128,7 +142,8 @@ def fill_holes(request: HolesRequest) -> Filled:
     identity = {"holes": {k: labelling[k] for k in ("qrels", "runs", "topics", "corpus", "depth")}
                 | ({"dataset": labelling["dataset"]} if labelling["dataset"] else {})
                 | ({"judge_pool": True} if request.judge_pool else {})}
-    run = label_pairs(request.judging, dataset, holes, "holes", labelling, identity, reload=HolesLoader(request))
+    run = label_pairs(request.judging, dataset, holes, "holes", labelling, identity, reload=HolesLoader(request),
+                      evidence=own_judgments(request, inputs, labelling, holes, scheme))
     if isinstance(run, dict):  # a dry run: the estimate, nothing was sent
         return Filled(estimate=run)
     if run.rows.stopped is None:  # a stratified draw needs every judgment: drawn when the run is complete

@@ -10,6 +10,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from hiera_dspy.data import Dataset
+from hiera_dspy.data.known import Known
 from hiera_dspy.engines import Job
 from hiera_dspy.engines import judge as run_engine
 from hiera_dspy.jobs.preparing import (
@@ -22,7 +23,9 @@ from hiera_dspy.jobs.preparing import (
     runs_dir,
     skipped_rows,
 )
-from hiera_dspy.jobs.requests import DataSource, DryRun, JudgeRequest, Judging
+from hiera_dspy.jobs.requests import DataSource, DryRun, JudgeRequest, Judging, KnownList
+from hiera_dspy.labelling.known_evidence import Evidence, hand_over, read_evidence
+from hiera_dspy.labelling.known_report import known_summary
 from hiera_dspy.methods.learning import prepare_fresh
 from hiera_dspy.metrics.reference import ReferenceScorer, agreement_cis, summary_line
 from hiera_dspy.records import Judgment, Pair
@@ -51,11 +54,13 @@ class Judged:
 @dataclass
 class Replica:
     """A picklable recipe for one program replica: the judging request and how to load its dataset, built again at
-    another endpoint (`api_base`) inside each Ray actor, so no LM, lock or model is shipped."""
+    another endpoint (`api_base`) inside each Ray actor, so no LM, lock or model is shipped; the known judgments the
+    job's judge read (a plain value) are handed to each replica's judge the same way."""
 
     judging: Judging
     dataset: Callable[[], Dataset]
     split: str
+    known: Known | None = None  # the known judgments the job's judge read: each replica's judge reads them too
 
     def __call__(self, api_base: str | None):
         judging = replace(self.judging, lms=self.judging.lms.at(api_base))
@@ -63,7 +68,19 @@ class Replica:
         program, _, _ = build_program(judging, dataset)
         if not judging.judge:
             prepare_fresh(program, dataset, self.split)
+        if self.known is not None:
+            program.read_known(self.known)
         return program
+
+
+def evidence_of(known: KnownList, dataset: Dataset, pairs: Iterable[Pair]) -> Evidence | None:
+    """The request's known judgment list read and checked against the pairs to judge; None without one."""
+    return read_evidence(known.path, known.on_overlap, dataset, pairs) if known.path else None
+
+
+def read_by_judge(evidence: Evidence | None, use: dict | None) -> Known | None:
+    """The known judgments a replica's judge must read: those the job's judge read, None when it reads none."""
+    return evidence.known if evidence is not None and use is not None and use["reads"] else None
 
 
 def estimate(program, pairs: Iterable[Pair], lms, dry: DryRun, knowledge_name: str = "",
@@ -88,8 +105,10 @@ def judge(request: JudgeRequest) -> Judged:
     split = request.split or dataset.default_split
     if not j.judge:  # a fresh program that learns from data (a cascade's tau: part of the run's identity)
         prepare_fresh(program, dataset, split)
+    evidence = evidence_of(request.known, dataset, pairs)
+    use = hand_over(program, evidence)  # before any pair: the judge reads its queries' known judgments once
     spec = RunSpec.judging(program, dataset=request.data.dataset, split=split, lms=lms, knowledge=knowledge.name,
-                           judge=j.judge)
+                           judge=j.judge, extra=evidence.identity(use["reads"]) if evidence and use else None)
     # the limit is not part of the id: a larger limit later resumes the same run and judges only the new pairs
     identity = {**spec.identity(), "limit": j.limit}
     run_id = j.run.run_id or spec.run_id
@@ -99,7 +118,7 @@ def judge(request: JudgeRequest) -> Judged:
     count = len(pairs) if isinstance(pairs, list) else "all the"  # a large JSONL split is read lazily
     print(f"run {run_id}: {count} pairs of {request.data.dataset} [{split}] with {program.method} "
           f"(LMs {spec.lms}, knowledge {knowledge.name})", file=sys.stderr)
-    recipe = Replica(j, SourceLoader(request.data), split)  # --engine ray's replicas
+    recipe = Replica(j, SourceLoader(request.data), split, read_by_judge(evidence, use))  # --engine ray's replicas
     rows = run_engine(j.engine, Job(program, pairs, store, run_id, lms, retry_errors=j.run.retry_errors,
                                     progress=progress_display(j.run.verbose, lms, program.method),
                                     options=j.engine_options, factory=recipe))
@@ -109,6 +128,9 @@ def judge(request: JudgeRequest) -> Judged:
                | agreement_cis(rows, labels, cut, queries))
     metrics["run_id"] = run_id
     metrics["skipped_rows"] = skipped_rows(dataset)
+    if use is not None:
+        metrics["known"] = use
+        print(known_summary(use), file=sys.stderr)
     out = output_folder(request.out or runs_dir() / run_id)
     write_outputs(out, {**identity, "skipped_rows": metrics["skipped_rows"]}, metrics, rows)
     summary = summary_line(rows, labels, ReferenceScorer(dataset), pairs, program.method, cut)

@@ -15,11 +15,12 @@ from hiera_dspy.data import Dataset
 from hiera_dspy.engines import Job
 from hiera_dspy.engines import judge as run_engine
 from hiera_dspy.errors import RequestError
-from hiera_dspy.jobs.judging import Replica, SourceLoader, estimate
+from hiera_dspy.jobs.judging import Replica, SourceLoader, estimate, evidence_of, read_by_judge
 from hiera_dspy.jobs.preparing import begin_run, build_program, load_data, open_store, output_folder, progress_display
 from hiera_dspy.jobs.requests import Judging, LabelRequest
 from hiera_dspy.labelling import freshness
 from hiera_dspy.labelling.exports import write_pairs_file
+from hiera_dspy.labelling.known_evidence import Evidence, hand_over
 from hiera_dspy.labelling.run import LabellingRun, export
 from hiera_dspy.methods.learning import prepare_fresh
 from hiera_dspy.records import Judgment, Pair
@@ -54,7 +55,7 @@ def label(request: LabelRequest) -> Labelled:
     out = Path(request.out).resolve()
     labelling = {"kind": "label", "out": str(out), "scheme": dataset.scheme.to_dict()}
     run = label_pairs(request.judging, dataset, pairs, split, labelling, reuse_export=True,
-                      reload=SourceLoader(request.data))
+                      reload=SourceLoader(request.data), evidence=evidence_of(request.known, dataset, pairs))
     if isinstance(run, dict):  # a dry run: the estimate, nothing was sent
         return Labelled(estimate=run)
     if run.fresh is not None:  # a finished run, exported from exactly this input and these rows: nothing to redo
@@ -62,6 +63,8 @@ def label(request: LabelRequest) -> Labelled:
     counts = LabelCounts()
     written = export(run.store, run.run_id, tap=counts.add)
     summary = counts.summary()
+    if run.config["labelling"].get("known"):
+        summary["known"] = run.config["labelling"]["known"]
     skipped = dataset.notes.get("skipped_rows") or []
     if skipped:
         summary["skipped_rows"] = len(skipped)
@@ -77,18 +80,23 @@ def label(request: LabelRequest) -> Labelled:
 
 def label_pairs(judging: Judging, dataset: Dataset, pairs: Iterable[Pair], split: str, labelling: dict,
                 identity_extra: dict | None = None, reuse_export: bool = False,
-                reload: Callable[[], Dataset] | None = None) -> LabellingRun | dict:
+                reload: Callable[[], Dataset] | None = None, evidence: Evidence | None = None) -> LabellingRun | dict:
     """Judge `pairs` (a list or a lazily read split) as a run of the store (resuming a finished part), after writing
-    OUT/pairs.jsonl, with the request's engine (`reload` rebuilds the dataset in each Ray replica). With a dry run
-    nothing is sent and no run starts: the cost estimate is returned. With `reuse_export`, a finished run whose last
-    export was made from exactly this input and these rows (`freshness`) returns at once with that export's summary in
-    `fresh`."""
+    OUT/pairs.jsonl, with the request's engine (`reload` rebuilds the dataset in each Ray replica). A judge that reads
+    known judgments reads `evidence` first (its digest joins the run's identity, what it read the labelling's
+    `known`). With a dry run nothing is sent and no run starts: the cost estimate is returned. With `reuse_export`, a
+    finished run whose last export was made from exactly this input and these rows (`freshness`) returns at once with
+    that export's summary in `fresh`."""
     program, lms, knowledge = build_program(judging, dataset)
     try:
         if not judging.judge:
             prepare_fresh(program, dataset, split)
     except RuntimeError as exc:  # a learned method with no labelled pairs to learn from
         raise RequestError(f"{program.method}: {exc}") from None
+    use = hand_over(program, evidence)  # before any pair: the judge reads its queries' known judgments once
+    if evidence is not None and use is not None:
+        identity_extra = {**(identity_extra or {}), **evidence.identity(use["reads"])}
+        labelling = {**labelling, "known": use}
     spec = RunSpec.judging(program, dataset=dataset.name, split=split, lms=lms, knowledge=knowledge.name,
                            judge=judging.judge, extra=identity_extra)
     identity = spec.identity()
@@ -118,7 +126,8 @@ def label_pairs(judging: Judging, dataset: Dataset, pairs: Iterable[Pair], split
         print(f"run {run_id} resumed: its outputs stay in {config.get('labelling', {}).get('out')}", file=sys.stderr)
     print(f"run {run_id}: {count} pairs to label with {program.method} (LMs {spec.lms}, "
           f"knowledge {knowledge.name})", file=sys.stderr)
-    recipe = Replica(judging, reload, split) if reload is not None else None  # --engine ray's replicas
+    recipe = (Replica(judging, reload, split, read_by_judge(evidence, use))  # --engine ray's replicas
+              if reload is not None else None)
     rows = run_engine(judging.engine, Job(program, pairs, store, run_id, lms, retry_errors=judging.run.retry_errors,
                                           progress=progress_display(judging.run.verbose, lms, program.method),
                                           options=judging.engine_options, factory=recipe))

@@ -71,23 +71,37 @@ class Judging:
 
 
 @dataclass(frozen=True)
+class KnownList:
+    """Known judgments the judge reads as evidence (a judge that reads none ignores them): `path` a judgment list
+    (`qrels:PATH`, `jsonl:PATH`, `trec:FOLDER`, or a PATH whose format is sniffed; None: none), and what a known pair
+    that is also a pair to judge does (`on_overlap`: error | skip, dropped from the known judgments and counted)."""
+
+    path: str | None = None
+    on_overlap: str = "error"
+
+
+@dataclass(frozen=True)
 class JudgeRequest:
-    """Judge one split of a labelled dataset and score it; outputs under `out` (default: runs/RUN_ID)."""
+    """Judge one split of a labelled dataset and score it; outputs under `out` (default: runs/RUN_ID); `known`, the
+    known judgments a judge that reads them reads."""
 
     data: DataSource
     judging: Judging
     split: str | None = None
     out: str | None = None
+    known: KnownList = field(default_factory=KnownList)
 
 
 @dataclass(frozen=True)
 class LabelRequest:
-    """Label one split (pairs with or without gold); labels.jsonl, qrels.txt and pairs.jsonl go to the folder `out`."""
+    """Label one split (pairs with or without gold); labels.jsonl, qrels.txt and pairs.jsonl go to the folder `out`;
+    `known`, the known judgments a judge that reads them reads."""
 
     data: DataSource
     judging: Judging
     out: str
     split: str | None = None
+    known: KnownList = field(default_factory=KnownList)
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,7 @@ from hiera_dspy.data.trec_stream import RunFile
 from hiera_dspy.errors import RequestError
 from hiera_dspy.labelling.benchmark_conclusions import conclude
 from hiera_dspy.labelling.exports import qrels_of, write_jsonl
+from hiera_dspy.labelling.known_report import known_section
 from hiera_dspy.labels import LabelScheme
 from hiera_dspy.metrics.classification import classification_metrics
 from hiera_dspy.metrics.format import number
@@ -31,6 +32,7 @@ class Inputs:
     def __init__(self, topics: str | None, corpus: str | None, qrels: str | None, runs: list[str],
                  scheme: LabelScheme, on_bad_row: str = "error", dataset: str | None = None):
         self.skipped: list[dict] = []
+        self.qrel_lines: dict[tuple[str, str], int] = {}  # (qid, docid) -> its qrels line (a file's qrels only)
         self._noted: set[tuple[str, int]] = set()
         kw = dict(on_bad_row=on_bad_row, skipped=self.skipped)
         if dataset and dataset.startswith("irds:"):
@@ -41,7 +43,7 @@ class Inputs:
         else:
             self.topics = read_topics(topics, **kw)
             self.corpus = read_corpus(corpus, **kw)
-            self.qrels = read_qrels(qrels, scheme, **kw)
+            self.qrels = read_qrels(qrels, scheme, lines=self.qrel_lines, **kw)
         self.runs: dict[str, RunFile] = {}  # read one query at a time, each time they are used
         for path in runs:
             name = Path(path).stem if Path(path).stem not in self.runs else path
@@ -105,6 +107,8 @@ def export_holes(store, run_id: str, config: dict, records: list[dict]) -> list[
     filled = qrels_of(holes, scheme)
     after = {**inputs.qrels, **filled}
     summary = summarize(inputs, after, holes, scheme, depth) | {"run_id": run_id, "method": config.get("method")}
+    if labelling.get("known"):
+        summary["known"] = labelling["known"]  # what the judge read of the benchmark's own judgments
     extra = []
     if labelling.get("judge_pool"):
         machine = qrels_of(records, scheme)
@@ -191,6 +195,7 @@ def report(s: dict) -> str:
     lines += ["", f"System ranking by nDCG@{k}: before {' > '.join(order['before'])}; after "
               f"{' > '.join(order['after'])}. Kendall's tau = {number(s['kendall_tau'])}, tau_ap = "
               f"{number(s.get('tau_ap'))}{_largest(s.get('largest_change'), k)}.", ""]
+    lines += known_section(s.get("known"))
     if s.get("machine_only"):
         lines += machine_section(s["machine_only"], k)
     return "\n".join(lines)

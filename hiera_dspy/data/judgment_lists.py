@@ -1,0 +1,121 @@
+"""Judgment lists by format: known judgments (`qrels:PATH`, `jsonl:PATH`, `trec:FOLDER`, or a PATH whose format is
+sniffed) read into the `Known` table a judge reads as evidence (`hiera_dspy.data.known`).
+
+A new format is one module in this package plus one line in `FORMATS`. The module has two functions:
+
+    read(path: Path, scheme: LabelScheme, counts: Counter) -> Iterator[KnownJudgment]
+        every judgment in file order, each with its `source` "file:line"; a malformed row, or a grade that is not on
+        the scheme's scale, raises a DataError naming file, line and field and what to do; a row that is not a
+        judgment (a JSONL pair without a label) is counted in `counts` under a name of its own and left out
+    looks_like(path: Path, head: str) -> bool
+        whether a file whose first non-blank line is `head` (a folder: "") is of this format (for a PATH given
+        without a prefix)
+
+Quepid's CSV export, OpenSearch's search-relevance judgment JSON and Elasticsearch LTR judgment lists fit this way,
+e.g. `known_quepid.py` and the line `"quepid": "hiera_dspy.data.known_quepid"`.
+
+What every format shares is done here, once: the same pair twice with the same grade is read once (`counts
+["duplicates"]`); with two grades it is a DataError naming both lines. A judgment read without text (a qrels line
+names only ids) gets its item's title and text from `items` (the dataset's corpus or catalog) and its query's text
+from `queries`; one whose item cannot be found keeps `item_text` None and is counted (`counts["without_text"]`).
+
+Example:
+    >>> known = read_known("qrels:qrels.txt", get_scheme("trec"), items=corpus)  # doctest: +SKIP
+    >>> known.counts()  # doctest: +SKIP
+    {'q1': 12, 'q2': 9}
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import replace
+from pathlib import Path
+
+from hiera_dspy.data import CatalogEntry, DataError
+from hiera_dspy.data.known import Known, KnownJudgment
+from hiera_dspy.labels import LabelScheme
+from hiera_dspy.registry import Entry, Registry, module_doc
+
+# name -> the module that reads that format (its `read` and `looks_like`); sniffing tries them in this order
+FORMATS: dict[str, str] = {
+    "trec": "hiera_dspy.data.known_trec",
+    "jsonl": "hiera_dspy.data.known_jsonl",
+    "qrels": "hiera_dspy.data.known_qrels",
+}
+
+FORMAT_REGISTRY = Registry("judgment list format", lambda: {name: Entry(name, module_doc(target), loader=target)
+                                                            for name, target in FORMATS.items()},
+                           hint=" (FORMAT:PATH, or a PATH whose first line says its format)")
+
+
+def read_known(spec: str | Path, scheme: LabelScheme, *, items: Mapping[str, CatalogEntry] | None = None,
+               queries: Mapping[str, str] | None = None, counts: Counter | None = None) -> Known:
+    """The known judgments of the judgment list `spec` (FORMAT:PATH, or a PATH sniffed), graded on `scheme`; item
+    and query texts a row lacks are looked up in `items` and `queries`. `counts` (when given) receives `judgments`,
+    `duplicates`, `without_text` and what the format skipped."""
+    counts = counts if counts is not None else Counter()
+    name, path = _format_of(str(spec))
+    reader = FORMAT_REGISTRY[name].load()
+    kept: dict[tuple[str, str], KnownJudgment] = {}
+    for j in reader.read(path, scheme, counts):
+        key = (j.query_id, j.item_id)
+        first = kept.get(key)
+        if first is None:
+            kept[key] = with_texts(j, items or {}, queries or {})
+        elif first.grade == j.grade:
+            counts["duplicates"] += 1
+        else:
+            raise DataError(f"{where(j.source)}, grade: query {j.query_id!r} item {j.item_id!r} is judged "
+                            f"{scheme.labels[j.grade]!r} (grade {j.grade}) here and {scheme.labels[first.grade]!r} "
+                            f"(grade {first.grade}) on {where(first.source)}; a pair has one grade in a judgment "
+                            "list: keep the right line and delete the other")
+    counts["judgments"] += len(kept)
+    counts["without_text"] += sum(1 for j in kept.values() if j.item_text is None)
+    return Known.of(scheme, kept.values())
+
+
+def with_texts(j: KnownJudgment, items: Mapping[str, CatalogEntry], queries: Mapping[str, str]) -> KnownJudgment:
+    """The judgment with the item's title and text from `items` and the query's text from `queries` where it has
+    none of its own."""
+    entry = items.get(j.item_id) if not j.item_text else None
+    if entry is not None:
+        j = replace(j, item_title=j.item_title or entry.title, item_text=entry.text)
+    if j.query is None and j.query_id in queries:
+        j = replace(j, query=queries[j.query_id])
+    return j
+
+
+def where(source: str) -> str:
+    """A judgment's `source` ("file:line") as an error names it: "file, line N"."""
+    file, sep, line = source.rpartition(":")
+    return f"{file}, line {line}" if sep and line.isdigit() else source
+
+
+def _format_of(spec: str) -> tuple[str, Path]:
+    """(format name, path) of FORMAT:PATH, or of a PATH by its first non-blank line."""
+    name, sep, rest = spec.partition(":")
+    if sep and name in FORMATS:
+        return name, _existing(Path(rest))
+    path = _existing(Path(spec))
+    head = "" if path.is_dir() else _head(path)
+    for name in FORMATS:
+        if FORMAT_REGISTRY[name].load().looks_like(path, head):
+            return name, path
+    where = path if path.is_dir() else f"{path}, line 1"
+    raise DataError(f"{where}: not a judgment list this reads ({', '.join(FORMATS)}); name its format: "
+                    f"--known FORMAT:{path}, FORMAT one of {', '.join(FORMATS)}")
+
+
+def _existing(path: Path) -> Path:
+    if not path.exists():
+        raise DataError(f"{path}: not found; --known names a judgment list (qrels:PATH, jsonl:PATH or trec:FOLDER)")
+    return path
+
+
+def _head(path: Path) -> str:
+    with open(path, "rb") as fh:
+        for raw in fh:
+            if raw.strip():
+                return raw.decode("utf-8-sig", errors="replace").strip()
+    raise DataError(f"{path}: the file is empty; --known names a judgment list with at least one judgment")
