@@ -150,7 +150,9 @@ def list_dataset(fmt: str, arg: str | None, scheme: LabelScheme | None, read: Re
     bad = BadRows(on_bad_row)
     known = read(path, scheme, on_bad_row=on_bad_row, skipped=bad.rows)
     corpus = read_corpus(corpus_beside(path, fmt), on_bad_row=on_bad_row, skipped=bad.rows)
-    topics, qrels, where = {}, {}, {}
+    topics: dict[str, str] = {}
+    qrels: dict[tuple[str, str], int] = {}
+    where: dict[tuple[str, str], str] = {}
     for j in known:
         if j.query is None:
             bad(path, f"query {j.query_id!r} has no text; a judgment needs its query's text",
