@@ -25,7 +25,7 @@ from hiera_dspy.artifacts.judge_file import load_judge
 from hiera_dspy.labelling.confidence import confidence
 from hiera_dspy.labels import LabelScheme
 from hiera_dspy.records import Pair
-from hiera_dspy.runs.runner import judge_one
+from hiera_dspy.runs.runner import judge_one, warm
 
 
 @dataclass(frozen=True)
@@ -65,7 +65,7 @@ class ServedJudge:
                       item_text=p.item_text, label=None, query_id="", item_id="") for i, p in enumerate(pairs)]
         with self._lock or nullcontext():
             if self.batches and batch:
-                self.program.prefetch(batch)
+                warm(self.program.prefetch, batch)  # on the screened inputs, as a run scores its batches
             rows = [judge_one(self.program, pair) for pair in batch]
         return [_verdict(row.to_dict()) for row in rows]
 
