@@ -21,20 +21,6 @@ PAIR = {"query": "tom cruise spy movie", "item_title": "Mission: Impossible",
 
 
 @pytest.fixture(scope="module")
-def artifact(tmp_path_factory) -> Path:
-    from hiera_dspy.artifacts.judge_file import save_judge
-    from hiera_dspy.data import load_dataset
-    from hiera_dspy.lm.roles import RoleLMs
-    from hiera_dspy.methods import BuildContext, build
-
-    dataset = load_dataset("msrd")
-    program = build("embed-lr", BuildContext(dataset.scheme, train=dataset.split("train")), embedder="lexical")
-    program.prepare()
-    return save_judge(program, tmp_path_factory.mktemp("art") / "embed-lr.json", scheme=dataset.scheme,
-                      lms=RoleLMs(), knowledge="none", dataset="msrd")
-
-
-@pytest.fixture(scope="module")
 def served(artifact):
     return load_served(artifact)
 

@@ -10,7 +10,6 @@ import socket
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import httpx
 import pytest
@@ -20,20 +19,6 @@ from tests.bench_command import ROOT, run_bench
 pytestmark = pytest.mark.slow
 
 PAIR = {"query": "tom cruise spy movie", "item_title": "Mission: Impossible", "item_text": "A spy must find a mole."}
-
-
-@pytest.fixture(scope="module")
-def artifact(tmp_path_factory) -> Path:
-    from hiera_dspy.artifacts.judge_file import save_judge
-    from hiera_dspy.data import load_dataset
-    from hiera_dspy.lm.roles import RoleLMs
-    from hiera_dspy.methods import BuildContext, build
-
-    dataset = load_dataset("msrd")
-    program = build("embed-lr", BuildContext(dataset.scheme, train=dataset.split("train")), embedder="lexical")
-    program.prepare()
-    return save_judge(program, tmp_path_factory.mktemp("art") / "embed-lr.json", scheme=dataset.scheme,
-                      lms=RoleLMs(), knowledge="none", dataset="msrd")
 
 
 def free_port() -> int:
