@@ -14,6 +14,7 @@ each keeps: docs/formats.md.
 from __future__ import annotations
 
 import argparse
+import sys
 
 from hiera_dspy.api import ExportRequest, export_list
 from hiera_dspy.cli.options import cli_main
@@ -52,7 +53,13 @@ def main(argv: list[str] | None = None) -> dict:
                                      data=data, split=a.split, scheme=a.scheme, labels=a.labels,
                                      on_bad_row=a.on_bad_row, name=a.name, description=a.description))
     print(f"wrote {done.path}: {done.judgments} judgments of {done.queries} queries ({done.format})")
-    return {"path": str(done.path), "judgments": done.judgments, "queries": done.queries}
+    if done.skipped:
+        first = done.skipped[0]
+        print(f"skipped {len(done.skipped)} bad row(s) (--on-bad-row skip); the first: {first['file']}, "
+              f"{'line ' + str(first['line']) if 'line' in first else first.get('row')}: {first['error']}",
+              file=sys.stderr)
+    return {"path": str(done.path), "judgments": done.judgments, "queries": done.queries,
+            "skipped": len(done.skipped)}
 
 
 if __name__ == "__main__":

@@ -44,12 +44,14 @@ class ExportRequest:
 
 @dataclass(frozen=True)
 class Exported:
-    """What was written: the file, its format, and how many judgments of how many queries."""
+    """What was written: the file, its format, how many judgments of how many queries, and the rows of a `source`
+    list skipped as bad (`on_bad_row="skip"`: file, line or row, error)."""
 
     path: Path
     format: str
     judgments: int
     queries: int
+    skipped: tuple[dict, ...] = ()
 
 
 def export_list(request: ExportRequest) -> Exported:
@@ -58,15 +60,16 @@ def export_list(request: ExportRequest) -> Exported:
         raise RequestError(f"--format {request.format!r}: expected one of {', '.join(WRITERS)}")
     if (request.run_id is None) == (request.source is None):
         raise RequestError("give the judgments to export: --run RUN_ID, or --from FORMAT:FILE")
-    known = _from_source(request) if request.source else _from_run(request)
+    skipped: list[dict] = []
+    known = _from_source(request, skipped) if request.source else _from_run(request)
     name = request.name or Path(request.out).stem
     path = write_list(request.format, request.out, known, name=name, description=request.description)
-    return Exported(path, request.format, len(known), len(known.by_query))
+    return Exported(path, request.format, len(known), len(known.by_query), tuple(skipped))
 
 
-def _from_source(request: ExportRequest) -> Known:
+def _from_source(request: ExportRequest, skipped: list[dict]) -> Known:
     scheme = (custom_scheme(request.labels) if request.labels else get_scheme(request.scheme or "trec"))
-    return read_list(request.source or "", scheme, on_bad_row=request.on_bad_row)
+    return read_list(request.source or "", scheme, on_bad_row=request.on_bad_row, skipped=skipped)
 
 
 def _from_run(request: ExportRequest) -> Known:

@@ -66,6 +66,14 @@ def test_one_format_into_another(tmp_path):
     assert text[:2] == ["query,docid,rating", "red dress,B077ZJXCTS,3"] and len(text) == 11
 
 
+def test_skipped_rows_of_a_list_are_counted(tmp_path, capsys):
+    (tmp_path / "r.csv").write_text("query,docid,rating\nq,d1,1\nq,d2,9\n", encoding="utf-8")
+    done = eval_export.main(["--from", f"quepid:{tmp_path / 'r.csv'}", "--on-bad-row", "skip", "--format", "qrels",
+                             "--out", str(tmp_path / "q.txt")])
+    assert (done["judgments"], done["skipped"]) == (1, 1)
+    assert "skipped 1 bad row(s) (--on-bad-row skip); the first:" in capsys.readouterr().err
+
+
 def test_a_request_without_judgments_is_refused(tmp_path):
     with pytest.raises(RequestError, match="no such run"):
         eval_export.main(["--run", "nope", "--format", "srw", "--out", str(tmp_path / "x.json")])
