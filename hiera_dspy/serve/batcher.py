@@ -40,12 +40,17 @@ class Batcher:
         return await future
 
     async def _work(self) -> None:
+        carry = None  # a request taken from the queue that did not fit the last batch: the next one starts with it
         while True:
-            jobs = [await self.queue.get()]
-            size = len(jobs[0][0])
-            while not self.queue.empty() and size + len(self.queue._queue[0][0]) <= self.max_batch:  # type: ignore[attr-defined]
-                jobs.append(self.queue.get_nowait())
-                size += len(jobs[-1][0])
+            jobs = [carry if carry is not None else await self.queue.get()]
+            carry, size = None, len(jobs[0][0])
+            while not self.queue.empty():
+                job = self.queue.get_nowait()
+                if size + len(job[0]) > self.max_batch:
+                    carry = job
+                    break
+                jobs.append(job)
+                size += len(job[0])
             live = [(pairs, future) for pairs, future in jobs if not future.cancelled()]
             if not live:
                 continue
