@@ -29,6 +29,7 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from hiera_dspy.api import PairRequest, ServedJudge, Verdict
+from hiera_dspy.errors import HieraError
 from hiera_dspy.serve.batcher import Batcher
 from hiera_dspy.serve.limits import Limits
 
@@ -37,8 +38,8 @@ DRAIN_BYTES = 64 * 1024 * 1024  # an oversized body is read (and dropped) up to 
 LATENCY_WINDOW = 10_000
 
 
-class Refused(Exception):
-    """A request answered with a 4xx/5xx and a message."""
+class Refused(HieraError):
+    """A request answered with a 4xx/5xx and a message (caught by the app, never past it)."""
 
     def __init__(self, status: int, message: str, headers: dict | None = None):
         super().__init__(message)
@@ -55,6 +56,7 @@ class Metrics:
         self.latencies: deque = deque(maxlen=LATENCY_WINDOW)
 
     def as_dict(self, batches: int) -> dict:
+        """The counters as GET /metrics answers them; `batches`, the batches judged so far."""
         ordered = sorted(self.latencies)
 
         def pct(q: float) -> float | None:
