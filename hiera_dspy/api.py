@@ -12,6 +12,8 @@ of eval/ and optimize/ maps its flags onto one of these and prints what it retur
     conclusions(run_id) -> Filled           a holes run's conclusions, decisions counted    (eval.holes' export)
     plan(PlanRequest) -> dict                the human sample a holes run needs              (eval.plan)
     compile_judge(CompileRequest) -> Compiled  compile a judge into an artifact              (optimize.compile)
+    export_list(ExportRequest) -> Exported   judgments as qrels, Quepid, SRW or LTR lists    (eval.export)
+    load_served(path) -> ServedJudge         a compiled judge that judges pairs on request   (eval.serve)
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from __future__ import annotations
 from hiera_dspy.data import Dataset, load_dataset
 from hiera_dspy.jobs.ablating import AblateRequest, Ablation, ablate
 from hiera_dspy.jobs.compiling import Compiled, compile_judge
+from hiera_dspy.jobs.exporting import Exported, ExportRequest, export_list
 from hiera_dspy.jobs.holes import Filled, conclusions, fill_holes
 from hiera_dspy.jobs.judging import Judged, judge
 from hiera_dspy.jobs.labelling import Labelled, label
@@ -36,8 +39,11 @@ from hiera_dspy.jobs.requests import (
     PlanRequest,
     RunOptions,
 )
+from hiera_dspy.jobs.serving import PairRequest, ServedJudge, Verdict, load_served
 from hiera_dspy.lm.choice import LMChoice
 
 __all__ = ["judge", "ablate", "label", "fill_holes", "conclusions", "plan", "compile_judge", "load_dataset", "Dataset",
            "JudgeRequest", "LabelRequest", "HolesRequest", "CompileRequest", "PlanRequest", "DataSource", "Judging",
-           "RunOptions", "DryRun", "HumanSample", "KnownList", "LMChoice", "Judged", "Labelled", "Filled", "Compiled", "AblateRequest", "Ablation"]
+           "RunOptions", "DryRun", "HumanSample", "KnownList", "LMChoice", "Judged", "Labelled", "Filled", "Compiled",
+           "AblateRequest", "Ablation", "export_list", "ExportRequest", "Exported", "load_served", "ServedJudge",
+           "PairRequest", "Verdict"]

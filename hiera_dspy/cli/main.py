@@ -37,6 +37,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "errors": ("eval.errors", "error analysis: disagreements with gold and the path of each judgment"),
     "trace": ("eval.trace", "one judgment's whole path: every agent step, its outputs and its cost"),
     "methods": ("eval.methods", "the registered methods; one method's config keys (--config NAME)"),
+    "export": ("eval.export", "judgments as a list for a team's tool: qrels, Quepid, OpenSearch SRW, LTR"),
+    "serve": ("eval.serve", "a compiled judge as an HTTP service: POST /judge, GET /health, GET /metrics"),
     "search": ("optimize.search", "search HIERA's graph configuration: dev kappa against tokens"),
 }
 

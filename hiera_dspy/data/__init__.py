@@ -111,6 +111,9 @@ LOADERS: dict[str, str] = {
     "jsonl": "hiera_dspy.data.jsonl:load",
     "trec": "hiera_dspy.data.trec_folder:load",
     "irds": "hiera_dspy.data.irds:load",
+    "quepid": "hiera_dspy.data.quepid:load",
+    "srw": "hiera_dspy.data.srw:load",
+    "esltr": "hiera_dspy.data.esltr:load",
 }
 
 

@@ -11,8 +11,8 @@ A new format is one module in this package plus one line in `FORMATS`. The modul
         whether a file whose first non-blank line is `head` (a folder: "") is of this format (for a PATH given
         without a prefix)
 
-Quepid's CSV export, OpenSearch's search-relevance judgment JSON and Elasticsearch LTR judgment lists fit this way,
-e.g. `known_quepid.py` and the line `"quepid": "hiera_dspy.data.known_quepid"`.
+Quepid's ratings CSV (`quepid`), OpenSearch SRW's judgment JSON (`srw`) and Elasticsearch LTR judgment lists
+(`esltr`) are read this way (`hiera_dspy.data.quepid`, `.srw`, `.esltr`, with what they share in `.tool_lists`).
 
 What every format shares is done here, once: the same pair twice with the same grade is read once (`counts
 ["duplicates"]`); with two grades it is a DataError naming both lines. A judgment read without text (a qrels line
@@ -40,6 +40,9 @@ from hiera_dspy.registry import Entry, Registry, module_doc
 # name -> the module that reads that format (its `read` and `looks_like`); sniffing tries them in this order
 FORMATS: dict[str, str] = {
     "trec": "hiera_dspy.data.known_trec",
+    "srw": "hiera_dspy.data.srw",
+    "quepid": "hiera_dspy.data.quepid",
+    "esltr": "hiera_dspy.data.esltr",
     "jsonl": "hiera_dspy.data.known_jsonl",
     "qrels": "hiera_dspy.data.known_qrels",
 }
@@ -109,7 +112,8 @@ def _format_of(spec: str) -> tuple[str, Path]:
 
 def _existing(path: Path) -> Path:
     if not path.exists():
-        raise DataError(f"{path}: not found; --known names a judgment list (qrels:PATH, jsonl:PATH or trec:FOLDER)")
+        raise DataError(f"{path}: not found; --known names a judgment list "
+                        f"(FORMAT:PATH, FORMAT one of {', '.join(FORMATS)})")
     return path
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import textwrap
 from collections import Counter
+from pathlib import Path
 
 import pytest
 
@@ -143,3 +144,23 @@ def test_a_new_format_is_one_module_and_one_line(tmp_path, monkeypatch):
     with pytest.raises(DataError, match=r"quepid.csv, line 3, grade: .* on .*quepid.csv, line 2"):
         read_known(str(path), TREC)  # sniffed, and the shared checks hold for it too
     assert "csv" in judgment_lists.FORMAT_REGISTRY
+
+
+TOOL_LISTS = Path(__file__).parents[1] / "fixtures" / "judgment_lists"
+
+
+@pytest.mark.parametrize("spec, sniffed", [("quepid:quepid_ratings.csv", True), ("srw:srw_import.json", True),
+                                           ("esltr:esltr_plugin_demo.txt", False), ("esltr:esltr_quepid.txt", False)])
+def test_the_tools_lists_are_known_judgments(spec, sniffed):
+    """Quepid, OpenSearch SRW and LTR lists read as --known judgments, with or without their FORMAT: prefix; the
+    same judgments as their own readers give."""
+    import importlib
+
+    fmt, _, name = spec.partition(":")
+    scheme = get_scheme("trec") if fmt != "esltr" or "quepid" in name else custom_scheme("a,b,c,d,e")
+    own = importlib.import_module(f"hiera_dspy.data.{fmt}").read_known(TOOL_LISTS / name, scheme)
+    known = read_known(f"{fmt}:{TOOL_LISTS / name}", scheme)
+    assert [(j.query_id, j.item_id, j.grade) for j in known] == [(j.query_id, j.item_id, j.grade) for j in own]
+    assert len(known) > 0
+    if sniffed:
+        assert [j.item_id for j in read_known(TOOL_LISTS / name, scheme)] == [j.item_id for j in known]

@@ -1,0 +1,97 @@
+"""`esltr:FILE`: an Elasticsearch Learning to Rank judgment list, `grade qid:N # docid query` a line.
+
+The plugin's documentation (o19s/elasticsearch-learning-to-rank, demo/judgments.py and demo/sample_judgments.txt)
+reads "<judgment> qid:<queryid> # docId <rest of comment ignored...>" lines, and names each query's keywords in
+header comments `# qid:1: rambo`:
+
+    # qid:1: rambo
+    4	qid:1 #	7555	Rambo
+    3	qid:1 #	1370	Rambo III
+
+Quepid reads and writes the same lines with the query's text as the rest of the comment ("rating qid:queryid #
+docid query, eg 3 qid:1 # 1370 star trek"), and so does `hiera_dspy.labelling.list_writers`. Both are read: a
+query's text is its header keywords when the file has them (the rest of a line is then the document's title, as in
+the plugin's demo), else the rest of its lines. Feature columns (`1:0.5`) between the qid and the `#` are ignored, so
+a RankLib training file reads too. The grade is a grade of the scheme (`hiera_dspy.data.tool_lists`; default
+`trec`, 0-3; the plugin's demo grades 0-4: pass `--labels` with five grades). A line without `qid:` (a query without
+an id), without a `#` and docid, with two texts for one qid, or with a grade outside the scheme is a bad row (a
+DataError naming file and line, or skipped and counted with `on_bad_row="skip"`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+
+from hiera_dspy.data import DataError, Dataset, expect_file
+from hiera_dspy.data.known import Known, KnownJudgment
+from hiera_dspy.data.tool_lists import ListReader, list_dataset
+from hiera_dspy.labels import LabelScheme
+
+FORMAT = "an LTR judgment list, `grade qid:N # docid query` a line (`# qid:N: keywords` headers optional)"
+HEADER = re.compile(r"#\s*qid:(\S+?):\s+(.*\S)\s*$")
+
+
+def read_known(path: str | Path, scheme: LabelScheme, *, on_bad_row: str = "error",
+               skipped: list | None = None) -> Known:
+    """The judgments of an LTR judgment list."""
+    path = expect_file(Path(path), FORMAT)
+    try:
+        lines = path.read_bytes().decode("utf-8-sig").splitlines()
+    except UnicodeDecodeError as exc:
+        raise DataError(f"{path}: not UTF-8 text (byte {exc.start}); re-encode the file as UTF-8") from None
+    keywords = {m.group(1): m.group(2) for text in lines if (m := HEADER.match(text.strip()))}
+    reader = ListReader(path, scheme, on_bad_row, skipped)
+    texts: dict[str, tuple[str, int]] = {}  # qid -> (its text from the lines, the first line giving it)
+    rows = []
+    for lineno, text in enumerate(lines, 1):
+        if not text.strip() or text.lstrip().startswith("#"):
+            continue
+        left, hash_, comment = text.partition("#")
+        cols = left.split()
+        qid = next((c[4:] for c in cols[1:2] if c.startswith("qid:")), "")
+        if not qid:
+            reader.bad(lineno, "no `qid:N` after the grade: a judgment needs its query's id; expected "
+                               "`grade qid:N # docid query`")
+            continue
+        docid, rest = _comment(comment)
+        if not hash_ or not docid:
+            reader.bad(lineno, "no `# docid` after the qid; expected `grade qid:N # docid query`")
+            continue
+        if qid not in keywords and rest:
+            first = texts.setdefault(qid, (rest, lineno))
+            if rest != first[0]:
+                reader.bad(lineno, f"qid:{qid} is {first[0]!r} on line {first[1]} and {rest!r} here; one id, "
+                                   f"one query")
+                continue
+        rows.append((lineno, qid, docid, cols[0], rest))
+    for lineno, qid, docid, grade, rest in rows:
+        if qid in keywords:  # the plugin's form: the query in the header, the document's title on the line
+            reader.add(lineno, qid, docid, grade, query=keywords[qid], item_title=rest)
+        else:
+            reader.add(lineno, qid, docid, grade, query=texts[qid][0] if qid in texts else None)
+    return reader.known(FORMAT)
+
+
+def _comment(comment: str) -> tuple[str, str]:
+    """(docid, the rest) of a line's comment: `# 1370 star trek`, or the demo's `#<TAB>7555<TAB>Rambo III`."""
+    parts = comment.strip().split(None, 1)
+    return (parts[0], parts[1].strip()) if len(parts) == 2 else (parts[0] if parts else "", "")
+
+
+def load(arg: str | None, scheme: LabelScheme | None, *, on_bad_row: str = "error", **_) -> Dataset:
+    """`--dataset esltr:FILE`: the list as labelled pairs, texts from the corpus beside FILE
+    (`hiera_dspy.data.tool_lists`)."""
+    return list_dataset("esltr", arg, scheme, read_known, on_bad_row=on_bad_row)
+
+
+def read(path: Path, scheme: LabelScheme, counts: Counter) -> Iterator[KnownJudgment]:
+    """`--known esltr:FILE`: the list's judgments (`hiera_dspy.data.judgment_lists`); a bad row is a DataError."""
+    return iter(read_known(path, scheme))
+
+
+def looks_like(path: Path, head: str) -> bool:
+    """A file whose first line is a `# qid:N: keywords` header or a `grade qid:N` judgment."""
+    return path.is_file() and bool(re.match(r"(#\s*qid:|\d+(\.\d+)?\s+qid:)", head))
