@@ -40,9 +40,9 @@ from itertools import combinations
 
 import numpy as np
 
+from hiera_dspy.conclude import sequence
 from hiera_dspy.conclude.certainty import certain
 from hiera_dspy.conclude.filled_benchmark import machine_values_of, predicted_n_mins, simulated_values
-from hiera_dspy.conclude import sequence
 from hiera_dspy.conclude.finite import columns, scaled
 from hiera_dspy.conclude.per_query import named_measures, per_query
 from hiera_dspy.conclude.strata import query_uncertainty, relevance_probability, strata_of
