@@ -40,6 +40,12 @@ def design_line(s: dict) -> str:
                 f"allocated in proportion, {' / '.join(map(str, s['allocation']))} queries from the least to the most "
                 "uncertain stratum, each drawn at random. Proportional allocation keeps the sample self-weighting, so "
                 "the intervals below are computed as for a random sample, which is conservative (Cochran 1977, ch. 5).")
+    if s.get("method") == "active":
+        return ("The sample is active: queries were drawn one at a time, each with a probability half in proportion "
+                "to the judge's uncertainty about it and half even (Zrnic and Candes 2024); the estimates weight each "
+                "decided query by the inverse of its probability (Des Raj's estimator), counting the decided queries "
+                "in draw order up to the first pending one, and the intervals below n_min are the confidence "
+                "sequence, valid after every decided query (hiera_dspy.conclude.sequence).")
     return "The sample was drawn uniformly at random from the queries."
 
 
@@ -119,11 +125,14 @@ def small_sample_note(c: dict) -> str | None:
             f"labelling); label more sampled queries (hiera-dspy plan says how many).")
 
 
+BETTING = ("betting", "active sequence")  # the rules under which a betting interval set a side
+
+
 def betting_note(c: dict) -> str | None:
     """Which intervals the betting interval set (below n_min, or a residual whose spread is small against its
     range)."""
-    named = [f"{run} {m}" for run, per in c["estimates"].items() for m, e in per.items() if e.get("rule") == "betting"]
-    named += [f"{d['a']} - {d['b']} {d['measure']}" for d in c["differences"] if d.get("rule") == "betting"]
+    named = [f"{run} {m}" for run, per in c["estimates"].items() for m, e in per.items() if e.get("rule") in BETTING]
+    named += [f"{d['a']} - {d['b']} {d['measure']}" for d in c["differences"] if d.get("rule") in BETTING]
     if not named:
         return None
     return (f"{len(named)} interval{'s' if len(named) != 1 else ''} ({', '.join(named[:5])}"

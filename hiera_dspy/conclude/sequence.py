@@ -234,7 +234,7 @@ def columns(y, yhat, unl, weights, level: float = 0.95, bounds=(0.0, 1.0), n_min
         up = np.where(trusted, np.maximum(half, s_hi - point - TRUST * half), np.maximum(half, s_hi - point))
         base = x_all.mean(axis=0)
         ends = [base + np.clip(v, *possible) / big_n for v in (point, point - down, point + up)]
-        return ends, (z, a, b, half, down > half + 1e-12) | (up > half + 1e-12)
+        return ends, (z, a, b, half, (down > half + 1e-12) | (up > half + 1e-12))
 
     (point, lo, hi), (z, a, b, half, bet) = one(every, y)
     (_, h_lo, h_hi), _ = one(np.zeros_like(every), y)
