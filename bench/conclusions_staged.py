@@ -223,13 +223,14 @@ def intervals(c: dict, j: int, decided: list[list[int]], layer, level: float = 0
                   n_h / big_n, known_sum / big_n)
 
 
-def sequence_estimates(c: dict, prefix: list[int], weights, horizon: int, level: float = 0.95) -> dict:
+def sequence_estimates(c: dict, prefix: list[int], weights, horizon: int, level: float = 0.95, zab=None) -> dict:
     """One sample's estimates of every column of `c` once the queries `prefix` (indices, in draw order, every query
     drawn so far) are decided, by Des Raj's weighting of the draw (`weights`: the active draw's, or all equal for a
     random one; hiera_dspy.conclude.sequence): the confidence sequence ("seq_lo", "seq_hi"; bets tuned for the
     sample's `horizon`), Des Raj's point estimate ("point") and the switch under this draw ("lo", "hi": the Student-t
     interval of Des Raj's z's, beside the sequence below the plan's n_min, as the product's rule; "t_lo", "t_hi" the
-    t interval alone). A query no hole can change for a column has residual 0 and range [0, 0] there."""
+    t interval alone). A query no hole can change for a column has residual 0 and range [0, 0] there. `zab`: the
+    increments of a longer prefix of the same draw (the first rows are this prefix's: they are predictable)."""
     from hiera_dspy.conclude.finite import _with_betting
 
     x, y, cert = c["x"], c["y"], c["certain"]
@@ -237,7 +238,7 @@ def sequence_estimates(c: dict, prefix: list[int], weights, horizon: int, level:
     low = np.where(np.arange(d) < c["systems"], 0.0, -1.0)
     lo, hi = np.where(cert, 0.0, low - x), np.where(cert, 0.0, 1.0 - x)
     resid = np.where(cert[prefix], 0.0, y[prefix] - x[prefix])
-    z, a, b = sequence.increments(resid, lo, hi, prefix, weights)
+    z, a, b = (v[:len(prefix)] for v in (zab or sequence.increments(resid, lo, hi, prefix, weights)))
     left = np.ones(big_n, dtype=bool)
     left[prefix] = False
     seen = resid.sum(axis=0)
@@ -250,7 +251,7 @@ def sequence_estimates(c: dict, prefix: list[int], weights, horizon: int, level:
     base = x.mean(axis=0)
     out = {"point": point, "seq_lo": seq_lo, "seq_hi": seq_hi, "lo": s_lo, "hi": s_hi, "t_lo": point - half,
            "t_hi": point + half}
-    return {k: base + np.clip(v, *possible) / big_n for k, v in out.items()}
+    return {**{k: base + np.clip(v, *possible) / big_n for k, v in out.items()}, "zab": (z, a, b)}
 
 
 def oracle_width(points: np.ndarray, truth: np.ndarray, level: float = 0.95) -> np.ndarray:
@@ -272,6 +273,7 @@ def stage_coverage(cols: dict, samples: list[list[int]], layer, every: int, leve
     stages = [*range(every, typical, every), None]  # None: the whole sample decided; a sample with fewer skipped
     horizon = horizon or len(samples[0])
     out = []
+    whole: dict = {}  # (measure, sample) -> the increments of the whole sample
     for k in stages:
         got: dict[str, dict] = {}
         for m, c in cols.items():
@@ -280,13 +282,15 @@ def stage_coverage(cols: dict, samples: list[list[int]], layer, every: int, leve
             shape = (len(samples), d)
             arr = {key: np.full(shape, np.nan) for key in ("point", "lo", "hi", "t_lo", "t_hi", "seq_lo", "seq_hi",
                                                           "seq_point")}
+            w = np.ones(big_n) if weights is None else weights
             for i, s in enumerate(samples):
                 holes_seen = np.cumsum(any_hole[s])
                 if k is not None and holes_seen[-1] < k:
                     continue
                 upto = len(s) if k is None else int(np.searchsorted(holes_seen, k) + 1)
-                e = sequence_estimates(c, list(s[:upto]), np.ones(big_n) if weights is None else weights, horizon,
-                                       level)
+                if (m, i) not in whole:
+                    whole[(m, i)] = sequence_estimates(c, list(s), w, horizon, level, zab=None)["zab"]
+                e = sequence_estimates(c, list(s[:upto]), w, horizon, level, whole[(m, i)])
                 arr["seq_lo"][i], arr["seq_hi"][i] = e["seq_lo"], e["seq_hi"]
                 if weights is not None:
                     for key in ("point", "lo", "hi", "t_lo", "t_hi"):

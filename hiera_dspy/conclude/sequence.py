@@ -56,7 +56,7 @@ import math
 import numpy as np
 
 C = 0.75  # the bets' truncation: at most 3/4 of what keeps every factor positive (the paper's c)
-STEPS = 40  # bisection steps
+STEPS = 30  # bisection steps: the ends to 2^-30 of the possible range
 FLOOR = 0.5  # the share of every draw's probability spread evenly over the queries left (active draws)
 
 
