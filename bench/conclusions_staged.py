@@ -45,6 +45,7 @@ from hiera_dspy.conclude.certainty import certain
 from hiera_dspy.conclude.filled_benchmark import machine_values_of, predicted_n_mins, simulated_values
 from hiera_dspy.conclude.finite import columns, scaled
 from hiera_dspy.conclude.per_query import named_measures, per_query
+from hiera_dspy.conclude.ranges import value_ranges
 from hiera_dspy.conclude.strata import query_uncertainty, relevance_probability, strata_of
 from hiera_dspy.data.msrd_sample import BUNDLED
 from hiera_dspy.data.trec import RunLine
@@ -52,6 +53,7 @@ from hiera_dspy.labelling.draws import active_weights, draw_active, draw_stratif
 from hiera_dspy.labels import get_scheme
 
 DEPTH, POOL = 10, 3
+RANGES = "holes"  # each query's residual range for the sequence: "holes" (its holes') or "metric" ([0, 1])
 DATASETS = {"msrd": "msrd", "trecdl2020": "trec"}
 
 
@@ -167,18 +169,22 @@ def columns_of(b: dict, records: list[dict]) -> dict:
     names = list(b["runs"])
     y = {name: per_query(lines, truth, queries, measures) for name, lines in b["runs"].items()}
     n_min = predicted_n_mins(machine, sims, holes)
+    span = {name: value_ranges(lines, queries, list(b["holes"]), b["originals"], scheme, DEPTH)
+            for name, lines in b["runs"].items()}
     out = {}
     for m in measures:
-        cols, X, Y, C, N = [], [], [], [], []
+        cols, X, Y, C, N, LO, HI = [], [], [], [], [], [], []
         for nm in names:
             cols.append(nm)
             X.append(machine[m][nm]), Y.append(y[nm][m]), C.append(~holes[m][nm]), N.append(n_min[(m, nm, None)])
+            LO.append(span[nm][m][0]), HI.append(span[nm][m][1])
         for a, c in combinations(names, 2):
             cols.append(f"{a}-{c}")
             X.append(machine[m][a] - machine[m][c]), Y.append(y[a][m] - y[c][m])
             C.append(~holes[m][a] & ~holes[m][c]), N.append(n_min[(m, a, c)])
+            LO.append(span[a][m][0] - span[c][m][1]), HI.append(span[a][m][1] - span[c][m][0])
         out[m] = {"names": cols, "x": np.column_stack(X), "y": np.column_stack(Y), "certain": np.column_stack(C),
-                  "n_min": np.array(N), "systems": len(names)}
+                  "n_min": np.array(N), "systems": len(names), "lo": np.column_stack(LO), "hi": np.column_stack(HI)}
     return out
 
 
@@ -235,8 +241,11 @@ def sequence_estimates(c: dict, prefix: list[int], weights, horizon: int, level:
 
     x, y, cert = c["x"], c["y"], c["certain"]
     big_n, d = x.shape
-    low = np.where(np.arange(d) < c["systems"], 0.0, -1.0)
-    lo, hi = np.where(cert, 0.0, low - x), np.where(cert, 0.0, 1.0 - x)
+    if RANGES == "holes":  # each query's range from its holes (hiera_dspy.conclude.ranges)
+        lo, hi = np.where(cert, 0.0, c["lo"] - x), np.where(cert, 0.0, c["hi"] - x)
+    else:  # the metric's
+        low = np.where(np.arange(d) < c["systems"], 0.0, -1.0)
+        lo, hi = np.where(cert, 0.0, low - x), np.where(cert, 0.0, 1.0 - x)
     resid = np.where(cert[prefix], 0.0, y[prefix] - x[prefix])
     z, a, b = (v[:len(prefix)] for v in (zab or sequence.increments(resid, lo, hi, prefix, weights)))
     left = np.ones(big_n, dtype=bool)
