@@ -23,6 +23,7 @@ from hiera_dspy.conclude.certainty import certain
 from hiera_dspy.conclude.expected import Dist, expected_per_query, gains, one_hot
 from hiera_dspy.conclude.per_query import named_measures, per_query
 from hiera_dspy.conclude.ppi import Values, differences, estimate
+from hiera_dspy.conclude.ranges import value_ranges
 from hiera_dspy.conclude.retrieval import top_k
 from hiera_dspy.conclude.sample import Sample, SampleState, state
 from hiera_dspy.conclude.strata import stratum_labels
@@ -172,6 +173,8 @@ def conclusions(runs: dict[str, list], originals: dict, records: Sequence[dict],
         every = {name: machine(lines, queries) for name, lines in runs.items()}
         n_min = predicted_n_mins({m: {name: every[name][m] for name in runs} for m in measures}, simulated,
                                  {m: {name: ~known[name][m] for name in runs} for m in measures})
+    span = {name: value_ranges(lines, queries, hole_keys, originals, scheme, depth) for name, lines in runs.items()}
+    horizon = len(sample.queries) if sample else None  # the sequence's bets are tuned for the whole sample
     draw = None
     if active:
         draw = ([sample.weights.get(q, 0.0) for q in labelled + rest], len(sample.queries))
@@ -181,9 +184,11 @@ def conclusions(runs: dict[str, list], originals: dict, records: Sequence[dict],
         yhat_s, yhat_r = machine(lines, labelled), machine(lines, rest)
         key = ranking_key(lines, queries, depth)
         for m in measures:
+            lo, hi = span[name][m]
             values[m][name] = Values(y[m], yhat_s[m], yhat_r[m], key, known[name][m][s_idx], known[name][m][r_idx],
                                      None if layer is None else layer[s_idx],
-                                     None if layer is None else layer[r_idx], draw)
+                                     None if layer is None else layer[r_idx], draw,
+                                     (lo[s_idx], hi[s_idx], lo[r_idx], hi[r_idx], horizon))
     estimates = {name: {m: estimate(**values[m][name].split(), level=level,
                                     n_min=n_min.get((m, name, None))).to_dict() for m in measures}
                  for name in runs}
