@@ -308,9 +308,12 @@ def stage_coverage(cols: dict, samples: list[list[int]], layer, every: int, leve
             if weights is None:  # the product's estimates of an equal-probability sample
                 _switch(c, samples, layer, k, any_hole, level, arr)
                 arr["seq_point"] = arr["point"]
-                _report(c, arr, truth)
-            else:  # the switch under an active draw is already the sequence's (hiera_dspy.conclude.active)
-                arr["rep_lo"], arr["rep_hi"] = arr["lo"], arr["hi"]
+                if layer is None:  # a random sample's report: the sequence (hiera_dspy.conclude.finite, spans)
+                    arr["rep_lo"], arr["rep_hi"] = arr["seq_lo"], arr["seq_hi"]
+                else:  # a stratified one's: the switch of before (its draw order is not a random one's)
+                    arr["rep_lo"], arr["rep_hi"] = arr["lo"], arr["hi"]
+            else:  # an active sample's report: the sequence (hiera_dspy.conclude.active)
+                arr["rep_lo"], arr["rep_hi"] = arr["seq_lo"], arr["seq_hi"]
             got[m] = {"arr": arr, "truth": truth, "systems": c["systems"]}
         out.append(_stage_row(got, k))
     return out
@@ -343,21 +346,6 @@ def _switch(c: dict, samples, layer, k, any_hole, level: float, arr: dict) -> No
             arr["point"][rows, j], arr["lo"][rows, j], arr["hi"][rows, j] = est.ppi, est.lo, est.hi
             t = intervals(c, j, [dec for _, dec in members], layer, level, bounded=False)
             arr["t_lo"][rows, j], arr["t_hi"][rows, j] = t.lo, t.hi
-
-
-def _report(c: dict, arr: dict, truth: np.ndarray) -> None:
-    """The report's interval (hiera_dspy.conclude.finite with each query's range: the t interval beside the
-    confidence sequence below n_min) from the t interval alone and the sequence of the same samples, into
-    arr["rep_lo"], arr["rep_hi"]."""
-    from hiera_dspy.conclude.finite import _with_betting
-
-    point, half = (arr["t_lo"] + arr["t_hi"]) / 2, (arr["t_hi"] - arr["t_lo"]) / 2
-    with np.errstate(invalid="ignore"):
-        lo, hi, _ = _with_betting(point, half, arr["seq_lo"], arr["seq_hi"], arr["n"] >= c["n_min"][None, :])
-    low = np.where(np.arange(c["x"].shape[1]) < c["systems"], 0.0, -1.0)[None, :]
-    exact = arr["t_hi"] - arr["t_lo"] == 0
-    arr["rep_lo"] = np.where(exact, truth[None, :], np.clip(lo, low, 1.0))
-    arr["rep_hi"] = np.where(exact, truth[None, :], np.clip(hi, low, 1.0))
 
 
 def _stage_row(got: dict, k) -> dict:
@@ -402,7 +390,7 @@ def run(args) -> list[str]:
     head = (f"{said}; samples of {args.sample_size} labelled in order, {args.samples} samples a cell; coverage of a "
             "nominal 95% interval (lowest over the systems / over the pairs, both measures); widths: the systems' "
             "mean; oracle: the narrowest symmetric interval around the design's estimate covering 95% of its draws.")
-    columns_row = ("| judge | design | decided | until 2026-12-06: min | width | report: min | width | sequence: min | "
+    columns_row = ("| judge | design | decided | until 2026-12-06: min | width | report: min | width | switch: min | "
                    "width | t alone: min | width | oracle | report / oracle |")
     lines = [head, "", columns_row, "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for judge in args.judges.split(","):
@@ -417,11 +405,13 @@ def run(args) -> list[str]:
                                                      for r in records))
                 weights = np.asarray(active_weights(u))
             for row in stage_coverage(cols, samples, layer, args.every, weights=weights):
-                old = "-" if design == "active" else (f"{min(row['systems_min'], row['pairs_min']):.3f} | "
-                                                      f"{row['width']:.3f}")
-                lines.append(f"| {judge} | {design} | {row['decided']} | {old if design != 'active' else '- | -'} | "
+                old = "- | -" if design == "active" else (f"{min(row['systems_min'], row['pairs_min']):.3f} | "
+                                                          f"{row['width']:.3f}")
+                switch = old if design != "active" else (f"{min(row['systems_min'], row['pairs_min']):.3f} | "
+                                                         f"{row['width']:.3f}")
+                lines.append(f"| {judge} | {design} | {row['decided']} | {old} | "
                              f"{min(row['rep_systems_min'], row['rep_pairs_min']):.3f} | {row['rep_width']:.3f} | "
-                             f"{min(row['seq_systems_min'], row['seq_pairs_min']):.3f} | {row['seq_width']:.3f} | "
+                             f"{switch} | "
                              f"{row['t_min']:.3f} | {row['t_width']:.3f} | {row['oracle']:.3f} | "
                              f"{row['rep_width'] / row['oracle']:.2f} |")
             print(f"{judge} {design}: {time.time() - start:.0f} s", file=sys.stderr)

@@ -220,5 +220,6 @@ def _sample_summary(sample: Sample | None, st: SampleState, by_query: dict[str, 
     return {"queries": len(sample.queries), "decided": len(st.decided), "seed": sample.seed, "method": sample.method,
             "strata": sample.strata, "allocation": sample.allocation, "requested": sample.requested, "pairs": sum(len(by_query.get(q, [])) for q in sample.queries),
             "remaining_pairs": st.remaining_pairs, "pending": st.pending, "partial": st.partial,
-            "no_holes": st.no_holes, "sample_queries": sample.queries, "probabilities": sample.probabilities}
+            "no_holes": st.no_holes, "sample_queries": sample.queries,
+            **({"probabilities": sample.probabilities} if sample.probabilities is not None else {})}
 

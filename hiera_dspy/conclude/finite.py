@@ -199,9 +199,9 @@ def columns(y, yhat, unl, level: float = 0.95, lam: float | None = None, bounds=
     Cochran's rule for all N when the caller has it (the plan's, `hiera_dspy.conclude.plan.predicted_n_min`; None:
     on the machine's values over all N); `strata` (each sampled row's stratum, each unsampled one's): the stratified
     estimator (slope 1); `spans` (low, high, horizon): each query's range of the human value, (N, d) each (sampled
-    rows first), and the sample's planned size: the confidence sequence (`hiera_dspy.conclude.sequence`, valid after
-    every decided query, narrower where the holes bound the values) stands in for the betting interval. Needs
-    2 <= n < N."""
+    rows first), and the sample's planned size: the interval is the confidence sequence
+    (`hiera_dspy.conclude.sequence`, valid after every decided query, no n_min switch; rule "sequence"), its p-value
+    the sequence's. Needs 2 <= n < N."""
     from ppi_py import ppi_mean_pointestimate
     from scipy.stats import t
 
@@ -252,13 +252,18 @@ def columns(y, yhat, unl, level: float = 0.95, lam: float | None = None, bounds=
             seen = gap.sum(axis=0)
             possible = (seen + lo_r[n:].sum(axis=0), seen + hi_r[n:].sum(axis=0))
             b_lo, b_hi = (base + e / big_n for e in sequence.interval(z, za, zb, level, spans[2], possible))
-        lo, hi, bet = _with_betting(point, half, b_lo, b_hi, trusted)
-        if bet.any():
+        if spans is not None:  # the confidence sequence is the interval: valid after every decided query
+            lo, hi, bet = b_lo, b_hi, np.ones(d, dtype=bool)
+            point = np.clip(point, lo, hi)  # the interval's point nearest the estimate
+            rule[:] = "sequence"
+        else:
+            lo, hi, bet = _with_betting(point, half, b_lo, b_hi, trusted)
+        if bet.any() and spans is None:
             c = np.flatnonzero(bet)
             rule[c] = "betting"
-            p_bet = betting.p_value(gap[:, c], big_n, r_low[c], r_high[c], -base[c], level) if spans is None else \
-                sequence.p_value(z[:, c], za[:, c], zb[:, c], -every.sum(axis=0)[c], level, spans[2])
-            p[c] = np.fmax(p[c], p_bet)
+            p[c] = np.fmax(p[c], betting.p_value(gap[:, c], big_n, r_low[c], r_high[c], -base[c], level))
+        elif spans is not None:
+            p = sequence.p_value(z, za, zb, -every.sum(axis=0), level, spans[2])
         h_lo, h_hi = betting.interval(y, big_n, low, high, level)
         human_lo, human_hi, _ = _with_betting(human, human_half, h_lo, h_hi, trusted)
         point, lo, hi, human_lo, human_hi = (np.clip(a, low, high) for a in (point, lo, hi, human_lo, human_hi))

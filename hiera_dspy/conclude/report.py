@@ -44,8 +44,8 @@ def design_line(s: dict) -> str:
         return ("The sample is active: queries were drawn one at a time, each with a probability half in proportion "
                 "to the judge's uncertainty about it and half even (Zrnic and Candes 2024); the estimates weight each "
                 "decided query by the inverse of its probability (Des Raj's estimator), counting the decided queries "
-                "in draw order up to the first pending one, and the intervals below n_min are the confidence "
-                "sequence, valid after every decided query (hiera_dspy.conclude.sequence).")
+                "in draw order up to the first pending one, and the intervals are the confidence sequence, valid "
+                "after every decided query (hiera_dspy.conclude.sequence).")
     return "The sample was drawn uniformly at random from the queries."
 
 
@@ -125,7 +125,7 @@ def small_sample_note(c: dict) -> str | None:
             f"labelling); label more sampled queries (hiera-dspy plan says how many).")
 
 
-BETTING = ("betting", "active sequence")  # the rules under which a betting interval set a side
+BETTING = ("betting",)  # the rule under which the betting interval set a side
 
 
 def betting_note(c: dict) -> str | None:
