@@ -156,6 +156,7 @@ def conclusions(runs: dict[str, list], originals: dict, records: Sequence[dict],
     labelled = [q for q in st.decided if q in set(queries)]
     active = sample is not None and sample.method == "active"
     if active:  # Des Raj's weights need the draw's order: the decided queries before the first pending one
+        assert sample is not None
         labelled = list(takewhile(decided.__contains__, [q for q in sample.queries if q in set(queries)]))
         decided = set(labelled)
     rest = [q for q in queries if q not in decided]
@@ -177,7 +178,9 @@ def conclusions(runs: dict[str, list], originals: dict, records: Sequence[dict],
     horizon = len(sample.queries) if sample else None  # the sequence's bets are tuned for the whole sample
     draw = None
     if active:
-        draw = ([sample.weights.get(q, 0.0) for q in labelled + rest], len(sample.queries))
+        assert sample is not None
+        weights = sample.weights or {}
+        draw = ([weights.get(q, 0.0) for q in labelled + rest], len(sample.queries))
     values: dict[str, dict[str, Values]] = {m: {} for m in measures}
     for name, lines in runs.items():
         y = per_query(lines, human_qrels, labelled, measures)

@@ -202,6 +202,7 @@ def _active(y, yhat, unl, level, bounds, n_min, draw) -> tuple[Estimate, float |
     c = active.columns(y[:, None], yhat[:, None], unl[:, None], weights, level,
                        (0.0, 1.0) if bounds is None else bounds, None if n_min is None else [n_min], horizon,
                        sure[:, None], spans=spans)
+    assert c.p is not None and c.n_min is not None and c.rule is not None and c.sd is not None
     p = float(c.p[0])
     z, _, _ = sequence.increments(y, np.zeros(big_n), np.ones(big_n), list(range(n)), weights)
     human = float(np.clip(z.mean() / big_n, c.human_lo[0], c.human_hi[0]))  # Des Raj's, the human values alone

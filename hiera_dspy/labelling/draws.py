@@ -27,7 +27,7 @@ Example:
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -70,7 +70,7 @@ def draw_stratified(query_ids: Sequence[str], n: int, seed: int, uncertainty: Se
     return [q for q, _ in picked], [h for _, h in picked]
 
 
-def active_weights(uncertainty: Sequence[float]) -> list[float]:
+def active_weights(uncertainty: Iterable[float]) -> list[float]:
     """The active draw's weight of each query: the square root of its uncertainty (the standard deviation of its
     relevant count under the judge's probabilities, Zrnic and Candes's optimal sampling rule)."""
     return [float(np.sqrt(max(float(u), 0.0))) for u in uncertainty]
@@ -88,7 +88,8 @@ def draw_active(query_ids: Sequence[str], n: int, seed: int, weights: Sequence[f
     for _ in range(n):
         q = probabilities(weights, left, floor)
         i = int(rng.choice(len(q), p=q / q.sum()))
-        order.append(i), probs.append(float(q[i]))
+        order.append(i)
+        probs.append(float(q[i]))
         left[i] = False
     return [query_ids[i] for i in order], probs
 

@@ -124,7 +124,9 @@ class SampleLog(SideTable):
                 if self._db.execute("SELECT 1 FROM human_sample WHERE run_id=? LIMIT 1", (run_id,)).fetchone() is None:
                     now = time.time()
                     stratum = sample.stratum or [None] * len(sample.queries)
-                    probs = sample.probabilities or [None] * len(sample.queries)
+                    probs: list[float | None] = [None] * len(sample.queries)
+                    if sample.probabilities is not None:
+                        probs = list(sample.probabilities)
                     self._db.executemany(
                         "INSERT INTO human_sample (run_id, query_id, rank, seed, method, requested, drawn, strata, "
                         "stratum, probability) VALUES (?,?,?,?,?,?,?,?,?,?)",
@@ -188,7 +190,8 @@ def ensure(log: SampleLog, run_id: str, query_ids: Sequence[str], requested: str
     k = (strata or DEFAULT_STRATA) if method == "stratified" else None
     if method == "active":  # drawn here to keep its probabilities and weights (the estimates weight by them)
         if uncertainty is None:
-            run_draw(method, Draw(query_ids, n, seed))  # says what it needs
+            run_draw(method, Draw(query_ids, n, seed))  # raises, saying what it needs
+            raise AssertionError("unreachable")
         weights = active_weights(list(uncertainty()))
         queries, probs = draw_active(query_ids, n, seed, weights)
         return log.save(run_id, Sample(queries, seed, method, str(requested).strip(), probabilities=probs,
