@@ -100,6 +100,9 @@ def sentences(c: dict, measure: str) -> list[str]:
     return out
 
 
+SEQUENCE = ("sequence", "active")  # the rules whose interval is the confidence sequence (no n_min)
+
+
 def small_sample_note(c: dict) -> str | None:
     """A caution naming the estimates whose decided sample (queries with holes, each estimate's own n) is smaller
     than the normal approximation needs (each estimate's `n_min`: Cochran's rule as refined by Sugden, Smith and
@@ -109,7 +112,8 @@ def small_sample_note(c: dict) -> str | None:
     estimate has enough."""
     short = [(f"{run} {m}", e) for run, per in c["estimates"].items() for m, e in per.items()]
     short += [(f"{d['a']} - {d['b']} {d['measure']}", d) for d in c["differences"]]
-    short = [(name, e) for name, e in short if e.get("n_min") and e.get("n") and e["n"] < e["n_min"]]
+    short = [(name, e) for name, e in short if e.get("n_min") and e.get("n") and e["n"] < e["n_min"]
+             and e.get("rule") not in SEQUENCE]  # a confidence sequence holds at every n: no caution
     if not short:
         return None
     total = sum(len(per) for per in c["estimates"].values()) + len(c["differences"])
