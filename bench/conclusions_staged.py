@@ -40,17 +40,20 @@ from itertools import combinations
 
 import numpy as np
 
+from hiera_dspy.conclude import sequence
 from hiera_dspy.conclude.certainty import certain
 from hiera_dspy.conclude.filled_benchmark import machine_values_of, predicted_n_mins, simulated_values
 from hiera_dspy.conclude.finite import columns, scaled
 from hiera_dspy.conclude.per_query import named_measures, per_query
+from hiera_dspy.conclude.ranges import value_ranges
 from hiera_dspy.conclude.strata import query_uncertainty, relevance_probability, strata_of
 from hiera_dspy.data.msrd_sample import BUNDLED
 from hiera_dspy.data.trec import RunLine
-from hiera_dspy.labelling.draws import draw_stratified
+from hiera_dspy.labelling.draws import active_weights, draw_active, draw_stratified
 from hiera_dspy.labels import get_scheme
 
 DEPTH, POOL = 10, 3
+RANGES = "holes"  # each query's residual range for the sequence: "holes" (its holes') or "metric" ([0, 1])
 DATASETS = {"msrd": "msrd", "trecdl2020": "trec"}
 
 
@@ -166,28 +169,36 @@ def columns_of(b: dict, records: list[dict]) -> dict:
     names = list(b["runs"])
     y = {name: per_query(lines, truth, queries, measures) for name, lines in b["runs"].items()}
     n_min = predicted_n_mins(machine, sims, holes)
+    span = {name: value_ranges(lines, queries, list(b["holes"]), b["originals"], scheme, DEPTH)
+            for name, lines in b["runs"].items()}
     out = {}
     for m in measures:
-        cols, X, Y, C, N = [], [], [], [], []
+        cols, X, Y, C, N, LO, HI = [], [], [], [], [], [], []
         for nm in names:
             cols.append(nm)
             X.append(machine[m][nm]), Y.append(y[nm][m]), C.append(~holes[m][nm]), N.append(n_min[(m, nm, None)])
+            LO.append(span[nm][m][0]), HI.append(span[nm][m][1])
         for a, c in combinations(names, 2):
             cols.append(f"{a}-{c}")
             X.append(machine[m][a] - machine[m][c]), Y.append(y[a][m] - y[c][m])
             C.append(~holes[m][a] & ~holes[m][c]), N.append(n_min[(m, a, c)])
+            LO.append(span[a][m][0] - span[c][m][1]), HI.append(span[a][m][1] - span[c][m][0])
         out[m] = {"names": cols, "x": np.column_stack(X), "y": np.column_stack(Y), "certain": np.column_stack(C),
-                  "n_min": np.array(N), "systems": len(names)}
+                  "n_min": np.array(N), "systems": len(names), "lo": np.column_stack(LO), "hi": np.column_stack(HI)}
     return out
 
 
 def samples_of(b: dict, records: list[dict], design: str, size: int, count: int, seed: int, strata: int = 4):
-    """`count` samples (query indices in sample order) and each query's stratum (None for random)."""
+    """`count` samples (query indices in sample order) and each query's stratum (None for random and active)."""
     queries = b["queries"]
     if design == "random":
         rng = random.Random(seed)
         return [[queries.index(q) for q in rng.sample(queries, size)] for _ in range(count)], None
     u = query_uncertainty(queries, ((r["query_id"], relevance_probability(r, b["scheme"])) for r in records))
+    if design == "active":  # the product's draw (hiera_dspy.labelling.draws), its weights
+        w = active_weights(u)
+        index = {q: i for i, q in enumerate(queries)}
+        return [[index[q] for q in draw_active(queries, size, seed + s, w)[0]] for s in range(count)], None
     layer = np.zeros(len(queries), dtype=int)
     for h, group in enumerate(strata_of(u, strata)):
         layer[group] = h
@@ -218,58 +229,151 @@ def intervals(c: dict, j: int, decided: list[list[int]], layer, level: float = 0
                   n_h / big_n, known_sum / big_n)
 
 
-def stage_coverage(cols: dict, samples: list[list[int]], layer, every: int, level: float = 0.95) -> list[dict]:
-    """Per stage (every `every` decided queries with holes, then the complete sample): coverage and widths."""
+def sequence_estimates(c: dict, prefix: list[int], weights, horizon: int, level: float = 0.95, zab=None) -> dict:
+    """One sample's estimates of every column of `c` once the queries `prefix` (indices, in draw order, every query
+    drawn so far) are decided, by Des Raj's weighting of the draw (`weights`: the active draw's, or all equal for a
+    random one; hiera_dspy.conclude.sequence): the confidence sequence ("seq_lo", "seq_hi"; bets tuned for the
+    sample's `horizon`), Des Raj's point estimate ("point") and the switch under this draw ("lo", "hi": the Student-t
+    interval of Des Raj's z's, beside the sequence below the plan's n_min, as the product's rule; "t_lo", "t_hi" the
+    t interval alone). A query no hole can change for a column has residual 0 and range [0, 0] there. `zab`: the
+    increments of a longer prefix of the same draw (the first rows are this prefix's: they are predictable)."""
+    from hiera_dspy.conclude.finite import _with_betting
+
+    x, y, cert = c["x"], c["y"], c["certain"]
+    big_n, d = x.shape
+    if RANGES == "holes":  # each query's range from its holes (hiera_dspy.conclude.ranges)
+        lo, hi = np.where(cert, 0.0, c["lo"] - x), np.where(cert, 0.0, c["hi"] - x)
+    else:  # the metric's
+        low = np.where(np.arange(d) < c["systems"], 0.0, -1.0)
+        lo, hi = np.where(cert, 0.0, low - x), np.where(cert, 0.0, 1.0 - x)
+    resid = np.where(cert[prefix], 0.0, y[prefix] - x[prefix])
+    z, a, b = (v[:len(prefix)] for v in (zab or sequence.increments(resid, lo, hi, prefix, weights)))
+    left = np.ones(big_n, dtype=bool)
+    left[prefix] = False
+    seen = resid.sum(axis=0)
+    possible = (seen + lo[left].sum(axis=0), seen + hi[left].sum(axis=0))
+    seq_lo, seq_hi = sequence.interval(z, a, b, level, horizon, possible)
+    point, half = sequence.des_raj_t(z, level)
+    point = np.clip(point, *possible)
+    trusted = (~cert[prefix]).sum(axis=0) >= c["n_min"]
+    s_lo, s_hi, _ = _with_betting(point, half, seq_lo, seq_hi, trusted)
+    base = x.mean(axis=0)
+    out = {"point": point, "seq_lo": seq_lo, "seq_hi": seq_hi, "lo": s_lo, "hi": s_hi, "t_lo": point - half,
+           "t_hi": point + half}
+    return {**{k: base + np.clip(v, *possible) / big_n for k, v in out.items()}, "zab": (z, a, b)}
+
+
+def oracle_width(points: np.ndarray, truth: np.ndarray, level: float = 0.95) -> np.ndarray:
+    """Per column, the narrowest symmetric interval around the estimate that covers `level` of the Monte-Carlo draws
+    (rows of `points`, NaN where a sample has no estimate): twice the `level` quantile of |estimate - truth|."""
+    with np.errstate(invalid="ignore"):
+        return 2 * np.nanquantile(np.abs(points - truth[None, :]), level, axis=0)
+
+
+def stage_coverage(cols: dict, samples: list[list[int]], layer, every: int, level: float = 0.95,
+                   weights=None, horizon: int | None = None) -> list[dict]:
+    """Per stage (every `every` decided queries with holes, then the complete sample): coverage and widths of the
+    product's switch (t interval, the betting interval beside it below n_min), the t interval alone, and the
+    confidence sequence (hiera_dspy.conclude.sequence, bets tuned for `horizon` draws, default the sample's size),
+    with the oracle width of each design's point estimate. `weights`: an active draw's (hiera_dspy.labelling.draws),
+    whose estimates are Des Raj's (the switch then the t interval of Des Raj's z's beside the sequence)."""
     any_hole = ~np.all(np.column_stack([c["certain"] for c in cols.values()]), axis=1)
     typical = int(np.median([int(any_hole[s].sum()) for s in samples]))
     stages = [*range(every, typical, every), None]  # None: the whole sample decided; a sample with fewer skipped
+    horizon = horizon or len(samples[0])
     out = []
+    whole: dict = {}  # (measure, sample) -> the increments of the whole sample
     for k in stages:
-        hits, t_hits = {m: [] for m in cols}, {m: [] for m in cols}
-        widths, t_widths, exact = [], [], 0
+        got: dict[str, dict] = {}
         for m, c in cols.items():
             truth = c["y"].mean(axis=0)
             big_n, d = c["x"].shape
-            cover = np.zeros((len(samples), d), dtype=bool)
-            width = np.full((len(samples), d), np.nan)
-            t_cover, t_width = cover.copy(), width.copy()  # the t interval alone (no betting interval beside it)
-            for j in range(d):
-                hole_q = ~c["certain"][:, j]
-                groups: dict[int, list] = {}
-                for i, s in enumerate(samples):
-                    ordered = [q for q in s if any_hole[q]]
-                    if k is not None and len(ordered) < k:
-                        continue
-                    decided = [q for q in ordered[:k] if hole_q[q]]
-                    groups.setdefault(len(decided), []).append((i, decided))
-                n_h = int(hole_q.sum())
-                for n, members in groups.items():
-                    rows = [i for i, _ in members]
-                    if n == n_h:  # every query a hole can change is decided: exact
-                        cover[rows, j] = t_cover[rows, j] = True
-                        exact += len(rows)
-                        continue
-                    if n < 2:
-                        continue
-                    est = intervals(c, j, [dec for _, dec in members], layer, level)
-                    cover[rows, j] = (est.lo - 1e-9 <= truth[j]) & (truth[j] <= est.hi + 1e-9)
-                    width[rows, j] = est.hi - est.lo
-                    t = intervals(c, j, [dec for _, dec in members], layer, level, bounded=False)
-                    t_cover[rows, j] = (t.lo - 1e-9 <= truth[j]) & (truth[j] <= t.hi + 1e-9)
-                    t_width[rows, j] = t.hi - t.lo
-            counted = np.isfinite(width).any(axis=1) | cover.any(axis=1)
-            hits[m], t_hits[m] = cover[counted], t_cover[counted]
-            widths.append(np.nanmean(width[:, :c["systems"]]))
-            t_widths.append(np.nanmean(t_width[:, :c["systems"]]))
-        sys_cov = np.concatenate([hits[m][:, :cols[m]["systems"]].mean(axis=0) for m in cols])
-        pair_cov = np.concatenate([hits[m][:, cols[m]["systems"]:].mean(axis=0) for m in cols])
-        t_sys = np.concatenate([t_hits[m][:, :cols[m]["systems"]].mean(axis=0) for m in cols])
-        t_pair = np.concatenate([t_hits[m][:, cols[m]["systems"]:].mean(axis=0) for m in cols])
-        out.append({"decided": "all" if k is None else k, "systems_min": float(sys_cov.min()),
-                    "systems_mean": float(sys_cov.mean()), "pairs_min": float(pair_cov.min()),
-                    "pairs_mean": float(pair_cov.mean()), "width": float(np.nanmean(widths)), "exact": exact,
-                    "t_min": float(min(t_sys.min(), t_pair.min())), "t_width": float(np.nanmean(t_widths))})
+            shape = (len(samples), d)
+            arr = {key: np.full(shape, np.nan) for key in ("point", "lo", "hi", "t_lo", "t_hi", "seq_lo", "seq_hi",
+                                                          "seq_point", "n")}
+            w = np.ones(big_n) if weights is None else weights
+            for i, s in enumerate(samples):
+                holes_seen = np.cumsum(any_hole[s])
+                if k is not None and holes_seen[-1] < k:
+                    continue
+                upto = len(s) if k is None else int(np.searchsorted(holes_seen, k) + 1)
+                if (m, i) not in whole:
+                    whole[(m, i)] = sequence_estimates(c, list(s), w, horizon, level, zab=None)["zab"]
+                e = sequence_estimates(c, list(s[:upto]), w, horizon, level, whole[(m, i)])
+                arr["seq_lo"][i], arr["seq_hi"][i] = e["seq_lo"], e["seq_hi"]
+                if weights is not None:
+                    for key in ("point", "lo", "hi", "t_lo", "t_hi"):
+                        arr[key][i] = e[key]
+                    arr["seq_point"][i] = e["point"]
+            if weights is None:  # the product's estimates of an equal-probability sample
+                _switch(c, samples, layer, k, any_hole, level, arr)
+                arr["seq_point"] = arr["point"]
+                if layer is None:  # a random sample's report: the sequence (hiera_dspy.conclude.finite, spans)
+                    arr["rep_lo"], arr["rep_hi"] = arr["seq_lo"], arr["seq_hi"]
+                else:  # a stratified one's: the switch of before (its draw order is not a random one's)
+                    arr["rep_lo"], arr["rep_hi"] = arr["lo"], arr["hi"]
+            else:  # an active sample's report: the sequence (hiera_dspy.conclude.active)
+                arr["rep_lo"], arr["rep_hi"] = arr["seq_lo"], arr["seq_hi"]
+            got[m] = {"arr": arr, "truth": truth, "systems": c["systems"]}
+        out.append(_stage_row(got, k))
     return out
+
+
+def _switch(c: dict, samples, layer, k, any_hole, level: float, arr: dict) -> None:
+    """The product's switch and t interval alone for every column of `c` and every sample (grouped by the number
+    of decided queries with holes: the domain estimator needs at least 2), into `arr`."""
+    truth = c["y"].mean(axis=0)
+    for j in range(c["x"].shape[1]):
+        hole_q = ~c["certain"][:, j]
+        groups: dict[int, list] = {}
+        for i, s in enumerate(samples):
+            ordered = [q for q in s if any_hole[q]]
+            if k is not None and len(ordered) < k:
+                continue
+            decided = [q for q in ordered[:k] if hole_q[q]]
+            groups.setdefault(len(decided), []).append((i, decided))
+        n_h = int(hole_q.sum())
+        for n, members in groups.items():
+            rows = [i for i, _ in members]
+            arr["n"][rows, j] = n
+            if n == n_h:  # every query a hole can change is decided: exact
+                for key in ("point", "lo", "hi", "t_lo", "t_hi"):
+                    arr[key][rows, j] = truth[j]
+                continue
+            if n < 2:
+                continue
+            est = intervals(c, j, [dec for _, dec in members], layer, level)
+            arr["point"][rows, j], arr["lo"][rows, j], arr["hi"][rows, j] = est.ppi, est.lo, est.hi
+            t = intervals(c, j, [dec for _, dec in members], layer, level, bounded=False)
+            arr["t_lo"][rows, j], arr["t_hi"][rows, j] = t.lo, t.hi
+
+
+def _stage_row(got: dict, k) -> dict:
+    """One stage's figures over the measures: lowest and mean coverage over the systems and over the pairs, the
+    systems' mean width, of the switch, the t interval alone and the sequence, and the oracle width."""
+    def cover(m, lo, hi):
+        a, t = got[m]["arr"], got[m]["truth"]
+        counted = np.isfinite(a[lo]) & np.isfinite(a[hi])
+        hit = (a[lo] - 1e-9 <= t) & (t <= a[hi] + 1e-9)
+        return np.where(counted.sum(axis=0) > 0, (hit & counted).sum(axis=0) / np.maximum(counted.sum(axis=0), 1),
+                        np.nan)
+
+    def width(lo, hi):
+        return float(np.nanmean([np.nanmean((g["arr"][hi] - g["arr"][lo])[:, :g["systems"]]) for g in got.values()]))
+
+    row: dict = {"decided": "all" if k is None else k}
+    for name, (lo, hi) in {"": ("lo", "hi"), "t_": ("t_lo", "t_hi"), "seq_": ("seq_lo", "seq_hi"),
+                           "rep_": ("rep_lo", "rep_hi")}.items():
+        cov = {m: cover(m, lo, hi) for m in got}
+        sys_cov = np.concatenate([cov[m][:got[m]["systems"]] for m in got])
+        pair_cov = np.concatenate([cov[m][got[m]["systems"]:] for m in got])
+        row |= {f"{name}systems_min": float(np.nanmin(sys_cov)), f"{name}systems_mean": float(np.nanmean(sys_cov)),
+                f"{name}pairs_min": float(np.nanmin(pair_cov)), f"{name}pairs_mean": float(np.nanmean(pair_cov)),
+                f"{name}width": width(lo, hi)}
+    row["t_min"] = min(row["t_systems_min"], row["t_pairs_min"])
+    row["oracle"] = float(np.nanmean([np.nanmean(oracle_width(g["arr"]["point"], g["truth"])[:g["systems"]])
+                                      for g in got.values()]))
+    return row
 
 
 def benchmark(args) -> tuple[dict, str]:
@@ -281,23 +385,35 @@ def benchmark(args) -> tuple[dict, str]:
 
 
 def run(args) -> list[str]:
-    """The Markdown table of every cell (judge x design) of `args.dataset`."""
+    """The Markdown table of every cell (judge x design x stage) of `args.dataset`."""
     b, said = benchmark(args)
     head = (f"{said}; samples of {args.sample_size} labelled in order, {args.samples} samples a cell; coverage of a "
-            "nominal 95% interval.")
-    columns_row = ("| judge | design | decided | systems min | systems mean | pairs min | pairs mean | width (systems) "
-                   "| t alone: min | t alone: width |")
-    lines = [head, "", columns_row, "|---|---|---|---|---|---|---|---|---|---|"]
+            "nominal 95% interval (lowest over the systems / over the pairs, both measures); widths: the systems' "
+            "mean; oracle: the narrowest symmetric interval around the design's estimate covering 95% of its draws.")
+    columns_row = ("| judge | design | decided | until 2026-12-06: min | width | report: min | width | switch: min | "
+                   "width | t alone: min | width | oracle | report / oracle |")
+    lines = [head, "", columns_row, "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for judge in args.judges.split(","):
         records = judge_records(b, judge, args.seed + 1)
         cols = columns_of(b, records)
         for design in args.designs.split(","):
             start = time.time()
             samples, layer = samples_of(b, records, design, args.sample_size, args.samples, args.seed + 2)
-            for row in stage_coverage(cols, samples, layer, args.every):
-                lines.append(f"| {judge} | {design} | {row['decided']} | {row['systems_min']:.3f} | "
-                             f"{row['systems_mean']:.3f} | {row['pairs_min']:.3f} | {row['pairs_mean']:.3f} | "
-                             f"{row['width']:.3f} | {row['t_min']:.3f} | {row['t_width']:.3f} |")
+            weights = None
+            if design == "active":
+                u = query_uncertainty(b["queries"], ((r["query_id"], relevance_probability(r, b["scheme"]))
+                                                     for r in records))
+                weights = np.asarray(active_weights(u))
+            for row in stage_coverage(cols, samples, layer, args.every, weights=weights):
+                old = "- | -" if design == "active" else (f"{min(row['systems_min'], row['pairs_min']):.3f} | "
+                                                          f"{row['width']:.3f}")
+                switch = old if design != "active" else (f"{min(row['systems_min'], row['pairs_min']):.3f} | "
+                                                         f"{row['width']:.3f}")
+                lines.append(f"| {judge} | {design} | {row['decided']} | {old} | "
+                             f"{min(row['rep_systems_min'], row['rep_pairs_min']):.3f} | {row['rep_width']:.3f} | "
+                             f"{switch} | "
+                             f"{row['t_min']:.3f} | {row['t_width']:.3f} | {row['oracle']:.3f} | "
+                             f"{row['rep_width'] / row['oracle']:.2f} |")
             print(f"{judge} {design}: {time.time() - start:.0f} s", file=sys.stderr)
             print("\n".join(lines), file=sys.stderr)
     return lines

@@ -89,6 +89,10 @@ def _design(plan: dict) -> str:
         return "Design: random (no query with holes to stratify)."
     said = (f"Design: --sample stratified (strata of the judge's uncertainty) is predicted {gain:.0%} narrower than a "
             "random sample (median over the estimates, from the judge's probabilities)")
+    active = plan.get("active_gain")
+    if active is not None:
+        said += (f"; --sample active (queries drawn by the judge's uncertainty, weighted by the inverse) is predicted "
+                 f"{active:.0%} narrower once past n_min (the t interval; below it the interval follows the range)")
     if plan.get("design") == "stratified":
         return said + ": draw it with --sample stratified."
     return said + f": under {STRATIFY:.0%}, so draw at random (the default)."

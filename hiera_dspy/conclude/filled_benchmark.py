@@ -16,12 +16,14 @@ Estimators: `hiera_dspy.conclude.ppi` (ppi_py). Pure: records and runs in, a JSO
 from __future__ import annotations
 
 from collections.abc import Sequence
+from itertools import takewhile
 
 from hiera_dspy.conclude import calibration
 from hiera_dspy.conclude.certainty import certain
 from hiera_dspy.conclude.expected import Dist, expected_per_query, gains, one_hot
 from hiera_dspy.conclude.per_query import named_measures, per_query
 from hiera_dspy.conclude.ppi import Values, differences, estimate
+from hiera_dspy.conclude.ranges import value_ranges
 from hiera_dspy.conclude.retrieval import top_k
 from hiera_dspy.conclude.sample import Sample, SampleState, state
 from hiera_dspy.conclude.strata import stratum_labels
@@ -152,6 +154,11 @@ def conclusions(runs: dict[str, list], originals: dict, records: Sequence[dict],
                    **{(r["query_id"], r["item_id"]): scheme.labels.index(r["label"]) for r in records
                       if r["query_id"] in decided and r.get("source") == "human"}}
     labelled = [q for q in st.decided if q in set(queries)]
+    active = sample is not None and sample.method == "active"
+    if active:  # Des Raj's weights need the draw's order: the decided queries before the first pending one
+        assert sample is not None
+        labelled = list(takewhile(decided.__contains__, [q for q in sample.queries if q in set(queries)]))
+        decided = set(labelled)
     rest = [q for q in queries if q not in decided]
     machine, soft = machine_values_of(originals, records, scheme, depth, machine_values)
 
@@ -167,15 +174,24 @@ def conclusions(runs: dict[str, list], originals: dict, records: Sequence[dict],
         every = {name: machine(lines, queries) for name, lines in runs.items()}
         n_min = predicted_n_mins({m: {name: every[name][m] for name in runs} for m in measures}, simulated,
                                  {m: {name: ~known[name][m] for name in runs} for m in measures})
+    span = {name: value_ranges(lines, queries, hole_keys, originals, scheme, depth) for name, lines in runs.items()}
+    horizon = len(sample.queries) if sample else None  # the sequence's bets are tuned for the whole sample
+    draw = None
+    if active:
+        assert sample is not None
+        weights = sample.weights or {}
+        draw = ([weights.get(q, 0.0) for q in labelled + rest], len(sample.queries))
     values: dict[str, dict[str, Values]] = {m: {} for m in measures}
     for name, lines in runs.items():
         y = per_query(lines, human_qrels, labelled, measures)
         yhat_s, yhat_r = machine(lines, labelled), machine(lines, rest)
         key = ranking_key(lines, queries, depth)
         for m in measures:
+            lo, hi = span[name][m]
             values[m][name] = Values(y[m], yhat_s[m], yhat_r[m], key, known[name][m][s_idx], known[name][m][r_idx],
                                      None if layer is None else layer[s_idx],
-                                     None if layer is None else layer[r_idx])
+                                     None if layer is None else layer[r_idx], draw,
+                                     (lo[s_idx], hi[s_idx], lo[r_idx], hi[r_idx], horizon))
     estimates = {name: {m: estimate(**values[m][name].split(), level=level,
                                     n_min=n_min.get((m, name, None))).to_dict() for m in measures}
                  for name in runs}
@@ -207,5 +223,6 @@ def _sample_summary(sample: Sample | None, st: SampleState, by_query: dict[str, 
     return {"queries": len(sample.queries), "decided": len(st.decided), "seed": sample.seed, "method": sample.method,
             "strata": sample.strata, "allocation": sample.allocation, "requested": sample.requested, "pairs": sum(len(by_query.get(q, [])) for q in sample.queries),
             "remaining_pairs": st.remaining_pairs, "pending": st.pending, "partial": st.partial,
-            "no_holes": st.no_holes, "sample_queries": sample.queries}
+            "no_holes": st.no_holes, "sample_queries": sample.queries,
+            **({"probabilities": sample.probabilities} if sample.probabilities is not None else {})}
 

@@ -57,7 +57,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from hiera_dspy.conclude import betting
+from hiera_dspy.conclude import betting, sequence
 
 FLAT = 1e-12  # a spread at or below this is none
 TRUST = 30  # the t interval stands while the betting side exceeds it by at most TRUST t half-widths
@@ -189,7 +189,7 @@ def scaled(c: Columns, share, base) -> Columns:
 
 
 def columns(y, yhat, unl, level: float = 0.95, lam: float | None = None, bounds=None, n_min=None,
-            tune: bool = False, strata=None) -> Columns:
+            tune: bool = False, strata=None, spans=None) -> Columns:
     """The benchmark-mean interval of every column of (n, d) arrays (see the module): `y`, `yhat` the sampled
     queries' human and machine values, rows in the order they were drawn, `unl` the machine values of the N - n
     others; `lam` fixes ppi_py's lam for
@@ -198,7 +198,10 @@ def columns(y, yhat, unl, level: float = 0.95, lam: float | None = None, bounds=
     or per column, the range of a human value (None: no betting interval, no clipping); `n_min`, per column,
     Cochran's rule for all N when the caller has it (the plan's, `hiera_dspy.conclude.plan.predicted_n_min`; None:
     on the machine's values over all N); `strata` (each sampled row's stratum, each unsampled one's): the stratified
-    estimator (slope 1). Needs 2 <= n < N."""
+    estimator (slope 1); `spans` (low, high, horizon): each query's range of the human value, (N, d) each (sampled
+    rows first), and the sample's planned size: the interval is the confidence sequence
+    (`hiera_dspy.conclude.sequence`, valid after every decided query, no n_min switch; rule "sequence"), its p-value
+    the sequence's. Needs 2 <= n < N."""
     from ppi_py import ppi_mean_pointestimate
     from scipy.stats import t
 
@@ -241,13 +244,26 @@ def columns(y, yhat, unl, level: float = 0.95, lam: float | None = None, bounds=
         gap = y - yhat  # the slope-1 residual, in [low - max x, high - min x]
         r_low, r_high = low - every.max(axis=0), high - every.min(axis=0)
         base = every.mean(axis=0)
-        b_lo, b_hi = (base + e for e in betting.interval(gap, big_n, r_low, r_high, level))
-        lo, hi, bet = _with_betting(point, half, b_lo, b_hi, trusted)
-        if bet.any():
+        if spans is None:
+            b_lo, b_hi = (base + e for e in betting.interval(gap, big_n, r_low, r_high, level))
+        else:  # the confidence sequence over each query's own range
+            lo_r, hi_r = np.asarray(spans[0], dtype=float) - every, np.asarray(spans[1], dtype=float) - every
+            z, za, zb = sequence.increments(gap, lo_r, hi_r, list(range(n)), np.ones(big_n))
+            seen = gap.sum(axis=0)
+            possible = (seen + lo_r[n:].sum(axis=0), seen + hi_r[n:].sum(axis=0))
+            b_lo, b_hi = (base + e / big_n for e in sequence.interval(z, za, zb, level, spans[2], possible))
+        if spans is not None:  # the confidence sequence is the interval: valid after every decided query
+            lo, hi, bet = b_lo, b_hi, np.ones(d, dtype=bool)
+            point = np.clip(point, lo, hi)  # the interval's point nearest the estimate
+            rule[:] = "sequence"
+        else:
+            lo, hi, bet = _with_betting(point, half, b_lo, b_hi, trusted)
+        if bet.any() and spans is None:
             c = np.flatnonzero(bet)
             rule[c] = "betting"
-            p_bet = betting.p_value(gap[:, c], big_n, r_low[c], r_high[c], -base[c], level)
-            p[c] = np.fmax(p[c], p_bet)
+            p[c] = np.fmax(p[c], betting.p_value(gap[:, c], big_n, r_low[c], r_high[c], -base[c], level))
+        elif spans is not None:
+            p = sequence.p_value(z, za, zb, -every.sum(axis=0), level, spans[2])
         h_lo, h_hi = betting.interval(y, big_n, low, high, level)
         human_lo, human_hi, _ = _with_betting(human, human_half, h_lo, h_hi, trusted)
         point, lo, hi, human_lo, human_hi = (np.clip(a, low, high) for a in (point, lo, hi, human_lo, human_hi))

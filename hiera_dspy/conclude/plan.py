@@ -185,6 +185,7 @@ class Line:
     sd_holes: float | None = None
     n_width_sample: int | None = None
     stratified_gain: float | None = None
+    active_gain: float | None = None
 
     def to_dict(self) -> dict:
         """JSON-ready fields."""
@@ -227,6 +228,36 @@ def stratified_gain(machine: np.ndarray, simulated: Sequence[np.ndarray], strata
     return 1.0 - math.sqrt(min(within / total, 1.0))
 
 
+def active_gain(machine: np.ndarray, simulated: Sequence[np.ndarray], weights: np.ndarray,
+                floor: float | None = None) -> float | None:
+    """How much narrower the Student-t interval of an active sample (`--sample active`: each draw's probability
+    `floor` even and the rest in proportion to `weights`, Des Raj's estimator) is predicted to be than a random
+    sample's, over the label sets `simulated`: 1 - sqrt(V_active / V_random) with the variances of one draw with
+    replacement, sum_i E[r_i^2] / p_i - T^2 against N sum_i E[r_i^2] - T^2 (r the human-minus-machine residual,
+    T its total; Cochran 1977, section 9A.6, probabilities proportional to size; sampling without replacement
+    lowers both). None with fewer than 2 queries. It predicts the t interval's gain; below n_min the report's
+    interval is the confidence sequence, whose width follows the residual's range more than its spread."""
+    from hiera_dspy.conclude.sequence import FLOOR, probabilities
+
+    x = np.asarray(machine, dtype=float)
+    if len(x) < 2:
+        return None
+    resid = np.column_stack([np.asarray(y, dtype=float) - x for y in simulated])
+    square, total = np.mean(resid ** 2, axis=1), float(np.mean(resid.sum(axis=0) ** 2))
+    p = probabilities(weights, np.ones(len(x), dtype=bool), FLOOR if floor is None else floor)
+    random = len(x) * float(square.sum()) - total
+    if random <= 0:
+        return 0.0
+    active = float((square / p).sum()) - total
+    return 1.0 - math.sqrt(max(active, 0.0) / random)
+
+
+def active_design_gain(lines: Sequence[Line]) -> float | None:
+    """The median over the lines of the predicted narrowing by `--sample active` (None when not predicted)."""
+    gains = [line.active_gain for line in lines if line.active_gain is not None]
+    return float(np.median(gains)) if gains else None
+
+
 def recommended_design(lines: Sequence[Line]) -> tuple[str, float | None]:
     """("stratified" or "random", the median predicted narrowing over the lines): stratified when that median is
     at least STRATIFY."""
@@ -240,8 +271,8 @@ def recommended_design(lines: Sequence[Line]) -> tuple[str, float | None]:
 def plan_line(measure: str, a: str, b: str | None, machine: np.ndarray, simulated: Sequence[np.ndarray],
               width: float, level: float = 0.95, power: float = POWER, step: int = 1, inflation: float = 1.0,
               holes: np.ndarray | None = None, bounds: tuple[float, float] | None = None,
-              sample_sd: float | None = None, strata: np.ndarray | None = None, sample_n_min: int | None = None
-              ) -> Line:
+              sample_sd: float | None = None, strata: np.ndarray | None = None, sample_n_min: int | None = None,
+              weights: np.ndarray | None = None) -> Line:
     """The plan of one per-query quantity (a system's values, or a pair's differences) over all N queries; a pair's
     power at its Holm `step`; the simulated residual sd times `inflation` (the calibration check's,
     `hiera_dspy.conclude.calibration`); n_min over the queries a hole can change (`holes`, a mask; None: all), the
@@ -249,7 +280,9 @@ def plan_line(measure: str, a: str, b: str | None, machine: np.ndarray, simulate
     report's own, the betting interval below n_min included, values in `bounds`) is at most `width`, the residual's
     spread times `inflation`; `n_width_sample` the same at a decided sample's residual spread `sample_sd` (over the
     queries with holes, an estimate's `sd`) and its n_min (`sample_n_min`, an estimate's: the sample's own residuals
-    raise it where they are more skewed than the simulated ones, and the betting interval then lasts longer); `stratified_gain` with `strata` (each query's stratum)."""
+    raise it where they are more skewed than the simulated ones, and the betting interval then lasts longer);
+    `stratified_gain` with `strata` (each query's stratum); `active_gain` with `weights` (each query's, as
+    `--sample active` draws them)."""
     from hiera_dspy.conclude.finite import min_queries_columns
 
     big_n = len(machine)
@@ -279,15 +312,16 @@ def plan_line(measure: str, a: str, b: str | None, machine: np.ndarray, simulate
                 widths = interval_widths(x_h, sims_h, big_n, sample_n_min, bounds, level)
             n_sample = n_for_interval(lambda n: widths(n, scale), big_n, width)
     gain = None if strata is None else stratified_gain(x_h, sims_h, np.asarray(strata)[w])
+    gain_active = None if weights is None else active_gain(machine, simulated, np.asarray(weights, dtype=float))
     return Line(measure, a, b, float(np.mean(machine)), n_min, sd, n_width, n_power, n_min_machine,
-                step if b is not None else None, int(w.sum()), sd_holes, n_sample, gain)
+                step if b is not None else None, int(w.sum()), sd_holes, n_sample, gain, gain_active)
 
 
 def plan(machine: dict[str, dict[str, np.ndarray]], simulated: Sequence[dict[str, dict[str, np.ndarray]]],
          width: float = 0.05, level: float = 0.95, power: float = POWER, inflation: float = 1.0,
          holes: dict[str, dict[str, np.ndarray]] | None = None, bounds: tuple[float, float] | None = METRIC_RANGE,
          sample_sd: dict[tuple, float] | None = None, strata: np.ndarray | None = None,
-         sample_n_min: dict[tuple, int] | None = None) -> list[Line]:
+         sample_n_min: dict[tuple, int] | None = None, weights: np.ndarray | None = None) -> list[Line]:
     """Every system, then every pair, per measure: `machine` is measure -> system -> values over all N queries;
     `simulated` a list of the same built from label sets drawn from the judge's probabilities. Each pair's power is
     planned at its Holm step: the pairs ranked by |machine difference| / residual sd, the clearest tested first at
@@ -296,7 +330,8 @@ def plan(machine: dict[str, dict[str, np.ndarray]], simulated: Sequence[dict[str
     pair's: where either system's can change); `bounds` is a metric's range (a pair's: low - high to high - low);
     `sample_sd` ((measure, a, b) -> a decided sample's residual sd, b None for a system; `sample_n_min` its
     estimate's n_min) gives `n_width_sample`;
-    `strata` (each query's stratum, as `--sample stratified` draws them) the predicted `stratified_gain`."""
+    `strata` (each query's stratum, as `--sample stratified` draws them) the predicted `stratified_gain`;
+    `weights` (each query's, as `--sample active` draws them) the predicted `active_gain`."""
     out = []
     sample_sd, sample_n_min = sample_sd or {}, sample_n_min or {}
     pair_bounds = None if bounds is None else (bounds[0] - bounds[1], bounds[1] - bounds[0])
@@ -306,7 +341,7 @@ def plan(machine: dict[str, dict[str, np.ndarray]], simulated: Sequence[dict[str
             out.append(plan_line(m, s, None, systems[s], [sim[m][s] for sim in simulated], width, level, power,
                                  inflation=inflation, holes=None if holes is None else holes[m][s], bounds=bounds,
                                  sample_sd=sample_sd.get((m, s, None)), strata=strata,
-                                 sample_n_min=sample_n_min.get((m, s, None))))
+                                 sample_n_min=sample_n_min.get((m, s, None)), weights=weights))
         pairs = list(combinations(names, 2))
         diffs = {(s, t): systems[s] - systems[t] for s, t in pairs}
         sims = {(s, t): [sim[m][s] - sim[m][t] for sim in simulated] for s, t in pairs}
@@ -316,7 +351,7 @@ def plan(machine: dict[str, dict[str, np.ndarray]], simulated: Sequence[dict[str
             mask = None if holes is None else np.asarray(holes[m][p[0]]) | np.asarray(holes[m][p[1]])
             out.append(plan_line(m, p[0], p[1], diffs[p], sims[p], width, level, power, steps[p], inflation, mask,
                                  pair_bounds, sample_sd.get((m, p[0], p[1])), strata,
-                                 sample_n_min.get((m, p[0], p[1]))))
+                                 sample_n_min.get((m, p[0], p[1])), weights))
     return out
 
 

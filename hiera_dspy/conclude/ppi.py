@@ -92,7 +92,7 @@ class Estimate:
 
 def estimate(y, yhat, yhat_unlabeled, level: float = 0.95, lam: float | None = None, tell_lam: bool = True,
              estimand: str = "benchmark", bounds=METRIC_RANGE, tune: bool = False,
-             n_min: int | None = None, known=None, strata=None) -> Estimate:
+             n_min: int | None = None, known=None, strata=None, draw=None, spans=None) -> Estimate:
     """PPI++ estimate and CI of a mean, beside the machine-only and human-only ones.
 
     Args:
@@ -117,19 +117,30 @@ def estimate(y, yhat, yhat_unlabeled, level: float = 0.95, lam: float | None = N
             times the domain's estimate) / N, its interval the domain's scaled by N_H / N.
         strata: (each sampled value's stratum, each unlabeled one's): the stratified estimator and variance
             (`hiera_dspy.conclude.finite.stratified`).
+        draw: an active sample's (weights of every query, sampled first then unlabeled; which of them no hole can
+            change; the sample's planned size): `y` is then the decided first queries of the draw, in draw order,
+            `yhat_unlabeled` every other query (with holes or not), and the estimate Des Raj's with the confidence
+            sequence (`hiera_dspy.conclude.active.columns`).
+        spans: (low, high, horizon): every domain query's range of the human value (sampled, then unlabeled;
+            `hiera_dspy.conclude.ranges`) and the sample's planned size: the confidence sequence
+            (`hiera_dspy.conclude.sequence`) stands beside the t interval instead of the betting interval over the
+            metric's range (`hiera_dspy.conclude.finite`).
 
     Returns:
         An `Estimate`; with fewer than two sampled queries `ci` and `human_only_ci` are None and `note` says why;
         with every query that holes can change decided (or none at all) the value is exact (no interval, `note`
         says so, rule "exact").
     """
-    return _estimate(y, yhat, yhat_unlabeled, level, lam, tell_lam, estimand, bounds, tune, n_min, known, strata)[0]
+    return _estimate(y, yhat, yhat_unlabeled, level, lam, tell_lam, estimand, bounds, tune, n_min, known, strata,
+                     draw=draw, spans=spans)[0]
 
 
 def _estimate(y, yhat, yhat_unlabeled, level, lam, tell_lam, estimand, bounds, tune, n_min, known, strata,
-              test: bool = False) -> tuple[Estimate, float | None]:
+              test: bool = False, draw=None, spans=None) -> tuple[Estimate, float | None]:
     """`estimate`, and with `test` (the benchmark's mean) the two-sided p-value of "the mean is 0" from the same
     computation (`p_value`'s: the domain shifted to that null, which moves every end by as much)."""
+    if draw is not None:
+        return _active(y, yhat, yhat_unlabeled, level, bounds, n_min, draw)
     y, yhat, unl = (np.asarray(a, dtype=float).ravel() for a in (y, yhat, yhat_unlabeled))
     fixed = np.asarray([] if known is None else known, dtype=float).ravel()
     _check(y, yhat, level, estimand)
@@ -155,9 +166,11 @@ def _estimate(y, yhat, yhat_unlabeled, level, lam, tell_lam, estimand, bounds, t
             return _superpopulation(y, yhat, unl, level, lam, tell_lam, machine, human), None
     null = -base / share if test else 0.0  # the domain's mean when the benchmark's is 0
     moved = None if bounds is None else (bounds[0] - null, bounds[1] - null)
+    spans = None if spans is None or bounds is None else \
+        (np.asarray(spans[0], dtype=float)[:, None] - null, np.asarray(spans[1], dtype=float)[:, None] - null, spans[2])
     c = finite.columns((y - null)[:, None], (yhat - null)[:, None], (unl - null)[:, None], level, lam, moved,
                        None if n_min is None else [n_min], tune=tune,
-                       strata=None if strata is None else tuple(np.asarray(s) for s in strata))
+                       strata=None if strata is None else tuple(np.asarray(s) for s in strata), spans=spans)
     p = float(c.p[0])
     if math.isnan(p):  # no spread and no range: the mean is known exactly
         p = 1.0 if abs(float(c.ppi[0])) < 1e-12 else 0.0
@@ -166,6 +179,37 @@ def _estimate(y, yhat, yhat_unlabeled, level, lam, tell_lam, estimand, bounds, t
                     (float(c.human_lo[0]), float(c.human_hi[0])), n, big_n, lam=float(c.lam[0]),
                     n_min=int(c.n_min[0]), estimand=estimand, rule=str(c.rule[0]), sd=float(c.sd[0]),
                     holes=big_n_h), (p if test else None)
+
+
+def _active(y, yhat, unl, level, bounds, n_min, draw) -> tuple[Estimate, float | None]:
+    """`_estimate` of an actively drawn sample (`draw`: weights, certain, planned size; see `estimate`)."""
+    from hiera_dspy.conclude import active, sequence
+
+    y, yhat, unl = (np.asarray(a, dtype=float).ravel() for a in (y, yhat, unl))
+    weights, sure, horizon = (np.asarray(draw[0], dtype=float), np.asarray(draw[1], dtype=bool), draw[2])
+    spans = None if len(draw) < 4 or draw[3] is None else tuple(np.asarray(v, dtype=float)[:, None] for v in draw[3])
+    _check(y, yhat, level)
+    n, big_n = len(y), len(y) + len(unl)
+    machine = float(np.concatenate([yhat, unl]).mean()) if big_n else None
+    holes = int((~sure).sum())
+    if n == 0:
+        return Estimate(machine, None, None, None, None, 0, big_n, note="no sampled query is decided yet",
+                        rule="active", holes=holes), None
+    if holes == 0 or not (~sure[n:]).any():  # every query a hole can change is decided: exact
+        value = float((np.concatenate([y, unl])).mean())
+        return Estimate(machine, value, None, float(y.mean()), None, n, big_n,
+                        note=NO_HOLES if holes == 0 else KNOWN, rule="exact", holes=holes), None
+    c = active.columns(y[:, None], yhat[:, None], unl[:, None], weights, level,
+                       (0.0, 1.0) if bounds is None else bounds, None if n_min is None else [n_min], horizon,
+                       sure[:, None], spans=spans)
+    assert c.p is not None and c.n_min is not None and c.rule is not None and c.sd is not None
+    p = float(c.p[0])
+    z, _, _ = sequence.increments(y, np.zeros(big_n), np.ones(big_n), list(range(n)), weights)
+    human = float(np.clip(z.mean() / big_n, c.human_lo[0], c.human_hi[0]))  # Des Raj's, the human values alone
+    return Estimate(machine, float(c.ppi[0]), (float(c.lo[0]), float(c.hi[0])), human,
+                    (float(c.human_lo[0]), float(c.human_hi[0])), int(n - sure[:n].sum()), big_n,
+                    n_min=int(c.n_min[0]), rule=str(c.rule[0]), sd=float(c.sd[0]), holes=holes), \
+        (p if not math.isnan(p) else None)
 
 
 def _superpopulation(y, yhat, unl, level, lam, tell_lam, machine, human) -> Estimate:
@@ -348,6 +392,8 @@ class Values:
     certain_rest: np.ndarray | None = None
     stratum_sampled: np.ndarray | None = None
     stratum_rest: np.ndarray | None = None
+    draw: tuple | None = None  # an active sample's (weights sampled then rest, its planned size)
+    span: tuple | None = None  # each query's range of the human value (low, high sampled; low, high rest; horizon)
 
     def minus(self, other: Values) -> Values:
         """The paired per-query difference of two systems; certain where both are."""
@@ -358,16 +404,29 @@ class Values:
                       self.machine_rest - other.machine_rest, None,
                       both(self.certain_sampled, other.certain_sampled, len(self.human)),
                       both(self.certain_rest, other.certain_rest, len(self.machine_rest)),
-                      self.stratum_sampled, self.stratum_rest)
+                      self.stratum_sampled, self.stratum_rest, self.draw,
+                      None if self.span is None or other.span is None else
+                      (self.span[0] - other.span[1], self.span[1] - other.span[0], self.span[2] - other.span[3],
+                       self.span[3] - other.span[2], self.span[4]))
 
     def split(self) -> dict:
-        """`estimate`'s y, yhat, yhat_unlabeled, known and strata: the domain of queries with holes and the
-        certainty stratum's values."""
+        """`estimate`'s y, yhat, yhat_unlabeled, known, strata and draw: the domain of queries with holes and the
+        certainty stratum's values (an active sample: every query, and the draw)."""
+        if self.draw is not None:
+            sure = np.concatenate([_certain(self.certain_sampled, len(self.human)),
+                                   _certain(self.certain_rest, len(self.machine_rest))])
+            spans = None if self.span is None else (np.concatenate([self.span[0], self.span[2]]),
+                                                    np.concatenate([self.span[1], self.span[3]]))
+            return {"y": self.human, "yhat": self.machine_sampled, "yhat_unlabeled": self.machine_rest,
+                    "known": None, "strata": None, "draw": (self.draw[0], sure, self.draw[1], spans), "spans": None}
         cs, cr = _certain(self.certain_sampled, len(self.human)), _certain(self.certain_rest, len(self.machine_rest))
         strata = None if self.stratum_sampled is None else (np.asarray(self.stratum_sampled)[~cs],
                                                             np.asarray(self.stratum_rest)[~cr])
         return {"y": self.human[~cs], "yhat": self.machine_sampled[~cs], "yhat_unlabeled": self.machine_rest[~cr],
-                "known": np.concatenate([self.machine_sampled[cs], self.machine_rest[cr]]), "strata": strata}
+                "known": np.concatenate([self.machine_sampled[cs], self.machine_rest[cr]]), "strata": strata,
+                "draw": None, "spans": None if self.span is None else
+                (np.concatenate([self.span[0][~cs], self.span[2][~cr]]),
+                 np.concatenate([self.span[1][~cs], self.span[3][~cr]]), self.span[4])}
 
 
 def _certain(mask, size: int) -> np.ndarray:
@@ -397,7 +456,7 @@ def differences(values: dict[str, Values], measure: str, level: float = 0.95, la
             continue
         e, p = _estimate(parts["y"], parts["yhat"], parts["yhat_unlabeled"], level, lam, True, estimand, pair_bounds,
                          False, (n_min or {}).get((a, b)), parts["known"], parts["strata"],
-                         test=estimand == "benchmark")
+                         test=estimand == "benchmark", draw=parts["draw"], spans=parts["spans"])
         if estimand != "benchmark" and e.rule != "exact":
             p = p_value(**parts, lam=lam, estimand=estimand, bounds=pair_bounds)
         out.append(Difference(a, b, measure, e, None if e.rule == "exact" or e.ci is None else p))
@@ -421,7 +480,7 @@ def holm_steps(p_values: list[float | None]) -> list[int]:
 def _same(parts: dict, level: float, estimand: str) -> Estimate:
     """Two systems that rank alike: difference 0, known exactly."""
     n = len(parts["y"])
-    big_n = n + len(parts["yhat_unlabeled"]) + len(parts["known"])
+    big_n = n + len(parts["yhat_unlabeled"]) + len(parts["known"] if parts["known"] is not None else ())
     return Estimate(0.0, 0.0, None, 0.0, None, n, big_n, note=SAME, estimand=estimand, rule="exact", sd=0.0)
 
 

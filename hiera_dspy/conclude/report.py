@@ -40,6 +40,12 @@ def design_line(s: dict) -> str:
                 f"allocated in proportion, {' / '.join(map(str, s['allocation']))} queries from the least to the most "
                 "uncertain stratum, each drawn at random. Proportional allocation keeps the sample self-weighting, so "
                 "the intervals below are computed as for a random sample, which is conservative (Cochran 1977, ch. 5).")
+    if s.get("method") == "active":
+        return ("The sample is active: queries were drawn one at a time, each with a probability half in proportion "
+                "to the judge's uncertainty about it and half even (Zrnic and Candes 2024); the estimates weight each "
+                "decided query by the inverse of its probability (Des Raj's estimator), counting the decided queries "
+                "in draw order up to the first pending one, and the intervals are the confidence sequence, valid "
+                "after every decided query (hiera_dspy.conclude.sequence).")
     return "The sample was drawn uniformly at random from the queries."
 
 
@@ -94,6 +100,9 @@ def sentences(c: dict, measure: str) -> list[str]:
     return out
 
 
+SEQUENCE = ("sequence", "active")  # the rules whose interval is the confidence sequence (no n_min)
+
+
 def small_sample_note(c: dict) -> str | None:
     """A caution naming the estimates whose decided sample (queries with holes, each estimate's own n) is smaller
     than the normal approximation needs (each estimate's `n_min`: Cochran's rule as refined by Sugden, Smith and
@@ -103,7 +112,8 @@ def small_sample_note(c: dict) -> str | None:
     estimate has enough."""
     short = [(f"{run} {m}", e) for run, per in c["estimates"].items() for m, e in per.items()]
     short += [(f"{d['a']} - {d['b']} {d['measure']}", d) for d in c["differences"]]
-    short = [(name, e) for name, e in short if e.get("n_min") and e.get("n") and e["n"] < e["n_min"]]
+    short = [(name, e) for name, e in short if e.get("n_min") and e.get("n") and e["n"] < e["n_min"]
+             and e.get("rule") not in SEQUENCE]  # a confidence sequence holds at every n: no caution
     if not short:
         return None
     total = sum(len(per) for per in c["estimates"].values()) + len(c["differences"])
@@ -119,11 +129,14 @@ def small_sample_note(c: dict) -> str | None:
             f"labelling); label more sampled queries (hiera-dspy plan says how many).")
 
 
+BETTING = ("betting",)  # the rule under which the betting interval set a side
+
+
 def betting_note(c: dict) -> str | None:
     """Which intervals the betting interval set (below n_min, or a residual whose spread is small against its
     range)."""
-    named = [f"{run} {m}" for run, per in c["estimates"].items() for m, e in per.items() if e.get("rule") == "betting"]
-    named += [f"{d['a']} - {d['b']} {d['measure']}" for d in c["differences"] if d.get("rule") == "betting"]
+    named = [f"{run} {m}" for run, per in c["estimates"].items() for m, e in per.items() if e.get("rule") in BETTING]
+    named += [f"{d['a']} - {d['b']} {d['measure']}" for d in c["differences"] if d.get("rule") in BETTING]
     if not named:
         return None
     return (f"{len(named)} interval{'s' if len(named) != 1 else ''} ({', '.join(named[:5])}"

@@ -11,13 +11,17 @@ from dataclasses import dataclass, field
 @dataclass(frozen=True)
 class Sample:
     """The sampled query ids in draw order, the seed, the method and what was asked for (`8` or `10%`); a stratified
-    sample also the number of strata and each query's stratum (0 = least uncertain)."""
+    sample also the number of strata and each query's stratum (0 = least uncertain); an active one each query's
+    probability when it was drawn and the draw's weight of every query of the benchmark (the estimates weight by
+    the inverse, `hiera_dspy.conclude.sequence`)."""
     queries: list[str]
     seed: int
     method: str
     requested: str
     strata: int | None = None
     stratum: list[int] | None = None
+    probabilities: list[float] | None = None
+    weights: dict[str, float] | None = None
 
     @property
     def allocation(self) -> list[int] | None:

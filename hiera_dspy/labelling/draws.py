@@ -8,6 +8,13 @@
   part-way leaves a random part, not the low strata, decided). With equal chances the sample is self-weighting: the
   PPI estimator and its simple-random-sample variance stay valid and are conservative (Cochran, *Sampling
   Techniques*, 1977, ch. 5). It needs the machine's judgments of the holes, so `eval.holes` draws it after judging.
+- `active`: queries drawn one at a time, each with probability growing with the judge's uncertainty about it
+  (Zrnic and Candes, "Active statistical inference", ICML 2024): the weight of a query is the square root of the sum
+  of p(1 - p) over its holes (the standard deviation of its relevant count under the judge's probabilities), and a
+  draw's probability is half in proportion to the weights of the queries left and half spread evenly over them
+  (`hiera_dspy.conclude.sequence.probabilities`: the floor lets every query be drawn). The estimates weight each
+  drawn query by the inverse of its probability (Des Raj's estimator, `hiera_dspy.conclude.sequence`), so the
+  weights and each draw's probability are kept with the sample. Drawn after judging, like `stratified`.
 
 A method is a function of a `Draw` returning (the queries in sample order, each one's stratum or None); a new one is
 one function and one line in `DRAWS`.
@@ -20,9 +27,12 @@ Example:
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
+import numpy as np
+
+from hiera_dspy.conclude.sequence import FLOOR, probabilities
 from hiera_dspy.conclude.strata import allocate, strata_of
 from hiera_dspy.errors import HieraError
 from hiera_dspy.registry import Entry, Registry, first_line
@@ -60,6 +70,30 @@ def draw_stratified(query_ids: Sequence[str], n: int, seed: int, uncertainty: Se
     return [q for q, _ in picked], [h for _, h in picked]
 
 
+def active_weights(uncertainty: Iterable[float]) -> list[float]:
+    """The active draw's weight of each query: the square root of its uncertainty (the standard deviation of its
+    relevant count under the judge's probabilities, Zrnic and Candes's optimal sampling rule)."""
+    return [float(np.sqrt(max(float(u), 0.0))) for u in uncertainty]
+
+
+def draw_active(query_ids: Sequence[str], n: int, seed: int, weights: Sequence[float],
+                floor: float = FLOOR) -> tuple[list[str], list[float]]:
+    """`n` queries drawn one at a time without replacement, each draw with `probabilities(weights, left, floor)`
+    (seeded: numpy's generator); returns (queries in draw order, each one's probability when it was drawn)."""
+    if len(weights) != len(query_ids):
+        raise ValueError(f"{len(weights)} weights for {len(query_ids)} queries")
+    rng = np.random.default_rng(seed)
+    left = np.ones(len(query_ids), dtype=bool)
+    order, probs = [], []
+    for _ in range(n):
+        q = probabilities(weights, left, floor)
+        i = int(rng.choice(len(q), p=q / q.sum()))
+        order.append(i)
+        probs.append(float(q[i]))
+        left[i] = False
+    return [query_ids[i] for i in order], probs
+
+
 def _random(d: Draw) -> tuple[list[str], None]:
     """uniformly over the queries (the default)"""
     return draw(d.query_ids, d.n, d.seed), None
@@ -85,9 +119,19 @@ def _stratified(d: Draw) -> tuple[list[str], list[int]]:
     return draw_stratified(d.query_ids, d.n, d.seed, list(d.uncertainty()), d.strata)
 
 
+def _active(d: Draw) -> tuple[list[str], None]:
+    """one at a time, with probability growing with the judge's uncertainty (half of it even), drawn after judging"""
+    if d.uncertainty is None:
+        raise HieraError("--sample active needs the machine's judgments of the holes (its probabilities follow the "
+                         "judge's uncertainty per query): run the eval.holes command that judges them, with "
+                         "--human-sample and --sample active; it draws the sample after judging")
+    return draw_active(d.query_ids, d.n, d.seed, active_weights(list(d.uncertainty())))[0], None
+
+
 # method -> function(Draw) -> (queries in sample order, stratum of each or None)
 DRAWS: dict[str, Callable[[Draw], tuple[list[str], list[int] | None]]] = {"random": _random,
-                                                                          "stratified": _stratified}
+                                                                          "stratified": _stratified,
+                                                                          "active": _active}
 
 
 # the draws as a registry (hiera_dspy.registry), read from DRAWS: a line there is a draw here

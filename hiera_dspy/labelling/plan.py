@@ -7,11 +7,11 @@ from __future__ import annotations
 
 from hiera_dspy.conclude.certainty import certain
 from hiera_dspy.conclude.filled_benchmark import conclusions, machine_values_of, population, simulated_values
-from hiera_dspy.conclude.plan import plan, recommended_design
-from hiera_dspy.conclude.strata import stratum_labels
+from hiera_dspy.conclude.plan import active_design_gain, plan, recommended_design
+from hiera_dspy.conclude.strata import query_uncertainty, relevance_probability, stratum_labels
 from hiera_dspy.errors import HieraError
 from hiera_dspy.labelling.benchmark_holes import hole_records, read_inputs
-from hiera_dspy.labelling.draws import DEFAULT_STRATA
+from hiera_dspy.labelling.draws import DEFAULT_STRATA, active_weights
 from hiera_dspy.labelling.exports import records_of
 from hiera_dspy.labelling.sample import SampleLog
 from hiera_dspy.labels import LabelScheme
@@ -57,14 +57,16 @@ def plan_run(store, run_id: str, width: float = 0.05, power: float = 0.8, draws:
     sample_sd = {key: e["sd"] for key, e in now.items() if e.get("sd") is not None and (e.get("n") or 0) >= 2}
     strata = stratum_labels(queries, records, scheme, (sample and sample.strata) or DEFAULT_STRATA)
     sample_n_min = {key: now[key].get("n_min") for key in sample_sd}
+    weights = active_weights(query_uncertainty(queries, ((r["query_id"], relevance_probability(r, scheme))
+                                                         for r in records)))
     planned = plan(machine, simulated, width, level, power, inflation, holes, sample_sd=sample_sd, strata=strata,
-                   sample_n_min=sample_n_min)
+                   sample_n_min=sample_n_min, weights=np.asarray(weights))
     design, gain = recommended_design(planned)
     lines = [line.to_dict() | {"now": now.get((line.measure, line.a, line.b))} for line in planned]
     for line in lines:  # the decided sample's residual variance over the simulated one (no calibration assumed)
         sd = sample_sd.get((line["measure"], line["a"], line["b"]))
         line["variance_ratio"] = (sd / line["sd_holes"]) ** 2 if sd is not None and line["sd_holes"] else None
     return {"run_id": run_id, "queries": len(queries), "width": width, "power": power, "level": level,
-            "design": design, "stratified_gain": gain,
+            "design": design, "stratified_gain": gain, "active_gain": active_design_gain(planned),
             "draws": draws, "decided": (c["human_sample"] or {}).get("decided", 0), "lines": lines,
             "calibration": checked}

@@ -1,4 +1,4 @@
-"""The human sample: whole queries drawn at random or stratified by the judge's uncertainty (seeded, `--sample`;
+"""The human sample: whole queries drawn at random, stratified or actively by the judge's uncertainty (seeded, `--sample`;
 `hiera_dspy.labelling.draws`), whose every hole a person labels.
 
 A per-query metric needs every pair of the query's top k labelled, so the unit of the sample is the query, as in
@@ -26,18 +26,23 @@ from pathlib import Path
 from hiera_dspy.conclude.sample import Sample
 from hiera_dspy.errors import HieraError
 from hiera_dspy.labelling.confidence import confidence
-from hiera_dspy.labelling.draws import DEFAULT_STRATA, DRAWS, Draw, run_draw
+from hiera_dspy.labelling.draws import DEFAULT_STRATA, DRAWS, Draw, active_weights, draw_active, run_draw
 from hiera_dspy.labelling.queue import QueueEntry
 from hiera_dspy.store.side_table import SideTable
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS human_sample (
     run_id TEXT NOT NULL, query_id TEXT NOT NULL, rank INTEGER NOT NULL, seed INTEGER NOT NULL, method TEXT NOT NULL,
-    requested TEXT NOT NULL, drawn REAL NOT NULL, strata INTEGER, stratum INTEGER, PRIMARY KEY (run_id, query_id)
+    requested TEXT NOT NULL, drawn REAL NOT NULL, strata INTEGER, stratum INTEGER, probability REAL,
+    PRIMARY KEY (run_id, query_id)
+);
+CREATE TABLE IF NOT EXISTS human_sample_weight (
+    run_id TEXT NOT NULL, query_id TEXT NOT NULL, weight REAL NOT NULL, PRIMARY KEY (run_id, query_id)
 );
 """
-ADDED_COLUMNS = {"strata": "INTEGER", "stratum": "INTEGER"}  # stores made before the stratified draw lack them
-METHODS = tuple(DRAWS)  # how the queries are drawn; "uncertain" (active inference): measured, not built
+# stores made before the stratified and the active draws lack them
+ADDED_COLUMNS = {"strata": "INTEGER", "stratum": "INTEGER", "probability": "REAL"}
+METHODS = tuple(DRAWS)  # how the queries are drawn
 
 
 def parse_size(text: str) -> tuple[float, bool]:
@@ -99,13 +104,17 @@ class SampleLog(SideTable):
     def get(self, run_id: str) -> Sample | None:
         """The run's sample, or None if it has none."""
         with self._lock:
-            rows = self._db.execute("SELECT query_id, seed, method, requested, strata, stratum FROM human_sample "
-                                    "WHERE run_id=? ORDER BY rank", (run_id,)).fetchall()
+            rows = self._db.execute("SELECT query_id, seed, method, requested, strata, stratum, probability FROM "
+                                    "human_sample WHERE run_id=? ORDER BY rank", (run_id,)).fetchall()
+            weights = dict(self._db.execute("SELECT query_id, weight FROM human_sample_weight WHERE run_id=?",
+                                            (run_id,)).fetchall())
         if not rows:
             return None
         strata = rows[0][4]
+        active = rows[0][6] is not None
         return Sample([r[0] for r in rows], int(rows[0][1]), rows[0][2], rows[0][3],
-                      None if strata is None else int(strata), None if strata is None else [int(r[5]) for r in rows])
+                      None if strata is None else int(strata), None if strata is None else [int(r[5]) for r in rows],
+                      [float(r[6]) for r in rows] if active else None, weights or None)
 
     def save(self, run_id: str, sample: Sample) -> Sample:
         """Store the run's sample once; an existing one is returned unchanged (a sample is never redrawn)."""
@@ -115,11 +124,16 @@ class SampleLog(SideTable):
                 if self._db.execute("SELECT 1 FROM human_sample WHERE run_id=? LIMIT 1", (run_id,)).fetchone() is None:
                     now = time.time()
                     stratum = sample.stratum or [None] * len(sample.queries)
+                    probs: list[float | None] = [None] * len(sample.queries)
+                    if sample.probabilities is not None:
+                        probs = list(sample.probabilities)
                     self._db.executemany(
                         "INSERT INTO human_sample (run_id, query_id, rank, seed, method, requested, drawn, strata, "
-                        "stratum) VALUES (?,?,?,?,?,?,?,?,?)",
-                        [(run_id, q, i, sample.seed, sample.method, sample.requested, now, sample.strata, h)
-                         for i, (q, h) in enumerate(zip(sample.queries, stratum))])
+                        "stratum, probability) VALUES (?,?,?,?,?,?,?,?,?,?)",
+                        [(run_id, q, i, sample.seed, sample.method, sample.requested, now, sample.strata, h, p)
+                         for i, (q, h, p) in enumerate(zip(sample.queries, stratum, probs))])
+                    self._db.executemany("INSERT INTO human_sample_weight (run_id, query_id, weight) VALUES (?,?,?)",
+                                         [(run_id, q, w) for q, w in (sample.weights or {}).items()])
                 self._db.execute("COMMIT")
             except BaseException:
                 self._db.execute("ROLLBACK")
@@ -174,6 +188,14 @@ def ensure(log: SampleLog, run_id: str, query_ids: Sequence[str], requested: str
         raise HieraError(f"--sample {method!r}: give one of {', '.join(METHODS)}")
     n = count(parse_size(requested), len(query_ids))
     k = (strata or DEFAULT_STRATA) if method == "stratified" else None
+    if method == "active":  # drawn here to keep its probabilities and weights (the estimates weight by them)
+        if uncertainty is None:
+            run_draw(method, Draw(query_ids, n, seed))  # raises, saying what it needs
+            raise AssertionError("unreachable")
+        weights = active_weights(list(uncertainty()))
+        queries, probs = draw_active(query_ids, n, seed, weights)
+        return log.save(run_id, Sample(queries, seed, method, str(requested).strip(), probabilities=probs,
+                                       weights=dict(zip(query_ids, weights))))
     queries, stratum = run_draw(method, Draw(query_ids, n, seed, k or DEFAULT_STRATA, uncertainty))
     return log.save(run_id, Sample(queries, seed, method, str(requested).strip(), k, stratum))
 

@@ -105,3 +105,20 @@ def test_the_holes_table_and_the_conclusions_average_missing_queries_alike():
         for m in ("p@1", "ndcg@1"):
             assert table[m] == pytest.approx(c["estimates"][name][m]["machine"]), (name, m)
     assert evaluate(runs["a"], filled, get_scheme("msrd"), 1, queries)["p@1"] == pytest.approx(5 / 12)  # not 5 / 11
+
+
+def test_an_active_sample_weights_its_queries_and_counts_the_decided_ones_in_draw_order():
+    runs, originals, records = bench(12)
+    queries = [f"q{i}" for i in range(12)]
+    weights = {q: (1.0 if int(q[1:]) % 2 else 0.0) for q in queries}  # the judge unsure of the queries with holes
+    sample = Sample(["q1", "q0", "q3", "q5", "q7", "q9", "q11", "q2"], 0, "active", "8",
+                    probabilities=[0.6] * 8, weights=weights)
+    decided = [r for r in records if r["query_id"] in {"q1", "q3", "q5", "q9"}]  # q7 pending: q9 waits for it
+    undecided = [r | {"source": "machine", "label": "Irrelevant"} for r in records if r not in decided]
+    c = conclusions(runs, originals, decided + undecided, sample, get_scheme("msrd"), 1)
+    e = c["estimates"]["a"]["p@1"]
+    assert e["n"] == 3 and e["holes"] == 6 and e["rule"].startswith("active")
+    assert e["ci"][0] <= 1.0 <= e["ci"][1] and e["ppi"] == pytest.approx(1.0)  # every residual seen is +1
+    assert c["human_sample"]["probabilities"] == [0.6] * 8
+    d = c["differences"][0]
+    assert d["ci"][0] <= d["ppi"] <= d["ci"][1] and d["rule"].startswith("active")

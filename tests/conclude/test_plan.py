@@ -213,3 +213,15 @@ def test_the_plan_recommends_stratifying_only_where_it_is_predicted_10_percent_n
              for k, sims in (("centred", centred), ("shifted", shifted))}
     assert recommended_design(lines["centred"])[0] == "random"
     assert recommended_design(lines["shifted"])[0] == "stratified"
+
+
+def test_the_active_gain_is_predicted_where_the_weights_find_the_residuals_spread():
+    from hiera_dspy.conclude.plan import active_gain
+
+    rng = np.random.default_rng(0)
+    x = np.full(100, 0.5)
+    spread = np.where(np.arange(100) < 10, 0.3, 0.01)  # ten queries hold nearly all of the residual's variance
+    sims = [x + rng.normal(0, spread) for _ in range(50)]
+    assert active_gain(x, sims, np.ones(100)) == pytest.approx(0.0, abs=1e-9)  # equal weights: a random draw
+    assert active_gain(x, sims, spread) > 0.25
+    assert active_gain(x, sims, spread[::-1]) < 0  # weights on the wrong queries cost

@@ -120,8 +120,8 @@ def test_biased_machine_misses_and_the_ppi_interval_covers_the_truth(patch_make_
         target = float(np.mean(per_query(read_run(path), full, queries, named_measures(scheme, 3))["ndcg@3"]))
         e = next(r for r in summary["runs"] if r["run"] == run)["estimates"]["ndcg@3"]
         assert e["n"] == 9 and abs(e["machine"] - target) > 0.1  # the judge calls every hole irrelevant
-        # 9 sampled queries are below n_min: the betting interval stands beside the t one, and covers the truth
-        assert e["rule"] == "betting" and e["ci"][0] <= target <= e["ci"][1], (run, target, e)
+        # the interval is the confidence sequence over each query's range from its holes, and covers the truth
+        assert e["rule"] == "sequence" and e["ci"][0] <= target <= e["ci"][1], (run, target, e)
 
 
 def test_a_stratified_sample_is_drawn_after_judging_recorded_and_kept(bench, patch_make_lm, tmp_path, capsys):
@@ -155,3 +155,21 @@ def test_a_stratified_sample_is_drawn_after_judging_recorded_and_kept(bench, pat
         eval_holes.main(holes_argv(bench, tmp_path / "other", "--human-sample", "2", "--strata", "2"))
     with pytest.raises(RequestError, match="over 4 strata needs at least 4 sampled queries"):  # before any judging
         eval_holes.main(holes_argv(bench, tmp_path / "other", "--human-sample", "2", "--sample", "stratified"))
+
+
+def test_an_active_sample_is_drawn_after_judging_with_its_probabilities_and_resumed(bench, patch_make_lm, tmp_path,
+                                                                                 capsys):
+    """`--sample active`: drawn after judging, one query at a time by the judge's uncertainty, its probabilities
+    and weights kept in the run store and in summary.json, the same sample on a rerun."""
+    patch_make_lm(ANSWERS)
+    out = tmp_path / "filled"
+    argv = holes_argv(bench, out, "--human-sample", "2", "--sample", "active")
+    first = eval_holes.main(argv)
+    s = first["human_sample"]
+    assert s["method"] == "active" and len(s["probabilities"]) == 2 and all(0 < p <= 1 for p in s["probabilities"])
+    stored = read_sample(open_store().path, first["run_id"])
+    assert stored.probabilities == s["probabilities"] and set(stored.weights) >= set(s["sample_queries"])
+    assert "The sample is active" in (out / "report.md").read_text()
+    capsys.readouterr()
+    assert eval_holes.main(argv)["human_sample"]["sample_queries"] == s["sample_queries"]  # resumed: not redrawn
+    assert "kept (never redrawn)" in capsys.readouterr().err

@@ -132,3 +132,34 @@ def test_a_store_made_before_the_strata_columns_still_reads(tmp_path):
     log = SampleLog(tmp_path / "store.sqlite")
     assert log.get("old") == Sample(["q3"], 1, "random", "1")
     assert ensure(log, "new", FORTY, "4", 0, "stratified", 2, lambda: SPREAD).allocation == [2, 2]
+
+
+def test_an_active_sample_keeps_its_probabilities_and_weights_and_is_never_redrawn(tmp_path):
+    log = SampleLog(tmp_path / "store.sqlite")
+    first = ensure(log, "run1", FORTY, "10", seed=2, method="active", uncertainty=lambda: SPREAD)
+    assert first.method == "active" and len(set(first.queries)) == 10
+    assert len(first.probabilities) == 10 and all(0 < p < 1 for p in first.probabilities)
+    assert first.weights == pytest.approx({q: u ** 0.5 for q, u in zip(FORTY, SPREAD)})
+    # the stored probabilities are the draw's: replayed from the weights and the order
+    from hiera_dspy.conclude.sequence import probabilities
+
+    left, index = [True] * 40, {q: i for i, q in enumerate(FORTY)}
+    for q, p in zip(first.queries, first.probabilities):
+        assert probabilities(list(first.weights.values()), left)[index[q]] == pytest.approx(p)
+        left[index[q]] = False
+    assert ensure(log, "run1", FORTY, "10", seed=2, method="active", uncertainty=never) == first  # resumed
+    assert ensure(log, "run1", FORTY, None, seed=0, uncertainty=never) == first
+    with pytest.raises(HieraError, match="differs in --sample"):
+        ensure(log, "run1", FORTY, "10", seed=2, method="random")
+    assert SampleLog(tmp_path / "store.sqlite").get("run1") == first  # a shared store reads the same sample
+
+
+def test_an_active_draw_favours_the_uncertain_queries_and_can_draw_any():
+    from hiera_dspy.labelling.draws import draw_active
+
+    weights = [0.0] * 20 + [1.0] * 20
+    drawn = [q for s in range(200) for q in draw_active(FORTY, 4, s, weights)[0]]
+    certain = sum(FORTY.index(q) < 20 for q in drawn)
+    assert 0 < certain < len(drawn) / 3  # the floor draws them, half as often as an even draw would at most
+    with pytest.raises(HieraError, match="needs the machine's judgments"):
+        ensure(SampleLog(":memory:"), "r", FORTY, "4", seed=0, method="active")
