@@ -92,9 +92,21 @@ def add_judging_arguments(p: argparse.ArgumentParser) -> None:
     add_run_arguments(p)
     p.add_argument("--retry-errors", action="store_true", help="re-judge only the judgments that ended in an error")
     add_config_argument(p)
+    add_vote_arguments(p)
     add_lm_arguments(p)
     add_engine_arguments(p)
     add_dry_run_arguments(p)
+
+
+def add_vote_arguments(parser: argparse.ArgumentParser) -> None:
+    """--samples N and --temperature T: a vote over N samples of each judgment (hiera_dspy/methods/votes.py)."""
+    g = parser.add_argument_group("votes")
+    g.add_argument("--samples", type=positive_int,
+                   help="judge each pair N times (N distinct requests) and take the median vote; the votes' shares "
+                        "are the judgment's distribution and confidence (same as --set samples=N)")
+    g.add_argument("--temperature", type=float,
+                   help="the LMs' temperature for this run (default: the LM's own, 0; with --samples N > 1: 0.7)")
+
 
 
 def add_config_argument(parser: argparse.ArgumentParser) -> None:
