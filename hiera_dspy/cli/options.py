@@ -67,6 +67,10 @@ def add_input_options(g) -> None:
     """What every judging CLI asks of its input beside where it is: label scheme, knowledge, bad rows, threads."""
     g.add_argument("--scheme", help=f"label scheme for jsonl/TREC data: {', '.join(SCHEME_REGISTRY)}")
     g.add_argument("--labels", help="custom label scheme, least relevant first, e.g. 'Bad,Fair,Good'")
+    g.add_argument("--guidelines", metavar="FILE",
+                   help="your team's guidelines (TOML, or YAML): grades least relevant first with a definition each, "
+                        "the binary cut, worked examples, instructions; every LLM method reads them verbatim "
+                        "(docs/labelling.md#your-own-guidelines)")
     g.add_argument("--knowledge", default="auto", choices=["auto", "catalog", "web", "none"],
                    help="knowledge source: auto = web if TAVILY_API_KEY is set, else the dataset's catalog")
     g.add_argument("--on-bad-row", default="error", choices=["error", "skip"],

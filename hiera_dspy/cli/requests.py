@@ -10,8 +10,9 @@ from hiera_dspy.jobs.requests import DataSource, DryRun, Judging, RunOptions
 
 
 def data_source(args: argparse.Namespace) -> DataSource:
-    """--dataset, --scheme, --labels and --on-bad-row."""
-    return DataSource(args.dataset, scheme=args.scheme, labels=args.labels, on_bad_row=args.on_bad_row)
+    """--dataset, --scheme, --labels, --guidelines and --on-bad-row."""
+    return DataSource(args.dataset, scheme=args.scheme, labels=args.labels, on_bad_row=args.on_bad_row,
+                      guidelines=getattr(args, "guidelines", None))
 
 
 def run_options(args: argparse.Namespace) -> RunOptions:

@@ -11,6 +11,7 @@ from pathlib import Path
 from hiera_dspy import settings
 from hiera_dspy.artifacts.judge_file import load_judge, note_ignored_endpoints, read_artifact
 from hiera_dspy.data import Dataset, load_dataset
+from hiera_dspy.data.guidelines import read_guidelines
 from hiera_dspy.errors import RequestError
 from hiera_dspy.jobs.requests import DataSource, Judging
 from hiera_dspy.knowledge import make_knowledge
@@ -25,7 +26,10 @@ from hiera_dspy.store.run_store import RunStore, StoreError, StoreWriteFailed
 
 def load_data(source: DataSource) -> Dataset:
     """The dataset of `source`; rows skipped by on_bad_row=skip are counted on stderr."""
-    scheme = custom_scheme(source.labels) if source.labels else (get_scheme(source.scheme) if source.scheme else None)
+    if sum(bool(x) for x in (source.guidelines, source.labels, source.scheme)) > 1:
+        raise RequestError("--guidelines, --labels and --scheme each name the label scheme: give one")
+    scheme = (read_guidelines(source.guidelines) if source.guidelines else custom_scheme(source.labels)
+              if source.labels else get_scheme(source.scheme) if source.scheme else None)
     dataset = load_dataset(source.dataset, scheme, on_bad_row=source.on_bad_row)
     skipped = dataset.notes.get("skipped_rows") or []
     if skipped:

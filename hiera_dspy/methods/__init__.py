@@ -111,4 +111,5 @@ def build(name: str, ctx: BuildContext, **config) -> dspy.Module:
     program.method = name
     program.config = merged
     program.lm_roles = info.lm_roles
+    program.scheme = ctx.scheme  # what it judges by (a guideline file's digest names its runs: runs/spec.py)
     return with_votes(program, ctx.scheme, voting)
