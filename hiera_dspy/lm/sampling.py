@@ -18,6 +18,7 @@ judgment of its own and the votes are not tied together by one shared analysis.
 
 from __future__ import annotations
 
+import copy
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -53,17 +54,20 @@ def current() -> Sample | None:
 
 
 def sampled(lm: dspy.BaseLM) -> dspy.BaseLM:
-    """`lm` as the current sample sends it (a shallow copy: same engine, same cache), or `lm` itself outside a
-    sample. A copy is made per call, so an engine swapped in later (a dry run's counting engine) is the one used."""
+    """`lm` as the current sample sends it, or `lm` itself outside a sample: a shallow copy with the sample's
+    generation options, sharing the LM's engine, its built clients and its history (what `dspy.LM.copy` does, without
+    re-checking client settings against the engine: a dry run's counting engine is swapped in on the LM itself). A
+    copy is made per call, so an engine swapped in later is the one used."""
     now = _current.get()
-    if now is None or not hasattr(lm, "copy"):
+    if now is None or not isinstance(getattr(lm, "kwargs", None), dict):
         return lm
     base = lm.kwargs.get("rollout_id") or 0
     changes: dict = {"temperature": now.temperature, "rollout_id": base + now.index}
     if getattr(lm, "fixed_seed", False):
         changes["seed"] = now.index
-    copied = lm.copy(**changes)
-    copied.history = lm.history  # one history per LM (inspect_history, the tests' readers), whatever the sample
+    copied = copy.copy(lm)
+    shared = {key: lm.__dict__[key] for key in ("_engine_store", "_engine_lock", "history") if key in lm.__dict__}
+    copied.__dict__.update(shared, kwargs={**lm.kwargs, **changes})
     return copied
 
 

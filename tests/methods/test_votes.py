@@ -171,3 +171,16 @@ def test_the_judge_flags_refuse_other_settings():
     assert judge_votes(()) == {}
     with pytest.raises(HieraError, match="takes --samples and --temperature"):
         judge_votes(("delegation=never",))
+
+
+def test_a_dry_run_prices_every_sample():
+    from hiera_dspy.runs.cost import estimate
+
+    pairs = [Pair(f"p{i}", f"query {i}", f"title {i}", "text", "Relevant", f"q{i}", f"i{i}") for i in range(6)]
+    lms = RoleLMs.of(judge=dspy.LM("openai/gpt-4o-mini", timeout=30))  # client settings: the copy keeps them
+    ctx = make_ctx("msrd")[0]
+    ctx.lms = lms
+    one = estimate(build("thomas", ctx), pairs, lms, sample=3)
+    five = estimate(build("thomas", ctx, samples=5), pairs, lms, sample=3)
+    assert five["calls"] == 5 * one["calls"] == 30
+    assert five["input_tokens"] == pytest.approx(5 * one["input_tokens"]) and five["usd"] > 4 * one["usd"]
