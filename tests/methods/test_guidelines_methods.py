@@ -108,3 +108,28 @@ def test_eval_run_with_guidelines_labels_by_the_file(tmp_path, isolated, patch_m
     assert config["guidelines"] == read_guidelines(FILE).guidelines
     with pytest.raises(RequestError, match="give one"):
         eval_run.main([*common, "--guidelines", str(FILE), "--labels", "a,b", "--out", str(tmp_path / "b")])
+
+
+def test_the_review_page_shows_the_definitions_and_orders_by_the_votes(tmp_path, isolated, patch_make_lm):
+    from eval import label as eval_label
+    from hiera_dspy.jobs.preparing import open_store
+    from hiera_dspy.labelling.session import Review
+
+    answers = iter([3, 3, 3] + [3, 0, 0] + [1, 2, 3] * 4)  # pair 1 agreed, pair 2 split 1-2, pair 3 all apart
+    patch_make_lm({"grade": lambda prompt: next(answers)})
+    rows = [{"id": f"p{i}", "query": "tom cruise spy movie", "item_title": f"T{i}", "item_text": "x"} for i in range(3)]
+    pairs = tmp_path / "pairs.jsonl"
+    pairs.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    done = eval_label.main(["--dataset", f"jsonl:{pairs}", "--guidelines", str(FILE), "--method", "thomas",
+                            "--samples", "3", "--lm", "fake", "--knowledge", "none", "--out", str(tmp_path / "out")])
+    payload = Review(open_store(), done["run_id"], budget=3).payload()
+    scheme = read_guidelines(FILE)
+    assert payload["definitions"] == scheme.definitions and payload["instructions"] == scheme.instructions
+    assert [e["grade"] for e in payload["examples"]] == ["Exact match", "Related"]
+    items = {i["id"]: i for i in payload["items"]}
+    assert items["p0"]["machine_label"] == "Exact match" and items["p0"]["confidence"] == 1.0
+    assert items["p1"]["machine_label"] == "Off-topic" and items["p1"]["confidence"] == pytest.approx(2 / 3)
+    assert items["p2"]["confidence_source"] == "vote-share" and items["p2"]["confidence"] == pytest.approx(1 / 3)
+    assert [i["id"] for i in payload["items"]] == ["p2", "p1", "p0"]  # the least sure first
+    page = (Path(__file__).resolve().parents[2] / "eval" / "review_page.html").read_text()
+    assert "showGuidelines(data)" in page and 'id="definitions"' in page
