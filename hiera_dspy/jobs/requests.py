@@ -124,6 +124,7 @@ class HolesRequest:
     sample: HumanSample = field(default_factory=HumanSample)
     dataset: str | None = None  # trec:FOLDER | irds:ID in place of topics, corpus and qrels
     judge_pool: bool = False  # judge the pool's judged pairs too: the machine's own qrels beside the filled ones
+    guidelines: str | None = None  # a team's guideline file in place of `scheme` / `labels` (data/guidelines.py)
 
 
 @dataclass(frozen=True)
