@@ -17,6 +17,8 @@ import random
 from collections import defaultdict
 from pathlib import Path
 
+import numpy as np
+
 from hiera_dspy.data.msrd_pool import pool_item_text
 from hiera_dspy.data.msrd_sample import CATALOG_FIELDS
 from hiera_dspy.metrics.classification import bootstrap_ci, classification_metrics
@@ -138,3 +140,16 @@ def write_result(out: Path, stem: str, result: dict, text: str) -> dict:
     (out / f"{stem}.md").write_text(text)
     print(text)
     return result
+
+
+def expected_calibration_error(probs: np.ndarray, gold: np.ndarray, bins: int = 10) -> float:
+    """ECE of the top label: |accuracy - confidence| averaged over equal-width confidence bins, weighted by count."""
+    conf = probs.max(axis=1)
+    correct = (probs.argmax(axis=1) == gold).astype(float)
+    edges = np.linspace(0.0, 1.0, bins + 1)
+    total = 0.0
+    for lo, hi in zip(edges[:-1], edges[1:]):
+        mask = (conf > lo) & (conf <= hi)
+        if mask.any():
+            total += mask.mean() * abs(correct[mask].mean() - conf[mask].mean())
+    return float(total)

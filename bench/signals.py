@@ -17,21 +17,9 @@ import time
 
 import numpy as np
 
+from bench.common import expected_calibration_error
 from hiera_dspy.data import load_dataset
 from hiera_dspy.signals import EmbedderUnavailable, RelevanceScorer, SentenceTransformerEmbedder
-
-
-def expected_calibration_error(probs: np.ndarray, gold: np.ndarray, bins: int = 10) -> float:
-    """ECE of the top label: |accuracy - confidence| averaged over equal-width confidence bins, weighted by count."""
-    conf = probs.max(axis=1)
-    correct = (probs.argmax(axis=1) == gold).astype(float)
-    edges = np.linspace(0.0, 1.0, bins + 1)
-    total = 0.0
-    for lo, hi in zip(edges[:-1], edges[1:]):
-        mask = (conf > lo) & (conf <= hi)
-        if mask.any():
-            total += mask.mean() * abs(correct[mask].mean() - conf[mask].mean())
-    return float(total)
 
 
 def run(mode: str, dataset, train, dev) -> dict:

@@ -73,7 +73,8 @@ def main(argv: list[str] | None = None) -> dict:
     filled = fill_holes(HolesRequest(args.topics, args.corpus, args.qrels, tuple(args.runs.split(",")), args.out,
                                      judging(args), depth=args.depth, scheme=args.scheme, labels=args.labels,
                                      on_bad_row=args.on_bad_row, sample=human_sample(args),
-                                     dataset=args.dataset, judge_pool=args.judge_pool))
+                                     dataset=args.dataset, judge_pool=args.judge_pool,
+                                     guidelines=args.guidelines))
     if filled.estimate is not None:  # --dry-run: nothing was sent
         print(format_estimate(filled.estimate))
         return {}

@@ -32,6 +32,11 @@ class LabelScheme:
     relevant_from: str | None = None
     # nDCG's gain of each label, in label order (None: the grade, 0 .. K-1, trec_eval's linear gains).
     gains: tuple[float, ...] | None = None
+    # A team's guidelines (hiera_dspy/data/guidelines.py): free instructions, worked examples ({query, item, grade,
+    # why}), and the SHA-256 prefix of the file they came from (part of every run id; None for a built-in scheme).
+    instructions: str = field(default="", compare=False)
+    examples: tuple[dict, ...] = field(default=(), hash=False, compare=False)
+    guidelines: str | None = None
 
     def __post_init__(self):
         if len(self.labels) < 2 or len(set(self.labels)) != len(self.labels):
@@ -75,8 +80,20 @@ class LabelScheme:
         raise ValueError(f"unknown label {raw!r} for scheme {self.name!r}; expected one of {allowed}")
 
     def describe(self) -> str:
-        """Label definitions as prompt text, least relevant first."""
-        return "\n".join(f"- {label}: {self.definitions.get(label, '')}".rstrip(": ") for label in self.labels)
+        """Label definitions as prompt text, least relevant first, then the guidelines' instructions and worked
+        examples (`guidance`), each verbatim: every method's prompt reads the scheme's own text."""
+        lines = "\n".join(f"- {label}: {self.definitions.get(label, '')}".rstrip(": ") for label in self.labels)
+        return lines + self.guidance()
+
+    def guidance(self) -> str:
+        """The instructions and worked examples of a team's guidelines as prompt text ("" for a scheme without)."""
+        text = f"\nInstructions: {self.instructions}" if self.instructions else ""
+        if self.examples:
+            text += "\nWorked examples:" + "".join(
+                f"\n- query: {e['query']} | item: {e['item']} -> {e['grade']}" + (f" ({e['why']})" if e.get("why")
+                                                                                else "")
+                for e in self.examples)
+        return text
 
     @property
     def threshold(self) -> str:
@@ -102,14 +119,21 @@ class LabelScheme:
         """The scheme as JSON-ready data (recorded in artifacts and run configs)."""
         data = {"name": self.name, "labels": list(self.labels), "definitions": self.definitions,
                 "raw_map": self.raw_map, "source": self.source, "relevant_from": self.relevant_from}
-        return data if self.gains is None else {**data, "gains": list(self.gains)}  # earlier records stay the same
+        if self.gains is not None:  # earlier records stay the same: a key only where it says something
+            data["gains"] = list(self.gains)
+        if self.guidelines is not None:
+            data.update(instructions=self.instructions, examples=[dict(e) for e in self.examples],
+                        guidelines=self.guidelines)
+        return data
 
     @classmethod
     def from_dict(cls, d: dict) -> "LabelScheme":
         """The scheme `to_dict` wrote."""
         return cls(name=d["name"], labels=tuple(d["labels"]), definitions=dict(d.get("definitions", {})),
                    raw_map=dict(d.get("raw_map", {})), source=d.get("source", ""), relevant_from=d.get("relevant_from"),
-                   gains=tuple(d["gains"]) if d.get("gains") is not None else None)
+                   gains=tuple(d["gains"]) if d.get("gains") is not None else None,
+                   instructions=d.get("instructions", ""), examples=tuple(dict(e) for e in d.get("examples") or ()),
+                   guidelines=d.get("guidelines"))
 
 
 BINARY = ("not relevant", "relevant")  # the labels of every scheme's binary view, least relevant first

@@ -69,6 +69,10 @@ def add_input_options(g) -> None:
     """What every judging CLI asks of its input beside where it is: label scheme, knowledge, bad rows, threads."""
     g.add_argument("--scheme", help=f"label scheme for jsonl/TREC data: {', '.join(SCHEME_REGISTRY)}")
     g.add_argument("--labels", help="custom label scheme, least relevant first, e.g. 'Bad,Fair,Good'")
+    g.add_argument("--guidelines", metavar="FILE",
+                   help="your team's guidelines (TOML, or YAML): grades least relevant first with a definition each, "
+                        "the binary cut, worked examples, instructions; every LLM method reads them verbatim "
+                        "(docs/labelling.md#your-own-guidelines)")
     g.add_argument("--knowledge", default="auto", choices=["auto", "catalog", "web", "none"],
                    help="knowledge source: auto = web if TAVILY_API_KEY is set, else the dataset's catalog")
     g.add_argument("--on-bad-row", default="error", choices=["error", "skip"],
@@ -94,6 +98,7 @@ def add_judging_arguments(p: argparse.ArgumentParser) -> None:
     add_run_arguments(p)
     p.add_argument("--retry-errors", action="store_true", help="re-judge only the judgments that ended in an error")
     add_config_argument(p)
+    add_vote_arguments(p)
     add_lm_arguments(p)
     add_engine_arguments(p)
     add_dry_run_arguments(p)
@@ -112,6 +117,15 @@ def add_known_arguments(parser: argparse.ArgumentParser) -> None:
                    help="a known judgment of a pair that is also to be judged: stop with an error naming its line "
                         "(default), or drop such judgments from the known ones and count them (skip)")
 
+
+def add_vote_arguments(parser: argparse.ArgumentParser) -> None:
+    """--samples N and --temperature T: a vote over N samples of each judgment (hiera_dspy/methods/votes.py)."""
+    g = parser.add_argument_group("votes")
+    g.add_argument("--samples", type=positive_int,
+                   help="judge each pair N times (N distinct requests) and take the median vote; the votes' shares "
+                        "are the judgment's distribution and confidence (same as --set samples=N)")
+    g.add_argument("--temperature", type=float,
+                   help="the LMs' temperature for this run (default: the LM's own, 0; with --samples N > 1: 0.7)")
 
 def add_config_argument(parser: argparse.ArgumentParser) -> None:
     """--set KEY=VALUE (repeatable): one config value of the method, checked by `config_from_args`."""

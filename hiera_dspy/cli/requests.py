@@ -10,8 +10,9 @@ from hiera_dspy.jobs.requests import DataSource, DryRun, Judging, KnownList, Run
 
 
 def data_source(args: argparse.Namespace) -> DataSource:
-    """--dataset, --scheme, --labels and --on-bad-row."""
-    return DataSource(args.dataset, scheme=args.scheme, labels=args.labels, on_bad_row=args.on_bad_row)
+    """--dataset, --scheme, --labels, --guidelines and --on-bad-row."""
+    return DataSource(args.dataset, scheme=args.scheme, labels=args.labels, on_bad_row=args.on_bad_row,
+                      guidelines=getattr(args, "guidelines", None))
 
 
 def known_list(args: argparse.Namespace) -> KnownList:
@@ -33,8 +34,14 @@ def dry_run_of(args: argparse.Namespace) -> DryRun | None:
     return DryRun(args.dry_run_sample, args.assume_delegation, args.assume_output_tokens)
 
 
+def vote_settings(args: argparse.Namespace) -> tuple[str, ...]:
+    """--samples and --temperature as KEY=VALUE settings of the method's config (`add_vote_arguments`)."""
+    values = {"samples": getattr(args, "samples", None), "temperature": getattr(args, "temperature", None)}
+    return tuple(f"{key}={value}" for key, value in values.items() if value is not None)
+
+
 def judging(args: argparse.Namespace) -> Judging:
     """What judges and how (`hiera_dspy.cli.options.add_judging_arguments`)."""
-    return Judging(method=args.method, judge=args.judge, settings=tuple(args.settings or ()),
+    return Judging(method=args.method, judge=args.judge, settings=tuple(args.settings or ()) + vote_settings(args),
                    knowledge=args.knowledge, lms=lm_choice(args), limit=args.limit, engine=args.engine,
                    engine_options=options_from_args(args), run=run_options(args), dry_run=dry_run_of(args))

@@ -20,6 +20,7 @@ from hiera_dspy.lm.choice import LMChoice
 from hiera_dspy.methods import BuildContext, available, build
 from hiera_dspy.methods.graphs import ABLATIONS
 from hiera_dspy.methods.learning import prepare_fresh
+from hiera_dspy.methods.votes import split_name
 from hiera_dspy.records import Judgment, Pair
 from hiera_dspy.runs.runner import run_pairs
 from hiera_dspy.runs.spec import RunSpec
@@ -76,16 +77,19 @@ class Ablation:
 
 
 def variants(names: list[str], with_knowledge: bool) -> list[tuple[str, str, dict]]:
-    """(display name, method, config) per report row; NAME+k follows each baseline when asked."""
+    """(display name, method, config) per report row; NAME+k follows each baseline when asked; NAME@N is NAME with
+    a vote over N samples (`thomas@5` beside `thomas`)."""
     methods = available()
-    unknown = [n for n in names if n not in methods]
+    unknown = [n for n in names if split_name(n)[0] not in methods]
     if unknown:
-        raise UnknownName(f"unknown method(s) {', '.join(unknown)}; registered: {', '.join(sorted(methods))}")
+        raise UnknownName(f"unknown method(s) {', '.join(unknown)}; registered: {', '.join(sorted(methods))} "
+                          "(NAME@N: a vote over N samples)")
     out: list[tuple[str, str, dict]] = []
     for name in dict.fromkeys(names):  # keep order, drop duplicates
-        out.append((name, name, {}))
-        if with_knowledge and methods[name].family == "baseline":
-            out.append((f"{name}+k", name, {"with_knowledge": True}))
+        method, votes = split_name(name)
+        out.append((name, method, votes))
+        if with_knowledge and methods[method].family == "baseline":
+            out.append((f"{name}+k", method, {**votes, "with_knowledge": True}))
     return out
 
 

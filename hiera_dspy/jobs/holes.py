@@ -13,6 +13,7 @@ from pathlib import Path
 from hiera_dspy.conclude.filled_benchmark import population
 from hiera_dspy.conclude.retrieval import pool_holes
 from hiera_dspy.data import Dataset, trec_folder
+from hiera_dspy.data.guidelines import read_guidelines
 from hiera_dspy.errors import RequestError
 from hiera_dspy.jobs.labelling import label_pairs
 from hiera_dspy.jobs.preparing import open_store, output_folder
@@ -39,12 +40,16 @@ class Filled:
 
 
 def scheme_of(request: HolesRequest) -> LabelScheme:
-    """The qrels' label scheme from `scheme` or `labels` (exactly one of them; with `dataset`, `trec` if neither)."""
-    if request.dataset and not (request.scheme or request.labels):
+    """The qrels' label scheme from `scheme`, `labels` or a `guidelines` file (exactly one of them; with `dataset`,
+    `trec` if none)."""
+    given = sum(bool(x) for x in (request.scheme, request.labels, request.guidelines))
+    if request.dataset and not given:
         return get_scheme("trec")
-    if bool(request.scheme) == bool(request.labels):
-        raise RequestError("give the qrels' label scheme: --scheme msrd|esci|wands|homedepot|trec or "
-                           "--labels 'A,B,C'")
+    if given != 1:
+        raise RequestError("give the qrels' label scheme: --scheme msrd|esci|wands|homedepot|trec, "
+                           "--labels 'A,B,C' or --guidelines FILE")
+    if request.guidelines:
+        return read_guidelines(request.guidelines)
     return custom_scheme(request.labels) if request.labels else get_scheme(request.scheme)
 
 

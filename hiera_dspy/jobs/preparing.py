@@ -11,12 +11,14 @@ from pathlib import Path
 from hiera_dspy import settings
 from hiera_dspy.artifacts.judge_file import load_judge, note_ignored_endpoints, read_artifact
 from hiera_dspy.data import Dataset, load_dataset
+from hiera_dspy.data.guidelines import read_guidelines
 from hiera_dspy.errors import RequestError
 from hiera_dspy.jobs.requests import DataSource, Judging
 from hiera_dspy.knowledge import make_knowledge
 from hiera_dspy.labels import custom_scheme, get_scheme
 from hiera_dspy.methods import METHOD_REGISTRY, BuildContext, build
 from hiera_dspy.methods.params import ConfigError, check
+from hiera_dspy.methods.votes import split_name, vote_config, with_votes
 from hiera_dspy.runs.cost import prices_of
 from hiera_dspy.runs.progress import Display
 from hiera_dspy.store.run_store import RunStore, StoreError, StoreWriteFailed
@@ -24,7 +26,10 @@ from hiera_dspy.store.run_store import RunStore, StoreError, StoreWriteFailed
 
 def load_data(source: DataSource) -> Dataset:
     """The dataset of `source`; rows skipped by on_bad_row=skip are counted on stderr."""
-    scheme = custom_scheme(source.labels) if source.labels else (get_scheme(source.scheme) if source.scheme else None)
+    if sum(bool(x) for x in (source.guidelines, source.labels, source.scheme)) > 1:
+        raise RequestError("--guidelines, --labels and --scheme each name the label scheme: give one")
+    scheme = (read_guidelines(source.guidelines) if source.guidelines else custom_scheme(source.labels)
+              if source.labels else get_scheme(source.scheme) if source.scheme else None)
     dataset = load_dataset(source.dataset, scheme, on_bad_row=source.on_bad_row)
     skipped = dataset.notes.get("skipped_rows") or []
     if skipped:
@@ -92,7 +97,8 @@ def read_json_file(path: str | Path, flag: str):
 def method_config(method: str, overrides: tuple[str, ...] | list[str] = (), base: dict | None = None) -> dict:
     """`base` (e.g. a search's config) updated with the KEY=VALUE `overrides` (VALUE is JSON when it parses, else
     text), each key checked against the method's registered config."""
-    config = dict(base or {})
+    method, at = split_name(method)  # thomas@5: thomas with samples=5
+    config = {**at, **(base or {})}
     known = METHOD_REGISTRY[method].params  # an unknown method: UnknownName listing the registered ones
     for setting in overrides:
         key, sep, text = setting.partition("=")
@@ -118,17 +124,34 @@ def build_program(judging: Judging, dataset: Dataset):
     knowledge = make_knowledge(judging.knowledge, dataset)
     train = dataset.splits.get("train", [])
     if judging.judge:
-        if judging.settings:
-            raise RequestError("--set changes an uncompiled --method; a compiled --judge keeps its config "
-                               "(compile again with optimize.compile --set ...)")
+        voting = judge_votes(judging.settings)
         doc = read_artifact(judging.judge)
         note_ignored_endpoints(judging.judge, doc, judging.lms.api_base)
         lms = judging.lms.build(doc["lms"], doc.get("ensemble"))
-        return load_judge(judging.judge, lms=lms, knowledge=knowledge, train=train, doc=doc), lms, knowledge
+        judge = load_judge(judging.judge, lms=lms, knowledge=knowledge, train=train, doc=doc)
+        return with_votes(judge, dataset.scheme, voting), lms, knowledge
     method = judging.method or ""  # a request names a method or a judge
     lms = judging.lms.build()
     config = method_config(method, judging.settings)
     return build(method, BuildContext(dataset.scheme, lms, knowledge, train), **config), lms, knowledge
+
+
+def judge_votes(settings: tuple[str, ...]) -> dict:
+    """The vote (samples, temperature) a compiled --judge is run with: the only settings it takes."""
+    values: dict = {}
+    for setting in settings:
+        key, _, text = setting.partition("=")
+        if key.strip() not in ("samples", "temperature"):
+            raise RequestError("--set changes an uncompiled --method; a compiled --judge keeps its config "
+                               "(compile again with optimize.compile --set ...); it takes --samples and --temperature")
+        try:
+            values[key.strip()] = check("judge", key.strip(), json.loads(text))
+        except (ConfigError, json.JSONDecodeError) as exc:
+            raise RequestError(f"--{key.strip()} {text}: {exc}") from None
+    try:
+        return vote_config(values.get("samples"), values.get("temperature"))
+    except ValueError as exc:
+        raise RequestError(str(exc)) from None
 
 
 def progress_display(verbose: bool, lms=None, desc: str = "") -> Display:

@@ -21,12 +21,14 @@ from hiera_dspy.lm.choice import LMChoice
 class DataSource:
     """Where the pairs come from: a dataset spec (`msrd`, `jsonl:PATH`, `esci:PATH`, ...), its label scheme by name
     (`scheme`) or as labels least relevant first (`labels`, 'Bad,Fair,Good'), and what a malformed row does
-    (`on_bad_row`: error | skip)."""
+    (`on_bad_row`: error | skip); or a team's guideline file (`guidelines`: grades, definitions, cut, examples;
+    hiera_dspy/data/guidelines.py)."""
 
     dataset: str
     scheme: str | None = None
     labels: str | None = None
     on_bad_row: str = "error"
+    guidelines: str | None = None
 
 
 @dataclass(frozen=True)
@@ -136,6 +138,7 @@ class HolesRequest:
     sample: HumanSample = field(default_factory=HumanSample)
     dataset: str | None = None  # trec:FOLDER | irds:ID in place of topics, corpus and qrels
     judge_pool: bool = False  # judge the pool's judged pairs too: the machine's own qrels beside the filled ones
+    guidelines: str | None = None  # a team's guideline file in place of `scheme` / `labels` (data/guidelines.py)
 
 
 @dataclass(frozen=True)

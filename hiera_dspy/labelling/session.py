@@ -58,6 +58,8 @@ class Review:
         items = [self._item(entry, latest.get(entry.row["id"])) for entry in self.queue()]
         sample = [i for i in items if i["reason"] == SAMPLE_REASON]
         return {"run_id": self.run_id, "method": self.config.get("method"), "labels": list(self.scheme.labels),
+                "definitions": {label: self.scheme.definitions.get(label, "") for label in self.scheme.labels},
+                "instructions": self.scheme.instructions, "examples": [dict(e) for e in self.scheme.examples],
                 "budget": self.budget, "who": self.who, "items": items,
                 "sample": {"pairs": len(sample), "remaining": sum(1 for i in sample if not i["decision"])}}
 

@@ -22,6 +22,7 @@ from typing import Any
 import dspy
 
 from hiera_dspy.lm import cache as lm_cache
+from hiera_dspy.lm import sampling
 from hiera_dspy.lm.retry import retrying_adapter
 
 _current: contextvars.ContextVar["Ledger | None"] = contextvars.ContextVar("hiera_ledger", default=None)
@@ -137,8 +138,10 @@ def current() -> Ledger | None:
 
 @contextmanager
 def step(name: str, role: str, lm: dspy.BaseLM | None):
-    """Run one agent step with the role's LM, recording its cost into the current ledger (if any)."""
+    """Run one agent step with the role's LM, recording its cost into the current ledger (if any). Within a vote's
+    sample (`hiera_dspy.lm.sampling`), the LM is that sample's copy: its temperature, its own rollout id."""
     lm_cache.install()
+    lm = sampling.sampled(lm) if lm is not None else None
     record = Step(name=name, role=role)
     overrides: dict[str, Any] = {"usage_tracker": _StepTracker(record)}
     if lm is not None:

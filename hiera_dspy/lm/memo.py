@@ -15,6 +15,8 @@ from contextlib import contextmanager
 
 import dspy
 
+from hiera_dspy.lm import sampling
+
 _provisional: contextvars.ContextVar["dict | None"] = contextvars.ContextVar("hiera_memo_provisional", default=None)
 
 
@@ -52,7 +54,9 @@ class Memo:
         return Memo()
 
     def get_or_compute(self, key, compute: Callable[[], dict]) -> tuple[dict, bool]:
-        """The value under `key` and whether it was reused; computes it once (threads on one key wait for it)."""
+        """The value under `key` and whether it was reused; computes it once (threads on one key wait for it). Within a
+        vote's sample the key is the sample's own (`hiera_dspy.lm.sampling.memo_key`)."""
+        key = _per_sample(key)
         scratch = _provisional.get()
         if scratch is not None:  # the batch engine's replay: keep it aside until the pair finishes
             with self._guard:
@@ -76,6 +80,7 @@ class Memo:
 
     async def aget_or_compute(self, key, compute) -> tuple[dict, bool]:
         """`get_or_compute` for coroutines on one event loop: concurrent tasks on one key await one analysis."""
+        key = _per_sample(key)
         with self._guard:
             if key in self._values:
                 return self._values[key], True
@@ -99,6 +104,12 @@ class Memo:
                 self._values[key] = value
         pending.set_result(value)
         return value, False
+
+
+def _per_sample(key):
+    """`key` within the current vote's sample (unchanged outside one)."""
+    sample = sampling.memo_key()
+    return key if sample is None else (key, sample)
 
 
 def fingerprint(predictor: dspy.Predict) -> str:

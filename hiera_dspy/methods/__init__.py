@@ -17,7 +17,8 @@ from hiera_dspy.knowledge import Knowledge, NoKnowledge
 from hiera_dspy.labels import LabelScheme
 from hiera_dspy.lm.roles import ROLES, RoleLMs
 from hiera_dspy.lm.secrets import remember_lm_keys
-from hiera_dspy.methods.params import PARAMS, check
+from hiera_dspy.methods.params import PARAMS, ConfigError, check
+from hiera_dspy.methods.votes import split_name, vote_config, with_votes
 from hiera_dspy.records import Pair
 from hiera_dspy.registry import Entry, Registry
 
@@ -44,19 +45,26 @@ class MethodInfo:
     family: str
     options: tuple[str, ...] = ()  # config keys accepted without a default (not part of a run's config unless set)
     lm_roles: tuple[str, ...] = ROLES  # the roles whose LMs the method calls: only these are built and recorded
+    votes: bool = True  # it generates text, so it takes `samples` and `temperature` (methods/votes.py)
 
 
 METHODS: dict[str, MethodInfo] = {}
 
 
+VOTE_KEYS = ("samples", "temperature")  # every method that generates text takes them (methods/votes.py)
+
+
 def register(name: str, doc: str, family: str = "hiera", options: tuple[str, ...] = (),
-             lm_roles: tuple[str, ...] = ROLES, **defaults):
+             lm_roles: tuple[str, ...] = ROLES, votes: bool = True, **defaults):
     """Register `builder(ctx, **config) -> dspy.Module` under `name` with default config values; `options` names
     further keys the builder accepts without a default; `lm_roles` the roles whose LMs it calls (() for none: its
-    runs and artifacts then name no LM, and no LM is built for it)."""
+    runs and artifacts then name no LM, and no LM is built for it). A method with LM roles takes `samples` and
+    `temperature` too (a vote over samples), unless `votes=False` (it generates no text: the LLM probe)."""
 
     def wrap(builder):
-        METHODS[name] = MethodInfo(name, builder, doc, defaults, family, tuple(options), tuple(lm_roles))
+        votes_keys = VOTE_KEYS if votes and lm_roles else ()
+        METHODS[name] = MethodInfo(name, builder, doc, defaults, family, (*options, *votes_keys), tuple(lm_roles),
+                                   bool(votes_keys))
         return builder
 
     return wrap
@@ -85,15 +93,23 @@ METHOD_REGISTRY = Registry("method", lambda: {
 
 
 def build(name: str, ctx: BuildContext, **config) -> dspy.Module:
-    """The method `name` built from `ctx` and its config (defaults, then `config`, each value checked)."""
+    """The method `name` built from `ctx` and its config (defaults, then `config`, each value checked). `samples`
+    and `temperature` (or a name `NAME@N`) wrap it in a vote over samples (`hiera_dspy.methods.votes.Votes`)."""
+    name, at = split_name(name)
+    config = {**at, **config}
     METHOD_REGISTRY[name]  # an unknown name: UnknownName listing the registered ones
     info = available()[name]
     remember_lm_keys(ctx.lms)  # a caller's own LMs: their keys are redacted from errors too
     merged = {**info.defaults, **{k: v for k, v in config.items() if v is not None}}
     # typed keys: a misspelt value is refused, never run as a default
     merged = {key: check(name, key, value) for key, value in merged.items()}
+    try:
+        voting = vote_config(merged.pop("samples", None), merged.pop("temperature", None))
+    except ValueError as exc:
+        raise ConfigError(f"{name}: {exc}") from None
     program = info.builder(ctx, **merged)
     program.method = name
     program.config = merged
     program.lm_roles = info.lm_roles
-    return program
+    program.scheme = ctx.scheme  # what it judges by (a guideline file's digest names its runs: runs/spec.py)
+    return with_votes(program, ctx.scheme, voting)

@@ -74,8 +74,10 @@ def restrict(signature: type[dspy.Signature], labels: tuple[str, ...]) -> type[d
 
 
 def definitions(scheme: LabelScheme, labels: tuple[str, ...]) -> str:
-    """The definitions of `labels` only, one `- label: definition` line each."""
-    return "\n".join(f"- {label}: {scheme.definitions.get(label, '')}".rstrip(": ") for label in labels)
+    """The definitions of `labels` only, one `- label: definition` line each, then the scheme's guidance (a team's
+    instructions and worked examples, verbatim)."""
+    lines = "\n".join(f"- {label}: {scheme.definitions.get(label, '')}".rstrip(": ") for label in labels)
+    return lines + scheme.guidance()
 
 
 def binary_view(scheme: LabelScheme, threshold: str | None = None) -> tuple[tuple[str, ...], str]:

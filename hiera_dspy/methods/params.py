@@ -151,6 +151,11 @@ PARAMS: dict[str, Param] = {
     "judge": Param(str, "the LLM judge whose label distribution is stacked (hiera: read at its final Judge step)",
                    ("zero-shot", "reasoning", "hiera")),
     "stack_C": Param(float, "inverse regularisation strength of the stacking logistic regression", low=1e-6),
+    # votes over samples (methods/votes.py): every method that generates text
+    "samples": Param(int, "judge each pair N times (distinct requests) and take the median vote; the votes' shares "
+                     "are the judgment's distribution", low=1, high=100),
+    "temperature": Param(float, "the LMs' sampling temperature for this method's calls (N > 1 samples without one: "
+                         "0.7)", low=0.0, high=2.0, nullable=True),
     # the LLM probe (methods/probe.py)
     "probe_C": Param(float, "inverse regularisation strength of the probe's logistic regression", low=1e-6),
     "text_chars": Param(int, "characters of item text in the probe's prompt", low=0),

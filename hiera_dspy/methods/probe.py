@@ -298,7 +298,7 @@ class ProbeStackedProgram(LLMProbeProgram):
         return self._prediction(self.stacker.predict_proba(scores, probe), scores=scores, probe_probs=probe)
 
 
-PROBE = dict(family="probe", lm_roles=("judge",), probe_C=0.01, text_chars=160, folds=5)  # 160: docs/local-model.md
+PROBE = dict(family="probe", lm_roles=("judge",), votes=False, probe_C=0.01, text_chars=160, folds=5)  # 160: docs/local-model.md
 
 
 @register("llm-probe", "Linear probe (logistic regression, fitted on train) on the embedded LLM's last-token hidden "

@@ -21,9 +21,10 @@ from signatures.thomas import IntentMatchTrustGrade
 
 
 def grade_scale(scheme: LabelScheme) -> str:
-    """The scheme as a grade scale, one `i = label: definition` line per label, least relevant first."""
+    """The scheme as a grade scale, one `i = label: definition` line per label, least relevant first, then the
+    scheme's guidance (a team's instructions and worked examples, verbatim)."""
     return "\n".join(f"{i} = {label}: {scheme.definitions.get(label, '')}".rstrip(": ")
-                     for i, label in enumerate(scheme.labels))
+                     for i, label in enumerate(scheme.labels)) + scheme.guidance()
 
 
 def label_of(grade, scheme: LabelScheme) -> str:

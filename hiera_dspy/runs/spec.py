@@ -48,7 +48,8 @@ class RunSpec:
 
     Fields left None are not part of the identity (e.g. optimize.compile names no split: its qualifiers do).
     `learned` is state fitted before judging (a cascade's tau); `extra` the further fields a tool adds (eval.run's
-    judge artifact, optimize.search's demos and seed, a bench's name)."""
+    judge artifact, optimize.search's demos and seed, a bench's name) and, for a scheme read from a guideline file,
+    its SHA-256 prefix (`guidelines`)."""
 
     method: str
     config: dict
@@ -66,6 +67,9 @@ class RunSpec:
         it uses and its learned state; `fields` as in the dataclass."""
         if "learned" not in fields:
             fields["learned"] = learned_state(program)
+        guidelines = getattr(getattr(program, "scheme", None), "guidelines", None)
+        if guidelines:  # a team's guideline file: one changed word is another run
+            fields["extra"] = {**fields.get("extra", {}), "guidelines": guidelines}
         described = describe_lms(lms, program) if lms is not None else None
         return cls(program.method, program.config, lms=described, **fields)
 

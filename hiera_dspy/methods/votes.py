@@ -1,0 +1,162 @@
+"""Votes for any LLM method: N samples of one judgment, the label their vote, their spread its confidence.
+
+`build("thomas", ctx, samples=5, temperature=0.7)` (or the name `thomas@5`, as eval.ablate's grids write it; the
+flags `--samples 5 --temperature 0.7`) wraps the method's program in `Votes`. Each sample is the whole judgment of the
+wrapped program under `hiera_dspy.lm.sampling.sample(i, temperature)`: every LM call of sample i is a distinct
+request (its own rollout id, and its own seed on the embedded model), so the response cache never answers one
+sample for another, and a resumed run finds each finished sample in the cache, booked at its cost.
+
+The label is the median vote (`median_vote`): the samples' labels sorted by grade (least relevant first); with an odd
+count the middle one; with an even count the two middle ones, and when they differ the one with more votes, then the
+less relevant (a relevance claim needs a majority of the samples behind it). For a binary scheme and an odd N this
+is the majority. A sample without a label (DREAM's debaters did not agree) abstains; a judgment whose every sample
+abstains is escalated. A sample that fails fails the judgment (a failure is never a vote).
+
+The outputs: `label`, `votes` (the labels of the samples that voted, in sample order), `abstained`, `samples`,
+`temperature`, and `delegated` when a sample delegated. The share of votes for each label is the judgment's
+distribution, its share for the label the confidence (`hiera_dspy.labelling.confidence`, source `vote-share`), which
+the review queue orders by, escalation reads and the conclusions' label distributions take.
+
+Why the median: the grades are ordered, and a majority over four grades can elect an outlier (Exact, Exact,
+Irrelevant, Irrelevant, Complement: no majority; the median says Complement, between the camps). UMBRELA's
+first issue asks for majority voting; for binary schemes and odd N the two agree.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections import Counter
+from collections.abc import Sequence
+
+import dspy
+
+from hiera_dspy.labels import LabelScheme
+from hiera_dspy.lm import sampling
+from hiera_dspy.methods.learning import Learner, learned_state, prepare
+
+DEFAULT_TEMPERATURE = 0.7  # N > 1 samples with no --temperature: samples at 0 would be one answer N times
+_NAME_AT = re.compile(r"^(?P<method>.+)@(?P<samples>\d+)$")
+
+
+def split_name(name: str) -> tuple[str, dict]:
+    """A grid's method name -> (registered name, config): `thomas@5` -> ("thomas", {"samples": 5}); a plain name is
+    returned as it is with no config."""
+    found = _NAME_AT.match(name)
+    if not found:
+        return name, {}
+    return found["method"], {"samples": int(found["samples"])}
+
+
+def vote_config(samples: int | None, temperature: float | None) -> dict:
+    """The config keys a run records for its votes: none for one sample at the LM's own temperature (so such a run
+    keeps its old id); else `samples` and the temperature actually used (DEFAULT_TEMPERATURE when N > 1 and none is
+    given)."""
+    samples = samples or 1
+    if samples > 1 and temperature is None:
+        temperature = DEFAULT_TEMPERATURE
+    if samples > 1 and temperature == 0:
+        raise ValueError(f"{samples} samples at temperature 0 are one answer {samples} times: give a temperature > 0")
+    out: dict = {}
+    if samples > 1:
+        out["samples"] = samples
+    if temperature is not None:
+        out["temperature"] = float(temperature)
+    return out
+
+
+def with_votes(program: dspy.Module, scheme: LabelScheme, voting: dict) -> dspy.Module:
+    """`program` wrapped in `Votes` as `voting` (from `vote_config`) asks, its method, config and LM roles kept with
+    the vote's keys added to the config (so to the run id); `program` itself for an empty `voting`."""
+    if not voting:
+        return program
+    wrapped = Votes(program, scheme, voting.get("samples", 1), voting["temperature"])
+    wrapped.method = getattr(program, "method", type(program).__name__)
+    wrapped.config = {**getattr(program, "config", {}), **voting}
+    wrapped.lm_roles = getattr(program, "lm_roles", None)
+    return wrapped
+
+
+def median_vote(labels: Sequence[str], scheme: LabelScheme) -> str:
+    """The median grade of `labels` (see the module doc for an even count). E.g. [Exact, Irrelevant, Substitute] ->
+    Substitute; [Relevant, Relevant, Irrelevant, Irrelevant] -> Irrelevant."""
+    if not labels:
+        raise ValueError("a vote needs at least one label")
+    ranks = sorted(scheme.labels.index(label) for label in labels)
+    low, high = ranks[(len(ranks) - 1) // 2], ranks[len(ranks) // 2]
+    if low != high:
+        counts = Counter(ranks)
+        low = high if counts[high] > counts[low] else low
+    return scheme.labels[low]
+
+
+class Votes(Learner, dspy.Module):
+    """`samples` judgments of the wrapped program at `temperature`, and their median vote.
+
+    The wrapped program is an attribute (`sampled`), so optimizers tune its prompts and `save()` keeps them; a program
+    that learns from data (a cascade) is prepared through this one.
+
+    Example:
+        >>> program = build("zero-shot", ctx, samples=5)      # or build("zero-shot@5", ctx)  # doctest: +SKIP
+        >>> program(query="...", item_title="...", item_text="...").votes                    # doctest: +SKIP
+        ['Relevant', 'Relevant', 'Irrelevant', 'Relevant', 'Relevant']
+    """
+
+    def __init__(self, program: dspy.Module, scheme: LabelScheme, samples: int, temperature: float):
+        super().__init__()
+        if samples < 1:
+            raise ValueError(f"samples must be at least 1, got {samples}")
+        self.sampled = program
+        self.scheme, self.samples, self.temperature = scheme, samples, temperature
+
+    def forward(self, query: str, item_title: str, item_text: str) -> dspy.Prediction:
+        """Judge the pair `samples` times, one after the other, and vote."""
+        outs = []
+        for i in range(self.samples):
+            with sampling.sample(i, self.temperature):
+                outs.append(self.sampled(query=query, item_title=item_title, item_text=item_text))
+        return self._vote(outs)
+
+    async def aforward(self, query: str, item_title: str, item_text: str) -> dspy.Prediction:
+        """The samples at once (each task in its own sample), then the vote."""
+        async def one(i: int) -> dspy.Prediction:
+            with sampling.sample(i, self.temperature):
+                return await self.sampled.acall(query=query, item_title=item_title, item_text=item_text)
+
+        return self._vote(list(await asyncio.gather(*(one(i) for i in range(self.samples)))))
+
+    def _vote(self, outs: list[dspy.Prediction]) -> dspy.Prediction:
+        votes = [out.label for out in outs if out.get("label") is not None and not out.get("escalated")]
+        fields: dict = {"votes": votes, "abstained": len(outs) - len(votes), "samples": self.samples,
+                        "temperature": self.temperature}
+        delegated = [out.get("delegated") for out in outs if out.get("delegated") is not None]
+        if delegated:
+            fields["delegated"] = any(delegated)
+        if any(out.get("parse_recovered") for out in outs):
+            fields["parse_recovered"] = True
+        if not votes:
+            return dspy.Prediction(label=None, escalated=True, **fields)
+        return dspy.Prediction(label=median_vote(votes, self.scheme), **fields)
+
+    # a program that learns from data is prepared, named and saved through its votes
+    def prepare(self, train=None, dev=None):
+        """Fit the wrapped program when it learns from data."""
+        prepare(self.sampled, train, dev)
+        return self
+
+    def learned_state(self) -> dict:
+        """The wrapped program's learned state ({} when it learns nothing)."""
+        return learned_state(self.sampled)
+
+    def reads_dev_labels(self) -> bool:
+        """Whether preparing the wrapped program read the dev labels."""
+        return isinstance(self.sampled, Learner) and self.sampled.reads_dev_labels()
+
+    def dump_extra(self):
+        """The wrapped program's fitted state beyond its prompts (None when it has none)."""
+        dump = getattr(self.sampled, "dump_extra", None)
+        return dump() if callable(dump) else None
+
+    def load_extra(self, extra) -> None:
+        """Restore what `dump_extra` returned."""
+        self.sampled.load_extra(extra)
