@@ -33,6 +33,7 @@ import dspy
 import numpy as np
 
 from hiera_dspy.methods import BuildContext, register
+from hiera_dspy.methods.feedback import FeedbackJudge
 from hiera_dspy.methods.learned_scorer import SCORER, SCORER_OPTIONS, ScorerState
 from hiera_dspy.methods.learning import Learner
 from hiera_dspy.metrics.classification import classification_metrics
@@ -42,7 +43,7 @@ from hiera_dspy.signals.fast_path import choose_path
 CE = {"ce_pairs": 12000, "ce_max_len": 64, "ce_lr": 5e-5, "dev_queries": 150, "seed": 0}
 # blend_objective: "kappa" (default) | "weighted_kappa", what chooses the weight and thresholds; ce_epochs (1);
 # blend_folds: K query-grouped folds whose out-of-fold predictions choose the blend (unset: the dev split)
-CE_OPTIONS = ("blend_objective", "ce_epochs", "ce_precision", "blend_folds")
+CE_OPTIONS = ("blend_objective", "ce_epochs", "ce_precision", "blend_folds", "feedback")
 CHECK_PAIRS = 300  # cross-fitted: train pairs the fast scoring path is checked on
 WEIGHTS = tuple(np.linspace(0, 1, 11))
 THRESHOLDS = tuple(np.linspace(0.2, 0.8, 25))  # two labels: the cut on P(top label)
@@ -176,13 +177,15 @@ def distributions(rows: Sequence[dict[str, float]], labels: Sequence[str]) -> np
     return np.array([[float(row.get(label, 0.0)) for label in labels] for row in rows], dtype=float)
 
 
-class CrossBlendProgram(Learner, dspy.Module):
+class CrossBlendProgram(Learner, FeedbackJudge, dspy.Module):
     """The learned scorer and a fine-tuned cross-encoder, blended (see the module doc)."""
 
     def __init__(self, ctx: BuildContext, *, embedder: str, C: float, ce_pairs: int, ce_max_len: int, ce_lr: float,
                  dev_queries: int, seed: int, blend_objective: str | None = None, ce_epochs: int | None = None,
-                 ce_precision: str | None = None, blend_folds: int | None = None, **options):
+                 ce_precision: str | None = None, blend_folds: int | None = None, feedback: bool | None = None,
+                 **options):
         super().__init__()
+        self.feedback_option = feedback  # true: learn the feedback stage on the blend's out-of-fold grades
         self.scheme, self.train = ctx.scheme, [p for p in ctx.train if p.label in ctx.scheme.labels]
         self.scorer_state = ScorerState(ctx.scheme, self.train, embedder, C, **options)
         self.ce_options = {"train_pairs": ce_pairs, "max_len": ce_max_len, "lr": ce_lr, "seed": seed,
@@ -243,6 +246,11 @@ class CrossBlendProgram(Learner, dspy.Module):
         if len(labels) == 2:
             self.blend["threshold"] = thresholds[0]  # the key two-label artifacts have always had
         self.digests, self._prefetched = None, {}  # new weights: saved by the next save_files
+        if self.feedback_option and self.blend_folds:  # the stage reads the blend's out-of-fold grades
+            self.learn_feedback(pairs, w * np.asarray(ce_d) + (1 - w) * np.asarray(scorer_d), self.seed)
+        elif self.feedback_option:
+            print("ce-blend: feedback=true needs blend_folds (out-of-fold grades of every train pair); no feedback "
+                  "stage learned", file=sys.stderr)
         return self
 
     def _encoder_options(self, pairs: list[Pair]) -> dict:
@@ -310,6 +318,14 @@ class CrossBlendProgram(Learner, dspy.Module):
             keys = [(p.query, p.item_title, p.item_text) for p in pairs]
             self._prefetched = dict(zip(keys, self.encoder.grade_probs(keys)))
             self.scorer_state.prefetch(pairs)
+            self.warm_feedback(pairs)
+
+    def base_distributions(self, pairs: Sequence[Pair]) -> np.ndarray:
+        """(n, K) the blended grade distributions of `pairs` (the feedback stage's base judge)."""
+        labels, w = self.scheme.labels, self.blend["weight"]
+        scorer = distributions(self.scorer_state.scorer.predict_proba_many(list(pairs)), labels)
+        ce = self.encoder.grade_probs([(p.query, p.item_title, p.item_text) for p in pairs])
+        return w * np.asarray(ce) + (1 - w) * scorer
 
     def forward(self, query: str, item_title: str, item_text: str) -> dspy.Prediction:
         """The blended grade distribution's expected grade, cut at the chosen thresholds; `scores` is the blended
@@ -325,10 +341,11 @@ class CrossBlendProgram(Learner, dspy.Module):
         mixed = w * np.asarray(ce) + (1 - w) * distributions([scorer], labels)[0]
         label = labels[int(cut(expected_grade(mixed[None, :]), self.thresholds)[0])]
         top = len(labels) - 1
-        return dspy.Prediction(label=label, scores=dict(zip(labels, map(float, mixed))),
-                               cross_encoder=float(expected_grade(np.asarray(ce)[None, :])[0]) / top,
-                               scorer=float(expected_grade(distributions([scorer], labels))[0]) / top,
-                               routed="scorer", reached_llm=False, delegated=False)
+        prediction = dspy.Prediction(label=label, scores=dict(zip(labels, map(float, mixed))),
+                                     cross_encoder=float(expected_grade(np.asarray(ce)[None, :])[0]) / top,
+                                     scorer=float(expected_grade(distributions([scorer], labels))[0]) / top,
+                                     routed="scorer", reached_llm=False, delegated=False)
+        return self.with_feedback(prediction, query, item_title, item_text)
 
     @property
     def thresholds(self) -> list[float]:
@@ -339,12 +356,14 @@ class CrossBlendProgram(Learner, dspy.Module):
         """The scorer, the blend and the SHA-256 of every weight file (the weights: `save_files`)."""
         if self.blend is None:
             return None
-        return {"scorer": self.scorer_state.dump(), "blend": self.blend, "cross_encoder": self.digests}
+        return {"scorer": self.scorer_state.dump(), "blend": self.blend, "cross_encoder": self.digests,
+                **self.feedback_extra()}
 
     def load_extra(self, extra: dict) -> None:
         """Restore the scorer and the blend; the weights come with `load_files`."""
         self.scorer_state.load(extra["scorer"])
         self.blend, self.digests = dict(extra["blend"]), extra["cross_encoder"]
+        self.load_feedback(extra)
 
     def save_files(self, folder: Path) -> None:
         """Write the cross-encoder's weights into `folder` and record their digests for `dump_extra`."""

@@ -47,6 +47,7 @@ POOL_DEPTHS = (1, 3, 5, 10)
 POLICIES = tuple(("pool", d) for d in POOL_DEPTHS) + (("lexical", 2), ("lexical", 5), ("lexical", 10),
                                                        ("random", 2), ("random", 5), ("random", 10))
 FOLDS = 5
+MAX_HOLES = 60  # holes a query gives each policy's training rows at most (a seeded sample): a fit of seconds
 C = 1.0
 PRIOR_PENALTY = 2.0  # L2 weight pulling the target's log-prior shift towards none
 MIN_CALIBRATION = 20  # known pairs (with another known judgment of their query) needed to fit the shift
@@ -132,6 +133,8 @@ class FeedbackStage:
             for q, members in queries.items():
                 chosen = simulated_known(policy, members, runs, rng)
                 holes = [i for i in members if i not in set(chosen)]
+                if len(holes) > MAX_HOLES:
+                    holes = sorted(rng.choice(holes, size=MAX_HOLES, replace=False).tolist())
                 if not chosen or not holes:
                     continue
                 known = self._known([pairs[i].item_id for i in chosen], gold[chosen], vectors[chosen],
@@ -312,6 +315,31 @@ class FeedbackStage:
 
 # ------------------------------------------------------------------------------------------------ the judge's side
 
+def scorer_out_of_fold(state, pairs: Sequence[Pair], folds: int, seed: int, option: str
+                       ) -> tuple[np.ndarray, np.ndarray | None]:
+    """((n, K) grade distributions of labelled `pairs` from `state`'s scorer (a `ScorerState`), each fold's (by
+    query) from a scorer fitted on the other folds; the pairs' feature rows, computed once where the scorer allows
+    (None for a scorer with item priors), for the final fit)."""
+    from hiera_dspy.methods.cross import distributions, query_folds
+    from hiera_dspy.signals.feature_sets import uses_prior
+
+    pairs = list(pairs)
+    fold = np.asarray(query_folds(pairs, folds, seed, option))
+    labels = state.scheme.labels
+    out = np.zeros((len(pairs), len(labels)))
+    rows = None if uses_prior(state.options.get("features", "base")) else state.new_scorer().train_rows(pairs)
+    for k in range(folds):
+        rest = np.flatnonzero(fold != k)
+        if rows is None:
+            scorer = state.new_scorer().fit([pairs[i] for i in rest])
+            out[fold == k] = distributions(scorer.predict_proba_many([p for p, f in zip(pairs, fold) if f == k]),
+                                           labels)
+        else:
+            scorer = state.new_scorer().fit([pairs[i] for i in rest], rows[rest])
+            out[fold == k] = scorer.proba_rows(rows[fold == k])
+    return out, rows
+
+
 class FeedbackJudge:
     """Mixin of a learned judge that reads its queries' known judgments (`data.known.ReadsKnown`): `learn_feedback`
     at the end of its `prepare`, `with_feedback` on its prediction, `feedback_extra`/`load_feedback` in its artifact.
@@ -339,6 +367,12 @@ class FeedbackJudge:
         print(f"{getattr(self, 'method', 'judge')}: feedback stage learned on {f['rows']:,} holes of simulated known "
               f"judgments ({', '.join(f['policies'])}; {f['objective']} {f['out_of_fold']:.3f} {f['chosen_by']}, "
               f"{f['fit_s']:.0f} s)", file=sys.stderr)
+
+    def warm_feedback(self, pairs: Sequence[Pair]) -> None:
+        """Before a batch is judged: the vectors of its pairs whose query has known judgments, in one pass."""
+        if self.feedback is not None:
+            self.feedback.warm([document(p.item_title, p.item_text) for p in pairs
+                                if self.feedback.known_for(p.query) is not None])
 
     def read_known(self, known: Known) -> dict[str, int]:
         """`data.known.ReadsKnown`: read the known judgments as evidence; how many each query will use ({} without

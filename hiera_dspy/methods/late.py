@@ -30,8 +30,8 @@ import dspy
 import numpy as np
 
 from hiera_dspy.methods import BuildContext, register
-from hiera_dspy.methods.cross import best_thresholds, cut, distributions, expected_grade, objective, query_folds
-from hiera_dspy.methods.feedback import FeedbackJudge, document
+from hiera_dspy.methods.cross import best_thresholds, cut, distributions, expected_grade, objective
+from hiera_dspy.methods.feedback import FeedbackJudge, scorer_out_of_fold
 from hiera_dspy.methods.learned_scorer import SCORER_OPTIONS, ScorerLearner, ScorerState
 from hiera_dspy.records import Pair
 from hiera_dspy.signals.late_interaction import pass_in_use
@@ -58,13 +58,8 @@ class LateProgram(ScorerLearner, FeedbackJudge, dspy.Module):
         """Fit the scorer on every train pair and choose the thresholds out of fold (module doc); `dev` is unused."""
         labels = self.scheme.labels
         pairs = [p for p in (train or self.scorer_state.train) if p.label in labels]
-        fold = np.asarray(query_folds(pairs, self.threshold_folds, self.seed, "late-lr: threshold_folds"))
-        rows = self.scorer_state.new_scorer().train_rows(pairs)
-        out_of_fold = np.zeros((len(pairs), len(labels)))
-        for k in range(self.threshold_folds):
-            rest = np.flatnonzero(fold != k)
-            scorer = self.scorer_state.new_scorer().fit([pairs[i] for i in rest], rows[rest])
-            out_of_fold[fold == k] = scorer.proba_rows(rows[fold == k])
+        out_of_fold, rows = scorer_out_of_fold(self.scorer_state, pairs, self.threshold_folds, self.seed,
+                                               "late-lr: threshold_folds")
         gold = np.array([labels.index(p.label) for p in pairs])
         value, thresholds = best_thresholds(gold, expected_grade(out_of_fold), len(labels), objective(self.objective))
         self.scorer_state.fit(pairs, rows)
@@ -94,9 +89,7 @@ class LateProgram(ScorerLearner, FeedbackJudge, dspy.Module):
         """Score the pairs about to be judged in one batch (`ScorerState.prefetch`)."""
         self.scorer_state.prefetch(pairs)
         self._check_pass()
-        if self.feedback is not None:  # the known queries' passages: their vectors in one batch
-            self.feedback.warm([document(p.item_title, p.item_text) for p in pairs
-                                if self.feedback.known_for(p.query) is not None])
+        self.warm_feedback(pairs)
 
     def base_distributions(self, pairs: Sequence[Pair]) -> np.ndarray:
         """(n, K) the scorer's grade distributions of `pairs` (the feedback stage's base judge)."""
