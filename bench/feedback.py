@@ -109,8 +109,8 @@ def judged_holes(program, pairs: list[Pair], holes: list[int], base: np.ndarray,
                  shift: bool) -> np.ndarray:
     """The grade of each hole when `program` has read `known` (with or without its log-prior shift), through its
     stage (`FeedbackStage.judge`, as `forward` calls it); a hole with no other known judgment keeps `base`."""
-    from hiera_dspy.methods.cross import expected_grade
     from hiera_dspy.methods.feedback import document
+    from hiera_dspy.methods.grades import expected_grade
 
     stage = program.feedback
     stage.calibrate = shift
@@ -157,7 +157,7 @@ def run_seed(pairs: list[Pair], seed: int, folds: int, lexical: dict[str, np.nda
         start = time.perf_counter()
         base[held] = trecdl.late_grades(program, test)
         ms_base.append(1000 * (time.perf_counter() - start) / len(test))
-        from hiera_dspy.methods.cross import expected_grade
+        from hiera_dspy.methods.grades import expected_grade
 
         expected[held] = expected_grade(program.base_distributions(test))
         by_query: dict[str, list[int]] = {}

@@ -115,7 +115,7 @@ class FeedbackStage:
     def fit(self, pairs: Sequence[Pair], oof: np.ndarray, seed: int = 0, policies=POLICIES) -> FeedbackStage:
         """Learn the combination on labelled `pairs` whose grade distributions `oof` (n, K) are out of fold by query,
         known judgments simulated by each of `policies` (module doc)."""
-        from hiera_dspy.methods.cross import best_thresholds, cut, expected_grade, objective, query_folds
+        from hiera_dspy.methods.grades import best_thresholds, cut, expected_grade, objective, query_folds
 
         start = time.perf_counter()
         pairs = list(pairs)
@@ -205,7 +205,7 @@ class FeedbackStage:
         """Read the target's known judgments (`distributions(pairs) -> (n, K)`: the base judge's grade distributions
         of pairs), fit the log-prior shift on them (module doc); how many judgments each query id will use (those
         graded on this scale, with a query and a passage text)."""
-        from hiera_dspy.methods.cross import expected_grade
+        from hiera_dspy.methods.grades import expected_grade
 
         self.queries, self.shift = {}, np.zeros(self.k)
         if tuple(known.scheme.labels) != self.labels:
@@ -276,7 +276,7 @@ class FeedbackStage:
               ) -> tuple[int, np.ndarray, int] | None:
         """(grade, distribution, known judgments read) of a pair of `query` the judge scored `expected`; None when
         its query has no known judgment but its own (the base judge's label stands)."""
-        from hiera_dspy.methods.cross import cut, expected_grade
+        from hiera_dspy.methods.grades import cut, expected_grade
 
         known = self.queries.get(query)
         if known is None:
@@ -320,7 +320,7 @@ def scorer_out_of_fold(state, pairs: Sequence[Pair], folds: int, seed: int, opti
     """((n, K) grade distributions of labelled `pairs` from `state`'s scorer (a `ScorerState`), each fold's (by
     query) from a scorer fitted on the other folds; the pairs' feature rows, computed once where the scorer allows
     (None for a scorer with item priors), for the final fit)."""
-    from hiera_dspy.methods.cross import distributions, query_folds
+    from hiera_dspy.methods.grades import distributions, query_folds
     from hiera_dspy.signals.feature_sets import uses_prior
 
     pairs = list(pairs)
@@ -388,7 +388,7 @@ class FeedbackJudge:
         stage = self.feedback
         if stage is None or stage.known_for(query) is None:
             return prediction
-        from hiera_dspy.methods.cross import distributions, expected_grade
+        from hiera_dspy.methods.grades import distributions, expected_grade
 
         labels = stage.labels
         base = distributions([prediction.scores], labels)

@@ -8,7 +8,7 @@ DL 2020: 68% of the judgments are 0, and embed-lr's argmax says 0 for 99% of the
 the passage that answers in one clause. Here the K-1 cuts on the expected grade are chosen (by quadratic-weighted
 kappa, the default `grade_objective`, or Cohen's kappa) on predictions no model made for its own query: the train pairs are
 split into `threshold_folds` folds by query, a scorer fitted on the other folds scores each fold, and the cuts are
-chosen on all of them (`cross.best_thresholds`); the judge itself is then fitted on every train pair. The features
+chosen on all of them (`grades.best_thresholds`); the judge itself is then fitted on every train pair. The features
 are computed once (`RelevanceScorer.train_rows`; the idf table is the whole train split's, an unsupervised statistic).
 Two labels: the one cut is on P(top label), which is their expected grade.
 
@@ -30,8 +30,8 @@ import dspy
 import numpy as np
 
 from hiera_dspy.methods import BuildContext, register
-from hiera_dspy.methods.cross import best_thresholds, cut, distributions, expected_grade, objective
 from hiera_dspy.methods.feedback import FeedbackJudge, scorer_out_of_fold
+from hiera_dspy.methods.grades import best_thresholds, cut, distributions, expected_grade, objective
 from hiera_dspy.methods.learned_scorer import SCORER_OPTIONS, ScorerLearner, ScorerState
 from hiera_dspy.records import Pair
 from hiera_dspy.signals.late_interaction import pass_in_use
