@@ -120,8 +120,9 @@ def lexical_vectors(docs: Sequence[str]) -> np.ndarray:
 def minilm_vectors(docs: Sequence[str]) -> np.ndarray:
     """Unit MiniLM sentence vectors of passages from the late-interaction pass (remembered from late-lr's features)."""
     from hiera_dspy.signals.late_interaction import late_interaction
+    from hiera_dspy.signals.minilm import DEFAULT_MODEL_ID
 
-    vectors = late_interaction().vectors(list(docs))
+    vectors = late_interaction(DEFAULT_MODEL_ID).vectors(list(docs))  # the instance late_features made: its memory
     out = np.array([v if len(v) else np.zeros(len(vectors[0]) if vectors else 0) for v in vectors], dtype=float)
     return out / np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-12) if len(out) else out
 

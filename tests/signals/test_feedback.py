@@ -53,3 +53,19 @@ def test_lexical_vectors_are_unit_length_and_alike_for_alike_passages():
     v = ev.lexical_vectors(["red apple pie", "red apple tart", "blue car engine"])
     assert np.linalg.norm(v, axis=1) == pytest.approx([1, 1, 1])
     assert v[0] @ v[1] > v[0] @ v[2]
+
+
+def test_passage_vectors_come_from_the_late_interaction_pass_already_made():
+    from hiera_dspy.signals.features import item_document
+    from hiera_dspy.signals.late_interaction import LateInteraction
+    from tests.signals.test_late_interaction import WordEncoder
+
+    encoder = WordEncoder()
+    late = LateInteraction(encoder)
+    late.features([("red apple", "", "a red apple pie"), ("red apple", "", "a blue car")])
+    calls = len(encoder.calls)
+    vectors = late.vectors([item_document("", "a red apple pie"), item_document("", "a blue car")])
+    assert len(encoder.calls) == calls  # read from the pass's memory, no second encoding
+    assert np.linalg.norm(vectors[0]) == pytest.approx(1.0) and vectors[0] @ vectors[1] < 0.99
+    late.vectors(["a new passage"])
+    assert encoder.calls[-1] == ["a new passage"]
