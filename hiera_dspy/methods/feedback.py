@@ -31,11 +31,12 @@ from __future__ import annotations
 import sys
 import time
 from collections.abc import Sequence
+from typing import Any
 
-import dspy
 import numpy as np
 
 from hiera_dspy.data.known import Known
+from hiera_dspy.labels import LabelScheme
 from hiera_dspy.records import Pair
 from hiera_dspy.signals import feedback as ev
 from hiera_dspy.signals.features import item_document
@@ -213,7 +214,8 @@ class FeedbackStage:
         usable = [j for j in known if j.item_text is not None and j.query and 0 <= j.grade < self.k]
         if not usable:
             return {}
-        pairs = [Pair(f"{j.query_id}:{j.item_id}", j.query, j.item_title, j.item_text, None, j.query_id, j.item_id)
+        pairs = [Pair(f"{j.query_id}:{j.item_id}", j.query or "", j.item_title, j.item_text or "", None, j.query_id,
+                      j.item_id)
                  for j in usable]
         expected = expected_grade(np.asarray(distributions(pairs), dtype=float))
         docs = [document(j.item_title, j.item_text or "") for j in usable]
@@ -345,7 +347,7 @@ class FeedbackJudge:
     at the end of its `prepare`, `with_feedback` on its prediction, `feedback_extra`/`load_feedback` in its artifact.
     The judge gives `base_distributions(pairs) -> (n, K)`, its grade distributions of pairs."""
 
-    scheme: object
+    scheme: LabelScheme
     feedback: FeedbackStage | None = None
     feedback_option: bool | None = None  # config `feedback`: unset (learn it) | True | False (leave it out)
 
@@ -357,7 +359,7 @@ class FeedbackJudge:
         self.feedback = None
         if self.feedback_option is False:
             return
-        stage = FeedbackStage(self.scheme.labels, ev.available_kind())  # type: ignore[attr-defined]
+        stage = FeedbackStage(self.scheme.labels, ev.available_kind())
         try:
             self.feedback = stage.fit(pairs, oof, seed)
         except ValueError as exc:
@@ -381,8 +383,7 @@ class FeedbackJudge:
             return {}
         return self.feedback.read(known, self.base_distributions)
 
-    def with_feedback(self, prediction: dspy.Prediction, query: str, item_title: str, item_text: str
-                      ) -> dspy.Prediction:
+    def with_feedback(self, prediction: Any, query: str, item_title: str, item_text: str) -> Any:
         """`prediction` (with its grade distribution in `scores`) re-judged with its query's known judgments; as it
         is when the query has none (or no stage was learned)."""
         stage = self.feedback

@@ -96,7 +96,7 @@ def evidence(expected: float, vector: np.ndarray, known: QueryKnown, k: int, exc
                      local, float(np.log1p(len(grades))), mean, float((grades >= k / 2).mean())])
 
 
-def evidence_rows(expected: Sequence[float], vectors: np.ndarray, known: QueryKnown, k: int,
+def evidence_rows(expected: Sequence[float] | np.ndarray, vectors: np.ndarray, known: QueryKnown, k: int,
                   item_ids: Sequence[str | None], docs: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
     """(rows, which): the evidence of each pair of one query (their own judgments left out), and the indices of the
     pairs that have some (a pair whose only known judgment is its own has none)."""

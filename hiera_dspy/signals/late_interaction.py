@@ -147,7 +147,11 @@ class LateInteraction:
             self._remember(missing, [vec for _, vec in self.encoder.encode(missing)])
         with self._lock:
             found = {d: self._docs.get(d) for d in set(docs)}
-        return [found[d] if found[d] is not None else self.encoder.encode([d])[0][1] for d in docs]
+        out: list[np.ndarray] = []
+        for d in docs:
+            vector = found[d]
+            out.append(vector if vector is not None else self.encoder.encode([d])[0][1])
+        return out
 
     def _remember(self, docs: Sequence[str], vectors: Sequence[np.ndarray]) -> None:
         with self._lock:
