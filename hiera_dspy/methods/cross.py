@@ -252,6 +252,8 @@ class CrossBlendProgram(Learner, FeedbackJudge, dspy.Module):
 
     def base_distributions(self, pairs: Sequence[Pair]) -> np.ndarray:
         """(n, K) the blended grade distributions of `pairs` (the feedback stage's base judge)."""
+        if self.encoder is None or self.blend is None:
+            raise RuntimeError("ce-blend is not fitted: call prepare(train) or load a compiled artifact")
         labels, w = self.scheme.labels, self.blend["weight"]
         scorer = distributions(self.scorer_state.scorer.predict_proba_many(list(pairs)), labels)
         ce = self.encoder.grade_probs([(p.query, p.item_title, p.item_text) for p in pairs])
