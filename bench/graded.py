@@ -33,7 +33,8 @@ from pathlib import Path
 
 from hiera_dspy.data import load_dataset
 from hiera_dspy.methods import BuildContext, build
-from hiera_dspy.methods.cross import blend_labels, choose_blend, dev_split, distributions
+from hiera_dspy.methods.cross import blend_labels, choose_blend, dev_split
+from hiera_dspy.methods.grades import distributions
 from hiera_dspy.metrics.classification import bootstrap_ci, classification_metrics
 from hiera_dspy.metrics.format import with_ci
 from hiera_dspy.metrics.significance import mcnemar

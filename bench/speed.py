@@ -128,7 +128,8 @@ def stage_measure(work: Path, train_steps: int) -> dict:
     """Every measurement of the module doc on the artifact the compile stage wrote."""
     from hiera_dspy.artifacts.judge_file import load_judge
     from hiera_dspy.data import load_dataset
-    from hiera_dspy.methods.cross import blend_labels, distributions
+    from hiera_dspy.methods.cross import blend_labels
+    from hiera_dspy.methods.grades import distributions
     from hiera_dspy.metrics.agreement import kappa_of_labels
     from hiera_dspy.metrics.classification import bootstrap_ci
     from hiera_dspy.signals.onnx_encoder import FP32, INT8, OnnxRunner

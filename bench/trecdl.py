@@ -56,7 +56,8 @@ import numpy as np
 from hiera_dspy.conclude.retrieval import evaluate, kendall_tau, pool_holes
 from hiera_dspy.data.trec import RunLine, read_corpus, read_qrels, read_topics
 from hiera_dspy.labels import get_scheme
-from hiera_dspy.methods.cross import blend_labels, choose_blend, distributions, expected_grade
+from hiera_dspy.methods.cross import blend_labels, choose_blend
+from hiera_dspy.methods.grades import distributions, expected_grade
 from hiera_dspy.metrics.format import number
 from hiera_dspy.records import Pair
 from hiera_dspy.signals.pair_lengths import choose_max_len, pair_lengths
@@ -400,19 +401,14 @@ def table_markdown(r: dict, args) -> str:
 
 # ------------------------------------------------------------------------------------------------------------ holes
 
-def build_runs(pairs: list[Pair], pred: dict, embedder: str, seed: int) -> dict[str, list[RunLine]]:
-    """Systems over each query's judged passages, of different strength (see the module doc)."""
+def lexical_scores(pairs: list[Pair], by_query: dict[str, list[Pair]], index: dict[str, int],
+                   rng: np.random.Generator) -> dict[str, np.ndarray]:
+    """The lexical systems' scores of every pair (`POOL_RUNS`: BM25 over the passage and over its first 30 words,
+    query-term overlap, BM25 blurred by `rng`'s noise)."""
     import bm25s
 
-    by_query: dict[str, list[Pair]] = {}
-    for p in pairs:
-        by_query.setdefault(p.query_id, []).append(p)
-    index = {p.id: i for i, p in enumerate(pairs)}
-    oof = {name: dict(zip(pred["ids"], pred[key])) for name, key in
-           (("cross-encoder", "ce_expected"), ("trees-scorer", "scorer_expected"), ("embed-lr", "embed_lr_expected"))}
     texts = [p.item_text for p in pairs]
     first30 = [" ".join(t.split()[:30]) for t in texts]
-    rng = np.random.default_rng(seed)
     scores: dict[str, np.ndarray] = {}
     for name, docs in (("bm25", texts), ("bm25-first30w", first30)):
         retriever = bm25s.BM25()
@@ -426,6 +422,20 @@ def build_runs(pairs: list[Pair], pred: dict, embedder: str, seed: int) -> dict[
     scores["tf-overlap"] = np.array([len(set(p.query.lower().split()) & set(p.item_text.lower().split()))
                                      for p in pairs], dtype=float)
     scores["bm25-noisy"] = scores["bm25"] * rng.lognormal(0, 0.6, len(pairs))
+    return scores
+
+
+def build_runs(pairs: list[Pair], pred: dict, embedder: str, seed: int) -> dict[str, list[RunLine]]:
+    """Systems over each query's judged passages, of different strength (see the module doc)."""
+    by_query: dict[str, list[Pair]] = {}
+    for p in pairs:
+        by_query.setdefault(p.query_id, []).append(p)
+    index = {p.id: i for i, p in enumerate(pairs)}
+    oof = {name: dict(zip(pred["ids"], pred[key])) for name, key in
+           (("cross-encoder", "ce_expected"), ("trees-scorer", "scorer_expected"), ("embed-lr", "embed_lr_expected"))}
+    texts = [p.item_text for p in pairs]
+    rng = np.random.default_rng(seed)
+    scores = lexical_scores(pairs, by_query, index, rng)
     if embedder != "lexical":
         from hiera_dspy.signals.features import item_document, resolve_embedder
 
@@ -441,6 +451,12 @@ def build_runs(pairs: list[Pair], pred: dict, embedder: str, seed: int) -> dict[
         scores["fusion-rrf"] = sum(1.0 / (60 + r) for r in ranks.values())
     scores["random"] = rng.random(len(pairs))
     scores["longest-first"] = np.array([len(t) for t in texts], dtype=float)
+    return as_runs(scores, by_query, index)
+
+
+def as_runs(scores: dict[str, np.ndarray], by_query: dict[str, list[Pair]], index: dict[str, int]
+            ) -> dict[str, list[RunLine]]:
+    """Each system's run: every query's pairs ranked by its score (ties by passage id)."""
     runs = {}
     for name, values in scores.items():
         lines = []

@@ -33,6 +33,8 @@ import dspy
 import numpy as np
 
 from hiera_dspy.methods import BuildContext, register
+from hiera_dspy.methods.feedback import FeedbackJudge
+from hiera_dspy.methods.grades import best_thresholds, cut, distributions, expected_grade, objective, query_folds
 from hiera_dspy.methods.learned_scorer import SCORER, SCORER_OPTIONS, ScorerState
 from hiera_dspy.methods.learning import Learner
 from hiera_dspy.metrics.classification import classification_metrics
@@ -42,11 +44,9 @@ from hiera_dspy.signals.fast_path import choose_path
 CE = {"ce_pairs": 12000, "ce_max_len": 64, "ce_lr": 5e-5, "dev_queries": 150, "seed": 0}
 # blend_objective: "kappa" (default) | "weighted_kappa", what chooses the weight and thresholds; ce_epochs (1);
 # blend_folds: K query-grouped folds whose out-of-fold predictions choose the blend (unset: the dev split)
-CE_OPTIONS = ("blend_objective", "ce_epochs", "ce_precision", "blend_folds")
+CE_OPTIONS = ("blend_objective", "ce_epochs", "ce_precision", "blend_folds", "feedback")
 CHECK_PAIRS = 300  # cross-fitted: train pairs the fast scoring path is checked on
 WEIGHTS = tuple(np.linspace(0, 1, 11))
-THRESHOLDS = tuple(np.linspace(0.2, 0.8, 25))  # two labels: the cut on P(top label)
-SWEEPS = 4  # coordinate-ascent passes over the K-1 thresholds of a graded scheme
 
 
 def dev_split(pairs: Sequence[Pair], labels: Sequence[str], n_queries: int, seed: int) -> tuple[list[Pair], list[Pair]]:
@@ -75,18 +75,6 @@ def dev_split(pairs: Sequence[Pair], labels: Sequence[str], n_queries: int, seed
     return [p for p in pairs if (p.query_id or p.query) not in skip], balance(dev, labels, rng)
 
 
-def query_folds(pairs: Sequence[Pair], k: int, seed: int, option: str = "ce-blend: blend_folds") -> list[int]:
-    """Each pair's fold: the sorted queries in a seeded order, dealt round-robin into `k` folds (fewer queries than
-    folds: ValueError naming `option`, the setting that asked for `k`)."""
-    queries = sorted({p.query_id or p.query for p in pairs})
-    random.Random(seed).shuffle(queries)
-    fold = {q: i % k for i, q in enumerate(queries)}
-    if len(queries) < k:
-        raise ValueError(f"{option}={k} needs at least as many train queries; {len(queries)} given: lower it or "
-                         "give more queries")
-    return [fold[p.query_id or p.query] for p in pairs]
-
-
 def balance(pairs: list[Pair], labels: Sequence[str], rng: random.Random) -> list[Pair]:
     """`pairs` with every label cut to the rarest present label's count (seeded; already balanced: unchanged)."""
     groups = {label: [p for p in pairs if p.label == label] for label in labels}
@@ -95,58 +83,6 @@ def balance(pairs: list[Pair], labels: Sequence[str], rng: random.Random) -> lis
         return pairs
     keep = {id(p) for g in groups.values() for p in rng.sample(g, min(floor, len(g)))}
     return [p for p in pairs if id(p) in keep]
-
-
-def expected_grade(dists: np.ndarray) -> np.ndarray:
-    """(n, K) grade distributions -> their expected grades, 0 .. K-1."""
-    return np.asarray(dists, dtype=float) @ np.arange(np.shape(dists)[1])
-
-
-def cut(values, thresholds: Sequence[float]) -> np.ndarray:
-    """Grade indices: how many of the increasing `thresholds` each value reaches (value >= threshold)."""
-    return (np.asarray(values, dtype=float)[:, None] >= np.asarray(thresholds, dtype=float)[None, :]).sum(axis=1)
-
-
-def objective(name: str):
-    """The agreement a blend is chosen by, on grade indices: Cohen's kappa or its quadratic-weighted form."""
-    from hiera_dspy.metrics.agreement import cohen_kappa, quadratic_kappa
-
-    measure = {"kappa": cohen_kappa, "weighted_kappa": quadratic_kappa}.get(name)
-    if measure is None:
-        raise ValueError(f"ce-blend: blend_objective {name!r} is not one of kappa, weighted_kappa")
-
-    def score(gold: np.ndarray, pred: np.ndarray, k: int) -> float:
-        cm = np.zeros((k, k))
-        np.add.at(cm, (gold, pred), 1)
-        value = float(measure(cm))
-        return 0.0 if np.isnan(value) else value
-
-    return score
-
-
-def grid(k: int) -> tuple[float, ...]:
-    """Candidate thresholds on the expected-grade scale: `THRESHOLDS` for two labels, else 25 per grade step."""
-    return THRESHOLDS if k == 2 else tuple(np.linspace(0.2, k - 1.2, 25 * (k - 1)))
-
-
-def best_thresholds(gold: np.ndarray, values: np.ndarray, k: int, score) -> tuple[float, tuple[float, ...]]:
-    """(agreement, K-1 increasing thresholds) maximising `score` of `cut(values, thresholds)` on the grid: the one
-    threshold of two labels by exhaustive search, K-1 by coordinate ascent from the cuts that reproduce gold's
-    label shares (ties: the larger threshold)."""
-    candidates = np.asarray(grid(k))
-    shares = np.cumsum(np.bincount(gold, minlength=k))[:-1] / len(gold)
-    current = [float(candidates[np.abs(candidates - np.quantile(values, s)).argmin()]) for s in shares]
-    best = score(gold, cut(values, current), k)
-    for _ in range(SWEEPS if k > 2 else 1):
-        for j in range(k - 1):
-            low = current[j - 1] if j > 0 else -np.inf
-            high = current[j + 1] if j < k - 2 else np.inf
-            for t in candidates[(candidates > low) & (candidates < high)]:
-                trial = current[:j] + [float(t)] + current[j + 1:]
-                value = score(gold, cut(values, trial), k)
-                if (value, t) > (best, current[j]):
-                    best, current = value, trial
-    return best, tuple(current)
 
 
 def choose_blend(gold: Sequence[str], scorer_d, ce_d, labels: Sequence[str], weights=WEIGHTS,
@@ -171,18 +107,15 @@ def blend_labels(scorer_d, ce_d, w: float, thresholds: Sequence[float], labels: 
     return [labels[g] for g in cut(expected_grade(mixed), thresholds)]
 
 
-def distributions(rows: Sequence[dict[str, float]], labels: Sequence[str]) -> np.ndarray:
-    """Label distributions (dicts) -> an (n, K) array in `labels` order."""
-    return np.array([[float(row.get(label, 0.0)) for label in labels] for row in rows], dtype=float)
-
-
-class CrossBlendProgram(Learner, dspy.Module):
+class CrossBlendProgram(Learner, FeedbackJudge, dspy.Module):
     """The learned scorer and a fine-tuned cross-encoder, blended (see the module doc)."""
 
     def __init__(self, ctx: BuildContext, *, embedder: str, C: float, ce_pairs: int, ce_max_len: int, ce_lr: float,
                  dev_queries: int, seed: int, blend_objective: str | None = None, ce_epochs: int | None = None,
-                 ce_precision: str | None = None, blend_folds: int | None = None, **options):
+                 ce_precision: str | None = None, blend_folds: int | None = None, feedback: bool | None = None,
+                 **options):
         super().__init__()
+        self.feedback_option = feedback  # true: learn the feedback stage on the blend's out-of-fold grades
         self.scheme, self.train = ctx.scheme, [p for p in ctx.train if p.label in ctx.scheme.labels]
         self.scorer_state = ScorerState(ctx.scheme, self.train, embedder, C, **options)
         self.ce_options = {"train_pairs": ce_pairs, "max_len": ce_max_len, "lr": ce_lr, "seed": seed,
@@ -243,6 +176,11 @@ class CrossBlendProgram(Learner, dspy.Module):
         if len(labels) == 2:
             self.blend["threshold"] = thresholds[0]  # the key two-label artifacts have always had
         self.digests, self._prefetched = None, {}  # new weights: saved by the next save_files
+        if self.feedback_option and self.blend_folds:  # the stage reads the blend's out-of-fold grades
+            self.learn_feedback(pairs, w * np.asarray(ce_d) + (1 - w) * np.asarray(scorer_d), self.seed)
+        elif self.feedback_option:
+            print("ce-blend: feedback=true needs blend_folds (out-of-fold grades of every train pair); no feedback "
+                  "stage learned", file=sys.stderr)
         return self
 
     def _encoder_options(self, pairs: list[Pair]) -> dict:
@@ -310,6 +248,16 @@ class CrossBlendProgram(Learner, dspy.Module):
             keys = [(p.query, p.item_title, p.item_text) for p in pairs]
             self._prefetched = dict(zip(keys, self.encoder.grade_probs(keys)))
             self.scorer_state.prefetch(pairs)
+            self.warm_feedback(pairs)
+
+    def base_distributions(self, pairs: Sequence[Pair]) -> np.ndarray:
+        """(n, K) the blended grade distributions of `pairs` (the feedback stage's base judge)."""
+        if self.encoder is None or self.blend is None:
+            raise RuntimeError("ce-blend is not fitted: call prepare(train) or load a compiled artifact")
+        labels, w = self.scheme.labels, self.blend["weight"]
+        scorer = distributions(self.scorer_state.scorer.predict_proba_many(list(pairs)), labels)
+        ce = self.encoder.grade_probs([(p.query, p.item_title, p.item_text) for p in pairs])
+        return w * np.asarray(ce) + (1 - w) * scorer
 
     def forward(self, query: str, item_title: str, item_text: str) -> dspy.Prediction:
         """The blended grade distribution's expected grade, cut at the chosen thresholds; `scores` is the blended
@@ -325,10 +273,11 @@ class CrossBlendProgram(Learner, dspy.Module):
         mixed = w * np.asarray(ce) + (1 - w) * distributions([scorer], labels)[0]
         label = labels[int(cut(expected_grade(mixed[None, :]), self.thresholds)[0])]
         top = len(labels) - 1
-        return dspy.Prediction(label=label, scores=dict(zip(labels, map(float, mixed))),
-                               cross_encoder=float(expected_grade(np.asarray(ce)[None, :])[0]) / top,
-                               scorer=float(expected_grade(distributions([scorer], labels))[0]) / top,
-                               routed="scorer", reached_llm=False, delegated=False)
+        prediction = dspy.Prediction(label=label, scores=dict(zip(labels, map(float, mixed))),
+                                     cross_encoder=float(expected_grade(np.asarray(ce)[None, :])[0]) / top,
+                                     scorer=float(expected_grade(distributions([scorer], labels))[0]) / top,
+                                     routed="scorer", reached_llm=False, delegated=False)
+        return self.with_feedback(prediction, query, item_title, item_text)
 
     @property
     def thresholds(self) -> list[float]:
@@ -339,12 +288,14 @@ class CrossBlendProgram(Learner, dspy.Module):
         """The scorer, the blend and the SHA-256 of every weight file (the weights: `save_files`)."""
         if self.blend is None:
             return None
-        return {"scorer": self.scorer_state.dump(), "blend": self.blend, "cross_encoder": self.digests}
+        return {"scorer": self.scorer_state.dump(), "blend": self.blend, "cross_encoder": self.digests,
+                **self.feedback_extra()}
 
     def load_extra(self, extra: dict) -> None:
         """Restore the scorer and the blend; the weights come with `load_files`."""
         self.scorer_state.load(extra["scorer"])
         self.blend, self.digests = dict(extra["blend"]), extra["cross_encoder"]
+        self.load_feedback(extra)
 
     def save_files(self, folder: Path) -> None:
         """Write the cross-encoder's weights into `folder` and record their digests for `dump_extra`."""

@@ -8,7 +8,7 @@ DL 2020: 68% of the judgments are 0, and embed-lr's argmax says 0 for 99% of the
 the passage that answers in one clause. Here the K-1 cuts on the expected grade are chosen (by quadratic-weighted
 kappa, the default `grade_objective`, or Cohen's kappa) on predictions no model made for its own query: the train pairs are
 split into `threshold_folds` folds by query, a scorer fitted on the other folds scores each fold, and the cuts are
-chosen on all of them (`cross.best_thresholds`); the judge itself is then fitted on every train pair. The features
+chosen on all of them (`grades.best_thresholds`); the judge itself is then fitted on every train pair. The features
 are computed once (`RelevanceScorer.train_rows`; the idf table is the whole train split's, an unsupervised statistic).
 Two labels: the one cut is on P(top label), which is their expected grade.
 
@@ -30,7 +30,8 @@ import dspy
 import numpy as np
 
 from hiera_dspy.methods import BuildContext, register
-from hiera_dspy.methods.cross import best_thresholds, cut, expected_grade, objective, query_folds
+from hiera_dspy.methods.feedback import FeedbackJudge, scorer_out_of_fold
+from hiera_dspy.methods.grades import best_thresholds, cut, distributions, expected_grade, objective
 from hiera_dspy.methods.learned_scorer import SCORER_OPTIONS, ScorerLearner, ScorerState
 from hiera_dspy.records import Pair
 from hiera_dspy.signals.late_interaction import pass_in_use
@@ -39,12 +40,13 @@ LATE = {"embedder": "lexical", "C": 1.0, "features": "late+coverage", "threshold
         "grade_objective": "weighted_kappa", "seed": 0}
 
 
-class LateProgram(ScorerLearner, dspy.Module):
+class LateProgram(ScorerLearner, FeedbackJudge, dspy.Module):
     """late-lr (see the module doc): a scorer and the grade thresholds on its expected grade."""
 
     def __init__(self, ctx: BuildContext, *, embedder: str, C: float, threshold_folds: int, seed: int,
-                 grade_objective: str, **options):
+                 grade_objective: str, feedback: bool | None = None, **options):
         super().__init__()
+        self.feedback_option = feedback
         self.scheme, self.seed, self.threshold_folds = ctx.scheme, int(seed), int(threshold_folds)
         self.objective = grade_objective
         objective(self.objective)  # an unknown name fails at build
@@ -56,17 +58,13 @@ class LateProgram(ScorerLearner, dspy.Module):
         """Fit the scorer on every train pair and choose the thresholds out of fold (module doc); `dev` is unused."""
         labels = self.scheme.labels
         pairs = [p for p in (train or self.scorer_state.train) if p.label in labels]
-        fold = np.asarray(query_folds(pairs, self.threshold_folds, self.seed, "late-lr: threshold_folds"))
-        rows = self.scorer_state.new_scorer().train_rows(pairs)
-        out_of_fold = np.zeros((len(pairs), len(labels)))
-        for k in range(self.threshold_folds):
-            rest = np.flatnonzero(fold != k)
-            scorer = self.scorer_state.new_scorer().fit([pairs[i] for i in rest], rows[rest])
-            out_of_fold[fold == k] = scorer.proba_rows(rows[fold == k])
+        out_of_fold, rows = scorer_out_of_fold(self.scorer_state, pairs, self.threshold_folds, self.seed,
+                                               "late-lr: threshold_folds")
         gold = np.array([labels.index(p.label) for p in pairs])
         value, thresholds = best_thresholds(gold, expected_grade(out_of_fold), len(labels), objective(self.objective))
         self.scorer_state.fit(pairs, rows)
         self.late_pass = pass_in_use()
+        self.learn_feedback(pairs, out_of_fold, self.seed)
         predicted = cut(expected_grade(out_of_fold), thresholds)
         self.grading = {"thresholds": list(thresholds), "objective": self.objective, "out_of_fold": value,
                         "chosen_by": f"out of fold, {self.threshold_folds} folds by query", "pairs": len(pairs),
@@ -84,12 +82,18 @@ class LateProgram(ScorerLearner, dspy.Module):
         g = self.grading
         cuts = ", ".join(f"{t:.3f}" for t in g["thresholds"])
         return [f"scorer: {g['pairs']:,} pairs ({self.scorer_state.options.get('features', 'base')} features)",
-                f"grade thresholds {cuts}: chosen {g['chosen_by']} ({g['objective']} {g['out_of_fold']:.3f} there)"]
+                f"grade thresholds {cuts}: chosen {g['chosen_by']} ({g['objective']} {g['out_of_fold']:.3f} there)",
+                *self.feedback_learned_from()]
 
     def prefetch(self, pairs: Sequence[Pair]) -> None:
         """Score the pairs about to be judged in one batch (`ScorerState.prefetch`)."""
         self.scorer_state.prefetch(pairs)
         self._check_pass()
+        self.warm_feedback(pairs)
+
+    def base_distributions(self, pairs: Sequence[Pair]) -> np.ndarray:
+        """(n, K) the scorer's grade distributions of `pairs` (the feedback stage's base judge)."""
+        return distributions(self.scorer_state.scorer.predict_proba_many(list(pairs)), self.scheme.labels)
 
     def _check_pass(self) -> None:
         """Once this process has made a late-interaction pass: say on stderr, once, when it is not the one the
@@ -111,22 +115,26 @@ class LateProgram(ScorerLearner, dspy.Module):
         self._check_pass()
         dist = np.array([[scores[label] for label in self.scheme.labels]])
         label = self.scheme.labels[int(cut(expected_grade(dist), self.grading["thresholds"])[0])]
-        return dspy.Prediction(label=label, scores=scores, routed="scorer", reached_llm=False, delegated=False)
+        prediction = dspy.Prediction(label=label, scores=scores, routed="scorer", reached_llm=False, delegated=False)
+        return self.with_feedback(prediction, query, item_title, item_text)
 
     def dump_extra(self) -> dict | None:
         """The scorer and the grading (thresholds and their evidence)."""
         scorer = self.scorer_state.dump()
-        return None if scorer is None or self.grading is None else {**scorer, "grading": self.grading}
+        if scorer is None or self.grading is None:
+            return None
+        return {**scorer, "grading": self.grading, **self.feedback_extra()}
 
     def load_extra(self, extra: dict) -> None:
         """Restore what `dump_extra` saved."""
         self.scorer_state.load(extra)
         self.grading = dict(extra["grading"])
+        self.load_feedback(extra)
 
 
 @register("late-lr", "The passage judge: the learned scorer over lexical features and late interaction (MaxSim over "
           "MiniLM's token vectors and the weakest-covered query token), its expected grade cut at thresholds chosen "
           "out of fold by query; no LM call",
-          family="signals", lm_roles=(), options=SCORER_OPTIONS, **LATE)
+          family="signals", lm_roles=(), options=SCORER_OPTIONS + ("feedback",), **LATE)
 def _late_lr(ctx: BuildContext, **config) -> LateProgram:
     return LateProgram(ctx, **config)

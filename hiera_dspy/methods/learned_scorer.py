@@ -35,10 +35,12 @@ import threading
 from collections.abc import Sequence
 
 import dspy
+import numpy as np
 
 from hiera_dspy.labels import LabelScheme
 from hiera_dspy.lm import ledger
 from hiera_dspy.methods import BuildContext, register
+from hiera_dspy.methods.feedback import FOLDS, FeedbackJudge, scorer_out_of_fold
 from hiera_dspy.methods.graphs import HIERA
 from hiera_dspy.methods.hiera import HieraProgram
 from hiera_dspy.methods.learning import Learner
@@ -171,22 +173,50 @@ class ScorerLearner(Learner):
         self.scorer_state.load(extra)
 
 
-class ScorerProgram(ScorerLearner, dspy.Module):
-    """embed-lr: the learned scorer alone (no predictors, no LM call)."""
+class ScorerProgram(ScorerLearner, FeedbackJudge, dspy.Module):
+    """embed-lr: the learned scorer alone (no predictors, no LM call); with `feedback=true`, the feedback stage
+    (`methods/feedback.py`) learned on the scorer's out-of-fold distributions."""
 
-    def __init__(self, ctx: BuildContext, *, embedder: str, C: float, **options):
+    def __init__(self, ctx: BuildContext, *, embedder: str, C: float, feedback: bool | None = None, **options):
         super().__init__()
+        self.scheme, self.feedback_option = ctx.scheme, feedback
         self.scorer_state = ScorerState(ctx.scheme, ctx.train, embedder, C, **options)
+
+    def prepare(self, train: Sequence[Pair] | None = None, dev: Sequence[Pair] | None = None):
+        """Fit the scorer on `train`; with `feedback=true`, then the feedback stage on its out-of-fold scores."""
+        super().prepare(train, dev)
+        if self.feedback_option:
+            pairs = [p for p in (train or self.scorer_state.train) if p.label in self.scheme.labels]
+            folds = min(FOLDS, len({p.query_id or p.query for p in pairs}))
+            self.learn_feedback(pairs, scorer_out_of_fold(self.scorer_state, pairs, folds, 0, "embed-lr: feedback")[0])
+        return self
+
+    def base_distributions(self, pairs: Sequence[Pair]) -> np.ndarray:
+        """(n, K) the scorer's distributions (the feedback stage's base judge)."""
+        return np.array([[d[label] for label in self.scheme.labels]
+                         for d in self.scorer_state.scorer.predict_proba_many(list(pairs))])
 
     def prefetch(self, pairs: Sequence[Pair]) -> None:
         """Score the pairs about to be judged in one batch (`ScorerState.prefetch`)."""
         self.scorer_state.prefetch(pairs)
+        self.warm_feedback(pairs)
 
     def forward(self, query: str, item_title: str, item_text: str) -> dspy.Prediction:
-        """The scorer's most probable label and its distribution."""
+        """The scorer's most probable label and its distribution (re-judged with its query's known judgments)."""
         scores = self.scorer_state.score(query, item_title, item_text)
-        return dspy.Prediction(label=top(scores)[0], scores=scores, routed="scorer", reached_llm=False,
-                               delegated=False)
+        prediction = dspy.Prediction(label=top(scores)[0], scores=scores, routed="scorer", reached_llm=False,
+                                     delegated=False)
+        return self.with_feedback(prediction, query, item_title, item_text)
+
+    def dump_extra(self) -> dict | None:
+        """The scorer (and tau), and the feedback stage where one was learned."""
+        scorer = self.scorer_state.dump()
+        return None if scorer is None else {**scorer, **self.feedback_extra()}
+
+    def load_extra(self, extra: dict) -> None:
+        """Restore what `dump_extra` saved."""
+        self.scorer_state.load(extra)
+        self.load_feedback(extra)
 
 
 class HieraSignalsProgram(ScorerLearner, HieraProgram):
@@ -328,7 +358,7 @@ def _graph(config: dict) -> dict:
 
 
 @register("embed-lr", "Learned scorer alone: logistic regression over lexical + embedding features, no LM call",
-          family="signals", lm_roles=(), options=SCORER_OPTIONS, **SCORER)
+          family="signals", lm_roles=(), options=SCORER_OPTIONS + ("feedback",), **SCORER)
 def _embed_lr(ctx: BuildContext, **config) -> ScorerProgram:
     return ScorerProgram(ctx, **config)
 

@@ -128,6 +128,8 @@ PARAMS: dict[str, Param] = {
     "grade_objective": Param(str, "late-lr: what chooses the grade thresholds: quadratic-weighted kappa or Cohen's kappa",
                              ("weighted_kappa", "kappa"),
                              nullable=True),
+    "feedback": Param(bool, "late-lr, embed-lr, ce-blend: learn the feedback stage that reads a query's known "
+                      "judgments (methods/feedback.py; unset: learned; false: left out)", nullable=True),
     "llm_share": Param(float, "largest share of pairs the cascade sends to the LLM", low=0.0, high=1.0),
     "tau_rule": Param(str, "how the cascade picks tau on dev: the LLM share, or the kept pairs' kappa",
                       ("share", "kappa")),

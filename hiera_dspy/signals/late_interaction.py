@@ -42,6 +42,7 @@ LATE_FEATURES = ("late_maxsim", "late_cosine")
 COVERAGE_FEATURES = ("late_min",)
 LATE_COLUMNS = LATE_FEATURES + COVERAGE_FEATURES  # what `late_features` returns, in this order
 QUERY_MEMORY = 4096  # distinct queries whose token vectors are kept across calls
+DOC_MEMORY = 65536  # passages whose sentence vectors are kept across calls (`vectors`: the feedback stage reads them)
 DOC_CHUNK = 512  # distinct passages encoded (and held in memory) at a time
 
 
@@ -110,6 +111,7 @@ class LateInteraction:
     def __init__(self, encoder):
         self.encoder = encoder
         self._queries: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+        self._docs: dict[str, np.ndarray] = {}  # passage -> its sentence vector, from the passes made so far
         self._lock = threading.Lock()
 
     def features(self, triples: Sequence[tuple[str, str, str]]) -> np.ndarray:
@@ -125,7 +127,9 @@ class LateInteraction:
         docs = list(by_doc)
         for start in range(0, len(docs), DOC_CHUNK):
             chunk = docs[start:start + DOC_CHUNK]
-            for doc, (d_tokens, d_vec) in zip(chunk, self.encoder.encode(chunk)):
+            encoded = self.encoder.encode(chunk)
+            self._remember(chunk, [vec for _, vec in encoded])
+            for doc, (d_tokens, d_vec) in zip(chunk, encoded):
                 for i in by_doc[doc]:
                     q_tokens, q_vec = queries[triples[i][0]]
                     if len(q_tokens) and len(d_tokens):
@@ -133,6 +137,27 @@ class LateInteraction:
                         rows[i, 0], rows[i, 2] = float(best.mean()), float(best.min())
                     rows[i, 1] = float(q_vec @ d_vec) if len(q_vec) and len(d_vec) else 0.0
         return rows
+
+    def vectors(self, docs: Sequence[str]) -> list[np.ndarray]:
+        """The sentence vectors of passages (each `item_document(title, text)`): those a `features` call has already
+        encoded read from memory (no second pass), the others encoded here."""
+        with self._lock:
+            missing = sorted({d for d in docs if d not in self._docs})
+        if missing:
+            self._remember(missing, [vec for _, vec in self.encoder.encode(missing)])
+        with self._lock:
+            found = {d: self._docs.get(d) for d in set(docs)}
+        out: list[np.ndarray] = []
+        for d in docs:
+            vector = found[d]
+            out.append(vector if vector is not None else self.encoder.encode([d])[0][1])
+        return out
+
+    def _remember(self, docs: Sequence[str], vectors: Sequence[np.ndarray]) -> None:
+        with self._lock:
+            if len(self._docs) + len(docs) > DOC_MEMORY:
+                self._docs.clear()
+            self._docs.update(zip(docs, vectors))
 
     def _query_vectors(self, queries: list[str]) -> dict[str, tuple[np.ndarray, np.ndarray]]:
         with self._lock:

@@ -209,7 +209,8 @@ def test_two_labels_keep_the_binary_computation_the_msrd_table_was_measured_with
 
     import numpy as np
 
-    from hiera_dspy.methods.cross import THRESHOLDS, WEIGHTS, choose_blend
+    from hiera_dspy.methods.cross import WEIGHTS, choose_blend
+    from hiera_dspy.methods.grades import THRESHOLDS
     from hiera_dspy.metrics.agreement import kappa_of_labels
     from hiera_dspy.signals.cross_encoder import balanced_sample
 
@@ -288,7 +289,7 @@ def test_blend_folds_choose_the_blend_out_of_fold_on_every_train_pair_and_auto_b
     from hiera_dspy.artifacts.judge_file import load_judge, save_judge
     from hiera_dspy.lm.roles import RoleLMs
     from hiera_dspy.methods import BuildContext, build
-    from hiera_dspy.methods.cross import query_folds
+    from hiera_dspy.methods.grades import query_folds
     from hiera_dspy.signals.pair_lengths import LADDER
 
     scheme = get_scheme("trec")

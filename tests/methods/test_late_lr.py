@@ -17,7 +17,7 @@ from hiera_dspy.cli import main as console
 from hiera_dspy.labels import get_scheme
 from hiera_dspy.methods import BuildContext, build
 from hiera_dspy.records import Pair
-from hiera_dspy.signals import feature_sets
+from hiera_dspy.signals import feature_sets, feedback
 from hiera_dspy.signals.late_interaction import LateInteraction
 from hiera_dspy.testing import write_trec_folder
 from tests.signals.test_late_interaction import WordEncoder
@@ -27,9 +27,10 @@ JUDGE = ["--method", "late-lr", "--knowledge", "none", "--skip-before"]
 
 @pytest.fixture
 def word_late(monkeypatch):
-    """late_features from word vectors (no model weights)."""
+    """late_features and the feedback stage's passage vectors from word vectors (no model weights)."""
     late = LateInteraction(WordEncoder())
     monkeypatch.setattr(feature_sets, "_late", late.features)
+    monkeypatch.setattr(feedback, "_vectors", lambda kind, docs: np.array(late.vectors(docs)))  # the stage's vectors
     return late
 
 

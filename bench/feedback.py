@@ -1,0 +1,316 @@
+"""The feedback stage on TREC DL 2020 passages: holes judged with and without their query's known judgments.
+
+    python -m bench.feedback --data DL20 --work /tmp/feedback --seeds 0,1,2            # DL20: a TREC folder you hold
+
+For each seed the 54 queries are dealt into `--folds` folds (`bench.trecdl.fold_of`). For each fold, late-lr is
+compiled on the other folds as the product compiles it (its feedback stage learned there on simulated known
+judgments, `methods/feedback.py`), and the fold's queries are the target collection. On the target, known judgments
+are made by each policy of `TEST_POLICIES`: a shallow pool (the union of the top `depth` of the four lexical runs
+of `bench.trecdl.POOL_RUNS`, as `bench.trecdl`'s hole filling pools) or k random pairs a query; every other judged
+pair of the query is a hole. The judge reads the known judgments (`read_known`, its log-prior shift fitted on them)
+and judges the holes; "without feedback" is the same judge reading none (its labels are today's late-lr's).
+
+Reports, per policy: kappa on the holes (4 grades and binary at grade >= 2), Krippendorff's alpha (ordinal) and
+quadratic kappa, without and with feedback (and with feedback but no prior shift), their mean over the seeds and on
+how many seeds feedback did better; Kendall's tau of the nDCG@10 ranking of `SYSTEMS` (the lexical runs, MiniLM's
+sentence cosine, late-lr's own out-of-fold score, random and longest-first) under the filled qrels (known + judged
+holes) against the full NIST qrels, and the mean |nDCG@10 error|; fit time (compile with the stage, the stage alone)
+and ms a pair (prefetch + forward through the product's judge on the fold's holes, with and without known judgments,
+the late-interaction features read from a table: the pass itself is timed by bench/trecdl.py).
+
+The late-interaction features and the passages' sentence vectors come from one pass over every pair, kept in the
+work folder (`late_features.npy`, `vectors.npz`), so a run costs the fits.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import time
+from pathlib import Path
+
+import numpy as np
+
+from bench import trecdl
+from bench.trecdl import LABELS, SCHEME, agreement, fold_of, late_from_table, late_table, load_pairs
+from hiera_dspy.conclude.retrieval import evaluate, kendall_tau
+from hiera_dspy.data.known import Known, KnownJudgment
+from hiera_dspy.records import Pair
+
+MEASURES = ("kappa", "kappa_binary", "alpha", "weighted_kappa")
+TEST_POLICIES = (("pool", 1), ("pool", 3), ("pool", 5), ("pool", 10), ("random", 2), ("random", 5), ("random", 10))
+VARIANTS = ("base", "feedback", "no_shift")  # without known judgments; with them; with them, no log-prior shift
+TIMED_POLICY = ("random", 5)
+
+
+# ------------------------------------------------------------------------------------------------ tables
+
+def vector_table(pairs: list[Pair], work: Path) -> dict[str, np.ndarray]:
+    """Passage (the stage's `document` form) and query text -> its MiniLM sentence vector, computed once into work
+    (read from the late-interaction pass's memory when `late_table` just made it)."""
+    from hiera_dspy.methods.feedback import document
+    from hiera_dspy.signals.feedback import minilm_vectors
+
+    path = work / "vectors.npz"
+    texts = sorted({document(p.item_title, p.item_text) for p in pairs} | {p.query for p in pairs})
+    if path.is_file():
+        saved = np.load(path)
+        table = dict(zip(saved["docs"].tolist(), saved["vectors"]))
+        if all(t in table for t in texts):
+            return table
+    vectors = minilm_vectors(texts)
+    np.savez(path, docs=np.array(texts), vectors=vectors.astype(np.float32))
+    return dict(zip(texts, vectors))
+
+
+@contextlib.contextmanager
+def vectors_from_table(table: dict[str, np.ndarray]):
+    """Inside: the feedback stage's passage vectors are read from `vector_table`'s rows."""
+    from hiera_dspy.signals import feedback
+
+    real = feedback._vectors
+    feedback._vectors = lambda kind, docs: np.array([table[d] for d in docs], dtype=float)
+    try:
+        yield
+    finally:
+        feedback._vectors = real
+
+
+# ------------------------------------------------------------------------------------------------ target side
+
+def pool_scores(pairs: list[Pair], seed: int) -> dict[str, np.ndarray]:
+    """The lexical runs' scores of every pair (`bench.trecdl.lexical_scores`)."""
+    by_query: dict[str, list[Pair]] = {}
+    for p in pairs:
+        by_query.setdefault(p.query_id, []).append(p)
+    return trecdl.lexical_scores(pairs, by_query, {p.id: i for i, p in enumerate(pairs)},
+                                 np.random.default_rng(seed))
+
+
+def known_of(policy: tuple[str, int], members: list[int], lexical: dict[str, np.ndarray],
+             rng: np.random.Generator) -> list[int]:
+    """The judged pairs of one target query: the top `depth` of each lexical run, or k random ones."""
+    name, k = policy
+    if name == "pool":
+        return sorted({members[i] for run in trecdl.POOL_RUNS
+                       for i in np.argsort(-lexical[run][members], kind="stable")[:k]})
+    return sorted(rng.choice(members, size=min(k, len(members)), replace=False).tolist())
+
+
+def known_table(pairs: list[Pair], chosen: list[int]) -> Known:
+    """The chosen pairs as known judgments (grades from their NIST labels, their text given)."""
+    return Known.of(SCHEME, [KnownJudgment(pairs[i].query_id, pairs[i].item_id, LABELS.index(pairs[i].label),
+                                           pairs[i].item_title, pairs[i].item_text, pairs[i].query, f"qrels:{i}")
+                             for i in chosen])
+
+
+def judged_holes(program, pairs: list[Pair], holes: list[int], base: np.ndarray, known: Known,
+                 shift: bool) -> np.ndarray:
+    """The grade of each hole when `program` has read `known` (with or without its log-prior shift), through its
+    stage (`FeedbackStage.judge`, as `forward` calls it); a hole with no other known judgment keeps `base`."""
+    from hiera_dspy.methods.feedback import document
+    from hiera_dspy.methods.grades import expected_grade
+
+    stage = program.feedback
+    stage.calibrate = shift
+    program.read_known(known)
+    expected = expected_grade(program.base_distributions([pairs[i] for i in holes]))
+    docs = [document(pairs[i].item_title, pairs[i].item_text) for i in holes]
+    stage.warm(docs)
+    out = base[holes].copy()
+    for n, (i, e, doc) in enumerate(zip(holes, expected, docs)):
+        found = stage.judge(float(e), stage.vector(doc), doc, pairs[i].query, pairs[i].item_id)
+        if found is not None:
+            out[n] = found[0]
+    return out
+
+
+def ms_a_pair(program, pairs: list[Pair], known: Known | None) -> float:
+    """Wall ms a pair of judging `pairs` through the product's path (read_known, prefetch, forward)."""
+    start = time.perf_counter()
+    if known is not None:
+        program.read_known(known)
+    trecdl.late_grades(program, pairs)
+    return 1000 * (time.perf_counter() - start) / max(1, len(pairs))
+
+
+def run_seed(pairs: list[Pair], seed: int, folds: int, lexical: dict[str, np.ndarray]) -> dict:
+    """Every policy's known and judged grades for every pair, each fold judged by a late-lr compiled without it."""
+    fold = fold_of(pairs, folds, seed)
+    n = len(pairs)
+    base = np.zeros(n, dtype=int)
+    expected = np.zeros(n)
+    grades = {(p, v): np.zeros(n, dtype=int) for p in TEST_POLICIES for v in VARIANTS}
+    known_mask = {p: np.zeros(n, dtype=bool) for p in TEST_POLICIES}
+    fits, stage_fits, ms_base, ms_feedback, learned = [], [], [], [], []
+    rng = np.random.default_rng(1000 + seed)
+    for f in range(folds):
+        held = [i for i, p in enumerate(pairs) if fold[p.query_id] == f]
+        start = time.perf_counter()
+        program = trecdl.compiled_late([p for p in pairs if fold[p.query_id] != f], seed=0)
+        fits.append(time.perf_counter() - start)
+        stage_fits.append(program.feedback.learned["fit_s"])
+        learned.append(program.feedback.learned)
+        test = [pairs[i] for i in held]
+        program.read_known(Known.of(SCHEME, []))
+        start = time.perf_counter()
+        base[held] = trecdl.late_grades(program, test)
+        ms_base.append(1000 * (time.perf_counter() - start) / len(test))
+        from hiera_dspy.methods.grades import expected_grade
+
+        expected[held] = expected_grade(program.base_distributions(test))
+        by_query: dict[str, list[int]] = {}
+        for i in held:
+            by_query.setdefault(pairs[i].query_id, []).append(i)
+        for policy in TEST_POLICIES:
+            chosen = sorted(i for members in by_query.values() for i in known_of(policy, members, lexical, rng))
+            known_mask[policy][chosen] = True
+            holes = [i for i in held if not known_mask[policy][i]]
+            known = known_table(pairs, chosen)
+            for variant in VARIANTS:
+                g = grades[policy, variant]
+                g[chosen] = [LABELS.index(pairs[i].label) for i in chosen]
+                g[holes] = base[holes] if variant == "base" else judged_holes(
+                    program, pairs, holes, base, known, variant == "feedback")
+            if policy == TIMED_POLICY:
+                program.feedback.calibrate = True
+                ms_feedback.append(ms_a_pair(program, [pairs[i] for i in holes], known))
+    return {"seed": seed, "base": base.tolist(), "expected": expected.tolist(),
+            "grades": {f"{p[0]} {p[1]}|{v}": g.tolist() for (p, v), g in grades.items()},
+            "known": {f"{p[0]} {p[1]}": m.tolist() for p, m in known_mask.items()},
+            "fit_s": fits, "stage_fit_s": stage_fits, "ms_base": ms_base, "ms_feedback": ms_feedback,
+            "learned": learned}
+
+
+# ------------------------------------------------------------------------------------------------ measures
+
+def systems(pairs: list[Pair], lexical: dict[str, np.ndarray], vectors: dict[str, np.ndarray],
+            expected: np.ndarray, seed: int) -> dict:
+    """The systems whose nDCG@10 ranking the filled qrels must keep (see the module doc)."""
+    from hiera_dspy.methods.feedback import document
+
+    scores = dict(lexical)
+    scores["dense-minilm"] = np.array([float(vectors[p.query] @ vectors[document(p.item_title, p.item_text)])
+                                       for p in pairs])
+    scores["late-lr"] = np.asarray(expected, dtype=float)
+    scores["random"] = np.random.default_rng(seed).random(len(pairs))
+    scores["longest-first"] = np.array([len(p.item_text) for p in pairs], dtype=float)
+    by_query: dict[str, list[Pair]] = {}
+    for p in pairs:
+        by_query.setdefault(p.query_id, []).append(p)
+    return trecdl.as_runs(scores, by_query, {p.id: i for i, p in enumerate(pairs)})
+
+
+def ranking(runs: dict, pairs: list[Pair], grades: np.ndarray, truth: dict[str, float]) -> dict:
+    """Kendall's tau of nDCG@10 under qrels `grades` against `truth` (each system's nDCG@10 under the full qrels),
+    and the mean |nDCG@10 error|."""
+    qrels = {(p.query_id, p.item_id): int(g) for p, g in zip(pairs, grades)}
+    values = {name: evaluate(run, qrels, SCHEME, 10)["ndcg@10"] for name, run in runs.items()}
+    names = sorted(runs)
+    return {"tau": kendall_tau([truth[n] for n in names], [values[n] for n in names]),
+            "ndcg_error": float(np.mean([abs(truth[n] - values[n]) for n in names]))}
+
+
+def summarise(pairs: list[Pair], rows: list[dict], lexical, vectors) -> dict:
+    """Per seed and policy: each variant's agreement on the holes and its ranking of the systems."""
+    gold = np.array([LABELS.index(p.label) for p in pairs])
+    out: dict = {"per_seed": []}
+    for row in rows:
+        runs = systems(pairs, lexical, vectors, np.array(row["expected"]), row["seed"])
+        full = {(p.query_id, p.item_id): LABELS.index(p.label) for p in pairs}
+        truth = {name: evaluate(run, full, SCHEME, 10)["ndcg@10"] for name, run in runs.items()}
+        seed_out = {"seed": row["seed"], "nothing_known": agreement(gold, np.array(row["base"])),
+                    "nothing_known_ranking": ranking(runs, pairs, np.array(row["base"]), truth), "policies": {}}
+        for name, mask in row["known"].items():
+            holes = ~np.array(mask)
+            cell = {"known_a_query": float(np.array(mask).sum() / len({p.query_id for p in pairs})),
+                    "holes": int(holes.sum())}
+            for variant in VARIANTS:
+                g = np.array(row["grades"][f"{name}|{variant}"])
+                cell[variant] = {**agreement(gold[holes], g[holes]), **ranking(runs, pairs, g, truth)}
+            seed_out["policies"][name] = cell
+        out["per_seed"].append(seed_out)
+    out["fit_s"] = float(np.median([s for r in rows for s in r["fit_s"]]))
+    out["stage_fit_s"] = float(np.median([s for r in rows for s in r["stage_fit_s"]]))
+    out["ms_base"] = float(np.median([s for r in rows for s in r["ms_base"]]))
+    out["ms_feedback"] = float(np.median([s for r in rows for s in r["ms_feedback"]]))
+    out["learned"] = rows[0]["learned"][0]
+    return out
+
+
+def markdown(s: dict, n_pairs: int, folds: int) -> str:
+    """The feedback table: per policy, the mean over seeds of each measure, and seeds on which feedback beat none."""
+    seeds = s["per_seed"]
+    lines = [f"late-lr with and without its queries' known judgments, {folds}-fold cross-validation by query on "
+             f"{n_pairs:,} TREC DL 2020 judgments, seeds {', '.join(str(r['seed']) for r in seeds)} (mean over seeds; "
+             "in brackets, the seeds on which feedback beat the judge without it).", "",
+             "| known judgments | known a query | holes | kappa (4 grades) without -> with | binary kappa | alpha | "
+             "quadratic kappa | kappa, no prior shift | tau nDCG@10 without -> with | mean abs nDCG@10 error |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
+    for name in seeds[0]["policies"]:
+        cells = [r["policies"][name] for r in seeds]
+
+        def mean(variant, measure):
+            return float(np.mean([c[variant][measure] for c in cells]))
+
+        def wins(measure, lower=False):
+            return sum((c["feedback"][measure] < c["base"][measure]) if lower else
+                       (c["feedback"][measure] > c["base"][measure]) for c in cells)
+
+        row = [name.replace("pool", "pool depth").replace("random", "random"),
+               f"{np.mean([c['known_a_query'] for c in cells]):.1f}", f"{cells[0]['holes']:,}"]
+        for m in MEASURES:
+            row.append(f"{mean('base', m):.3f} -> **{mean('feedback', m):.3f}** ({wins(m)} of {len(cells)})")
+        row.append(f"{mean('no_shift', 'kappa'):.3f}")
+        row.append(f"{mean('base', 'tau'):.3f} -> {mean('feedback', 'tau'):.3f} ({wins('tau')} of {len(cells)})")
+        row.append(f"{mean('base', 'ndcg_error'):.3f} -> {mean('feedback', 'ndcg_error'):.3f} "
+                   f"({wins('ndcg_error', True)} of {len(cells)})")
+        lines.append("| " + " | ".join(row) + " |")
+    nothing = {m: float(np.mean([r["nothing_known"][m] for r in seeds])) for m in MEASURES}
+    tau = float(np.mean([r["nothing_known_ranking"]["tau"] for r in seeds]))
+    lines += ["", (f"Nothing known (every pair judged alone, as before): kappa {nothing['kappa']:.3f}, binary "
+                   f"{nothing['kappa_binary']:.3f}, alpha {nothing['alpha']:.3f}, quadratic kappa "
+                   f"{nothing['weighted_kappa']:.3f}; tau of nDCG@10 with every pair machine-judged {tau:.3f}."),
+              "", (f"Fit: late-lr's compile with the stage {s['fit_s']:.0f} s a fold (median), of which the stage "
+                   f"{s['stage_fit_s']:.0f} s; judging {s['ms_base']:.2f} ms a pair without known judgments and "
+                   f"{s['ms_feedback']:.2f} ms with {TIMED_POLICY[1]} {TIMED_POLICY[0]} known a query (read_known "
+                   "included; late-interaction features from the table, the pass itself not included)."),
+              "", "Learned on (first fold of the first seed): " + ", ".join(
+                  f"{k} {v['kappa']:.3f} ({v['holes']:,} holes)" for k, v in s["learned"]["by_policy"].items())
+              + f"; out of fold overall {s['learned']['out_of_fold']:.3f}."]
+    return "\n".join(lines) + "\n"
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--data", type=Path, required=True, help="a TREC folder: topics.tsv, qrels.txt, corpus.jsonl[.gz]")
+    p.add_argument("--work", type=Path, required=True, help="where the feature and vector tables are kept")
+    p.add_argument("--seeds", default="0,1,2")
+    p.add_argument("--folds", type=int, default=5)
+    args = p.parse_args()
+    args.work.mkdir(parents=True, exist_ok=True)
+    pairs = load_pairs(args.data, args.work)
+    table = late_table(pairs, args.work)
+    vectors = vector_table(pairs, args.work)
+    lexical = pool_scores(pairs, 0)
+    rows = []
+    with late_from_table(table), vectors_from_table(vectors):
+        for seed in [int(s) for s in args.seeds.split(",")]:
+            cached = args.work / f"feedback-seed{seed}.json"
+            if cached.is_file():
+                rows.append(json.loads(cached.read_text()))
+                continue
+            start = time.perf_counter()
+            rows.append(run_seed(pairs, seed, args.folds, lexical))
+            cached.write_text(json.dumps(rows[-1]))
+            print(f"seed {seed}: {time.perf_counter() - start:.0f} s", flush=True)
+    summary = summarise(pairs, rows, lexical, vectors)
+    (args.work / "feedback.json").write_text(json.dumps(summary, indent=1))
+    text = markdown(summary, len(pairs), args.folds)
+    (args.work / "feedback.md").write_text(text)
+    print(text)
+
+
+if __name__ == "__main__":
+    main()

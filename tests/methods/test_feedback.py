@@ -1,0 +1,150 @@
+"""The feedback stage on late-lr: learned at compile on simulated known judgments (recorded in the artifact with its
+policies and k), read back from the artifact, reading a set's known judgments (`ReadsKnown`), and judging exactly as
+before where a query has none, where no judgment is known, for an artifact without the stage and with
+`feedback=false`. Word vectors stand in for MiniLM here (tests/methods/test_late_lr.py's fixture)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from hiera_dspy.artifacts.format import read_artifact
+from hiera_dspy.artifacts.judge_file import load_judge, save_judge
+from hiera_dspy.data.known import Known, KnownJudgment, ReadsKnown
+from hiera_dspy.data.trec_folder import load
+from hiera_dspy.labels import get_scheme
+from hiera_dspy.lm.roles import RoleLMs
+from hiera_dspy.methods import BuildContext, build
+from hiera_dspy.methods.feedback import POLICIES
+from hiera_dspy.testing import write_trec_folder
+from tests.methods.test_late_lr import word_late  # noqa: F401 - the fixture
+
+SCHEME = get_scheme("trec")
+
+
+def _pairs(tmp_path, name, queries, seed):
+    return load(str(write_trec_folder(tmp_path / name, queries=queries, passages=8, seed=seed)), SCHEME).split("all")
+
+
+def _known(pairs, per_query=3):
+    """The first `per_query` pairs of each query as known judgments (their text given)."""
+    seen: dict[str, int] = {}
+    out = []
+    for p in pairs:
+        if seen.get(p.query_id, 0) < per_query:
+            seen[p.query_id] = seen.get(p.query_id, 0) + 1
+            out.append(KnownJudgment(p.query_id, p.item_id, SCHEME.labels.index(p.label), p.item_title, p.item_text,
+                                     p.query, f"qrels.txt:{len(out) + 1}"))
+    return Known.of(SCHEME, out)
+
+
+def _labels(program, pairs):
+    program.prefetch(pairs)
+    return [program(query=p.query, item_title=p.item_title, item_text=p.item_text).label for p in pairs]
+
+
+@pytest.fixture
+def compiled(word_late, tmp_path):  # noqa: F811
+    train = _pairs(tmp_path, "dl", 20, 0)
+    return build("late-lr", BuildContext(SCHEME, train=train)).prepare(train)
+
+
+def test_compile_learns_the_stage_and_the_artifact_records_its_policies(compiled, tmp_path):
+    assert isinstance(compiled, ReadsKnown)
+    learned = compiled.feedback.learned
+    assert learned["policies"] == [f"{name} {k}" for name, k in POLICIES]
+    assert learned["ks"] == sorted({k for _, k in POLICIES}) and learned["rows"] > 0
+    assert set(learned["by_policy"]) <= set(learned["policies"])
+    art = tmp_path / "late.json"
+    save_judge(compiled, art, scheme=SCHEME, lms=RoleLMs(), knowledge="none", dataset="trec")
+    saved = read_artifact(art)["extra"]["feedback"]
+    assert saved["learned"]["policies"] == learned["policies"] and saved["learned"]["rows"] == learned["rows"]
+    assert len(saved["thresholds"]) == 3
+    assert any(line.startswith("feedback stage:") for line in compiled.learned_from())
+
+
+def test_a_reloaded_judge_reads_known_judgments_and_gives_the_same_labels(compiled, tmp_path):
+    art = tmp_path / "late.json"
+    save_judge(compiled, art, scheme=SCHEME, lms=RoleLMs(), knowledge="none", dataset="trec")
+    loaded = load_judge(art)
+    other = _pairs(tmp_path, "other", 8, 1)
+    known = _known(other)
+    counts = compiled.read_known(known)
+    assert counts == loaded.read_known(known) == {q: 3 for q in {p.query_id for p in other}}
+    holes = [p for p in other if (p.query_id, p.item_id) not in known.keys()]
+    a, b = _labels(compiled, holes), _labels(loaded, holes)
+    assert a == b
+    one = compiled(query=holes[0].query, item_title=holes[0].item_title, item_text=holes[0].item_text)
+    assert one.known_read == 3 and "base_label" in one and sum(one.scores.values()) == pytest.approx(1.0)
+
+
+def test_without_known_judgments_the_judge_is_unchanged(compiled, tmp_path):
+    other = _pairs(tmp_path, "other", 8, 1)
+    before = _labels(compiled, other)
+    assert compiled.read_known(Known.of(SCHEME, [])) == {}
+    assert _labels(compiled, other) == before
+    first = sorted({p.query_id for p in other})[0]  # known judgments of one query: the others are judged as before
+    compiled.read_known(Known.of(SCHEME, [j for j in _known(other) if j.query_id == first]))
+    after = _labels(compiled, other)
+    assert [x for x, p in zip(after, other) if p.query_id != first] == [
+        x for x, p in zip(before, other) if p.query_id != first]
+    scores = [compiled(query=p.query, item_title=p.item_title, item_text=p.item_text) for p in other[:3]]
+    assert all("known_read" not in s or s.known_read >= 1 for s in scores)
+
+
+def test_a_pair_whose_only_known_judgment_is_its_own_is_judged_as_before(compiled, tmp_path):
+    other = _pairs(tmp_path, "other", 8, 1)
+    before = _labels(compiled, other)
+    compiled.read_known(_known(other, per_query=1))
+    firsts = {p.query_id: i for i, p in reversed(list(enumerate(other)))}
+    after = _labels(compiled, other)
+    assert all(after[i] == before[i] for i in firsts.values())
+    p = other[firsts[other[0].query_id]]
+    assert "known_read" not in compiled(query=p.query, item_title=p.item_title, item_text=p.item_text)
+
+
+def test_an_artifact_without_the_stage_loads_and_judges_as_before(compiled, tmp_path):
+    import json
+
+    art = tmp_path / "late.json"
+    save_judge(compiled, art, scheme=SCHEME, lms=RoleLMs(), knowledge="none", dataset="trec")
+    doc = json.loads(art.read_text())
+    del doc["extra"]["feedback"]  # what an artifact compiled before the stage holds
+    old = tmp_path / "old.json"
+    old.write_text(json.dumps(doc))
+    judge = load_judge(old)
+    assert judge.feedback is None
+    other = _pairs(tmp_path, "other", 8, 1)
+    before = _labels(judge, other)
+    assert judge.read_known(_known(other)) == {}
+    assert _labels(judge, other) == before
+    compiled.feedback = None
+    assert _labels(compiled, other) == before
+
+
+def test_feedback_false_leaves_the_stage_out(word_late, tmp_path):  # noqa: F811
+    train = _pairs(tmp_path, "dl", 10, 0)
+    program = build("late-lr", BuildContext(SCHEME, train=train), feedback=False).prepare(train)
+    assert program.feedback is None and "feedback" not in program.dump_extra()
+    assert program.config["feedback"] is False
+
+
+def test_known_judgments_on_another_scale_are_not_read(compiled, tmp_path):
+    other = _pairs(tmp_path, "other", 8, 1)
+    binary = Known.of(get_scheme("msrd"), [KnownJudgment(p.query_id, p.item_id, 1, "", p.item_text, p.query)
+                                           for p in other[:4]])
+    assert compiled.read_known(binary) == {}
+    no_text = Known.of(SCHEME, [KnownJudgment(p.query_id, p.item_id, 1, "", None, p.query) for p in other[:4]])
+    assert compiled.read_known(no_text) == {}
+
+
+def test_known_judgments_move_the_labels_towards_the_truth(compiled, tmp_path):
+    other = _pairs(tmp_path, "other", 8, 1)
+    known = _known(other, per_query=4)
+    holes = [p for p in other if (p.query_id, p.item_id) not in known.keys()]
+    gold = np.array([SCHEME.labels.index(p.label) for p in holes])
+    compiled.read_known(Known.of(SCHEME, []))
+    base = np.array([SCHEME.labels.index(x) for x in _labels(compiled, holes)])
+    compiled.read_known(known)
+    fed = np.array([SCHEME.labels.index(x) for x in _labels(compiled, holes)])
+    assert np.abs(fed - gold).mean() <= np.abs(base - gold).mean() + 0.25
