@@ -8,7 +8,7 @@ import threading
 from pathlib import Path
 
 from hiera_dspy.data import DataError, load_dataset
-from hiera_dspy.errors import RequestError
+from hiera_dspy.errors import HieraError, RequestError
 from hiera_dspy.labelling.decisions import DecisionLog
 from hiera_dspy.labelling.exports import iso, read_pairs_file
 from hiera_dspy.labelling.history import folder_decisions
@@ -82,7 +82,7 @@ class Review:
         ValueError (a label not in the scheme) / UnknownPair before anything is stored."""
         for _, label, _ in decisions:
             if label not in self.scheme.labels:
-                raise ValueError(f"label {label!r} is not in the scheme {list(self.scheme.labels)}")
+                raise HieraError(f"label {label!r} is not in the scheme {list(self.scheme.labels)}")
         with self._lock:
             stored = self.decisions.record_many(self.run_id, decisions, via=via)
             written = export(self.store, self.run_id) if "labelling" in self.config else []

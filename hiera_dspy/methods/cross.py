@@ -32,6 +32,7 @@ from pathlib import Path
 import dspy
 import numpy as np
 
+from hiera_dspy.errors import HieraError, NotFitted
 from hiera_dspy.methods import BuildContext, register
 from hiera_dspy.methods.learned_scorer import SCORER, SCORER_OPTIONS, ScorerState
 from hiera_dspy.methods.learning import Learner
@@ -69,7 +70,7 @@ def dev_split(pairs: Sequence[Pair], labels: Sequence[str], n_queries: int, seed
             chosen += rng.sample(single, min(share, len(single) // 2))
     dev = [rng.choice(by_query[q][label]) for q in chosen for label in reversed(labels) if by_query[q].get(label)]
     if len({p.label for p in dev}) < 2:
-        raise ValueError(f"ce-blend needs held-out train queries with pairs of two labels or more to choose its blend "
+        raise HieraError(f"ce-blend needs held-out train queries with pairs of two labels or more to choose its blend "
                          f"on; the {len(by_query)} train queries give {len(dev)} dev pairs of one label")
     skip = set(chosen)
     return [p for p in pairs if (p.query_id or p.query) not in skip], balance(dev, labels, rng)
@@ -82,7 +83,7 @@ def query_folds(pairs: Sequence[Pair], k: int, seed: int, option: str = "ce-blen
     random.Random(seed).shuffle(queries)
     fold = {q: i % k for i, q in enumerate(queries)}
     if len(queries) < k:
-        raise ValueError(f"{option}={k} needs at least as many train queries; {len(queries)} given: lower it or "
+        raise HieraError(f"{option}={k} needs at least as many train queries; {len(queries)} given: lower it or "
                          "give more queries")
     return [fold[p.query_id or p.query] for p in pairs]
 
@@ -113,7 +114,7 @@ def objective(name: str):
 
     measure = {"kappa": cohen_kappa, "weighted_kappa": quadratic_kappa}.get(name)
     if measure is None:
-        raise ValueError(f"ce-blend: blend_objective {name!r} is not one of kappa, weighted_kappa")
+        raise HieraError(f"ce-blend: blend_objective {name!r} is not one of kappa, weighted_kappa")
 
     def score(gold: np.ndarray, pred: np.ndarray, k: int) -> float:
         cm = np.zeros((k, k))
@@ -315,7 +316,7 @@ class CrossBlendProgram(Learner, dspy.Module):
         """The blended grade distribution's expected grade, cut at the chosen thresholds; `scores` is the blended
         distribution (two labels: P(top label) against the one threshold)."""
         if self.encoder is None or self.blend is None:
-            raise RuntimeError("ce-blend is not fitted: call prepare(train) or load a compiled artifact")
+            raise NotFitted("ce-blend is not fitted: call prepare(train) or load a compiled artifact")
         labels = self.scheme.labels
         scorer = self._scorer_dist(query, item_title, item_text)
         ce = self._prefetched.get((query, item_title, item_text))
@@ -356,7 +357,7 @@ class CrossBlendProgram(Learner, dspy.Module):
         from hiera_dspy.signals.cross_encoder import CrossEncoder
 
         if not self.digests:
-            raise ValueError("the artifact records no cross-encoder weights: refit it (optimize.compile)")
+            raise HieraError("the artifact records no cross-encoder weights: refit it (optimize.compile)")
         max_len = (self.blend or {}).get("tokens", {}).get("max_len", self.ce_options["max_len"])  # "auto": chosen
         self.encoder = CrossEncoder.load(folder, self.digests, int(max_len))
         self._prefetched = {}
