@@ -209,6 +209,10 @@ def custom_scheme(spec: str, name: str = "custom") -> LabelScheme:
     labels = tuple(part.strip() for part in spec.split(",") if part.strip())
     if len(labels) < 2:
         raise HieraError(f'--labels needs at least two comma-separated labels, least relevant first; got {spec!r}')
+    repeated = sorted({label for label in labels if labels.count(label) > 1})
+    if repeated:
+        raise HieraError(f"labels {spec!r} (field `labels`, flag --labels): {', '.join(map(repr, repeated))} is given "
+                         "twice; name each label once, least relevant first, e.g. 'Bad,Fair,Good'")
     return LabelScheme(name=name, labels=labels, raw_map={str(i): label for i, label in enumerate(labels)},
                        source="user-defined via --labels")
 

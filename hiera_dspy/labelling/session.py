@@ -16,7 +16,7 @@ from hiera_dspy.labelling.queue import QueueEntry, review_queue
 from hiera_dspy.labelling.run import export
 from hiera_dspy.labelling.sample import SAMPLE_REASON, read_sample, sample_entries
 from hiera_dspy.labels import LabelScheme
-from hiera_dspy.store.run_store import RunStore
+from hiera_dspy.store.run_store import RunStore, no_run
 from hiera_dspy.untrusted.screen import screen_item
 
 
@@ -28,8 +28,7 @@ class Review:
         self.who = who or _user()
         self.config = store.run_config(run_id)
         if self.config is None:
-            raise RequestError(f"no run {run_id!r} in {store.path}; "
-                             f"runs: {', '.join(store.run_ids()[-5:]) or 'none'}")
+            raise RequestError(no_run(store, run_id))
         self.scheme, self.pairs = _scheme_and_pairs(self.config)
         self.decisions = DecisionLog(store.path)
         self.sample = read_sample(store.path, run_id)
