@@ -22,7 +22,7 @@ import dspy
 
 from eval.disagreements import cause, disagreement_groups, format_path, judgment_path, short
 from hiera_dspy.cli.lms import add_lm_arguments, lms_from_args
-from hiera_dspy.cli.options import add_renamed, runs_dir
+from hiera_dspy.cli.options import add_renamed, cli_main, runs_dir
 from hiera_dspy.data import DataError, load_dataset
 from hiera_dspy.errors import RequestError
 from hiera_dspy.metrics.agreement import NO_LABEL
@@ -127,4 +127,4 @@ def main(argv: list[str] | None = None) -> str:
 
 
 if __name__ == "__main__":
-    main()
+    cli_main(main)

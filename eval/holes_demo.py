@@ -24,6 +24,7 @@ import numpy as np
 from hiera_dspy.cli.options import cli_main
 from hiera_dspy.data import load_dataset
 from hiera_dspy.data.trec import write_qrels, write_run
+from hiera_dspy.jobs.preparing import output_folder
 from hiera_dspy.store.files import write_atomic
 
 RUN_DEPTH = 100  # documents retrieved per query in each run
@@ -129,7 +130,7 @@ def rrf(rankings: list[dict[str, list[str]]]) -> dict[str, list[tuple[str, float
 def main(argv: list[str] | None = None) -> dict:
     """Build a small benchmark with holes and run eval.holes on it in its own process; returns its summary."""
     args, rest = parser().parse_known_args(argv)
-    inputs = Path(args.out) / "inputs"
+    inputs = output_folder(Path(args.out) / "inputs")
     runs = build_inputs(inputs, args.queries)
     # the command a user would type next, in its own process: one CLI never imports another (tests/test_layers.py)
     command = [sys.executable, "-m", "eval.holes", "--topics", str(inputs / "topics.tsv"), "--corpus",

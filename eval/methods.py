@@ -5,6 +5,7 @@ allowed values, meaning): `python -m eval.methods --config NAME` (`--json` for t
 import argparse
 import json
 
+from hiera_dspy.cli.options import cli_main
 from hiera_dspy.methods import METHOD_REGISTRY, available
 from hiera_dspy.methods.params import PARAMS
 
@@ -42,4 +43,4 @@ def main(argv: list[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    cli_main(main)

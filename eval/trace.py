@@ -17,7 +17,7 @@ import json
 import sys
 from pathlib import Path
 
-from hiera_dspy.cli.options import add_renamed, open_store, runs_dir
+from hiera_dspy.cli.options import add_renamed, cli_main, open_store, runs_dir
 from hiera_dspy.errors import RequestError
 from hiera_dspy.lm.ledger import Step
 from hiera_dspy.lm.profiles import describe as describe_profile
@@ -135,4 +135,4 @@ def main(argv: list[str] | None = None) -> str:
 
 
 if __name__ == "__main__":
-    main()
+    cli_main(main)

@@ -30,3 +30,8 @@ class UnknownName(HieraError, KeyError):
     names there are. Also a `KeyError`, for callers that look a name up."""
 
     __str__ = Exception.__str__  # the message as written, not KeyError's quoted repr
+
+
+class NotFitted(RequestError, RuntimeError):
+    """A learned part asked to judge or be saved before it learned anything: fit it (a method's `prepare(train,
+    dev)`, which the commands call), or load a compiled artifact. Also a `RuntimeError`."""

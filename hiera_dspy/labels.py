@@ -40,10 +40,10 @@ class LabelScheme:
 
     def __post_init__(self):
         if len(self.labels) < 2 or len(set(self.labels)) != len(self.labels):
-            raise ValueError(f"label scheme {self.name!r} needs at least two distinct labels, got {self.labels}")
+            raise HieraError(f"label scheme {self.name!r} needs at least two distinct labels, got {self.labels}")
         if self.gains is not None and (len(self.gains) != len(self.labels) or list(self.gains) != sorted(self.gains)
                                        or min(self.gains) < 0):
-            raise ValueError(f"label scheme {self.name!r}: gains {self.gains} need one non-negative, non-decreasing "
+            raise HieraError(f"label scheme {self.name!r}: gains {self.gains} need one non-negative, non-decreasing "
                              f"value per label {self.labels}")
 
     def gain(self, grade: int) -> float:
@@ -59,7 +59,7 @@ class LabelScheme:
             scaled = [g * 10 ** power for g in self.gains]
             if all(abs(v - round(v)) < 1e-9 for v in scaled):
                 return {i: int(round(v)) for i, v in enumerate(scaled)}
-        raise ValueError(f"label scheme {self.name!r}: gains {self.gains} need at most 6 decimals")
+        raise HieraError(f"label scheme {self.name!r}: gains {self.gains} need at most 6 decimals")
 
     @property
     def literal(self):
@@ -77,7 +77,7 @@ class LabelScheme:
         if key.lower() in lowered:
             return lowered[key.lower()]
         allowed = sorted(set(self.labels) | set(self.raw_map))
-        raise ValueError(f"unknown label {raw!r} for scheme {self.name!r}; expected one of {allowed}")
+        raise HieraError(f"unknown label {raw!r} for scheme {self.name!r}; expected one of {allowed}")
 
     def describe(self) -> str:
         """Label definitions as prompt text, least relevant first, then the guidelines' instructions and worked
@@ -233,6 +233,10 @@ def custom_scheme(spec: str, name: str = "custom") -> LabelScheme:
     labels = tuple(part.strip() for part in spec.split(",") if part.strip())
     if len(labels) < 2:
         raise HieraError(f'--labels needs at least two comma-separated labels, least relevant first; got {spec!r}')
+    repeated = sorted({label for label in labels if labels.count(label) > 1})
+    if repeated:
+        raise HieraError(f"labels {spec!r} (field `labels`, flag --labels): {', '.join(map(repr, repeated))} is given "
+                         "twice; name each label once, least relevant first, e.g. 'Bad,Fair,Good'")
     return LabelScheme(name=name, labels=labels, raw_map={str(i): label for i, label in enumerate(labels)},
                        source="user-defined via --labels")
 

@@ -28,6 +28,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from hiera_dspy.errors import HieraError
+
 TRUE = {"1", "true", "yes", "on"}
 FALSE = {"0", "false", "no", "off"}
 
@@ -70,9 +72,9 @@ def env_int(name: str, default: int) -> int:
     try:
         value = int(raw)
     except ValueError:
-        raise ValueError(f"{name}={raw!r}: expected an integer") from None
+        raise HieraError(f"{name}={raw!r}: expected an integer") from None
     if value < 0:
-        raise ValueError(f"{name}={raw!r}: expected a non-negative integer")
+        raise HieraError(f"{name}={raw!r}: expected a non-negative integer")
     return value
 
 
@@ -84,7 +86,7 @@ def env_float(name: str, default: float) -> float:
     try:
         return float(raw)
     except ValueError:
-        raise ValueError(f"{name}={raw!r}: expected a number") from None
+        raise HieraError(f"{name}={raw!r}: expected a number") from None
 
 
 def cache_dir(base: str | os.PathLike | None = None) -> Path:
@@ -221,7 +223,7 @@ def item_chars(default: int) -> int:
     judgment flagged `truncated`."""
     value = env_int("HIERA_ITEM_CHARS", default)
     if value < 1:
-        raise ValueError(f"HIERA_ITEM_CHARS={value}: expected at least 1 character")
+        raise HieraError(f"HIERA_ITEM_CHARS={value}: expected at least 1 character")
     return value
 
 

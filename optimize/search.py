@@ -31,6 +31,7 @@ from hiera_dspy.cli.options import (
     exit_on_error_rate,
     load_data,
     open_store,
+    positive_int,
     progress_display,
     raise_if_stopped,
     runs_dir,
@@ -52,7 +53,7 @@ def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m optimize.search", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     add_data_arguments(p)
-    p.add_argument("--trials", type=int, required=True, help="number of optuna trials")
+    p.add_argument("--trials", type=positive_int, required=True, help="number of optuna trials")
     p.add_argument("--budget", default="smoke", choices=["smoke", "light"], help="train/dev slice sizes")
     p.add_argument("--seed", type=int, default=42)
     p.add_argument("--out", help="output folder (default: runs/search-<dataset>)")

@@ -24,6 +24,7 @@ import dspy
 
 from hiera_dspy.artifacts.compat import RENAMED, align_state
 from hiera_dspy.artifacts.format import FORMAT, FORMAT_VERSION, ArtifactError, read_artifact  # noqa: F401
+from hiera_dspy.errors import HieraError
 from hiera_dspy.labels import LabelScheme
 from hiera_dspy.lm.roles import LMSpec, RoleLMs, build_lms
 
@@ -46,7 +47,7 @@ def refuse_secrets(obj, path: str = "") -> None:
     if isinstance(obj, dict):
         for key, value in obj.items():
             if SECRET_NAME.search(str(key)) and value not in (None, "", 0, [], {}) and not isinstance(value, (int, float)):
-                raise ValueError(f"refusing to save a secret-like field {path}{key!r} in an artifact")
+                raise HieraError(f"refusing to save a secret-like field {path}{key!r} in an artifact")
             refuse_secrets(value, f"{path}{key}.")
     elif isinstance(obj, list):
         for i, value in enumerate(obj):

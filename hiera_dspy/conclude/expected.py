@@ -23,6 +23,7 @@ import numpy as np
 
 from hiera_dspy.conclude.retrieval import measure_keys, query_values
 from hiera_dspy.data.trec import RunLine, ranked
+from hiera_dspy.errors import HieraError
 from hiera_dspy.labels import LabelScheme
 
 Dist = dict[str, float]  # label -> probability
@@ -35,7 +36,7 @@ def gains(dist: Dist, scheme: LabelScheme) -> tuple[float, float]:
     probs = np.array([max(float(dist.get(label, 0.0)), 0.0) for label in scheme.labels])
     total = probs.sum()
     if total <= 0:
-        raise ValueError(f"a label distribution needs a positive probability on one of {scheme.labels}: {dist}")
+        raise HieraError(f"a label distribution needs a positive probability on one of {scheme.labels}: {dist}")
     probs /= total
     threshold = scheme.labels.index(scheme.threshold)
     values = np.array([scheme.gain(i) for i in range(len(probs))])

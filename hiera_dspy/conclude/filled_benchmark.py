@@ -27,6 +27,7 @@ from hiera_dspy.conclude.ranges import value_ranges
 from hiera_dspy.conclude.retrieval import top_k
 from hiera_dspy.conclude.sample import Sample, SampleState, state
 from hiera_dspy.conclude.strata import stratum_labels
+from hiera_dspy.errors import HieraError
 from hiera_dspy.labels import LabelScheme
 
 CORRECTION = "holm"
@@ -143,7 +144,7 @@ def conclusions(runs: dict[str, list], originals: dict, records: Sequence[dict],
     n_min is the plan's (`predicted_n_mins`, from `simulated`, else DRAWS label sets drawn here) or the sample's
     own residuals' if larger."""
     if machine_values not in MACHINE_VALUES:
-        raise ValueError(f"machine_values must be one of {MACHINE_VALUES}, got {machine_values!r}")
+        raise HieraError(f"machine_values must be one of {MACHINE_VALUES}, got {machine_values!r}")
     queries = population(runs)
     by_query = holes_by_query(records)
     human_decided = {r["id"] for r in records if r.get("source") == "human"}

@@ -58,6 +58,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from hiera_dspy.conclude import betting, sequence
+from hiera_dspy.errors import HieraError
 
 FLAT = 1e-12  # a spread at or below this is none
 TRUST = 30  # the t interval stands while the betting side exceeds it by at most TRUST t half-widths
@@ -209,7 +210,7 @@ def columns(y, yhat, unl, level: float = 0.95, lam: float | None = None, bounds=
     n, d = y.shape
     big_n = n + unl.shape[0]
     if not 2 <= n < big_n:
-        raise ValueError(f"the benchmark-mean interval needs 2 <= n < N sampled queries, got n = {n} of {big_n}")
+        raise HieraError(f"the benchmark-mean interval needs 2 <= n < N sampled queries, got n = {n} of {big_n}")
     f, alpha = n / big_n, 1.0 - level
     n_min = min_queries_columns(np.vstack([yhat, unl])) if n_min is None else np.asarray(n_min)
     if lam is not None:

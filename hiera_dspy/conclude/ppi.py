@@ -42,6 +42,7 @@ import numpy as np
 from hiera_dspy.conclude import finite
 from hiera_dspy.conclude.finite import Columns, min_queries_columns, tuned_lams
 from hiera_dspy.conclude.plan import METRIC_RANGE, more_queries
+from hiera_dspy.errors import HieraError
 from hiera_dspy.metrics.significance import holm
 
 ESTIMANDS = ("benchmark", "superpopulation")
@@ -238,7 +239,7 @@ def t_factor(alpha: float, n: int, fitted: bool) -> float:
 
     df = n - (2 if fitted else 1)
     if df < 1:
-        raise ValueError(f"a t interval needs a degree of freedom: {n} sampled queries, lam "
+        raise HieraError(f"a t interval needs a degree of freedom: {n} sampled queries, lam "
                          f"{'fitted' if fitted else 'fixed'}")
     return float(t.ppf(1 - alpha / 2, df) * math.sqrt(n / df) / norm.ppf(1 - alpha / 2))
 
@@ -276,11 +277,11 @@ def estimate_columns(y, yhat, yhat_unlabeled, level: float = 0.95, lam: float | 
     the t level; a column without variance gets plain PPI (lam = 1). Needs n >= 2."""
     y, yhat, unl = (np.asarray(a, dtype=float) for a in (y, yhat, yhat_unlabeled))
     if y.shape[0] < 2:
-        raise ValueError(FEW)
+        raise HieraError(FEW)
     if estimand == "benchmark":
         return finite.columns(y, yhat, unl, level, lam, bounds, n_min, tune)
     if estimand != "superpopulation":
-        raise ValueError(f"estimand must be one of {ESTIMANDS}, got {estimand!r}")
+        raise HieraError(f"estimand must be one of {ESTIMANDS}, got {estimand!r}")
     return _superpopulation_columns(y, yhat, unl, level, lam)
 
 
@@ -486,11 +487,11 @@ def _same(parts: dict, level: float, estimand: str) -> Estimate:
 
 def _check(y: np.ndarray, yhat: np.ndarray, level: float, estimand: str = "benchmark") -> None:
     if len(y) != len(yhat):
-        raise ValueError(f"{len(y)} human values but {len(yhat)} machine values of the sampled queries: they pair up")
+        raise HieraError(f"{len(y)} human values but {len(yhat)} machine values of the sampled queries: they pair up")
     if not 0 < level < 1:
-        raise ValueError(f"the confidence level must be between 0 and 1 (e.g. 0.95), got {level}")
+        raise HieraError(f"the confidence level must be between 0 and 1 (e.g. 0.95), got {level}")
     if estimand not in ESTIMANDS:
-        raise ValueError(f"estimand must be one of {ESTIMANDS}, got {estimand!r}")
+        raise HieraError(f"estimand must be one of {ESTIMANDS}, got {estimand!r}")
 
 
 def _lam(used: float | None, y, yhat, unl) -> float | None:

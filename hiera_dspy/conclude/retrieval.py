@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from hiera_dspy.data.trec import RunLine, ranked
+from hiera_dspy.errors import HieraError
 from hiera_dspy.labels import LabelScheme
 from hiera_dspy.registry import Entry, Registry
 
@@ -179,7 +180,7 @@ def kendall_tau(before: list[float], after: list[float]) -> float | None:
     from scipy.stats import kendalltau
 
     if len(before) != len(after):
-        raise ValueError(f"kendall_tau: {len(before)} scores before, {len(after)} after")
+        raise HieraError(f"kendall_tau: {len(before)} scores before, {len(after)} after")
     if len(before) < 2:
         return None
     return _number(kendalltau(before, after).statistic)
@@ -204,7 +205,7 @@ def tau_ap(truth: list[float], estimate: list[float]) -> float | None:
         0.3333
     """
     if len(truth) != len(estimate):
-        raise ValueError(f"tau_ap: {len(truth)} true scores, {len(estimate)} estimated")
+        raise HieraError(f"tau_ap: {len(truth)} true scores, {len(estimate)} estimated")
     n = len(truth)
     if n < 2:
         return None

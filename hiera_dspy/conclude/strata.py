@@ -35,6 +35,7 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 
 from hiera_dspy.conclude.expected import gains
+from hiera_dspy.errors import HieraError
 from hiera_dspy.labels import LabelScheme
 
 UNKNOWN = 0.5  # the relevance probability of a hole whose judgment says nothing of how sure it is: the least sure
@@ -54,7 +55,7 @@ def query_uncertainty(queries: Sequence[str], holes: Iterable[tuple[str, float]]
 def strata_of(uncertainty: np.ndarray, k: int) -> list[np.ndarray]:
     """The query indices cut into `k` strata of (nearly) equal size by increasing uncertainty."""
     if k < 1:
-        raise ValueError(f"the number of strata must be at least 1, got {k}")
+        raise HieraError(f"the number of strata must be at least 1, got {k}")
     return np.array_split(np.argsort(np.asarray(uncertainty), kind="stable"), k)
 
 
@@ -76,7 +77,7 @@ def allocate(sizes: Sequence[int], n: int, rng) -> np.ndarray:
     sizes = np.asarray(sizes)
     total = int(sizes.sum())
     if not 0 <= n <= total:
-        raise ValueError(f"cannot allocate a sample of {n} over {total} queries")
+        raise HieraError(f"cannot allocate a sample of {n} over {total} queries")
     share = sizes * n / total
     k = np.floor(share + 1e-9).astype(int)
     left = n - int(k.sum())

@@ -23,6 +23,7 @@ import pandas as pd
 from hiera_dspy.data import BadRows, CatalogEntry, DataError, Dataset, expect_folder
 from hiera_dspy.data.locate import Download, locate
 from hiera_dspy.data.sampling import make_splits
+from hiera_dspy.errors import HieraError
 from hiera_dspy.labels import LabelScheme, get_scheme
 from hiera_dspy.records import Pair
 
@@ -41,9 +42,9 @@ def relevance_level(value) -> str:
     try:
         score = Decimal(str(value).strip())
     except InvalidOperation:
-        raise ValueError(f"relevance {value!r} is not a number") from None
+        raise HieraError(f"relevance {value!r} is not a number") from None
     if not score.is_finite() or not Decimal(1) <= score <= Decimal(3):
-        raise ValueError(f"relevance {value!r} is outside the 1-3 scale")
+        raise HieraError(f"relevance {value!r} is outside the 1-3 scale")
     return str(int(score.quantize(Decimal(1), rounding=ROUND_HALF_UP)))
 
 

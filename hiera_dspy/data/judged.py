@@ -19,6 +19,7 @@ from collections.abc import Callable, Mapping
 
 from hiera_dspy.data import BadRows, CatalogEntry, DataError, Dataset
 from hiera_dspy.data.sampling import make_splits
+from hiera_dspy.errors import HieraError
 from hiera_dspy.labels import LabelScheme
 from hiera_dspy.records import Pair
 from hiera_dspy.untrusted.blocks import item_text_budget
@@ -67,8 +68,8 @@ def grade_of(value, scheme: LabelScheme) -> int:
     try:
         grade = int(value)
     except (TypeError, ValueError):
-        raise ValueError(f"grade {value!r} is not an integer") from None
+        raise HieraError(f"grade {value!r} is not an integer") from None
     if not 0 <= grade <= top:
-        raise ValueError(f"grade {grade} is outside the scheme {scheme.name!r} (0..{top}: "
+        raise HieraError(f"grade {grade} is outside the scheme {scheme.name!r} (0..{top}: "
                          f"{', '.join(f'{i}={lab}' for i, lab in enumerate(scheme.labels))})")
     return grade

@@ -23,6 +23,7 @@ from hiera_dspy.data import BadRows, DataError, Dataset
 from hiera_dspy.data.judged import judged_dataset
 from hiera_dspy.data.known import Known, KnownJudgment
 from hiera_dspy.data.trec import read_corpus, read_qrels
+from hiera_dspy.errors import HieraError
 from hiera_dspy.labels import LabelScheme, get_scheme
 
 DEFAULT_SCHEME = "trec"  # 0-3, the scale of Quepid's default scorers and of SRW's documented example
@@ -40,17 +41,17 @@ def rating_grade(value, scheme: LabelScheme) -> int:
     what is wrong and what to do otherwise."""
     text = str(value).strip() if value is not None else ""
     if text == "" or isinstance(value, bool):
-        raise ValueError("the rating is empty; give each judged document a rating")
+        raise HieraError("the rating is empty; give each judged document a rating")
     try:
         number = float(text)
     except ValueError:
-        raise ValueError(f"rating {text!r} is not a number") from None
+        raise HieraError(f"rating {text!r} is not a number") from None
     if not math.isfinite(number) or number != int(number):
-        raise ValueError(f"rating {text!r} is not a whole grade; round the ratings to grades of the scheme "
+        raise HieraError(f"rating {text!r} is not a whole grade; round the ratings to grades of the scheme "
                          f"{scale(scheme)}")
     grade = int(number)
     if not 0 <= grade < len(scheme.labels):
-        raise ValueError(f"rating {text!r} is outside the scheme {scale(scheme)}; pass --labels or --scheme with "
+        raise HieraError(f"rating {text!r} is outside the scheme {scale(scheme)}; pass --labels or --scheme with "
                          f"a grade for every rating")
     return grade
 

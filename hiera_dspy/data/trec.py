@@ -1,7 +1,7 @@
 """The files IR people already have: TREC run files, topics, a corpus, TREC qrels (read and written).
 
 - run: `qid Q0 docid rank score tag` (whitespace separated, 6 columns); ranked by score, ties by docid descending
-  (trec_eval's order, which ir_measures uses too).
+  (trec_eval's order, which ir_measures uses too); a score that is not a finite number (nan, inf) is a bad line.
 - topics: TSV `qid<TAB>query`, or JSONL `{"qid", "query"}` (a `.jsonl`/`.json` name or a first line starting `{`).
 - corpus: JSONL `{"id", "title", "text"}` (`_id` accepted, as in BEIR); any further fields (MSRD's overview, genres,
   actors, ...) join the text as `Name: value` lines.
@@ -15,6 +15,7 @@ Writers go through `write_atomic` (temp file + rename).
 from __future__ import annotations
 
 import gzip
+import math
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import NamedTuple
@@ -92,6 +93,9 @@ def _run_line(text: str, lineno: int) -> RunLine:
         score_f = float(score)
     except ValueError:
         raise Bad(f"column 5 (score): {score!r} is not a number") from None
+    if not math.isfinite(score_f):  # nan would rank by line order; ±inf ties among itself
+        raise Bad(f"column 5 (score): {score!r} is not a finite number; give the document a finite score (a very low "
+                  "one ranks it last)")
     return RunLine(qid, docid, rank_i, score_f, tag, lineno)
 
 

@@ -241,7 +241,7 @@ def _levels(job: Job, todo: list, answers: StoredAnswers, endpoints: dict, clien
         # every batch is finished here (wait), and a finished batch stored an answer or an error for each request
         new = {k: v for k, v in wanted.items() if k not in answers}
         if not new:
-            raise RuntimeError(f"batch engine: {len(todo)} pairs wait for requests that were already answered "
+            raise BatchRequestError(f"batch engine: {len(todo)} pairs wait for requests that were already answered "
                                "(a program whose requests change between replays cannot run as batches)")
         if job.progress:
             print(f"level {level}: {len(new)} requests for {len(todo)} pairs", file=sys.stderr)

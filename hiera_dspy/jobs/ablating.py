@@ -113,6 +113,8 @@ def family_of(method: str, config: dict) -> str:
 def ablate(request: AblateRequest) -> Ablation:
     """Judge the split with every method of the request, one resumable run each; a dry run estimates each instead."""
     rows_spec = variants(list(request.methods), request.with_knowledge)
+    if not rows_spec:
+        raise RequestError("no method to compare (field `methods`, flag --methods 'zero-shot,hiera' or --grid NAME)")
     store = open_store(request.run.store)
     dataset = load_data(request.data)
     split = request.split or dataset.default_split

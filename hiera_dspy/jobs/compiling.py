@@ -34,6 +34,7 @@ from hiera_dspy.jobs.preparing import (
 )
 from hiera_dspy.jobs.requests import CompileRequest, DataSource, Judging
 from hiera_dspy.knowledge import make_knowledge
+from hiera_dspy.labels import SCHEMES
 from hiera_dspy.methods import BuildContext, build
 from hiera_dspy.methods.learning import prepare_fresh
 from hiera_dspy.metrics.reference import ReferenceScorer, summary_line
@@ -165,6 +166,10 @@ def compile_judge(request: CompileRequest) -> Compiled:
     store = open_store(request.run.store)
     if request.config_file:
         spec = read_json_file(request.config_file, "--config")
+        if not isinstance(spec, dict):
+            raise RequestError(f"--config {request.config_file} (field `config_file`): expected a JSON object "
+                               '{"method": ..., "config": {...}} (optimize.search writes one: best.json), got a '
+                               f"{type(spec).__name__}")
         method, config = spec.get("method", method), {**config, **spec.get("config", {})}
         knowledge_kind = spec.get("knowledge", knowledge_kind)
     preset = QUICKSTART.get(method, {}) if request.budget == "quickstart" and not request.judge else {}
@@ -176,6 +181,10 @@ def compile_judge(request: CompileRequest) -> Compiled:
     config = method_config(method, request.settings, config)
     budget = BUDGETS[request.budget]
     data = replace(request.data or DataSource(source.dataset), dataset=source.dataset)
+    if source.doc and not (data.scheme or data.labels):  # a refit reads its data in the judge's own scheme
+        judges = source.doc["scheme"]
+        data = (replace(data, scheme=judges["name"]) if judges["name"] in SCHEMES
+                else replace(data, labels=",".join(judges["labels"])))
     dataset = load_data(data)
     reference = ReferenceScorer(dataset)  # the summary's embed-lr: fitted on the bundled train split, whatever we use
     if preset and not request.split and preset["split"] in dataset.splits:

@@ -24,6 +24,7 @@ from hiera_dspy.labelling.known_evidence import Evidence, benchmark_evidence
 from hiera_dspy.labelling.run import export
 from hiera_dspy.labels import LabelScheme, custom_scheme, get_scheme
 from hiera_dspy.records import Judgment, Pair
+from hiera_dspy.store.run_store import no_run
 
 
 @dataclass
@@ -130,6 +131,11 @@ def fill_holes(request: HolesRequest) -> Filled:
     if request.depth < 1:
         raise RequestError(f"--depth must be at least 1, got {request.depth}")
     labelling = labelling_of(request, scheme)
+    if not labelling["runs"]:
+        raise RequestError("--runs (field `runs`): give the systems' TREC run files, comma-separated, e.g. a.run,b.run")
+    if twice := sorted({r for r in labelling["runs"] if labelling["runs"].count(r) > 1}):
+        raise RequestError(f"--runs {','.join(request.runs)} (field `runs`): {', '.join(twice)} is given twice; "
+                           "name each system's run file once")
     inputs = read_inputs(labelling, scheme)
     for name, run in inputs.runs.items():
         if tied := tied_in_top(run, request.depth):
@@ -164,6 +170,8 @@ def conclusions(run_id: str, store: str | None = None) -> Filled:
     """Export the holes run `run_id` again from the store (every decision so far counted) and return its summary
     (summary.json: "estimates", "differences", "human_sample") and report.md's text."""
     opened = open_store(store)
+    if opened.run_config(run_id) is None:
+        raise RequestError(no_run(opened, run_id))
     if (opened.run_config(run_id) or {}).get("labelling", {}).get("kind") != "holes":
         raise RequestError(f"run {run_id!r} is not a holes run (made by eval.holes)")
     return _exported(opened, run_id)

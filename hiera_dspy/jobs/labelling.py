@@ -107,7 +107,7 @@ def label_pairs(judging: Judging, dataset: Dataset, pairs: Iterable[Pair], split
     out, limit = Path(labelling["out"]), judging.limit
     begin_run(store, run_id, {**identity, "limit": limit, "labelling": labelling}, judging.run.wait,
               may_differ=("limit", "labelling"))
-    config = store.run_config(run_id)
+    config = adopt_scheme(store, run_id, labelling["scheme"], pairs)
     source = dataset.notes.get("source")
     sig = None
     if reuse_export and not judging.run.retry_errors:
@@ -134,6 +134,26 @@ def label_pairs(judging: Judging, dataset: Dataset, pairs: Iterable[Pair], split
     if reuse_export:
         sig = freshness.signature(store, run_id, source, split, limit, labelling["out"])
     return LabellingRun(run_id, store, config, rows, sig)
+
+
+def adopt_scheme(store, run_id: str, scheme: dict, pairs: Iterable[Pair]) -> dict:
+    """The run's config. A run whose judgments carry labels its stored scheme lacks (a compiled judge of other grades
+    stopped it before its export, in an earlier version) takes the request's scheme when that one holds them all, and
+    its gold labels are read again from `pairs`, so the run resumes and exports; otherwise a RequestError says what to
+    do."""
+    config = store.run_config(run_id) or {}
+    stored = config.get("labelling", {}).get("scheme") or scheme
+    judged = store.labels(run_id)
+    if judged <= set(stored["labels"]):
+        return config
+    if not judged <= set(scheme["labels"]):
+        raise RequestError(f"run {run_id}: its judgments carry labels {sorted(judged - set(scheme['labels']))} that "
+                           f"the scheme {' < '.join(scheme['labels'])} lacks; label with the judge's own scheme "
+                           "(--scheme or --labels), or start a new run (field `run_id`, flag --run-id)")
+    print(f"run {run_id}: its labels are read in the scheme {' < '.join(scheme['labels'])} (it was started with "
+          f"{' < '.join(stored['labels'])}, which lacks {sorted(judged - set(stored['labels']))})", file=sys.stderr)
+    store.amend_gold(run_id, ((p.id, p.label) for p in pairs))
+    return store.amend_config(run_id, "labelling", {**config["labelling"], "scheme": scheme})
 
 
 class LabelCounts:

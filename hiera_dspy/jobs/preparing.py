@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import sys
+import tempfile
 from pathlib import Path
 
 from hiera_dspy import settings
@@ -15,7 +16,7 @@ from hiera_dspy.data.guidelines import read_guidelines
 from hiera_dspy.errors import RequestError
 from hiera_dspy.jobs.requests import DataSource, Judging
 from hiera_dspy.knowledge import make_knowledge
-from hiera_dspy.labels import custom_scheme, get_scheme
+from hiera_dspy.labels import SCHEMES, LabelScheme, custom_scheme, get_scheme
 from hiera_dspy.methods import METHOD_REGISTRY, BuildContext, build
 from hiera_dspy.methods.params import ConfigError, check
 from hiera_dspy.methods.votes import split_name, vote_config, with_votes
@@ -69,12 +70,19 @@ def begin_run(store: RunStore, run_id: str, identity: dict, wait: bool = False,
         raise RequestError(str(exc)) from None
 
 
-def output_folder(path: str | Path, flag: str = "--out") -> Path:
-    """`path` as a folder to write outputs into: a RequestError (before any judging) if it names a file."""
+def output_folder(path: str | Path, flag: str = "--out", field: str = "out") -> Path:
+    """`path` as a folder to write outputs into, made now: a RequestError (before any judging) if it names a file or
+    cannot be written (`flag`, the request's `field`)."""
     path = Path(path)
     for part in (path, *path.parents):
         if part.exists() and not part.is_dir():
             raise RequestError(f"{flag} {path}: {part} is a file; {flag} names a folder for the outputs")
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        tempfile.TemporaryFile(dir=path).close()
+    except OSError as exc:
+        raise RequestError(f"{flag} {path} (field `{field}`): cannot write there ({exc.strerror or exc}); give a "
+                           "folder you can write") from None
     return path
 
 
@@ -126,6 +134,7 @@ def build_program(judging: Judging, dataset: Dataset):
     if judging.judge:
         voting = judge_votes(judging.settings)
         doc = read_artifact(judging.judge)
+        check_judge_scheme(judging.judge, LabelScheme.from_dict(doc["scheme"]), dataset.scheme)
         note_ignored_endpoints(judging.judge, doc, judging.lms.api_base)
         lms = judging.lms.build(doc["lms"], doc.get("ensemble"))
         judge = load_judge(judging.judge, lms=lms, knowledge=knowledge, train=train, doc=doc)
@@ -152,6 +161,18 @@ def judge_votes(settings: tuple[str, ...]) -> dict:
         return vote_config(values.get("samples"), values.get("temperature"))
     except ValueError as exc:
         raise RequestError(str(exc)) from None
+
+
+def check_judge_scheme(judge: str, judges: LabelScheme, data: LabelScheme) -> None:
+    """A RequestError, before any pair is judged, when a compiled judge's grades are not the data's scheme: its
+    labels could not be scored, exported or resumed."""
+    if tuple(judges.labels) == tuple(data.labels):
+        return
+    give = (f"--labels '{','.join(judges.labels)}' (field `labels`)" if judges.name not in SCHEMES
+            else f"--scheme {judges.name} (field `scheme`)")
+    raise RequestError(f"--judge {judge}: the judge grades {' < '.join(judges.labels)} (scheme {judges.name!r}) but "
+                       f"the data's scheme {data.name!r} is {' < '.join(data.labels)}; give the judge's scheme, "
+                       f"{give}, or compile a judge on this scheme (optimize.compile)")
 
 
 def progress_display(verbose: bool, lms=None, desc: str = "") -> Display:

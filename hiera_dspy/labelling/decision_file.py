@@ -72,13 +72,13 @@ def _parse(line: str, lineno: int, labels: list[str], who: str) -> Decision:
     try:
         row = json.loads(line)
     except json.JSONDecodeError as exc:
-        raise ValueError(f"not valid JSON ({exc.msg}); expected {FORMAT}") from None
+        raise HieraError(f"not valid JSON ({exc.msg}); expected {FORMAT}") from None
     if not isinstance(row, dict):
-        raise ValueError(f"expected a JSON object {FORMAT}, got {type(row).__name__}")  # noqa: TRY004 - a bad line
+        raise HieraError(f"expected a JSON object {FORMAT}, got {type(row).__name__}")  # noqa: TRY004 - a bad line
     for name in ("id", "label"):
         if row.get(name) in (None, ""):
-            raise ValueError(f'missing field "{name}"; expected {FORMAT}')
+            raise HieraError(f'missing field "{name}"; expected {FORMAT}')
     label = str(row["label"])
     if label not in labels:
-        raise ValueError(f'field "label": {label!r} is not a label of the run\'s scheme {labels}')
+        raise HieraError(f'field "label": {label!r} is not a label of the run\'s scheme {labels}')
     return Decision(str(row["id"]), label, str(row.get("who") or who), lineno)

@@ -61,7 +61,7 @@ def draw_stratified(query_ids: Sequence[str], n: int, seed: int, uncertainty: Se
     """A proportionally allocated stratified sample of `n` queries (strata: `strata` quantiles of `uncertainty`),
     shuffled; returns (queries in sample order, each one's stratum, 0 = least uncertain)."""
     if len(uncertainty) != len(query_ids):
-        raise ValueError(f"{len(uncertainty)} uncertainties for {len(query_ids)} queries")
+        raise HieraError(f"{len(uncertainty)} uncertainties for {len(query_ids)} queries")
     rng, ids = random.Random(seed), list(query_ids)
     groups = strata_of(uncertainty, strata)
     picked = [(ids[i], h) for h, (group, k) in enumerate(zip(groups, allocate([len(g) for g in groups], n, rng)))

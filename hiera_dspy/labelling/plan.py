@@ -9,12 +9,13 @@ from hiera_dspy.conclude.certainty import certain
 from hiera_dspy.conclude.filled_benchmark import conclusions, machine_values_of, population, simulated_values
 from hiera_dspy.conclude.plan import active_design_gain, plan, recommended_design
 from hiera_dspy.conclude.strata import query_uncertainty, relevance_probability, stratum_labels
-from hiera_dspy.errors import HieraError
+from hiera_dspy.errors import HieraError, RequestError
 from hiera_dspy.labelling.benchmark_holes import hole_records, read_inputs
 from hiera_dspy.labelling.draws import DEFAULT_STRATA, active_weights
 from hiera_dspy.labelling.exports import records_of
 from hiera_dspy.labelling.sample import SampleLog
 from hiera_dspy.labels import LabelScheme
+from hiera_dspy.store.run_store import no_run
 
 
 def plan_run(store, run_id: str, width: float = 0.05, power: float = 0.8, draws: int = 20, seed: int = 0) -> dict:
@@ -28,7 +29,9 @@ def plan_run(store, run_id: str, width: float = 0.05, power: float = 0.8, draws:
     import numpy as np
 
     config = store.run_config(run_id)
-    if not config or config.get("labelling", {}).get("kind") != "holes":
+    if config is None:
+        raise RequestError(no_run(store, run_id))
+    if config.get("labelling", {}).get("kind") != "holes":
         raise HieraError(f"run {run_id!r} is not a holes run (made by eval.holes): hiera-dspy plan needs one")
     labelling = config["labelling"]
     scheme, depth = LabelScheme.from_dict(labelling["scheme"]), labelling["depth"]

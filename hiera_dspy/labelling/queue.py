@@ -12,6 +12,7 @@ import heapq
 from collections.abc import Iterable, Mapping
 from typing import NamedTuple
 
+from hiera_dspy.errors import HieraError
 from hiera_dspy.labelling.confidence import Confidence, confidence
 
 
@@ -26,7 +27,7 @@ def review_queue(rows: Iterable[Mapping], budget: int) -> list[QueueEntry]:
     """Escalated judgments, then the `budget` least confident of the others (ties in run order). One pass over
     `rows` (a stream from the store is fine): only the escalated and the `budget` least confident so far are kept."""
     if budget < 0:
-        raise ValueError(f"budget must be >= 0, got {budget}")
+        raise HieraError(f"--least-sure {budget} (field `budget`): give 0 or more least confident judgments to queue")
     escalated: list[QueueEntry] = []
 
     def rest():

@@ -8,7 +8,7 @@ import threading
 from pathlib import Path
 
 from hiera_dspy.data import DataError, load_dataset
-from hiera_dspy.errors import RequestError
+from hiera_dspy.errors import HieraError, RequestError
 from hiera_dspy.labelling.decisions import DecisionLog
 from hiera_dspy.labelling.exports import iso, read_pairs_file
 from hiera_dspy.labelling.history import folder_decisions
@@ -16,7 +16,7 @@ from hiera_dspy.labelling.queue import QueueEntry, review_queue
 from hiera_dspy.labelling.run import export
 from hiera_dspy.labelling.sample import SAMPLE_REASON, read_sample, sample_entries
 from hiera_dspy.labels import LabelScheme
-from hiera_dspy.store.run_store import RunStore
+from hiera_dspy.store.run_store import RunStore, no_run
 from hiera_dspy.untrusted.screen import screen_item
 
 
@@ -28,8 +28,7 @@ class Review:
         self.who = who or _user()
         self.config = store.run_config(run_id)
         if self.config is None:
-            raise RequestError(f"no run {run_id!r} in {store.path}; "
-                             f"runs: {', '.join(store.run_ids()[-5:]) or 'none'}")
+            raise RequestError(no_run(store, run_id))
         self.scheme, self.pairs = _scheme_and_pairs(self.config)
         self.decisions = DecisionLog(store.path)
         self.sample = read_sample(store.path, run_id)
@@ -84,7 +83,7 @@ class Review:
         ValueError (a label not in the scheme) / UnknownPair before anything is stored."""
         for _, label, _ in decisions:
             if label not in self.scheme.labels:
-                raise ValueError(f"label {label!r} is not in the scheme {list(self.scheme.labels)}")
+                raise HieraError(f"label {label!r} is not in the scheme {list(self.scheme.labels)}")
         with self._lock:
             stored = self.decisions.record_many(self.run_id, decisions, via=via)
             written = export(self.store, self.run_id) if "labelling" in self.config else []

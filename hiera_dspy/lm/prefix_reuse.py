@@ -22,6 +22,8 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from hiera_dspy.errors import HieraError
+
 Decode = Callable[[list[int], int], np.ndarray]
 
 
@@ -46,7 +48,7 @@ class PrefixReuse:
         """The last token's hidden state after reading `tokens` (only the part not already in the KV cache)."""
         tokens = list(tokens)
         if not tokens:
-            raise ValueError("a prompt of no tokens has no hidden state")
+            raise HieraError("a prompt of no tokens has no hidden state")
         keep = min(common_prefix(self.held, tokens) if self.share else 0, len(tokens) - 1)
         try:
             self.truncate(keep)

@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 
 import dspy
 
+from hiera_dspy.errors import HieraError
+
 
 @dataclass(frozen=True)
 class Profile:
@@ -91,6 +93,6 @@ def resolve(setting: str | None, lms, role: str) -> Profile:
     """The profile of one role: `setting` (paper | local) when given, else (auto) its LM's profile."""
     if setting and setting != "auto":
         if setting not in PROFILES:
-            raise ValueError(f"profile must be one of {', '.join(SETTINGS)}; got {setting!r}")
+            raise HieraError(f"profile must be one of {', '.join(SETTINGS)}; got {setting!r}")
         return PROFILES[setting]
     return of_lm(lms.for_role(role) if lms is not None and hasattr(lms, "for_role") else None)

@@ -54,6 +54,7 @@ from dspy.adapters.chat_adapter import ChatAdapter
 from dspy.utils.exceptions import AdapterParseError, LMRateLimitError, LMServerError
 
 from hiera_dspy import settings
+from hiera_dspy.errors import HieraError
 from hiera_dspy.lm import breaker, pacing
 from hiera_dspy.lm import cache as lm_cache
 
@@ -119,7 +120,7 @@ def with_retries(call: Callable[[int], T], attempts: int = 3, base_delay: float 
     `on_retry(attempt, exc, delay)` is called before each sleep.
     """
     if attempts < 1:
-        raise ValueError("attempts must be at least 1")
+        raise HieraError("attempts must be at least 1")
     for attempt in range(attempts):
         try:
             return call(attempt)
@@ -139,7 +140,7 @@ async def awith_retries(call: Callable[[int], Awaitable[T]], attempts: int = 3, 
                         on_retry: Callable[[int, BaseException, float], Any] | None = None) -> T:
     """`with_retries` for a coroutine function; sleeps with asyncio.sleep."""
     if attempts < 1:
-        raise ValueError("attempts must be at least 1")
+        raise HieraError("attempts must be at least 1")
     for attempt in range(attempts):
         try:
             return await call(attempt)

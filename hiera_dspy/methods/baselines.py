@@ -18,6 +18,7 @@ from typing import Literal
 import dspy
 
 from hiera_dspy.agents import _record_reuse, lookup
+from hiera_dspy.errors import HieraError
 from hiera_dspy.knowledge import render
 from hiera_dspy.labels import LabelScheme
 from hiera_dspy.lm.memo import Memo, fingerprint
@@ -84,7 +85,7 @@ def binary_view(scheme: LabelScheme, threshold: str | None = None) -> tuple[tupl
     """The labels that count as relevant (at or above `threshold`, default the scheme's) and the binary question."""
     cut = scheme.labels.index(scheme.from_raw(threshold) if threshold else scheme.threshold)
     if cut == 0:
-        raise ValueError(f"threshold {threshold!r} leaves no 'not relevant' label in scheme {scheme.name!r}")
+        raise HieraError(f"threshold {threshold!r} leaves no 'not relevant' label in scheme {scheme.name!r}")
     low, high = scheme.labels[:cut], scheme.labels[cut:]
     question = (f"Is the item relevant to the query? Relevant: it deserves {' or '.join(high)}. "
                 f"Not relevant: it deserves {' or '.join(low)}.\nLabel definitions:\n{scheme.describe()}")

@@ -12,6 +12,7 @@ from collections import Counter
 
 import dspy
 
+from hiera_dspy.errors import HieraError
 from hiera_dspy.labels import LabelScheme
 from hiera_dspy.lm.roles import RoleLMs
 from hiera_dspy.methods import BuildContext, register
@@ -46,7 +47,7 @@ class PromptBlender(Baseline):
     def __init__(self, ctx: BuildContext, n_prompts: int = 3, **config):
         super().__init__(ctx, **config)
         if not 1 <= n_prompts <= len(PERSONAS):
-            raise ValueError(f"prompt-blender: n_prompts must be 1..{len(PERSONAS)}, got {n_prompts}")
+            raise HieraError(f"prompt-blender: n_prompts must be 1..{len(PERSONAS)}, got {n_prompts}")
         signature = with_labels(ZeroShotJudgment, ctx.scheme)
         self.judges = [dspy.Predict(signature.with_instructions(persona)) for persona in PERSONAS[:n_prompts]]
 

@@ -13,6 +13,7 @@ import dspy
 import numpy as np
 from sklearn.feature_extraction.text import TfidfVectorizer
 
+from hiera_dspy.errors import HieraError
 from hiera_dspy.lm.memo import Memo
 from hiera_dspy.methods import BuildContext, register
 from hiera_dspy.methods.baselines import BASELINE, Baseline
@@ -56,7 +57,7 @@ class SelfInstruct(Baseline):
         """The guidelines, derived on first use from the train examples (once, across threads)."""
         if not self.guidelines:
             if not self.examples:
-                raise ValueError("self-instruct needs labelled train pairs (ctx.train) to derive its guidelines")
+                raise HieraError("self-instruct needs labelled train pairs (ctx.train) to derive its guidelines")
             self.guidelines = self.memo.get_or_compute("guidelines", lambda: {"text": self.step(
                 "self_instruct.guidelines", self.derive, label_definitions=self.scheme.describe(),
                 examples=self.examples).guidelines})[0]["text"]
@@ -142,7 +143,7 @@ class RagMMR(Baseline):
     def forward(self, query: str, item_title: str, item_text: str) -> dspy.Prediction:
         """Judge the pair with train examples retrieved by MMR (the pair itself excluded)."""
         if not self.pool_pairs:
-            raise ValueError("rag-mmr needs labelled train pairs (ctx.train) to retrieve examples from")
+            raise HieraError("rag-mmr needs labelled train pairs (ctx.train) to retrieve examples from")
         same = {i for i, p in enumerate(self.pool_pairs) if p.query == query and p.item_title == item_title}
         picked = self.pool.select(f"{query} {item_title}", self.n_examples, self.lambda_mmr, exclude=same)
         examples = [self.pool_pairs[i] for i in picked]

@@ -32,6 +32,7 @@ from pathlib import Path
 import dspy
 import numpy as np
 
+from hiera_dspy.errors import HieraError, NotFitted
 from hiera_dspy.methods import BuildContext, register
 from hiera_dspy.methods.feedback import FeedbackJudge
 from hiera_dspy.methods.grades import best_thresholds, cut, distributions, expected_grade, objective, query_folds
@@ -69,7 +70,7 @@ def dev_split(pairs: Sequence[Pair], labels: Sequence[str], n_queries: int, seed
             chosen += rng.sample(single, min(share, len(single) // 2))
     dev = [rng.choice(by_query[q][label]) for q in chosen for label in reversed(labels) if by_query[q].get(label)]
     if len({p.label for p in dev}) < 2:
-        raise ValueError(f"ce-blend needs held-out train queries with pairs of two labels or more to choose its blend "
+        raise HieraError(f"ce-blend needs held-out train queries with pairs of two labels or more to choose its blend "
                          f"on; the {len(by_query)} train queries give {len(dev)} dev pairs of one label")
     skip = set(chosen)
     return [p for p in pairs if (p.query_id or p.query) not in skip], balance(dev, labels, rng)
@@ -253,7 +254,7 @@ class CrossBlendProgram(Learner, FeedbackJudge, dspy.Module):
     def base_distributions(self, pairs: Sequence[Pair]) -> np.ndarray:
         """(n, K) the blended grade distributions of `pairs` (the feedback stage's base judge)."""
         if self.encoder is None or self.blend is None:
-            raise RuntimeError("ce-blend is not fitted: call prepare(train) or load a compiled artifact")
+            raise NotFitted("ce-blend is not fitted: call prepare(train) or load a compiled artifact")
         labels, w = self.scheme.labels, self.blend["weight"]
         scorer = distributions(self.scorer_state.scorer.predict_proba_many(list(pairs)), labels)
         ce = self.encoder.grade_probs([(p.query, p.item_title, p.item_text) for p in pairs])
@@ -263,7 +264,7 @@ class CrossBlendProgram(Learner, FeedbackJudge, dspy.Module):
         """The blended grade distribution's expected grade, cut at the chosen thresholds; `scores` is the blended
         distribution (two labels: P(top label) against the one threshold)."""
         if self.encoder is None or self.blend is None:
-            raise RuntimeError("ce-blend is not fitted: call prepare(train) or load a compiled artifact")
+            raise NotFitted("ce-blend is not fitted: call prepare(train) or load a compiled artifact")
         labels = self.scheme.labels
         scorer = self._scorer_dist(query, item_title, item_text)
         ce = self._prefetched.get((query, item_title, item_text))
@@ -307,7 +308,7 @@ class CrossBlendProgram(Learner, FeedbackJudge, dspy.Module):
         from hiera_dspy.signals.cross_encoder import CrossEncoder
 
         if not self.digests:
-            raise ValueError("the artifact records no cross-encoder weights: refit it (optimize.compile)")
+            raise HieraError("the artifact records no cross-encoder weights: refit it (optimize.compile)")
         max_len = (self.blend or {}).get("tokens", {}).get("max_len", self.ce_options["max_len"])  # "auto": chosen
         self.encoder = CrossEncoder.load(folder, self.digests, int(max_len))
         self._prefetched = {}

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import dspy
 
+from hiera_dspy.errors import HieraError
 from hiera_dspy.methods import BuildContext, register
 from hiera_dspy.methods.baselines import Baseline, binary_view, definitions, restrict
 from signatures.debate import DebateOpening, DebateTurn, GradeRelevant
@@ -43,7 +44,7 @@ class Dream(Baseline):
     def __init__(self, ctx: BuildContext, rounds: int = 2, threshold: str | None = None, **config):
         super().__init__(ctx, **config)
         if rounds < 1:
-            raise ValueError(f"dream: rounds must be at least 1, got {rounds}")
+            raise HieraError(f"dream: rounds must be at least 1, got {rounds}")
         self.rounds = rounds
         self.relevant_labels, self.question = binary_view(ctx.scheme, threshold)
         self.advocate, self.skeptic = Debater("relevant"), Debater("not relevant")

@@ -36,6 +36,7 @@ from typing import Any
 import numpy as np
 
 from hiera_dspy.data.known import Known
+from hiera_dspy.errors import HieraError
 from hiera_dspy.labels import LabelScheme
 from hiera_dspy.records import Pair
 from hiera_dspy.signals import feedback as ev
@@ -90,7 +91,7 @@ def simulated_known(policy: tuple[str, int], members: list[int], runs: dict[str,
         return top(runs["bm25"], k)
     if name == "random":
         return sorted(rng.choice(members, size=min(k, len(members)), replace=False).tolist())
-    raise ValueError(f"feedback: unknown known-judgment policy {name!r} (pool, lexical, random)")
+    raise HieraError(f"feedback: unknown known-judgment policy {name!r} (pool, lexical, random)")
 
 
 # ------------------------------------------------------------------------------------------------ the stage
@@ -147,7 +148,7 @@ class FeedbackStage:
                 qid += [q] * len(which)
                 tag += [n] * len(which)
         if not x:
-            raise ValueError("the feedback stage needs train queries with several judged pairs each")
+            raise HieraError("the feedback stage needs train queries with several judged pairs each")
         X, Y, tags = np.vstack(x), np.concatenate(y), np.array(tag)
         folds = min(FOLDS, len(queries))
         names = sorted(queries)
@@ -304,10 +305,10 @@ class FeedbackStage:
     def from_dict(cls, d: dict) -> FeedbackStage:
         """The stage `to_dict` saved (ValueError for another format or a feature list of another version)."""
         if d.get("format") != FORMAT or d.get("version") != FORMAT_VERSION:
-            raise ValueError(f"not a {FORMAT} v{FORMAT_VERSION} document: re-compile the judge")
+            raise HieraError(f"not a {FORMAT} v{FORMAT_VERSION} document: re-compile the judge")
         stage = cls(d["labels"], d["vectors"], bool(d.get("calibrate", True)))
         if tuple(d["features"]) != ev.feature_names(stage.k):
-            raise ValueError("the feedback stage reads other features than this hiera-dspy computes: re-compile")
+            raise HieraError("the feedback stage reads other features than this hiera-dspy computes: re-compile")
         stage.coef, stage.intercept = np.array(d["coef"]), np.array(d["intercept"])
         stage.mean, stage.scale = np.array(d["scaler"]["mean"]), np.array(d["scaler"]["scale"])
         stage.classes, stage.thresholds = tuple(d["classes"]), tuple(d["thresholds"])

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from hiera_dspy.errors import HieraError
 from hiera_dspy.records import Pair
 
 THRESHOLDS = tuple(np.linspace(0.2, 0.8, 25))  # two labels: the cut on P(top label)
@@ -23,7 +24,7 @@ def query_folds(pairs: Sequence[Pair], k: int, seed: int, option: str = "ce-blen
     random.Random(seed).shuffle(queries)
     fold = {q: i % k for i, q in enumerate(queries)}
     if len(queries) < k:
-        raise ValueError(f"{option}={k} needs at least as many train queries; {len(queries)} given: lower it or "
+        raise HieraError(f"{option}={k} needs at least as many train queries; {len(queries)} given: lower it or "
                          "give more queries")
     return [fold[p.query_id or p.query] for p in pairs]
 
@@ -44,7 +45,7 @@ def objective(name: str):
 
     measure = {"kappa": cohen_kappa, "weighted_kappa": quadratic_kappa}.get(name)
     if measure is None:
-        raise ValueError(f"ce-blend: blend_objective {name!r} is not one of kappa, weighted_kappa")
+        raise HieraError(f"ce-blend: blend_objective {name!r} is not one of kappa, weighted_kappa")
 
     def score(gold: np.ndarray, pred: np.ndarray, k: int) -> float:
         cm = np.zeros((k, k))

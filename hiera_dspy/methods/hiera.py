@@ -34,6 +34,7 @@ from hiera_dspy.agents import (
     format_triage,
     lookup,
 )
+from hiera_dspy.errors import HieraError
 from hiera_dspy.knowledge import render
 from hiera_dspy.methods import BuildContext, available, register
 from hiera_dspy.methods.graphs import GRAPH_DEFAULTS, GRAPHS
@@ -155,7 +156,7 @@ def _builder(ctx: BuildContext, **config) -> HieraProgram:
         return signals.builder(ctx, **{**signals.defaults, **config})
     scorer_keys = sorted({"embedder", "C"} & set(config))
     if scorer_keys:
-        raise ValueError(f"{', '.join(scorer_keys)}: learned-scorer settings, used only with signals=true "
+        raise HieraError(f"{', '.join(scorer_keys)}: learned-scorer settings, used only with signals=true "
                          "(--set signals=true, or the hiera+signals method)")
     return HieraProgram(ctx, **config)
 

@@ -29,6 +29,7 @@ from collections.abc import Sequence
 import dspy
 import numpy as np
 
+from hiera_dspy.errors import NotFitted
 from hiera_dspy.methods import BuildContext, register
 from hiera_dspy.methods.feedback import FeedbackJudge, scorer_out_of_fold
 from hiera_dspy.methods.grades import best_thresholds, cut, distributions, expected_grade, objective
@@ -110,7 +111,7 @@ class LateProgram(ScorerLearner, FeedbackJudge, dspy.Module):
     def forward(self, query: str, item_title: str, item_text: str) -> dspy.Prediction:
         """The expected grade of the scorer's distribution cut at the chosen thresholds; `scores` the distribution."""
         if self.grading is None:
-            raise RuntimeError("late-lr is not fitted: call prepare(train) or load a compiled artifact")
+            raise NotFitted("late-lr is not fitted: call prepare(train) or load a compiled artifact")
         scores = self.scorer_state.score(query, item_title, item_text)
         self._check_pass()
         dist = np.array([[scores[label] for label in self.scheme.labels]])

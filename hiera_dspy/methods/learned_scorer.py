@@ -37,6 +37,7 @@ from collections.abc import Sequence
 import dspy
 import numpy as np
 
+from hiera_dspy.errors import HieraError, NotFitted
 from hiera_dspy.labels import LabelScheme
 from hiera_dspy.lm import ledger
 from hiera_dspy.methods import BuildContext, register
@@ -93,7 +94,7 @@ class ScorerState:
 
     def _fit(self, pairs: list[Pair], rows=None) -> RelevanceScorer:
         if not pairs:
-            raise RuntimeError("the relevance scorer needs labelled train pairs: build with BuildContext(train=...), "
+            raise NotFitted("the relevance scorer needs labelled train pairs: build with BuildContext(train=...), "
                                "call prepare(train, dev), or load a compiled artifact")
         return self.new_scorer().fit(pairs, rows)
 
@@ -260,7 +261,7 @@ class HieraCascadeProgram(HieraSignalsProgram):
     def __init__(self, ctx: BuildContext, *, llm_share: float, tau_rule: str, tau: float | None = None, **config):
         super().__init__(ctx, **config)
         if tau_rule not in TAU_RULES:
-            raise ValueError(f"tau_rule must be one of {sorted(TAU_RULES)}; got {tau_rule!r}")
+            raise HieraError(f"tau_rule must be one of {sorted(TAU_RULES)}; got {tau_rule!r}")
         self.llm_share, self.tau_rule, self.fixed_tau = float(llm_share), tau_rule, tau
         self.scorer_state.tau = tau  # a fixed tau; else prepare() picks one on dev
 
@@ -297,7 +298,7 @@ class HieraCascadeProgram(HieraSignalsProgram):
         """The threshold: given (config tau), picked by `prepare`, or loaded from an artifact. Reading it changes
         nothing; a cascade with none raises."""
         if self.scorer_state.tau is None:
-            raise RuntimeError("hiera-cascade has no tau yet: call prepare(train, dev) (eval.run does), load a "
+            raise NotFitted("hiera-cascade has no tau yet: call prepare(train, dev) (eval.run does), load a "
                                "compiled judge (optimize.compile), or set tau")
         return self.scorer_state.tau
 

@@ -30,6 +30,7 @@ from collections.abc import Sequence
 import dspy
 import numpy as np
 
+from hiera_dspy.errors import HieraError, NotFitted
 from hiera_dspy.lm import ledger
 from hiera_dspy.lm.label_probs import expected_relevance
 from hiera_dspy.methods import BuildContext, probe_states, register
@@ -54,7 +55,7 @@ class Probe:
 
         y = np.array([self.labels.index(g) for g in gold])
         if len(set(y.tolist())) < 2:
-            raise ValueError(f"the probe needs pairs of at least two labels; got only {sorted(set(gold))}")
+            raise HieraError(f"the probe needs pairs of at least two labels; got only {sorted(set(gold))}")
         scaler = StandardScaler().fit(x)
         model = LogisticRegression(C=self.C, max_iter=3000).fit(scaler.transform(x), y)
         self.mean, self.scale = scaler.mean_.astype(float), scaler.scale_.astype(float)
@@ -65,7 +66,7 @@ class Probe:
     def predict_proba(self, vec: np.ndarray) -> dict[str, float]:
         """{label: probability} in scheme order (labels absent from the train pairs get 0)."""
         if self.coef is None:
-            raise RuntimeError("Probe is not fitted: call fit() or from_dict()")
+            raise NotFitted("Probe is not fitted: call fit() or from_dict()")
         z = ((np.asarray(vec, float) - self.mean) / self.scale) @ self.coef.T + self.intercept
         if len(self.classes) == 2:
             p1 = float(1.0 / (1.0 + np.exp(-z[0])))
@@ -80,7 +81,7 @@ class Probe:
     def to_dict(self) -> dict:
         """The fitted probe as JSON data."""
         if self.coef is None:
-            raise RuntimeError("Probe is not fitted: nothing to save")
+            raise NotFitted("Probe is not fitted: nothing to save")
         return {"labels": list(self.labels), "C": self.C, "classes": list(self.classes), "mean": self.mean.tolist(),
                 "scale": self.scale.tolist(), "coef": self.coef.tolist(), "intercept": self.intercept.tolist()}
 
@@ -93,7 +94,7 @@ class Probe:
         probe.coef, probe.intercept = np.array(d["coef"], float), np.array(d["intercept"], float)
         rows = 1 if len(probe.classes) == 2 else len(probe.classes)
         if probe.coef.shape != (rows, probe.mean.shape[0]) or probe.scale.shape != probe.mean.shape:
-            raise ValueError(f"probe weights have shape {probe.coef.shape} for {probe.mean.shape[0]} features and "
+            raise HieraError(f"probe weights have shape {probe.coef.shape} for {probe.mean.shape[0]} features and "
                              f"{len(probe.classes)} classes")
         return probe
 
@@ -105,7 +106,7 @@ def grouped_folds(pairs: Sequence[Pair], folds: int) -> list[tuple[list[int], li
     groups = [p.query_id or p.query for p in pairs]
     k = min(folds, len(set(groups)))
     if k < 2:
-        raise ValueError(f"probe-stacked needs train pairs of at least 2 queries for its folds; got {len(set(groups))}")
+        raise HieraError(f"probe-stacked needs train pairs of at least 2 queries for its folds; got {len(set(groups))}")
     idx = np.arange(len(pairs))
     return [(tr.tolist(), te.tolist()) for tr, te in GroupKFold(k).split(idx, idx, groups)]
 
@@ -201,7 +202,7 @@ class LLMProbeProgram(Learner, dspy.Module):
     def _train_pairs(self, train: Sequence[Pair] | None) -> list[Pair]:
         pairs = [p for p in (train or self.train) if p.label in self.scheme.labels]
         if not pairs:
-            raise RuntimeError(f"{self.method_name} needs labelled train pairs: build with BuildContext(train=...), "
+            raise NotFitted(f"{self.method_name} needs labelled train pairs: build with BuildContext(train=...), "
                                "call prepare(train, dev), or load a compiled artifact")
         return pairs
 
@@ -223,7 +224,7 @@ class LLMProbeProgram(Learner, dspy.Module):
     def probe_probs(self, query: str, item_title: str, item_text: str) -> dict[str, float]:
         """The probe's distribution for one pair, as an accounted step (role "probe", no LM call)."""
         if self.probe is None:
-            raise RuntimeError(f"{self.method_name}: not fitted; call prepare(train, dev) or load a compiled artifact")
+            raise NotFitted(f"{self.method_name}: not fitted; call prepare(train, dev) or load a compiled artifact")
         with ledger.step("probe.embed", "probe", None) as record:
             probs = self.probe.predict_proba(self.embed(query, item_title, item_text))
             record.outputs = {"probe_probs": probs}
@@ -292,7 +293,7 @@ class ProbeStackedProgram(LLMProbeProgram):
     def forward(self, query: str, item_title: str, item_text: str) -> dspy.Prediction:
         """The stacked label and distribution for one pair, with the scorer's and the probe's distributions."""
         if self.stacker is None:
-            raise RuntimeError(f"{self.method_name}: not fitted; call prepare(train, dev) or load a compiled artifact")
+            raise NotFitted(f"{self.method_name}: not fitted; call prepare(train, dev) or load a compiled artifact")
         scores = self.scorer_state.score(query, item_title, item_text)
         probe = self.probe_probs(query, item_title, item_text)
         return self._prediction(self.stacker.predict_proba(scores, probe), scores=scores, probe_probs=probe)

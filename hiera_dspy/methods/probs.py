@@ -25,6 +25,7 @@ from contextvars import ContextVar
 
 import dspy
 
+from hiera_dspy.errors import HieraError, NotFitted
 from hiera_dspy.lm.label_probs import ProbPredict, expected_relevance, label_for
 from hiera_dspy.lm.steps import run_step
 from hiera_dspy.methods import BuildContext, register
@@ -56,12 +57,12 @@ class ProbJudge(dspy.Module):
     def __init__(self, ctx: BuildContext, judge: str = "zero-shot", cuts: Sequence[float] | None = None):
         super().__init__()
         if judge not in JUDGES:
-            raise ValueError(f"judge must be one of {sorted(JUDGES)}; got {judge!r}")
+            raise HieraError(f"judge must be one of {sorted(JUDGES)}; got {judge!r}")
         signature, self.step_name = JUDGES[judge]
         self.scheme, self.lms = ctx.scheme, ctx.lms
         self.cuts = list(cuts) if cuts else None
         if self.cuts is not None and len(self.cuts) != len(ctx.scheme.labels) - 1:
-            raise ValueError(f"cuts needs {len(ctx.scheme.labels) - 1} values for {list(ctx.scheme.labels)}")
+            raise HieraError(f"cuts needs {len(ctx.scheme.labels) - 1} values for {list(ctx.scheme.labels)}")
         self.judge = ProbPredict(with_labels(signature, ctx.scheme), ctx.scheme.labels)
 
     def forward(self, query: str, item_title: str, item_text: str) -> dspy.Prediction:
@@ -195,7 +196,7 @@ class StackedProgram(Learner, dspy.Module):
         """Judge one pair: a confident scorer answers alone (when llm_share < 1); otherwise the stacker combines
         scorer and LLM distributions."""
         if self.stacker is None:
-            raise RuntimeError("stacked: not fitted; call prepare(train, dev) or load a compiled artifact")
+            raise NotFitted("stacked: not fitted; call prepare(train, dev) or load a compiled artifact")
         scores = self.scorer_state.score(query, item_title, item_text)
         if self.llm_share < 1.0 and top(scores)[1] >= (self.scorer_state.tau if self.scorer_state.tau is not None else 2.0):
             return dspy.Prediction(label=top(scores)[0], scores=scores, routed="scorer", reached_llm=False)

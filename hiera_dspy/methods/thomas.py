@@ -14,6 +14,7 @@ import asyncio
 
 import dspy
 
+from hiera_dspy.errors import HieraError
 from hiera_dspy.labels import LabelScheme
 from hiera_dspy.methods import BuildContext, register
 from hiera_dspy.methods.baselines import Baseline
@@ -32,9 +33,9 @@ def label_of(grade, scheme: LabelScheme) -> str:
     try:
         index = int(grade)
     except (TypeError, ValueError):
-        raise ValueError(f"thomas: final grade {grade!r} is not a whole number") from None
+        raise HieraError(f"thomas: final grade {grade!r} is not a whole number") from None
     if index != grade or not 0 <= index < len(scheme.labels):
-        raise ValueError(f"thomas: final grade {grade!r} is outside the scale 0..{len(scheme.labels) - 1}")
+        raise HieraError(f"thomas: final grade {grade!r} is outside the scale 0..{len(scheme.labels) - 1}")
     return scheme.labels[index]
 
 

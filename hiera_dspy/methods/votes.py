@@ -31,6 +31,7 @@ from collections.abc import Sequence
 
 import dspy
 
+from hiera_dspy.errors import HieraError
 from hiera_dspy.labels import LabelScheme
 from hiera_dspy.lm import sampling
 from hiera_dspy.methods.learning import Learner, learned_state, prepare
@@ -56,7 +57,7 @@ def vote_config(samples: int | None, temperature: float | None) -> dict:
     if samples > 1 and temperature is None:
         temperature = DEFAULT_TEMPERATURE
     if samples > 1 and temperature == 0:
-        raise ValueError(f"{samples} samples at temperature 0 are one answer {samples} times: give a temperature > 0")
+        raise HieraError(f"{samples} samples at temperature 0 are one answer {samples} times: give a temperature > 0")
     out: dict = {}
     if samples > 1:
         out["samples"] = samples
@@ -81,7 +82,7 @@ def median_vote(labels: Sequence[str], scheme: LabelScheme) -> str:
     """The median grade of `labels` (see the module doc for an even count). E.g. [Exact, Irrelevant, Substitute] ->
     Substitute; [Relevant, Relevant, Irrelevant, Irrelevant] -> Irrelevant."""
     if not labels:
-        raise ValueError("a vote needs at least one label")
+        raise HieraError("a vote needs at least one label")
     ranks = sorted(scheme.labels.index(label) for label in labels)
     low, high = ranks[(len(ranks) - 1) // 2], ranks[len(ranks) // 2]
     if low != high:
@@ -105,7 +106,7 @@ class Votes(Learner, dspy.Module):
     def __init__(self, program: dspy.Module, scheme: LabelScheme, samples: int, temperature: float):
         super().__init__()
         if samples < 1:
-            raise ValueError(f"samples must be at least 1, got {samples}")
+            raise HieraError(f"samples must be at least 1, got {samples}")
         self.sampled = program
         self.scheme, self.samples, self.temperature = scheme, samples, temperature
 

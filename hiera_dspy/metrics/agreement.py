@@ -18,6 +18,8 @@ from __future__ import annotations
 import krippendorff
 import numpy as np
 
+from hiera_dspy.errors import HieraError
+
 NO_LABEL = "(no label)"
 
 
@@ -27,11 +29,11 @@ def confusion(gold: list[str], pred: list[str | None], labels: list[str]) -> np.
     Raises ValueError on a length mismatch or a label outside `labels`.
     """
     if len(gold) != len(pred):
-        raise ValueError(f"gold/pred length mismatch: {len(gold)} != {len(pred)}")
+        raise HieraError(f"gold/pred length mismatch: {len(gold)} != {len(pred)}")
     index = {label: i for i, label in enumerate(labels)}
     bad = {x for x in gold if x not in index} | {p for p in pred if p is not None and p not in index}
     if bad:
-        raise ValueError(f"labels not in label set {list(labels)}: {sorted(map(str, bad))}")
+        raise HieraError(f"labels not in label set {list(labels)}: {sorted(map(str, bad))}")
     k = len(labels)
     cm = np.zeros((k, k + 1), dtype=int)
     for g, p in zip(gold, pred):
@@ -87,7 +89,7 @@ def binary_confusion(cm, cut: int) -> np.ndarray:
     cm = np.asarray(cm)
     k = cm.shape[-2]
     if not 0 < cut < k:
-        raise ValueError(f"binary cut {cut} leaves no label on one side of {k} labels")
+        raise HieraError(f"binary cut {cut} leaves no label on one side of {k} labels")
     rows = np.stack([cm[..., :cut, :].sum(axis=-2), cm[..., cut:, :].sum(axis=-2)], axis=-2)
     return np.concatenate([rows[..., :cut].sum(axis=-1, keepdims=True), rows[..., cut:k].sum(axis=-1, keepdims=True),
                            rows[..., k:]], axis=-1)

@@ -13,6 +13,7 @@ from collections import Counter
 
 import numpy as np
 
+from hiera_dspy.errors import HieraError
 from hiera_dspy.metrics.agreement import (
     NO_LABEL,
     binary_confusion,
@@ -210,9 +211,9 @@ def bootstrap_cis(gold: list[str], pred: list[str | None], labels: list[str], na
     groups are resampled (a cluster bootstrap: pairs of one query are not independent), as TREC reports its CIs."""
     unknown = [name for name in names if name not in METRICS + AGREEMENT]
     if unknown:
-        raise ValueError(f"unknown metric {unknown[0]!r}; expected one of {METRICS + AGREEMENT}")
+        raise HieraError(f"unknown metric {unknown[0]!r}; expected one of {METRICS + AGREEMENT}")
     if "binary_kappa" in names and binary_from is None:
-        raise ValueError("binary_kappa needs binary_from, the index of the scheme's lowest relevant label")
+        raise HieraError("binary_kappa needs binary_from, the index of the scheme's lowest relevant label")
     confusion(gold, pred, labels)  # validates lengths and labels
     if not gold:
         return dict.fromkeys(names, (None, None))
@@ -247,7 +248,7 @@ def _group_resamples(codes: np.ndarray, groups: list, cells: int, n_resamples: i
     """Confusion counts (n_resamples x cells) of resamples that draw whole groups with replacement: each group's
     counts, weighted by how often a resample drew it."""
     if len(groups) != len(codes):
-        raise ValueError(f"groups: {len(groups)} keys for {len(codes)} pairs")
+        raise HieraError(f"groups: {len(groups)} keys for {len(codes)} pairs")
     _, group = np.unique(np.asarray(groups, dtype=str), return_inverse=True)
     n_groups = int(group.max()) + 1
     per_group = np.bincount(group * cells + codes, minlength=n_groups * cells).reshape(n_groups, cells)

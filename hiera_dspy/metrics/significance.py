@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from scipy.stats import binomtest, chi2
 
+from hiera_dspy.errors import HieraError
+
 EXACT_THRESHOLD = 25  # use the exact binomial form when b + c < 25
 
 
@@ -20,7 +22,7 @@ def mcnemar(gold: list[str], pred_a: list, pred_b: list, exact: bool | None = No
     and p = 1.
     """
     if not len(gold) == len(pred_a) == len(pred_b):
-        raise ValueError(f"length mismatch: {len(gold)}, {len(pred_a)}, {len(pred_b)}")
+        raise HieraError(f"length mismatch: {len(gold)}, {len(pred_a)}, {len(pred_b)}")
     b = c = 0
     for g, pa, pb in zip(gold, pred_a, pred_b):  # None never equals a gold label: wrong
         b += pa == g and pb != g
@@ -44,7 +46,7 @@ def bonferroni(p_values: list[float | None], m: int | None = None) -> list[float
     len(p_values). None passes through."""
     m = max(1, len(p_values)) if m is None else m
     if m < 1:
-        raise ValueError("m must be >= 1")
+        raise HieraError("m must be >= 1")
     return [None if p is None else min(1.0, float(p) * m) for p in p_values]
 
 

@@ -22,6 +22,7 @@ from typing import Any
 import dspy
 from dspy.lm15 import Usage
 
+from hiera_dspy.errors import RequestError
 from hiera_dspy.lm.intercept import openai_chat_body, swapped_engines  # importing hiera_dspy keeps LiteLLM's map local
 from hiera_dspy.lm.roles import ROLES
 from hiera_dspy.records import Pair
@@ -189,7 +190,7 @@ def _per_step(rows: list[dict]) -> dict[str, dict]:
     """step name -> role, share of pairs taking it, LM calls per pair, input tokens per call (sample means)."""
     failed = [r["error"] for r in rows if r.get("error")]
     if failed:
-        raise RuntimeError(f"rendering the sample failed: {failed[0]}")
+        raise RequestError(f"rendering the sample failed: {failed[0]}")
     steps: dict[str, dict] = {}
     for r in rows:
         for s in r["steps"]:

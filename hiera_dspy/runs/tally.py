@@ -21,6 +21,7 @@ from collections.abc import Iterable, Mapping
 
 import numpy as np
 
+from hiera_dspy.errors import HieraError
 from hiera_dspy.metrics.classification import confusion_metrics, reached_llm
 from hiera_dspy.records import Judgment, as_judgment
 
@@ -81,7 +82,7 @@ class Tally:
     def _confuse(self, gold: str, pred: str | None) -> None:
         bad = [x for x in (gold, pred) if x is not None and x not in self._index]
         if bad:
-            raise ValueError(f"labels not in label set {self.labels}: {sorted(map(str, bad))}")
+            raise HieraError(f"labels not in label set {self.labels}: {sorted(map(str, bad))}")
         self.cm[self._index[gold], len(self.labels) if pred is None else self._index[pred]] += 1
 
     def metrics(self) -> dict:

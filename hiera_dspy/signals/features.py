@@ -26,6 +26,7 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
+from hiera_dspy.errors import HieraError, NotFitted
 from hiera_dspy.signals.minilm import (  # noqa: F401 - re-exported: where callers have always found them
     BUNDLED_MODEL_IDS,
     DEFAULT_MODEL_ID,
@@ -109,7 +110,7 @@ class LexicalModel:
         """Learn BM25 document frequencies and average length from the distinct (title, text) items."""
         docs = [tokenize(item_document(title, text)) for title, text in dict.fromkeys(items)]
         if not docs:
-            raise ValueError("LexicalModel.fit needs at least one item (title, text)")
+            raise HieraError("LexicalModel.fit needs at least one item (title, text)")
         df: Counter[str] = Counter()
         for doc in docs:
             df.update(set(doc))
@@ -123,7 +124,7 @@ class LexicalModel:
     def features(self, query: str, item_title: str, item_text: str) -> list[float]:
         """[title_overlap, text_overlap, bm25] for one pair."""
         if not self.fitted:
-            raise RuntimeError("LexicalModel is not fitted: call fit() with the training items first")
+            raise NotFitted("LexicalModel is not fitted: call fit() with the training items first")
         terms = content_terms(tokenize(query), self.stopwords)
         title_tokens = set(tokenize(item_title))
         doc_tokens = tokenize(item_document(item_title, item_text))
@@ -330,9 +331,9 @@ class FeatureExtractor:
             embedder = model_id
         fx = cls(embedder=embedder, lexical=LexicalModel.from_dict(d["lexical"]))
         if list(fx.feature_names) != list(d["feature_names"]):
-            raise ValueError(f"saved features {d['feature_names']} do not match {list(fx.feature_names)}")
+            raise HieraError(f"saved features {d['feature_names']} do not match {list(fx.feature_names)}")
         if fx.embedding_model != model_id:
-            raise ValueError(f"saved model used embeddings of {model_id!r}, got an embedder of {fx.embedding_model!r}")
+            raise HieraError(f"saved model used embeddings of {model_id!r}, got an embedder of {fx.embedding_model!r}")
         return fx
 
 

@@ -32,6 +32,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from hiera_dspy.errors import HieraError
 from hiera_dspy.signals.features import item_document
 from hiera_dspy.signals.item_form import content_key, title_key
 
@@ -50,7 +51,7 @@ class ItemPrior:
 
     def __init__(self, strength: float = 5.0, key: str = "content"):
         if key not in KEYS:
-            raise ValueError(f"item prior key must be one of {list(KEYS)}; got {key!r}")
+            raise HieraError(f"item prior key must be one of {list(KEYS)}; got {key!r}")
         self.strength = float(strength)
         self.key = key
         self.p0 = 0.0

@@ -22,6 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
+from hiera_dspy.errors import HieraError
 from hiera_dspy.signals.minilm import DEFAULT_MODEL_ID, EmbedderUnavailable, bundled_model_path
 
 MIN_COSINE = 0.9999
@@ -85,7 +86,7 @@ def exported(folder: Path, model_id: str, cache: str | Path | None = None, outpu
     from hiera_dspy.signals.digests import sha256
 
     if output not in OUTPUTS:
-        raise ValueError(f"output must be one of {list(OUTPUTS)}; got {output!r}")
+        raise HieraError(f"output must be one of {list(OUTPUTS)}; got {output!r}")
     name = model_id.replace("/", "_") + ("" if output == "pooled" else f".{output}")
     path = settings.cache_dir(cache) / "onnx" / f"{name}.onnx"
     digest = path.with_suffix(".onnx.sha256")

@@ -38,6 +38,7 @@ from pathlib import Path
 
 import numpy as np
 
+from hiera_dspy.errors import HieraError, NotFitted
 from hiera_dspy.labels import LabelScheme
 from hiera_dspy.records import Pair
 from hiera_dspy.signals.feature_sets import FEATURE_SETS, extra_features, extra_names, needs_embedder, uses_prior
@@ -65,9 +66,9 @@ class RelevanceScorer:
                  random_state: int = 0, max_iter: int = 1000, features: str = "base",
                  class_weight: str | None = None, C_grid: list[float] | None = None, model: str = "lr"):
         if features not in FEATURE_SETS:
-            raise ValueError(f"features must be one of {list(FEATURE_SETS)}; got {features!r}")
+            raise HieraError(f"features must be one of {list(FEATURE_SETS)}; got {features!r}")
         if model not in MODELS:
-            raise ValueError(f"model must be one of {list(MODELS)}; got {model!r}")
+            raise HieraError(f"model must be one of {list(MODELS)}; got {model!r}")
         self.model = model
         self.trees: dict | None = None  # model="hgb": the fitted trees (trees.py)
         self.prior: ItemPrior | None = None  # a feature set with "prior": the train split's item priors
@@ -81,7 +82,7 @@ class RelevanceScorer:
         self.C_losses: dict[float, float] = {}  # dev log loss per C when C_grid chose C
         self.features = FeatureExtractor(embedder=embedder)
         if needs_embedder(features) and self.features.embedder is None:
-            raise ValueError(f"features={features!r} needs an embedder (the signals extra, or embedder=MODEL); "
+            raise HieraError(f"features={features!r} needs an embedder (the signals extra, or embedder=MODEL); "
                              "with embedder=lexical use features='base' or 'query'")
         self.classes: tuple[str, ...] = ()
         self.coef: np.ndarray | None = None        # (n_classes, n_features); one row for two classes
@@ -105,7 +106,7 @@ class RelevanceScorer:
         labels = [self._check_label(p) for p in pairs]
         present = [label for label in self.scheme.labels if label in set(labels)]
         if len(present) < 2:
-            raise ValueError(f"RelevanceScorer.fit needs pairs of at least two labels; got only {present}")
+            raise HieraError(f"RelevanceScorer.fit needs pairs of at least two labels; got only {present}")
         if self.C_grid and self.model == "lr":
             self.C, self.C_losses = choose_C(self._fit_with_C, pairs, self.C_grid, seed=self.random_state)
         if self.item_form != "raw":
@@ -118,7 +119,7 @@ class RelevanceScorer:
                                          [p.item_id for p in pairs])
         x = self._matrix(pairs) if rows is None else np.asarray(rows, dtype=np.float64)
         if x.shape[0] != len(pairs):
-            raise ValueError(f"rows has {x.shape[0]} rows for {len(pairs)} pairs")
+            raise HieraError(f"rows has {x.shape[0]} rows for {len(pairs)} pairs")
         if self.prior is not None:
             self.prior.forget_train()
         if self.model == "hgb":
@@ -140,7 +141,7 @@ class RelevanceScorer:
         from them here: one matrix for several fits (a judge choosing its thresholds out of fold). Not for a set
         with item priors, whose train rows are leave-query-out (ValueError)."""
         if uses_prior(self.feature_set):
-            raise ValueError(f"train_rows: features {self.feature_set!r} read item priors, fitted inside fit()")
+            raise HieraError(f"train_rows: features {self.feature_set!r} read item priors, fitted inside fit()")
         pairs = list(pairs)
         if self.item_form != "raw":
             self.item_form = fitted_form(pairs)
@@ -186,7 +187,7 @@ class RelevanceScorer:
 
     def _check_label(self, pair: Pair) -> str:
         if pair.label not in self.scheme.labels:
-            raise ValueError(f"pair {pair.id!r} has label {pair.label!r}; scheme {self.scheme.name!r} expects one of "
+            raise HieraError(f"pair {pair.id!r} has label {pair.label!r}; scheme {self.scheme.name!r} expects one of "
                              f"{list(self.scheme.labels)}")
         return pair.label
 
@@ -226,7 +227,7 @@ class RelevanceScorer:
     def _proba_matrix(self, x: np.ndarray) -> np.ndarray:
         """(n, len(scheme.labels)) probabilities from raw features; columns follow the scheme's label order."""
         if not self.fitted:
-            raise RuntimeError("RelevanceScorer is not fitted: call fit(pairs) or load one with from_dict()")
+            raise NotFitted("RelevanceScorer is not fitted: call fit(pairs) or load one with from_dict()")
         z = (x - self.mean) / self.scale
         logits = z @ self.coef.T + self.intercept
         if self.trees is not None:
@@ -248,7 +249,7 @@ class RelevanceScorer:
     def to_dict(self) -> dict:
         """The fitted scorer as versioned JSON-ready data (scheme, weights, scaler, lexical statistics)."""
         if not self.fitted:
-            raise RuntimeError("RelevanceScorer is not fitted: nothing to save")
+            raise NotFitted("RelevanceScorer is not fitted: nothing to save")
         features = self.features.to_dict()
         return {
             "format": FORMAT, "version": FORMAT_VERSION,
@@ -275,7 +276,7 @@ class RelevanceScorer:
         """Rebuild a fitted scorer. A scorer trained with embeddings reloads its saved `embedding_model` unless an
         `embedder` with the same model_id is given; it raises EmbedderUnavailable if that model cannot be loaded."""
         if d.get("format") != FORMAT or d.get("version") != FORMAT_VERSION:
-            raise ValueError(f"not a {FORMAT} v{FORMAT_VERSION} document (format={d.get('format')!r}, "
+            raise HieraError(f"not a {FORMAT} v{FORMAT_VERSION} document (format={d.get('format')!r}, "
                              f"version={d.get('version')!r})")
         params = d.get("params", {})
         scorer = cls(LabelScheme.from_dict(d["scheme"]), embedder=None, C=params.get("C", 1.0),
@@ -284,12 +285,12 @@ class RelevanceScorer:
         scorer.feature_set = d.get("feature_set", "base")
         scorer.item_form = d.get("item_form", "raw")
         if scorer.item_form not in ITEM_FORMS:
-            raise ValueError(f"saved item_form {scorer.item_form!r} is not one of {list(ITEM_FORMS)}: a scorer of a "
+            raise HieraError(f"saved item_form {scorer.item_form!r} is not one of {list(ITEM_FORMS)}: a scorer of a "
                              "newer hiera-dspy? upgrade, or refit it")
         scorer.model, scorer.trees = d.get("model", "lr"), d.get("trees")
         scorer.prior = ItemPrior.from_dict(d["item_prior"]) if "item_prior" in d else None
         if uses_prior(scorer.feature_set) and scorer.prior is None:
-            raise ValueError(f"feature set {scorer.feature_set!r} needs the saved item priors; none were saved")
+            raise HieraError(f"feature set {scorer.feature_set!r} needs the saved item priors; none were saved")
         scorer.C_grid = params.get("C_grid")
         scorer.features = FeatureExtractor.from_dict(
             {"feature_names": d["feature_names"], "embedding_model": d["embedding_model"], "lexical": d["lexical"]},
@@ -297,16 +298,16 @@ class RelevanceScorer:
         scorer.classes = tuple(d["labels"])
         unknown = set(scorer.classes) - set(scorer.scheme.labels)
         if unknown:
-            raise ValueError(f"saved labels {sorted(unknown)} are not in scheme {scorer.scheme.name!r}")
+            raise HieraError(f"saved labels {sorted(unknown)} are not in scheme {scorer.scheme.name!r}")
         scorer.coef = np.array(d["coef"], dtype=np.float64)
         scorer.intercept = np.array(d["intercept"], dtype=np.float64)
         scorer.mean = np.array(d["scaler"]["mean"], dtype=np.float64)
         scorer.scale = np.array(d["scaler"]["scale"], dtype=np.float64)
         if needs_embedder(scorer.feature_set) and scorer.features.embedder is None:
-            raise ValueError("a scorer with interaction features needs its embedding model; none was saved")
+            raise HieraError("a scorer with interaction features needs its embedding model; none was saved")
         n = len(scorer.feature_names)
         if scorer.coef.shape[1] != n or scorer.mean.shape != (n,) or scorer.scale.shape != (n,):
-            raise ValueError(f"saved arrays do not match {n} features {list(scorer.feature_names)}")
+            raise HieraError(f"saved arrays do not match {n} features {list(scorer.feature_names)}")
         return scorer
 
     def save(self, path: str | Path) -> None:

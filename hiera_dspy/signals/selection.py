@@ -13,6 +13,7 @@ import math
 import random
 from collections.abc import Callable, Sequence
 
+from hiera_dspy.errors import HieraError
 from hiera_dspy.records import Pair
 
 
@@ -20,7 +21,7 @@ def query_grouped_split(pairs: Sequence[Pair], dev_share: float = 0.2, seed: int
     """(fit, dev): the pairs of a seeded `dev_share` of the queries (at least one) in dev, the rest in fit."""
     queries = sorted({p.query_id or p.query for p in pairs})
     if len(queries) < 2:
-        raise ValueError(f"choosing C needs train pairs of at least 2 queries; got {len(queries)}")
+        raise HieraError(f"choosing C needs train pairs of at least 2 queries; got {len(queries)}")
     k = min(len(queries) - 1, max(1, round(len(queries) * dev_share)))
     held = set(random.Random(seed).sample(queries, k))
     fit = [p for p in pairs if (p.query_id or p.query) not in held]

@@ -19,6 +19,8 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
+from hiera_dspy.errors import HieraError, NotFitted
+
 EPS = 1e-4
 Dist = Mapping[str, float] | None
 
@@ -52,7 +54,7 @@ class Stacker:
         x = np.array([features(s, m, self.labels) for s, m in zip(scorer, llm)])
         y = np.array([self.labels.index(g) for g in gold])
         if len(set(y.tolist())) < 2:
-            raise ValueError(f"the stacker needs pairs of at least two labels; got only {sorted(set(gold))}")
+            raise HieraError(f"the stacker needs pairs of at least two labels; got only {sorted(set(gold))}")
         model = LogisticRegression(C=self.C, random_state=0, max_iter=1000).fit(x, y)
         self.classes = tuple(self.labels[i] for i in model.classes_)
         self.coef, self.intercept = np.array(model.coef_, float), np.array(model.intercept_, float)
@@ -61,7 +63,7 @@ class Stacker:
     def predict_proba(self, scorer: Dist, llm: Dist) -> dict[str, float]:
         """The stacked distribution over all labels for one pair (0 for labels never seen in fitting)."""
         if self.coef is None:
-            raise RuntimeError("Stacker is not fitted: call fit() or from_dict()")
+            raise NotFitted("Stacker is not fitted: call fit() or from_dict()")
         z = np.array(features(scorer, llm, self.labels)) @ self.coef.T + self.intercept
         if len(self.classes) == 2:
             p1 = 1.0 / (1.0 + math.exp(-float(z[0])))
@@ -77,7 +79,7 @@ class Stacker:
     def to_dict(self) -> dict:
         """The fitted model as plain JSON-ready values (for `from_dict`)."""
         if self.coef is None:
-            raise RuntimeError("Stacker is not fitted: nothing to save")
+            raise NotFitted("Stacker is not fitted: nothing to save")
         return {"labels": list(self.labels), "C": self.C, "classes": list(self.classes), "coef": self.coef.tolist(),
                 "intercept": self.intercept.tolist()}
 
@@ -89,7 +91,7 @@ class Stacker:
         stacker.coef, stacker.intercept = np.array(d["coef"], float), np.array(d["intercept"], float)
         width = 2 * (len(stacker.labels) - 1) + 1
         if stacker.coef.ndim != 2 or stacker.coef.shape[1] != width:
-            raise ValueError(f"stacker coefficients have shape {stacker.coef.shape}; expected (*, {width})")
+            raise HieraError(f"stacker coefficients have shape {stacker.coef.shape}; expected (*, {width})")
         return stacker
 
 

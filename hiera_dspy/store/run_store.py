@@ -265,6 +265,27 @@ class RunStore:
             row = self._db.execute("SELECT config FROM runs WHERE run_id=?", (run_id,)).fetchone()
         return json.loads(row[0]) if row else None
 
+    def amend_config(self, run_id: str, key: str, value) -> dict:
+        """Replace one key of the run's stored config (a key that may differ between resumes, as `labelling`);
+        returns the new config."""
+        config = {**(self.run_config(run_id) or {}), key: value}
+        with self._lock:
+            self._db.execute("UPDATE runs SET config=? WHERE run_id=?", (json.dumps(config, default=str), run_id))
+        return config
+
+    def amend_gold(self, run_id: str, golds: Iterable[tuple[str, str | None]]) -> None:
+        """Set the gold label of the run's judged pairs from (pair id, gold) pairs (the data read again)."""
+        with self._lock:
+            self._db.executemany("UPDATE judgments SET gold=? WHERE run_id=? AND pair_id=?",
+                                 ((gold, run_id, pair_id) for pair_id, gold in golds))
+
+    def labels(self, run_id: str) -> set[str]:
+        """The distinct labels the run's judgments carry (errors and abstentions aside)."""
+        with self._lock:
+            rows = self._db.execute("SELECT DISTINCT label FROM judgments WHERE run_id=? AND label IS NOT NULL",
+                                    (run_id,)).fetchall()
+        return {r[0] for r in rows}
+
     def finished_ids(self, run_id: str, include_errors: bool = True) -> set[str]:
         """Pair ids with a stored row in the run; without `include_errors`, only rows without an error."""
         sql = "SELECT pair_id FROM judgments WHERE run_id=?" + ("" if include_errors else " AND error IS NULL")
@@ -433,6 +454,13 @@ def _columns(row: dict) -> tuple:
             _pack_steps(row["steps"]), row["tokens"], row["lm_calls"], json.dumps(row["tokens_by_role"]),
             row["seconds"], row["error"], int(bool(row["escalated"])),
             None if row["delegated"] is None else int(row["delegated"]), row["human_label"], row["attempts"])
+
+
+def no_run(store: RunStore, run_id: str) -> str:
+    """The message for a run id the store does not hold: where it looked and the latest runs there."""
+    return (f"no run {run_id!r} in {store.path} (the store: field `store`, flag --store; default "
+            f"$HIERA_RUNS_DIR/store.sqlite, else runs/store.sqlite); its latest runs: "
+            f"{', '.join(store.run_ids()[-5:]) or 'none'}")
 
 
 def _judgment(columns: dict) -> Judgment:

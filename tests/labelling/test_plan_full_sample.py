@@ -52,10 +52,11 @@ def test_plan_before_and_after_the_sample_is_labelled(bench, patch_make_lm, tmp_
     assert "Calibration check on" in capsys.readouterr().out
 
 
-def test_plan_refuses_a_run_that_is_not_a_holes_run(tmp_path):
+def test_plan_says_a_run_does_not_exist_and_where_it_looked(tmp_path, monkeypatch):
     from hiera_dspy.errors import HieraError
 
-    with pytest.raises(HieraError, match="not a holes run"):
+    monkeypatch.setenv("HIERA_RUNS_DIR", str(tmp_path))
+    with pytest.raises(HieraError, match=rf"no run 'nosuchrun' in {tmp_path / 'store.sqlite'}"):
         eval_plan.main(["--run", "nosuchrun"])
 
 

@@ -24,7 +24,7 @@ def test_seed_covers_every_train_prompt_as_built_today():
             for p in dataset.splits["train"]}
     missing = keys - {str(k) for k in info["keys"]}
     assert not missing, (f"{len(missing)} train prompts are not in the seed: the prompt builder changed; "
-                         "remake it with `python -m bench.probe_seed` (under the model lock)")
+                         "remake it with bench/probe_seed.py of commit ad34371 (docs/studies.md; under the model lock)")
 
 
 def test_seed_answers_before_the_model(tmp_path):

@@ -141,7 +141,8 @@ class Embedder:
         batch.n_tokens = len(tokens)
         code = self.lib.llama_decode(self._ctx, batch)
         if code != 0:
-            raise RuntimeError(f"llama_decode failed ({code}) on a prompt of {start + len(tokens)} tokens")
+            raise RuntimeUnavailable(f"llama_decode failed ({code}) on a prompt of {start + len(tokens)} tokens: a shorter "
+                                     "item text (HIERA_ITEM_CHARS) or a larger context (HIERA_LOCAL_CTX) may fit it")
         ptr = self.lib.llama_get_embeddings_ith(self._ctx, len(tokens) - 1)
         return np.ctypeslib.as_array(ptr, shape=(self._n_embd,)).astype(np.float32, copy=True)
 

@@ -18,6 +18,8 @@ from typing import Any
 
 import numpy as np
 
+from hiera_dspy.errors import HieraError
+
 PER_SEQUENCE_CTX = 1024  # tokens per embedding slot (the probe's prompts are ~200 tokens)
 
 
@@ -44,8 +46,8 @@ def _error(out: Any) -> None:
         err = out["error"]
         message = err.get("message", str(err)) if isinstance(err, dict) else str(err)
         if "context" in message and ("exceed" in message or "size" in message):
-            raise ValueError(f"Requested tokens exceed context window: {message}")
-        raise ValueError(message)
+            raise HieraError(f"Requested tokens exceed context window: {message}")
+        raise HieraError(message)
 
 
 def _response_format(fmt: dict | None) -> dict | None:
