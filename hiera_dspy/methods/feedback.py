@@ -353,6 +353,7 @@ class FeedbackJudge:
     feedback_option: bool | None = None  # config `feedback`: unset (learn it) | True | False (leave it out)
 
     def base_distributions(self, pairs: Sequence[Pair]) -> np.ndarray:
+        """(n, K) the wrapped judge's own grade distributions of `pairs` (each learned judge gives its own)."""
         raise NotImplementedError
 
     def learn_feedback(self, pairs: Sequence[Pair], oof: np.ndarray, seed: int = 0) -> None:
