@@ -16,10 +16,11 @@ import dspy
 import signatures
 from hiera_dspy.knowledge import Knowledge, NoKnowledge, Passage, render
 from hiera_dspy.labels import LabelScheme
-from hiera_dspy.lm import ledger, profiles
+from hiera_dspy.lm import ledger, profiles, steps
 from hiera_dspy.lm.memo import Memo, fingerprint
 from hiera_dspy.lm.roles import RoleLMs
 from hiera_dspy.lm.steps import arun_step, run_step
+from hiera_dspy.records import Step
 from signatures.hiera import (
     DIMENSIONS,
     REASONING_DESC,
@@ -151,7 +152,7 @@ class ItemAnalyzer(_Specialist):
 def _record_reuse(name: str, role: str, outputs: dict) -> None:
     book = ledger.current()
     if book is not None:
-        book.add(ledger.Step(name=name, role=role, outputs={**outputs, "reused": True}))
+        book.add(Step(name=name, role=role, outputs={**outputs, "reused": True}))
 
 
 def lookup(knowledge: Knowledge, queries: list[str], k: int | None, name: str = "knowledge.search",
@@ -160,7 +161,7 @@ def lookup(knowledge: Knowledge, queries: list[str], k: int | None, name: str = 
     if not queries and name != "knowledge.search":
         return []
     passages: list[Passage] = []
-    with ledger.step(name, "knowledge", None) as record:
+    with steps.step(name, "knowledge", None) as record:
         for text in queries[:limit]:
             passages += knowledge.search(str(text)) if k is None else knowledge.search(str(text), k)
         record.outputs = {"lookups": list(queries[:limit]), "passages": [p.to_dict() for p in passages]}

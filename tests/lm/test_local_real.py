@@ -26,6 +26,7 @@ from hiera_dspy.lm import (  # noqa: E402
     ledger,
     local,
     runtimes,
+    steps,
 )
 from hiera_dspy.lm.runtimes import llama_cpp_runtime  # noqa: E402
 
@@ -166,7 +167,7 @@ def test_extra_buffers_off_when_llama_cpp_has_amx(fake_llama, monkeypatch):
 def test_predict_parses_and_usage_reaches_the_ledger(fake_llama, gguf):
     lm = local.make_local_lm(str(gguf), max_tokens=32, cache=False)
     book = ledger.Ledger()
-    with ledger.bind(book), ledger.step("judge", "judge", lm):
+    with ledger.bind(book), steps.step("judge", "judge", lm):
         pred = dspy.Predict(Judge)(query="capital of France", document="Paris is the capital of France.")
     assert pred.label == "Exact"
     (step,) = book.steps
@@ -282,7 +283,7 @@ def test_real_model_judges_three_pairs(monkeypatch):
     with ledger.bind(book):
         for query, document in CASES:
             started = time.perf_counter()
-            with ledger.step("judge", "judge", lm):
+            with steps.step("judge", "judge", lm):
                 labels.append(judge(query=query, document=document).label)
             seconds.append(time.perf_counter() - started)
     print(f"\nmodel {path}: acquired/verified {acquired:.1f} s, loaded {loaded:.1f} s; "
