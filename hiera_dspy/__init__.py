@@ -12,8 +12,9 @@ plan, compile_judge. Every name here is imported on first use (PEP 562), so `imp
 
 from importlib import import_module
 
-from hiera_dspy import settings
+from hiera_dspy import moved, settings
 
+moved.install()  # modules that moved import under their earlier names for one release (hiera_dspy/moved.py)
 settings.configure_process()  # before dspy is imported: litellm's cost map offline, DSPy's cache under our cache root
 
 _API = ("judge", "ablate", "label", "fill_holes", "conclusions", "plan", "compile_judge", "load_dataset", "Dataset",

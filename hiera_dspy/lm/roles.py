@@ -233,7 +233,7 @@ def make_lm(spec: LMSpec, role: str = "judge") -> dspy.BaseLM:
     bounded transport retries and read timeout, its key read from `spec.api_key_env`, its cache partitioned by
     endpoint (`endpoint_cache_id`). The output cap defaults to the role's (profiles)."""
     if spec.model == "local" or spec.model.startswith("local:"):
-        from hiera_dspy.lm.local import make_local_lm
+        from hiera_dspy.local.model import make_local_lm
 
         _say_once("hiera-dspy: using the embedded local model (Qwen2.5-Coder-1.5B-Instruct Q4_K_M via llama.cpp; "
                   "--lm or HIERA_LM choose another)" if spec.model == "local" else f"hiera-dspy: using {spec.model}")

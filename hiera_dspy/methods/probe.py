@@ -31,8 +31,8 @@ import dspy
 import numpy as np
 
 from hiera_dspy.lm import steps
-from hiera_dspy.lm.label_probs import expected_relevance
 from hiera_dspy.methods import BuildContext, probe_states, register
+from hiera_dspy.methods.label_probs import expected_relevance
 from hiera_dspy.methods.learned_scorer import SCORER, SCORER_OPTIONS, ScorerState, top
 from hiera_dspy.methods.learning import Learner
 from hiera_dspy.records import Pair

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from hiera_dspy.lm.prefix_reuse import PrefixReuse
 from hiera_dspy.lm.prefix_timing import time_prompts
+from hiera_dspy.local.prefix_reuse import PrefixReuse
 
 
 class FakeEmbedder:

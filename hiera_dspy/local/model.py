@@ -1,6 +1,6 @@
 """The embedded default LM: a GGUF model run in-process by llama.cpp (llama-cpp-python), as a DSPy 3.4 custom engine.
 
-`make_local_lm(None)` acquires and verifies the registered default model (`hiera_dspy.lm.model_store.ensure_model`);
+`make_local_lm(None)` acquires and verifies the registered default model (`hiera_dspy.local.model_store.ensure_model`);
 `make_local_lm(PATH)` runs any GGUF file (hashed once, then remembered by a stamp). The LM is
 `dspy.LM("local/<name>-<sha256[:12]>", engine=LocalEngine, async_engine=AsyncLocalEngine)`:
 
@@ -52,8 +52,8 @@ from dspy.lm15 import (  # noqa: E402
 
 from hiera_dspy import settings  # noqa: E402
 from hiera_dspy.errors import HieraError
-from hiera_dspy.lm import model_store, runtimes
-from hiera_dspy.lm.local_logprobs import openai_logprobs
+from hiera_dspy.local import model_store, runtimes
+from hiera_dspy.local.logprobs import openai_logprobs
 
 __all__ = [
     "AsyncLocalEngine",
@@ -74,7 +74,7 @@ class LocalLMUnavailable(HieraError, RuntimeError):
 
 
 def _runtime() -> runtimes.Runtime:
-    """The llama.cpp binding to run the model with (`hiera_dspy.lm.runtimes.choose`)."""
+    """The llama.cpp binding to run the model with (`hiera_dspy.local.runtimes.choose`)."""
     try:
         return runtimes.choose()
     except runtimes.RuntimeUnavailable as exc:
@@ -318,7 +318,7 @@ class LocalEngine:
                 if cfg.logprobs is not None and getattr(current.llama, "native_logprobs", False):
                     kwargs["top_logprobs"] = max(1, int(cfg.logprobs))  # the runtime returns them (xllamacpp)
                 elif cfg.logprobs is not None:  # read from the logits as they are sampled (no logits_all: see module)
-                    from hiera_dspy.lm.local_logprobs import LogprobRecorder
+                    from hiera_dspy.local.logprobs import LogprobRecorder
 
                     recorder = LogprobRecorder(max(1, int(cfg.logprobs)), current.llama.detokenize)
                     kwargs["logits_processor"] = [recorder]

@@ -1,11 +1,11 @@
-"""The shared prompt prefix of the probe's hidden states (`hiera_dspy.lm.prefix_reuse`), with a fake model whose
+"""The shared prompt prefix of the probe's hidden states (`hiera_dspy.local.prefix_reuse`), with a fake model whose
 "hidden state" is a function of every token it holds: reusing a prefix must give exactly the vector of reading the
 whole prompt, read fewer tokens, and survive a failed read."""
 
 import numpy as np
 import pytest
 
-from hiera_dspy.lm.prefix_reuse import PrefixReuse, common_prefix
+from hiera_dspy.local.prefix_reuse import PrefixReuse, common_prefix
 
 
 class FakeSequence:

@@ -4,7 +4,7 @@ llama-cpp-python returns logprobs only for a model built with `logits_all=True`,
 floats (4096 x 151,936 x 4 bytes = 2.5 GB for the embedded model). Instead a logits processor sees each decoding
 step's full logits (before the grammar and the sampler act), keeps the top-k log-probabilities and, one step later,
 the chosen token's; `LogprobRecorder.token_logprobs()` gives them in the OpenAI shape DSPy's engines return
-(`dspy.lm15.TokenLogprob` with `top` alternatives), so `hiera_dspy.lm.label_probs` reads local and served models alike.
+(`dspy.lm15.TokenLogprob` with `top` alternatives), so `hiera_dspy.methods.label_probs` reads local and served models alike.
 """
 
 from __future__ import annotations

@@ -14,10 +14,10 @@ import asyncio
 import dspy
 
 import signatures
+from hiera_dspy.agents.memo import Memo, fingerprint
 from hiera_dspy.knowledge import Knowledge, NoKnowledge, Passage, render
 from hiera_dspy.labels import LabelScheme
 from hiera_dspy.lm import ledger, profiles, steps
-from hiera_dspy.lm.memo import Memo, fingerprint
 from hiera_dspy.lm.roles import RoleLMs
 from hiera_dspy.lm.steps import arun_step, run_step
 from hiera_dspy.records import Step

@@ -78,12 +78,12 @@ def register(runtime: Runtime) -> Runtime:
 
 
 register(Runtime("llama-cpp-python", "llama_cpp", "llama-cpp-python==0.3.36", "local-source",
-                 chat="hiera_dspy.lm.runtimes.llama_cpp_runtime:load_chat",
-                 embedder="hiera_dspy.lm.runtimes.llama_cpp_runtime:Embedder"))
+                 chat="hiera_dspy.local.runtimes.llama_cpp_runtime:load_chat",
+                 embedder="hiera_dspy.local.runtimes.llama_cpp_runtime:Embedder"))
 
 register(Runtime("xllamacpp", "xllamacpp", "xllamacpp==2026.10.11549", "local",
-                 chat="hiera_dspy.lm.runtimes.xllamacpp_runtime:ChatServer",
-                 embedder="hiera_dspy.lm.runtimes.xllamacpp_runtime:EmbedServer"))
+                 chat="hiera_dspy.local.runtimes.xllamacpp_runtime:ChatServer",
+                 embedder="hiera_dspy.local.runtimes.xllamacpp_runtime:EmbedServer"))
 INSTALL_HINT = ("the local model needs a llama.cpp binding: pip install 'hiera-dspy[local]' (xllamacpp, a prebuilt "
                 "wheel: seconds) or 'hiera-dspy[local-source]' (llama-cpp-python, builds llama.cpp from source: ~7 min "
                 "on 2 cores). Or use a hosted/served model: --lm openai/..., --lm anthropic/..., --api-base URL.")

@@ -1,4 +1,4 @@
-"""The llama.cpp runtimes (hiera_dspy/lm/runtimes): choosing one, and xllamacpp's and llama-cpp-python's adapters
+"""The llama.cpp runtimes (hiera_dspy/local/runtimes): choosing one, and xllamacpp's and llama-cpp-python's adapters
 driven by fake modules (the real model is never loaded here; `pytest -m real_model` runs it)."""
 
 from __future__ import annotations
@@ -11,8 +11,9 @@ import uuid
 import numpy as np
 import pytest
 
-from hiera_dspy.lm import local, runtimes
-from hiera_dspy.lm.runtimes import llama_cpp_runtime, xllamacpp_runtime
+from hiera_dspy.local import model as local
+from hiera_dspy.local import runtimes
+from hiera_dspy.local.runtimes import llama_cpp_runtime, xllamacpp_runtime
 
 
 class FakeServer:

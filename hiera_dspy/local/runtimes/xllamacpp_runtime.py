@@ -3,7 +3,7 @@
 `xllamacpp.Server(params)` loads a GGUF file and answers OpenAI-shaped requests as Python dicts
 (`handle_chat_completions`, `handle_embeddings`); it is thread-safe and batches concurrent work itself. It also opens an
 HTTP port on 127.0.0.1 (the engine always does): every server here gets a random API key that nothing else knows, so
-that port answers nobody. Both classes below are what `hiera_dspy.lm.runtimes` promises:
+that port answers nobody. Both classes below are what `hiera_dspy.local.runtimes` promises:
 
 - `ChatServer`: `create_chat_completion(messages=..., **llama-cpp-python-style kwargs)` -> the OpenAI dict, with
   `logprobs`/`top_logprobs` answered natively (`native_logprobs = True`);

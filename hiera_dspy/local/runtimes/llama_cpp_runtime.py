@@ -5,7 +5,7 @@ The chat model gets a lean prefix-state cache ($HIERA_LOCAL_RAM_CACHE_MB) and we
 built with AMX (`extra_buffers_on`).
 
 The model runs in embedding mode with pooling NONE on one sequence whose KV cache is kept between prompts
-(`hiera_dspy.lm.prefix_reuse`): a prompt is read from the end of its longest common token prefix with the prompt read
+(`hiera_dspy.local.prefix_reuse`): a prompt is read from the end of its longest common token prefix with the prompt read
 before it, and the final hidden state of its last token is its vector (what pooling LAST returns, without clearing the
 cache). Prompts are read in sorted order, so the prompts of one query share all of the template, the system line and
 the query. Tokenized with special tokens parsed: the chat template's markers are markers (the prompt builder has
@@ -23,8 +23,8 @@ from contextlib import contextmanager
 import numpy as np
 
 from hiera_dspy import settings
-from hiera_dspy.lm.prefix_reuse import PrefixReuse
-from hiera_dspy.lm.runtimes import INSTALL_HINT, RuntimeUnavailable
+from hiera_dspy.local.prefix_reuse import PrefixReuse
+from hiera_dspy.local.runtimes import INSTALL_HINT, RuntimeUnavailable
 
 CTX_TOKENS = 2048  # the KV cache of the one sequence; a longer prompt is cut to this (the probe's are ~200 tokens)
 UBATCH = 512  # tokens per llama.cpp micro-batch (measured: 128-512 read at the same speed)

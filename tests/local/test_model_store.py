@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from hiera_dspy.lm import model_store as ms
+from hiera_dspy.local import model_store as ms
 
 DATA = bytes((i * 37 + 11) % 256 for i in range(1024))
 BAD = bytes(reversed(DATA))  # same size, different hash

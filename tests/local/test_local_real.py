@@ -22,13 +22,10 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 import dspy  # noqa: E402
 from dspy.lm15 import Config, ContextLengthError, Message, Request  # noqa: E402
 
-from hiera_dspy.lm import (  # noqa: E402
-    ledger,
-    local,
-    runtimes,
-    steps,
-)
-from hiera_dspy.lm.runtimes import llama_cpp_runtime  # noqa: E402
+from hiera_dspy.lm import ledger, steps  # noqa: E402
+from hiera_dspy.local import model as local  # noqa: E402
+from hiera_dspy.local import runtimes  # noqa: E402
+from hiera_dspy.local.runtimes import llama_cpp_runtime  # noqa: E402
 
 LABELS = ("Exact", "Partial", "Irrelevant")
 # The suite's conftest points HIERA_CACHE_DIR at a temp folder for every test; the real-model test wants the user's
@@ -211,9 +208,9 @@ def test_one_model_per_file_shared_by_all_lms(fake_llama, gguf):
 def test_state_round_trip_without_weights(fake_llama, gguf):
     lm = local.make_local_lm(str(gguf), max_tokens=48, cache=False)
     state = lm.dump_state()
-    assert state["engine"]["class"] == "hiera_dspy.lm.local:LocalEngine"
+    assert state["engine"]["class"] == "hiera_dspy.local.model:LocalEngine"
     assert state["engine"]["state"]["path"] == str(gguf.resolve())
-    assert state["async_engine"]["class"] == "hiera_dspy.lm.local:AsyncLocalEngine"
+    assert state["async_engine"]["class"] == "hiera_dspy.local.model:AsyncLocalEngine"
     with pytest.raises(ValueError, match="allow_unsafe_lm_state"):
         dspy.LM.load_state(state)
     again = dspy.LM.load_state(state, allow_custom_lm_class=True)
@@ -264,7 +261,7 @@ CASES = [
 @pytest.mark.real_model
 @pytest.mark.timeout(1800)
 def test_real_model_judges_three_pairs(monkeypatch):
-    from hiera_dspy.lm.model_store import ensure_model
+    from hiera_dspy.local.model_store import ensure_model
 
     _user_model_cache(monkeypatch)
     local.unload_all()
@@ -305,7 +302,7 @@ def _user_model_cache(monkeypatch):
 def test_real_model_logprobs_and_batched_hidden_states(monkeypatch):
     import numpy as np
 
-    from hiera_dspy.lm.runtimes import choose
+    from hiera_dspy.local.runtimes import choose
     from hiera_dspy.methods import probe_states
 
     _user_model_cache(monkeypatch)
@@ -326,7 +323,7 @@ def test_real_model_logprobs_and_batched_hidden_states(monkeypatch):
 
 
 def test_bounded_schema_caps_free_text_and_lists_but_not_enums():
-    from hiera_dspy.lm.local import bounded_schema
+    from hiera_dspy.local.model import bounded_schema
 
     schema = {"type": "object", "properties": {
         "argument": {"type": "string"}, "label": {"type": "string", "enum": ["Irrelevant", "Relevant"]},
@@ -346,12 +343,12 @@ def test_real_model_shared_prefix_gives_each_prompts_own_hidden_state(monkeypatc
     alone (rounding aside) and fewer tokens are read."""
     import numpy as np
 
-    from hiera_dspy.lm import model_store
-    from hiera_dspy.lm.local import default_threads
+    from hiera_dspy.local import model_store
+    from hiera_dspy.local.model import default_threads
     from hiera_dspy.methods import probe_states
 
     pytest.importorskip("llama_cpp")
-    from hiera_dspy.lm.runtimes.llama_cpp_runtime import Embedder
+    from hiera_dspy.local.runtimes.llama_cpp_runtime import Embedder
 
     _user_model_cache(monkeypatch)
     states = probe_states.states_for(None, LABELS, cache=False)
