@@ -3,7 +3,7 @@
 The path is read from the judgment's accounted steps: delegated or decided at triage, which specialists answered
 (reused analyses marked), the knowledge look-ups and how many passages they returned, and the argument. A judgment
 without a label is predicted "(no label)", with its cause (the error, or an escalation nobody decided).
-Used by `python -m eval.errors` and by the ablation report's error-analysis section.
+Used by `python -m eval.mistakes` and by the ablation report's error-analysis section.
 """
 
 from __future__ import annotations
@@ -100,7 +100,7 @@ def report_section(results: dict[str, list[dict]]) -> list[str]:
     """Markdown lines for the ablation report: each method's disagreements by (gold, predicted), with their paths."""
     lines = ["## Error analysis", "",
              "Disagreements with gold by (gold → predicted) and the path those judgments took; each pair's path: "
-             "`python -m eval.errors --run RUN` (`--tag` sorts wrong labels into the paper's failure patterns).", ""]
+             "`python -m eval.mistakes --run RUN` (`--tag` sorts wrong labels into the paper's failure patterns).", ""]
     for method, rows in results.items():
         groups = disagreement_groups(rows)
         text = "; ".join(summary_line(g, p, rs) for g, p, rs in groups) if groups else "none"

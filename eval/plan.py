@@ -21,7 +21,7 @@ import sys
 from hiera_dspy.api import PlanRequest, plan
 from hiera_dspy.cli.options import cli_main
 from hiera_dspy.conclude.calibration import line as calibration_line
-from hiera_dspy.conclude.plan import STRATIFY, first_sample
+from hiera_dspy.conclude.sample_size import STRATIFY, first_sample
 from hiera_dspy.metrics.format import with_ci
 
 

@@ -31,6 +31,17 @@ MOVED: dict[str, str] = {
     "hiera_dspy.lm.label_probs": "hiera_dspy.methods.label_probs",
     "hiera_dspy.lm.probe_seed": "hiera_dspy.methods.probe_seed",
     "hiera_dspy.lm.memo": "hiera_dspy.agents.memo",
+    # one name per concept: a person's review is `review`, the LLM labelling job stays `jobs.labelling`; a benchmark's
+    # holes are `holes` wherever they are read, filled or concluded; the sample-size maths is not a second `plan`;
+    # the analysis of a judge's mistakes is not the exception family `errors`
+    "hiera_dspy.labelling.benchmark_holes": "hiera_dspy.review.holes",
+    "hiera_dspy.labelling.benchmark_conclusions": "hiera_dspy.review.holes_conclusions",
+    "hiera_dspy.labelling.plan": "hiera_dspy.jobs.planning",
+    "hiera_dspy.labelling": "hiera_dspy.review",
+    "hiera_dspy.conclude.filled_benchmark": "hiera_dspy.conclude.holes",
+    "hiera_dspy.conclude.plan": "hiera_dspy.conclude.sample_size",
+    "eval.errors": "eval.mistakes",  # `python -m eval.errors` runs too (the loader hands runpy the code)
+    "signatures.errors": "signatures.mistakes",
 }
 
 
@@ -47,9 +58,9 @@ class _EarlierNames(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     """Finds an earlier name and loads it as the module under its current name."""
 
     def find_spec(self, fullname, path, target=None):
-        if current_name(fullname) is None:
+        if (new := current_name(fullname)) is None or (found := importlib.util.find_spec(new)) is None:
             return None
-        return importlib.util.spec_from_loader(fullname, self, is_package=True)
+        return importlib.util.spec_from_loader(fullname, self, is_package=found.submodule_search_locations is not None)
 
     def create_module(self, spec):
         return None  # a placeholder; exec_module puts the real module in its place
@@ -59,6 +70,14 @@ class _EarlierNames(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         assert new is not None  # find_spec answered only for moved names
         # the import system reads sys.modules back after this call, so the earlier name binds the module itself
         sys.modules[module.__name__] = importlib.import_module(new)
+
+
+    def get_code(self, fullname: str):
+        """The current module's code: what `python -m EARLIER.NAME` runs."""
+        new = current_name(fullname)
+        assert new is not None
+        found = importlib.util.find_spec(new)
+        return found.loader.get_code(new)  # type: ignore[union-attr]
 
 
 def install() -> None:

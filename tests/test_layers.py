@@ -271,7 +271,7 @@ FLOORS = (
     ("data", "knowledge", "signals"),  # datasets, look-ups, features
     ("agents", "metrics", "testing"),  # the paper's agents; agreement; the test kit
     ("methods", "conclude"),  # registered judges; what the labels let you conclude
-    ("artifacts", "labelling"),  # compiled judges; a person's review
+    ("artifacts", "review"),  # compiled judges; a person's review: queue, decisions, the human sample
     ("runs", "engines"),  # what a run is; how its pairs are scheduled
     ("jobs", "api"),  # the main jobs, one call each
     ("cli",),  # flags -> requests -> api calls

@@ -196,7 +196,7 @@ def columns(y, yhat, unl, level: float = 0.95, lam: float | None = None, bounds=
     every column (None: the difference estimator, slope 1; with `tune`, PPI++'s tuned lam where the rules allow);
     `bounds` (low, high), scalars
     or per column, the range of a human value (None: no betting interval, no clipping); `n_min`, per column,
-    Cochran's rule for all N when the caller has it (the plan's, `hiera_dspy.conclude.plan.predicted_n_min`; None:
+    Cochran's rule for all N when the caller has it (the plan's, `hiera_dspy.conclude.sample_size.predicted_n_min`; None:
     on the machine's values over all N); `strata` (each sampled row's stratum, each unsampled one's): the stratified
     estimator (slope 1). Needs 2 <= n < N."""
     from ppi_py import ppi_mean_pointestimate

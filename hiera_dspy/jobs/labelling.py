@@ -1,5 +1,5 @@
 """Label pairs that may have no labels (what `python -m eval.label` does): judge them as a labelling run
-(`hiera_dspy.labelling.run`), export labels.jsonl, qrels.txt and pairs.jsonl, and score the pairs that carry gold.
+(`hiera_dspy.review.run`), export labels.jsonl, qrels.txt and pairs.jsonl, and score the pairs that carry gold.
 `label_pairs` is the judging step that filling a benchmark's holes shares."""
 
 from __future__ import annotations
@@ -18,11 +18,11 @@ from hiera_dspy.errors import RequestError
 from hiera_dspy.jobs.judging import Replica, SourceLoader, estimate
 from hiera_dspy.jobs.preparing import begin_run, build_program, load_data, open_store, output_folder, progress_display
 from hiera_dspy.jobs.requests import Judging, LabelRequest
-from hiera_dspy.labelling import freshness
-from hiera_dspy.labelling.exports import write_pairs_file
-from hiera_dspy.labelling.run import LabellingRun, export
 from hiera_dspy.methods.learning import prepare_fresh
 from hiera_dspy.records import Judgment, Pair
+from hiera_dspy.review import freshness
+from hiera_dspy.review.exports import write_pairs_file
+from hiera_dspy.review.run import LabellingRun, export
 from hiera_dspy.runs.spec import RunSpec
 from hiera_dspy.runs.tally import Tally
 from hiera_dspy.store.files import write_atomic

@@ -1,13 +1,77 @@
-"""Plan the human sample of a holes run before anyone labels (what `python -m eval.plan` does): per system and pair
-of systems, the sampled queries an interval of a width, or telling a pair apart, needs
-(`hiera_dspy.labelling.plan.plan_run`)."""
+"""Plan the human sample of a holes run before anyone labels (what `python -m eval.plan` and `hiera-dspy plan` do): how
+many queries a person must label, per system and per pair, from the run's machine values and the judge's
+probabilities, beside what its decided sample gives now (the sample-size maths: `hiera_dspy.conclude.sample_size`;
+docs/conclusions.md).
+"""
 
 from __future__ import annotations
 
-from hiera_dspy.errors import RequestError
+from hiera_dspy.conclude.certainty import certain
+from hiera_dspy.conclude.holes import conclusions, machine_values_of, population, simulated_values
+from hiera_dspy.conclude.sample_size import plan as sample_size_plan
+from hiera_dspy.conclude.sample_size import recommended_design
+from hiera_dspy.conclude.strata import stratum_labels
+from hiera_dspy.errors import HieraError, RequestError
 from hiera_dspy.jobs.preparing import open_store
 from hiera_dspy.jobs.requests import PlanRequest
-from hiera_dspy.labelling.plan import plan_run
+from hiera_dspy.labels import LabelScheme
+from hiera_dspy.review.draws import DEFAULT_STRATA
+from hiera_dspy.review.exports import records_of
+from hiera_dspy.review.holes import hole_records, read_inputs
+from hiera_dspy.review.sample import SampleLog
+
+
+def plan_run(store, run_id: str, width: float = 0.05, power: float = 0.8, draws: int = 20, seed: int = 0) -> dict:
+    """The plan of a holes labelling run (`hiera_dspy.conclude.sample_size`): per measure, every system and every pair
+    with n_min, the sampled queries for an interval of `width` and, for a pair, for `power` to tell it apart, from
+    the machine's values on all N queries and label sets drawn from the judge's probabilities; beside each, what
+    the run's decided human sample gives now (its estimate from the run's conclusions) and the n for `width` its
+    own residual spread predicts (`n_width_sample`) and its residual variance over the simulated one
+    (`variance_ratio`); the calibration check on the decided holes (`hiera_dspy.conclude.calibration`), whose
+    inflation scales the plan's residual spread. HieraError when the run is not a holes labelling run."""
+    import numpy as np
+
+    config = store.run_config(run_id)
+    if not config or config.get("labelling", {}).get("kind") != "holes":
+        raise HieraError(f"run {run_id!r} is not a holes run (made by eval.holes): hiera-dspy plan needs one")
+    labelling = config["labelling"]
+    scheme, depth = LabelScheme.from_dict(labelling["scheme"]), labelling["depth"]
+    level, kind = labelling.get("ci", 0.95), labelling.get("machine_values", "expected")
+    inputs = read_inputs(labelling, scheme)
+    records = hole_records(list(records_of(store, run_id)), inputs.qrels)
+    runs = {name: list(lines) for name, lines in inputs.runs.items()}
+    queries = population(runs)
+    machine_of, _ = machine_values_of(inputs.qrels, records, scheme, depth, kind)
+    per_run = {name: machine_of(lines, queries) for name, lines in runs.items()}
+    machine = {m: {name: np.asarray(v[m]) for name, v in per_run.items()} for m in next(iter(per_run.values()))}
+    simulated = simulated_values(runs, inputs.qrels, records, scheme, depth, draws, seed)
+    log = SampleLog(store.path)
+    try:
+        sample = log.get(run_id)
+    finally:
+        log.close()
+    c = conclusions(runs, inputs.qrels, records, sample, scheme, depth, level, kind, simulated)
+    now = {(m, run, None): e for run, per in c["estimates"].items() for m, e in per.items()}
+    now |= {(d["measure"], d["a"], d["b"]): d for d in c["differences"]}
+    checked = c.get("calibration")
+    inflation = checked["inflation"] if checked else 1.0
+    hole_keys = [(r["query_id"], r["item_id"]) for r in records]
+    sure = {name: certain(lines, queries, hole_keys, inputs.qrels, scheme, depth) for name, lines in runs.items()}
+    holes = {m: {name: ~sure[name][m] for name in runs} for m in machine}
+    sample_sd = {key: e["sd"] for key, e in now.items() if e.get("sd") is not None and (e.get("n") or 0) >= 2}
+    strata = stratum_labels(queries, records, scheme, (sample and sample.strata) or DEFAULT_STRATA)
+    sample_n_min = {key: now[key].get("n_min") for key in sample_sd}
+    planned = sample_size_plan(machine, simulated, width, level, power, inflation, holes, sample_sd=sample_sd, strata=strata,
+                   sample_n_min=sample_n_min)
+    design, gain = recommended_design(planned)
+    lines = [line.to_dict() | {"now": now.get((line.measure, line.a, line.b))} for line in planned]
+    for line in lines:  # the decided sample's residual variance over the simulated one (no calibration assumed)
+        sd = sample_sd.get((line["measure"], line["a"], line["b"]))
+        line["variance_ratio"] = (sd / line["sd_holes"]) ** 2 if sd is not None and line["sd_holes"] else None
+    return {"run_id": run_id, "queries": len(queries), "width": width, "power": power, "level": level,
+            "design": design, "stratified_gain": gain,
+            "draws": draws, "decided": (c["human_sample"] or {}).get("decided", 0), "lines": lines,
+            "calibration": checked}
 
 
 def plan(request: PlanRequest) -> dict:

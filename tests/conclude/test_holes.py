@@ -1,4 +1,4 @@
-"""The filled benchmark's conclusions (hiera_dspy.conclude.filled_benchmark): the plan's simulated human labels on
+"""The filled benchmark's conclusions (hiera_dspy.conclude.holes): the plan's simulated human labels on
 graded schemes, the certainty stratum of queries no hole can change, and values known exactly."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from hiera_dspy.conclude.certainty import certain
-from hiera_dspy.conclude.filled_benchmark import conclusions, machine_values_of, simulated_values
+from hiera_dspy.conclude.holes import conclusions, machine_values_of, simulated_values
 from hiera_dspy.conclude.sample import Sample
 from hiera_dspy.data.trec import RunLine
 from hiera_dspy.labels import get_scheme

@@ -29,7 +29,7 @@ from hiera_dspy.labels import LabelScheme
 
 CORRECTION = "holm"
 MACHINE_VALUES = ("expected", "labels")
-DRAWS = 20  # label sets drawn from the judge's probabilities for n_min (hiera_dspy.conclude.plan)
+DRAWS = 20  # label sets drawn from the judge's probabilities for n_min (hiera_dspy.conclude.sample_size)
 
 
 def population(runs: dict[str, list]) -> list[str]:
@@ -86,10 +86,10 @@ def simulated_values(runs: dict[str, list], originals: dict, records: Sequence[d
     from the judge's probabilities (`hiera_dspy.conclude.strata.label_distribution`: its record's distribution,
     else its label with its confidence and the rest spread over the other labels; an escalated or failed hole every
     label alike), the original judgments as they are, the scheme's gains: the human values
-    `hiera_dspy.conclude.plan` assumes before anyone labels."""
+    `hiera_dspy.conclude.sample_size` assumes before anyone labels."""
     import numpy as np
 
-    from hiera_dspy.conclude.plan import draw_labels
+    from hiera_dspy.conclude.sample_size import draw_labels
     from hiera_dspy.conclude.strata import label_distribution
 
     queries = population(runs)
@@ -107,7 +107,7 @@ def simulated_values(runs: dict[str, list], originals: dict, records: Sequence[d
 
 def predicted_n_mins(machine: dict[str, dict], simulated: Sequence[dict[str, dict]],
                      holes: dict[str, dict] | None = None) -> dict[tuple, int]:
-    """(measure, run, None) and (measure, a, b) -> the plan's n_min (`hiera_dspy.conclude.plan.predicted_n_min`)
+    """(measure, run, None) and (measure, a, b) -> the plan's n_min (`hiera_dspy.conclude.sample_size.predicted_n_min`)
     from measure -> run -> the machine's values over every query and label sets simulated over the same queries;
     with `holes` (measure -> run -> whether a hole can change each query's value), over those queries only (a
     pair's: where either run's can change), the domain the estimate samples."""
@@ -115,7 +115,7 @@ def predicted_n_mins(machine: dict[str, dict], simulated: Sequence[dict[str, dic
 
     import numpy as np
 
-    from hiera_dspy.conclude.plan import predicted_n_min
+    from hiera_dspy.conclude.sample_size import predicted_n_min
 
     out = {}
     for m, per in machine.items():

@@ -1,7 +1,7 @@
 """What a holes labelling run does for its conclusions: checking the --human-sample request, drawing the sample into
 the run, and at every export sample.jsonl, the summary's estimates and the report's section (docs/conclusions.md).
 
-The statistics are `hiera_dspy.conclude` (pure); the sample and its table `hiera_dspy.labelling.sample`.
+The statistics are `hiera_dspy.conclude` (pure); the sample and its table `hiera_dspy.review.sample`.
 """
 
 from __future__ import annotations
@@ -9,15 +9,15 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from hiera_dspy.conclude.filled_benchmark import conclusions, holes_by_query
 from hiera_dspy.conclude.forest import draw
+from hiera_dspy.conclude.holes import conclusions, holes_by_query
 from hiera_dspy.conclude.report import section
 from hiera_dspy.conclude.strata import query_uncertainty, relevance_probability
 from hiera_dspy.errors import HieraError, RequestError
-from hiera_dspy.labelling.draws import DEFAULT_STRATA, check_stratified
-from hiera_dspy.labelling.exports import read_pairs_file, records_of, write_jsonl
-from hiera_dspy.labelling.sample import SampleLog, count, ensure, parse_size
 from hiera_dspy.labels import LabelScheme
+from hiera_dspy.review.draws import DEFAULT_STRATA, check_stratified
+from hiera_dspy.review.exports import read_pairs_file, records_of, write_jsonl
+from hiera_dspy.review.sample import SampleLog, count, ensure, parse_size
 
 FOREST = ("\n![Every system's estimate with its interval, the human sample's alone and the machine-only value; the "
           "ranking before filling and by the estimate](forest.png)\n")

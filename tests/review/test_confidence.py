@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from hiera_dspy.labelling.confidence import confidence
+from hiera_dspy.review.confidence import confidence
 
 
 def turn(r, agent, stance):

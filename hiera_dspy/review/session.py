@@ -9,13 +9,13 @@ from pathlib import Path
 
 from hiera_dspy.data import DataError, load_dataset
 from hiera_dspy.errors import RequestError
-from hiera_dspy.labelling.decisions import DecisionLog
-from hiera_dspy.labelling.exports import iso, read_pairs_file
-from hiera_dspy.labelling.history import folder_decisions
-from hiera_dspy.labelling.queue import QueueEntry, review_queue
-from hiera_dspy.labelling.run import export
-from hiera_dspy.labelling.sample import SAMPLE_REASON, read_sample, sample_entries
 from hiera_dspy.labels import LabelScheme
+from hiera_dspy.review.decisions import DecisionLog
+from hiera_dspy.review.exports import iso, read_pairs_file
+from hiera_dspy.review.history import folder_decisions
+from hiera_dspy.review.queue import QueueEntry, review_queue
+from hiera_dspy.review.run import export
+from hiera_dspy.review.sample import SAMPLE_REASON, read_sample, sample_entries
 from hiera_dspy.store.run_store import RunStore
 from hiera_dspy.untrusted.screen import screen_item
 
@@ -37,7 +37,7 @@ class Review:
 
     def decided_earlier(self) -> set[str]:
         """Pairs a person decided on an earlier run of this run's output folder and not on this run: their decision
-        holds for this run too (`hiera_dspy.labelling.history`), so they are not queued again."""
+        holds for this run too (`hiera_dspy.review.history`), so they are not queued again."""
         here = set(self.decisions.latest(self.run_id))
         return {pid for pid, d in folder_decisions(self.store, self.run_id).items()
                 if d["run_id"] != self.run_id and pid not in here}

@@ -1,7 +1,7 @@
 """A person's decisions as gold train pairs: what `optimize.compile --train-from RUN_ID` learns from.
 
 Only decisions count: the pairs a person decided in a labelling run (`eval.review`, `eval.escalations --decisions`; the
-latest decision per pair, `hiera_dspy.labelling.decisions`), with the decided label. The machine's own labels are never
+latest decision per pair, `hiera_dspy.review.decisions`), with the decided label. The machine's own labels are never
 used as gold. Merged into a train split, a decision wins over the split's label of the same pair (same query id and
 item id, else the same pair id).
 
@@ -17,8 +17,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from hiera_dspy.errors import HieraError
-from hiera_dspy.labelling.decisions import DecisionLog
 from hiera_dspy.records import Pair
+from hiera_dspy.review.decisions import DecisionLog
 from hiera_dspy.store.run_store import RunStore
 
 

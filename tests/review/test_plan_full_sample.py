@@ -11,8 +11,8 @@ from labelling_helpers import ANSWERS, holes_argv, write
 from eval import escalations as eval_escalations
 from eval import holes as eval_holes
 from eval import plan as eval_plan
-from hiera_dspy.conclude.plan import first_sample
 from hiera_dspy.conclude.ppi import EXACT, KNOWN
+from hiera_dspy.conclude.sample_size import first_sample
 
 
 def decide(tmp_path, run_id: str, labels: dict[str, str]) -> None:

@@ -1,7 +1,7 @@
 """Error analysis of a run (the paper's App. E): where the judgments disagree with gold, and the path each one took.
 
-    python -m eval.errors --run 3e21cc4c3621                        # groups by (gold, predicted), paths shown
-    python -m eval.errors --run 3e21cc4c3621 --tag --lm openai/gpt-4o-mini   # + each wrong label sorted by an LM
+    python -m eval.mistakes --run 3e21cc4c3621                        # groups by (gold, predicted), paths shown
+    python -m eval.mistakes --run 3e21cc4c3621 --tag --lm openai/gpt-4o-mini   # + each wrong label sorted by an LM
                                                                     # into the paper's failure patterns
 
 Disagreements are grouped by (gold, predicted), largest first; a judgment without a label is predicted "(no label)"
@@ -28,12 +28,12 @@ from hiera_dspy.errors import RequestError
 from hiera_dspy.metrics.agreement import NO_LABEL
 from hiera_dspy.store.run_store import RunStore
 from hiera_dspy.untrusted.blocks import item_block
-from signatures.errors import FAILURE_PATTERNS, FailurePattern
+from signatures.mistakes import FAILURE_PATTERNS, FailurePattern
 
 
 def parser() -> argparse.ArgumentParser:
-    """The command line of `python -m eval.errors`."""
-    p = argparse.ArgumentParser(prog="python -m eval.errors", description=__doc__,
+    """The command line of `python -m eval.mistakes`."""
+    p = argparse.ArgumentParser(prog="python -m eval.mistakes", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--run", required=True, help="run id (printed by eval.run and eval.ablate)")
     p.add_argument("--store", help="run store SQLite file (default: runs/store.sqlite)")

@@ -15,10 +15,10 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from hiera_dspy.errors import RequestError
-from hiera_dspy.labelling.confidence import confidence
-from hiera_dspy.labelling.history import folder_decisions
 from hiera_dspy.labels import LabelScheme
 from hiera_dspy.records import Judgment, Pair
+from hiera_dspy.review.confidence import confidence
+from hiera_dspy.review.history import folder_decisions
 from hiera_dspy.store.files import atomic_file
 from hiera_dspy.store.run_store import RunStore
 

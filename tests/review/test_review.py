@@ -14,8 +14,8 @@ from eval import escalations as eval_escalations
 from eval import holes as eval_holes
 from eval.review import make_server
 from hiera_dspy.errors import HieraError
-from hiera_dspy.labelling.queue import review_queue
-from hiera_dspy.labelling.session import Review
+from hiera_dspy.review.queue import review_queue
+from hiera_dspy.review.session import Review
 
 
 def row(i, label="Good", escalated=False, error=None, scores=None):

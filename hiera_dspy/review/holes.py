@@ -14,12 +14,12 @@ from hiera_dspy.data.irds import benchmark
 from hiera_dspy.data.trec import format_qrels, read_corpus, read_qrels, read_topics
 from hiera_dspy.data.trec_stream import RunFile
 from hiera_dspy.errors import RequestError
-from hiera_dspy.labelling.benchmark_conclusions import conclude
-from hiera_dspy.labelling.exports import qrels_of, write_jsonl
 from hiera_dspy.labels import LabelScheme
 from hiera_dspy.metrics.classification import classification_metrics
 from hiera_dspy.metrics.format import number
 from hiera_dspy.records import Pair
+from hiera_dspy.review.exports import qrels_of, write_jsonl
+from hiera_dspy.review.holes_conclusions import conclude
 from hiera_dspy.store.files import write_atomic
 
 
@@ -146,7 +146,7 @@ def machine_only(inputs: Inputs, machine: dict, records: list[dict], scheme: Lab
 def summarize(inputs: Inputs, after: dict, records: list[dict], scheme: LabelScheme, depth: int) -> dict:
     """Per-run hole rate, nDCG and P at depth before and after filling, Kendall's tau of the two rankings, and
     hole counts."""
-    from hiera_dspy.conclude.filled_benchmark import population
+    from hiera_dspy.conclude.holes import population
 
     runs, every = [], population(inputs.runs)  # averaged over the benchmark's queries, as the conclusions are
     for name, lines in inputs.runs.items():

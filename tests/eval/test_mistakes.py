@@ -1,4 +1,4 @@
-"""eval.errors: disagreements grouped by (gold, predicted) with each judgment's path; failure-pattern tagging with the
+"""eval.mistakes: disagreements grouped by (gold, predicted) with each judgment's path; failure-pattern tagging with the
 fake LM; the ablation report's section."""
 
 import re
@@ -6,7 +6,8 @@ import zlib
 
 import pytest
 
-from eval import errors, run
+from eval import mistakes as errors
+from eval import run
 from eval.disagreements import disagreement_groups, format_path, judgment_path, report_section
 from hiera_dspy.errors import HieraError
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from hiera_dspy.labelling.decisions import DecisionLog
+from hiera_dspy.review.decisions import DecisionLog
 from hiera_dspy.store.run_store import RunStore
 
 

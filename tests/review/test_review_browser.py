@@ -13,8 +13,8 @@ from labelling_helpers import ANSWERS, open_store
 
 from eval import label as eval_label
 from eval.review import make_server
-from hiera_dspy.labelling.decisions import DecisionLog
-from hiera_dspy.labelling.session import Review
+from hiera_dspy.review.decisions import DecisionLog
+from hiera_dspy.review.session import Review
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 DRIVER = shutil.which("chromedriver")

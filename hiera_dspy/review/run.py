@@ -17,9 +17,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from hiera_dspy.errors import RequestError
-from hiera_dspy.labelling.benchmark_holes import export_holes
-from hiera_dspy.labelling.exports import export_label, records_of
 from hiera_dspy.records import Judgment
+from hiera_dspy.review.exports import export_label, records_of
+from hiera_dspy.review.holes import export_holes
 from hiera_dspy.store.run_store import RunStore
 
 

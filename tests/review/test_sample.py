@@ -7,8 +7,8 @@ import pytest
 
 from hiera_dspy.conclude.sample import Sample, state
 from hiera_dspy.errors import HieraError
-from hiera_dspy.labelling.draws import draw, draw_stratified
-from hiera_dspy.labelling.sample import SampleLog, count, ensure, parse_size
+from hiera_dspy.review.draws import draw, draw_stratified
+from hiera_dspy.review.sample import SampleLog, count, ensure, parse_size
 
 QUERIES = ["q1", "q2", "q3", "q4"]
 

@@ -70,7 +70,7 @@ def test_a_holes_run_is_told_to_rerun_eval_holes(bench, patch_make_lm, tmp_path,
 
 
 def test_the_review_page_path_stores_a_repeated_click_once(labelled):
-    from hiera_dspy.labelling.session import Review
+    from hiera_dspy.review.session import Review
 
     run_id, _ = labelled
     review = Review(open_store(), run_id, budget=0, who="ana")

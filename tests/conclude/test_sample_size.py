@@ -1,4 +1,4 @@
-"""The plan before labelling (hiera_dspy.conclude.plan): the sample size for a width and for 80% power by the
+"""The plan before labelling (hiera_dspy.conclude.sample_size): the sample size for a width and for 80% power by the
 finite-population formulas, n_min from the residual the judge's probabilities predict over every query, pairs no
 sample can tell apart."""
 
@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from hiera_dspy.conclude.plan import (
+from hiera_dspy.conclude.sample_size import (
     draw_labels,
     n_for_power,
     n_for_width,
@@ -134,7 +134,7 @@ def test_the_plans_n_min_reads_the_queries_a_hole_can_change():
 
 
 def test_the_first_sample_holds_n_min_queries_with_holes():
-    from hiera_dspy.conclude.plan import first_sample
+    from hiera_dspy.conclude.sample_size import first_sample
 
     assert first_sample(30, 240, 400) == 50  # 60% of the queries have holes: 50 sampled hold 30 of them
     assert first_sample(30, None, 400) == 30 and first_sample(300, 100, 400) == 400
@@ -201,7 +201,7 @@ def test_the_plan_from_a_decided_sample_reads_its_spread_over_the_queries_with_h
 def test_the_plan_recommends_stratifying_only_where_it_is_predicted_10_percent_narrower():
     # residuals whose mean differs by stratum (hard labels of an uneven judge) gain from strata; residuals centred in
     # every stratum (a calibrated judge's expected values) do not, and the plan then says to draw at random
-    from hiera_dspy.conclude.plan import recommended_design, stratified_gain
+    from hiera_dspy.conclude.sample_size import recommended_design, stratified_gain
 
     rng = np.random.default_rng(4)
     strata = np.repeat(np.arange(4), 50)

@@ -1,5 +1,5 @@
 """The human sample: whole queries drawn at random or stratified by the judge's uncertainty (seeded, `--sample`;
-`hiera_dspy.labelling.draws`), whose every hole a person labels.
+`hiera_dspy.review.draws`), whose every hole a person labels.
 
 A per-query metric needs every pair of the query's top k labelled, so the unit of the sample is the query, as in
 prediction-powered inference over IR metrics (Oosterhuis et al., KDD 2024). The sample is drawn once per labelling run
@@ -25,9 +25,9 @@ from pathlib import Path
 
 from hiera_dspy.conclude.sample import Sample
 from hiera_dspy.errors import HieraError
-from hiera_dspy.labelling.confidence import confidence
-from hiera_dspy.labelling.draws import DEFAULT_STRATA, DRAWS, Draw, run_draw
-from hiera_dspy.labelling.queue import QueueEntry
+from hiera_dspy.review.confidence import confidence
+from hiera_dspy.review.draws import DEFAULT_STRATA, DRAWS, Draw, run_draw
+from hiera_dspy.review.queue import QueueEntry
 from hiera_dspy.store.side_table import SideTable
 
 SCHEMA = """

@@ -12,7 +12,7 @@ import heapq
 from collections.abc import Iterable, Mapping
 from typing import NamedTuple
 
-from hiera_dspy.labelling.confidence import Confidence, confidence
+from hiera_dspy.review.confidence import Confidence, confidence
 
 
 class QueueEntry(NamedTuple):
