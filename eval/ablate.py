@@ -44,7 +44,7 @@ from hiera_dspy.jobs.preparing import output_folder, skipped_rows
 from hiera_dspy.methods import available
 from hiera_dspy.metrics.format import number
 from hiera_dspy.records import as_judgment
-from hiera_dspy.runs.cost import format_estimate, format_total
+from hiera_dspy.runs.cost import format_forecast, format_total
 
 __all__ = ["main", "parser", "GRIDS", "variants", "cell_run_id", "family_of", "lm_calls_by_role", "print_table"]
 
@@ -93,7 +93,7 @@ def main(argv: list[str] | None = None) -> list[dict]:
     done = ablate(AblateRequest(data_source(args), tuple(names), args.with_knowledge, args.split, args.limit,
                                 args.knowledge, lm_choice(args), args.threads, run_options(args), dry_run_of(args)))
     if args.dry_run:
-        print("\n".join([*map(format_estimate, done.estimates), format_total(done.estimates)]))
+        print("\n".join([*map(format_forecast, done.estimates), format_total(done.estimates)]))
         return done.estimates
     summaries = report(done, args.reference, args.out or runs_dir() / f"ablate-{sanitize(args.dataset)}-{done.split}",
                        args.dataset)

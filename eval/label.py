@@ -21,7 +21,7 @@ from hiera_dspy.api import LabelRequest, label
 from hiera_dspy.cli.labelling import add_labelling_arguments
 from hiera_dspy.cli.options import add_data_arguments, cli_main, exit_on_error_rate, print_metrics, raise_if_stopped
 from hiera_dspy.cli.requests import data_source, judging
-from hiera_dspy.runs.cost import format_estimate
+from hiera_dspy.runs.cost import format_forecast
 
 
 def parser() -> argparse.ArgumentParser:
@@ -40,7 +40,7 @@ def main(argv: list[str] | None = None) -> dict:
     args = parser().parse_args(argv)
     labelled = label(LabelRequest(data_source(args), judging(args), out=args.out, split=args.split))
     if labelled.estimate is not None:  # --dry-run: nothing was sent
-        print(format_estimate(labelled.estimate))
+        print(format_forecast(labelled.estimate))
         return {}
     summary, run_id = labelled.summary, labelled.run_id
     if labelled.fresh:  # a finished run, exported from exactly this input and these rows: nothing to redo

@@ -12,7 +12,7 @@ import dspy
 
 from hiera_dspy.data import Dataset
 from hiera_dspy.errors import RequestError, UnknownName
-from hiera_dspy.jobs.judging import estimate
+from hiera_dspy.jobs.judging import forecast_cost
 from hiera_dspy.jobs.preparing import begin_run, load_data, open_store, progress_display
 from hiera_dspy.jobs.requests import DataSource, DryRun, RunOptions
 from hiera_dspy.knowledge import make_knowledge
@@ -134,7 +134,7 @@ def ablate(request: AblateRequest) -> Ablation:
         spec = RunSpec.judging(program, dataset=request.data.dataset, split=split, lms=lms, knowledge=knowledge.name)
         identity, run_id = spec.identity(), cell_run_id(request.run.run_id, display) or spec.run_id
         if request.dry_run:  # nothing is sent: an estimate per method
-            done.estimates.append(estimate(program, pairs, lms, request.dry_run, knowledge.name, store.rows(run_id)))
+            done.estimates.append(forecast_cost(program, pairs, lms, request.dry_run, knowledge.name, store.rows(run_id)))
             continue
         begin_run(store, run_id, identity, request.run.wait)
         print(f"== {display} (run {run_id})", file=sys.stderr)

@@ -15,7 +15,7 @@ from hiera_dspy.data import Dataset
 from hiera_dspy.engines import Job
 from hiera_dspy.engines import judge as run_engine
 from hiera_dspy.errors import RequestError
-from hiera_dspy.jobs.judging import Replica, SourceLoader, estimate
+from hiera_dspy.jobs.judging import Replica, SourceLoader, forecast_cost
 from hiera_dspy.jobs.preparing import begin_run, build_program, load_data, open_store, output_folder, progress_display
 from hiera_dspy.jobs.requests import Judging, LabelRequest
 from hiera_dspy.methods.learning import prepare_fresh
@@ -95,7 +95,7 @@ def label_pairs(judging: Judging, dataset: Dataset, pairs: Iterable[Pair], split
     run_id = judging.run.run_id or spec.run_id
     store = open_store(judging.run.store)
     if judging.dry_run:  # a pilot of this run in the store gives the delegation rate
-        return estimate(program, pairs, lms, judging.dry_run, knowledge.name, store.rows(run_id))
+        return forecast_cost(program, pairs, lms, judging.dry_run, knowledge.name, store.rows(run_id))
     out, limit = Path(labelling["out"]), judging.limit
     begin_run(store, run_id, {**identity, "limit": limit, "labelling": labelling}, judging.run.wait,
               may_differ=("limit", "labelling"))
