@@ -20,12 +20,12 @@ from pathlib import Path
 
 import dspy
 
-from eval.disagreements import cause, disagreement_groups, format_path, judgment_path, short
 from hiera_dspy.cli.lms import add_lm_arguments, lms_from_args
 from hiera_dspy.cli.options import add_renamed, runs_dir
 from hiera_dspy.data import DataError, load_dataset
 from hiera_dspy.errors import RequestError
 from hiera_dspy.metrics.agreement import NO_LABEL
+from hiera_dspy.metrics.disagreements import cause, disagreement_groups, format_path, judgment_path, short
 from hiera_dspy.store.run_store import RunStore
 from hiera_dspy.untrusted.blocks import item_block
 from signatures.mistakes import FAILURE_PATTERNS, FailurePattern

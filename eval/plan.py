@@ -116,7 +116,7 @@ def _now(e: dict | None, pair: bool = False) -> str:
 def main(argv: list[str] | None = None) -> dict:
     """Print the plan of a holes run; returns it."""
     args = parser().parse_args(argv)
-    planned = plan(PlanRequest(args.run, args.store, args.width, args.power, args.draws, args.seed))
+    planned = plan(PlanRequest(args.run, args.store, args.width, args.power, args.draws, args.seed)).to_dict()
     print(json.dumps(planned, indent=1) if args.json else "\n".join(lines_of(planned)), file=sys.stdout)
     return planned
 

@@ -6,6 +6,8 @@ docs/conclusions.md).
 
 from __future__ import annotations
 
+from dataclasses import dataclass, fields
+
 from hiera_dspy.conclude.certainty import certain
 from hiera_dspy.conclude.holes import conclusions, machine_values_of, population, simulated_values
 from hiera_dspy.conclude.sample_size import plan as sample_size_plan
@@ -61,8 +63,8 @@ def plan_run(store, run_id: str, width: float = 0.05, power: float = 0.8, draws:
     sample_sd = {key: e["sd"] for key, e in now.items() if e.get("sd") is not None and (e.get("n") or 0) >= 2}
     strata = stratum_labels(queries, records, scheme, (sample and sample.strata) or DEFAULT_STRATA)
     sample_n_min = {key: now[key].get("n_min") for key in sample_sd}
-    planned = sample_size_plan(machine, simulated, width, level, power, inflation, holes, sample_sd=sample_sd, strata=strata,
-                   sample_n_min=sample_n_min)
+    planned = sample_size_plan(machine, simulated, width, level, power, inflation, holes, sample_sd=sample_sd,
+                               strata=strata, sample_n_min=sample_n_min)
     design, gain = recommended_design(planned)
     lines = [line.to_dict() | {"now": now.get((line.measure, line.a, line.b))} for line in planned]
     for line in lines:  # the decided sample's residual variance over the simulated one (no calibration assumed)
@@ -74,8 +76,37 @@ def plan_run(store, run_id: str, width: float = 0.05, power: float = 0.8, draws:
             "calibration": checked}
 
 
-def plan(request: PlanRequest) -> dict:
+@dataclass(frozen=True)
+class SamplePlan:
+    """The plan of a holes run's human sample (`plan`): per measure, a line for every system and every pair
+    (`lines`: n_min, the n for `width`, the n to tell a pair apart at `power`, what the decided sample gives now), the
+    design it recommends and its gain, the calibration check. Reads as a mapping too (`plan["queries"]`), the shape
+    of `to_dict()`, which `eval.plan --json` prints."""
+
+    run_id: str
+    queries: int
+    width: float
+    power: float
+    level: float
+    design: str
+    stratified_gain: float | None
+    draws: int
+    decided: int
+    lines: tuple[dict, ...]
+    calibration: dict | None
+
+    def to_dict(self) -> dict:
+        """Every number of the plan as JSON data."""
+        return {f.name: list(v) if isinstance(v := getattr(self, f.name), tuple) else v for f in fields(self)}
+
+    def __getitem__(self, key: str):
+        return getattr(self, key)
+
+
+def plan(request: PlanRequest) -> SamplePlan:
     """The plan of the holes run `request.run`: every number `eval.plan --json` prints."""
     if not 0 < request.width < 2 or not 0 < request.power < 1 or request.draws < 2:
         raise RequestError("give --width in (0, 2), --power in (0, 1) and --draws of at least 2")
-    return plan_run(open_store(request.store), request.run, request.width, request.power, request.draws, request.seed)
+    planned = plan_run(open_store(request.store), request.run, request.width, request.power, request.draws,
+                       request.seed)
+    return SamplePlan(**{**planned, "lines": tuple(planned["lines"])})

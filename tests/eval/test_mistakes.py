@@ -8,8 +8,8 @@ import pytest
 
 from eval import mistakes as errors
 from eval import run
-from eval.disagreements import disagreement_groups, format_path, judgment_path, report_section
 from hiera_dspy.errors import HieraError
+from hiera_dspy.metrics.disagreements import disagreement_groups, format_path, judgment_path, report_section
 
 
 def _query(prompt):

@@ -2,7 +2,7 @@ import json
 
 import pytest
 
-from eval.report import pareto_frontier, sanitize, summarize_method, write_report
+from hiera_dspy.runs.evaluation_report import pareto_frontier, sanitize, summarize_method, write_report
 
 LABELS = ["0", "1", "2"]
 GOLD = ["0", "0", "1", "1", "2", "2", "1"]
@@ -95,7 +95,7 @@ def test_write_report_name_collision(tmp_path):
 
 def test_summary_counts_human_decisions_like_eval_run():
     """An escalated judgment decided by a human counts in ablate's summary as it does in eval.run's metrics."""
-    from eval.report import summarize_method
+    from hiera_dspy.runs.evaluation_report import summarize_method
     from hiera_dspy.runs.tally import metrics_from_rows
 
     rows = [{"id": "a", "gold": "Relevant", "label": "Relevant", "tokens": 10, "lm_calls": 1, "seconds": 1.0},
@@ -110,7 +110,7 @@ def test_summary_counts_human_decisions_like_eval_run():
 
 def test_bonferroni_families():
     """m is the number of comparisons made against the reference within each family, as the paper's tables."""
-    from eval.report import comparison_families, family_note
+    from hiera_dspy.runs.evaluation_report import comparison_families, family_note
 
     families = {"hiera": "hiera", **{f"abl{i}": "ablation" for i in range(7)},
                 **{f"base{i}": "baseline" for i in range(11)}, "embed-lr": "signals"}
