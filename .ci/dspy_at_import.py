@@ -6,8 +6,8 @@
     python .ci/dspy_at_import.py hiera_dspy.data    # these modules or packages (and all under them), each imported in
                                                     # a fresh process; exit 1 if one loads dspy or litellm
 
-The count follows what runs at import: module-level imports (under `if`/`try` too) and every parent package's
-`__init__`. A fresh import is a child forked from a parent that has imported nothing of the project, its `sys.modules`
+The count follows what runs at import: module-level imports (under `if`/`try` too, but for `if TYPE_CHECKING:`)
+and every parent package's `__init__`. A fresh import is a child forked from a parent that has imported nothing of the project, its `sys.modules`
 read after the import. The parent loads the statistics libraries first (numpy, scipy.stats, ppi_py, ir_measures:
 none loads DSPy), so each child pays only for the project's own modules.
 """
@@ -42,7 +42,9 @@ def _imported_at_load(name: str, path: Path, known: dict[str, Path]) -> tuple[se
     while stack:
         node = stack.pop()
         nodes.append(node)
-        if isinstance(node, (ast.If, ast.Try)):
+        if isinstance(node, ast.If) and ast.unparse(node.test) in ("TYPE_CHECKING", "typing.TYPE_CHECKING"):
+            stack.extend(node.orelse)  # what a type checker alone reads
+        elif isinstance(node, (ast.If, ast.Try)):
             stack.extend(ast.iter_child_nodes(node))
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     ours, theirs = set(), set()
