@@ -2,7 +2,8 @@
 nothing in the library imports a CLI package or a benchmark, no test imports a benchmark, no benchmark edits
 `sys.path` (each runs as `python -m bench.NAME`), no CLI imports another, below `hiera_dspy/cli/` nothing parses flags
 or exits, the library's root holds only the judgment's own concepts, every library folder is a package, one module opens
-the run-store file, the tests mirror the tree, and no module keeps a back-compat shim.
+the run-store file, the tests mirror the tree, and no module keeps a back-compat shim (a moved module's earlier name is one entry of
+`hiera_dspy/moved.py`'s table, for one release).
 
 Imports are read with `ast` from every module of the project, module-level and function-level alike: an import inside
 a function hides a cycle (or a CLI importing a CLI) from a reader as much as from the interpreter, so it counts."""
