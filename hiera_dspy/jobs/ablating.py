@@ -10,6 +10,7 @@ import time
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import dspy
 
@@ -211,7 +212,7 @@ def write_ablation_report(done: Ablation, reference_name: str, out, dataset_spec
     has_dream = any(available()[m].family in DEBATE for _, m, _ in done.variants)
     title = f"{dataset_spec} [{done.split}]: {len(done.pairs)} pairs, LMs {done.lms}, knowledge {done.knowledge}"
     notes = [note for note in (family_note(families, reference), DREAM_NOTE if has_dream else None) if note]
-    predictions = {d: rows for d, (_, rows) in results.items()}
+    predictions: dict[str, Any] = {d: rows for d, (_, rows) in results.items()}  # judgments read as mappings
     paths = write_report(folder, summaries, predictions, labels, title, reference=reference, notes=notes,
                          sections=report_section(predictions))
     with open(folder / "predictions.jsonl", "w") as fh:

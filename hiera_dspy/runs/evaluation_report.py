@@ -111,7 +111,7 @@ def _md_table(header, rows):
 def pareto_frontier(points: list[tuple[float, float]]) -> list[int]:
     """Indices of points (cost, quality) not dominated by a cheaper-or-equal, better point; by cost."""
     order = sorted(range(len(points)), key=lambda i: (points[i][0], -points[i][1]))
-    best, front = -np.inf, []
+    best, front = -np.inf, list[int]()
     for i in order:
         if points[i][1] > best:
             best, front = points[i][1], front + [i]
@@ -182,7 +182,7 @@ def write_report(out_dir, summaries, predictions, labels, title, reference=None,
     ``notes``: extra lines printed under the table; ``sections``: markdown lines appended at the end."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    paths, used = {}, set()
+    paths, used = {}, set[str]()
     header = ["Variant", "Acc [95% CI]", "F1 [95% CI]", "κ [95% CI]", "coverage", "p vs ref", "tokens/judgment",
               "LM calls", "reached LLM", "s/judgment p50", "delegation", "errors/esc."]
     rows = [[s["method"] + (" (ref)" if s["method"] == reference else ""), _ci(s, "accuracy"), _ci(s, "macro_f1"),
