@@ -22,7 +22,7 @@ def test_the_light_layers_import_without_dspy_or_litellm():
 
 
 def test_the_check_sees_a_module_that_loads_dspy():
-    """The check's own check: a module known to load DSPy (the hosted-LM roles) is named and fails it."""
-    out = subprocess.run([sys.executable, str(CHECK), "hiera_dspy.lm.roles"], cwd=ROOT, capture_output=True,
+    """The check's own check: a module that loads DSPy (an accounted step under an LM) is named and fails it."""
+    out = subprocess.run([sys.executable, str(CHECK), "hiera_dspy.lm.steps"], cwd=ROOT, capture_output=True,
                          text=True, timeout=240)
-    assert out.returncode == 1 and out.stdout.startswith("hiera_dspy.lm.roles: dspy"), out.stdout + out.stderr
+    assert out.returncode == 1 and out.stdout.startswith("hiera_dspy.lm.steps: dspy"), out.stdout + out.stderr
