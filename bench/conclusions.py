@@ -459,15 +459,15 @@ def resample(truth: dict, machine: dict, n: int, seeds: range, level: float = 0.
 
 def simulated_values(built: dict, probs: list[float], draws: int, seed: int) -> list[dict]:
     """`draws` sets of per-query values with every hole's label drawn from the judge's probability of Relevant (the
-    human values the plan assumes; hiera_dspy.conclude.plan)."""
+    human values the plan assumes; hiera_dspy.conclude.sample_size)."""
     rng = np.random.default_rng(seed)
     p = np.asarray(probs, dtype=float)
     return [values_of(built, (rng.random(len(p)) < p).astype(int).tolist()) for _ in range(draws)]
 
 
 def plan_of(machine: dict, simulated: list[dict], width: float = 0.05) -> dict[str, dict[str, object]]:
-    """measure -> column label -> the plan's Line (hiera_dspy.conclude.plan) from the machine and simulated values."""
-    from hiera_dspy.conclude.plan import plan
+    """measure -> column label -> the plan's Line (hiera_dspy.conclude.sample_size) from the machine and simulated values."""
+    from hiera_dspy.conclude.sample_size import plan
 
     out: dict[str, dict[str, object]] = {}
     for line in plan(machine, simulated, width):
@@ -479,7 +479,7 @@ def plan_of(machine: dict, simulated: list[dict], width: float = 0.05) -> dict[s
 def width_check(plan_lines: dict, stats_by_n: dict[int, dict], n_total: int, at: int) -> list[float]:
     """For each system: the plan's n for the width the benchmark's corrected intervals reached at `at` sampled
     queries, over `at` (1.0: exact)."""
-    from hiera_dspy.conclude.plan import n_for_width
+    from hiera_dspy.conclude.sample_size import n_for_width
 
     ratios = []
     s = stats_by_n[at]

@@ -12,7 +12,7 @@ to be right) and "correlated" (calibrated, but its errors on a query's holes go 
 Each of `--samples` repetitions orders the queries at random and labels them in that order. The first `--first`
 queries are the first sample: on them the product's calibration check runs (hiera_dspy.conclude.calibration.check,
 as `hiera-dspy plan` runs it on the decided holes), and the plan names, for each system and pair, the sampled queries
-for a width (hiera_dspy.conclude.plan: `plan`'s residual spread from label sets simulated from the judge's
+for a width (hiera_dspy.conclude.sample_size: `plan`'s residual spread from label sets simulated from the judge's
 probabilities, as is and times the check's inflation, and `n_width_sample` from the first sample's own residual
 spread, as `hiera-dspy plan` prints them). The target widths are the median width of the product's interval
 (certainty stratum, domain estimator, betting interval below n_min; bench/conclusions_staged.intervals) when
@@ -38,7 +38,7 @@ from bench.conclusions_staged import (
 )
 from hiera_dspy.conclude.calibration import check
 from hiera_dspy.conclude.finite import min_queries_columns
-from hiera_dspy.conclude.plan import interval_widths, n_for_interval, plan, recommended_design
+from hiera_dspy.conclude.sample_size import interval_widths, n_for_interval, plan, recommended_design
 
 STEP = 1.05
 DESIGN_SAMPLES = 400  # samples a design for the measured width and coverage of complete samples

@@ -16,7 +16,7 @@ seconds a pair with the vectors cached):
 - (b) embed-lr fitted on the pool minus the held-out queries, with its options (class weights, interaction features,
   C chosen on a query-grouped dev split of its own train pairs);
 - (c) a judge refitted after 50, 100, 200 simulated decisions (the gold of holes a person is shown), picked by
-  uncertainty (the review queue's least confident first, `hiera_dspy.labelling.queue.review_queue`, re-ranked by each refitted
+  uncertainty (the review queue's least confident first, `hiera_dspy.review.queue.review_queue`, re-ranked by each refitted
   judge, in rounds of 50, 50 and 100) or at random (3 seeds); scored on the holes nobody decided, beside the judge
   before the decisions on the same holes (delta).
 The bundled dev (300 pairs, balanced) is scored too, for the numbers of earlier tables (embed-lr 0.707).
@@ -37,12 +37,12 @@ import numpy as np
 
 from bench.common import heldout_split
 from hiera_dspy.data import load_dataset
-from hiera_dspy.labelling.gold import with_decisions
-from hiera_dspy.labelling.queue import review_queue
 from hiera_dspy.metrics.classification import bootstrap_ci, classification_metrics
 from hiera_dspy.metrics.format import number, with_ci
 from hiera_dspy.metrics.significance import mcnemar
 from hiera_dspy.records import Pair
+from hiera_dspy.review.gold import with_decisions
+from hiera_dspy.review.queue import review_queue
 from hiera_dspy.signals import RelevanceScorer
 from hiera_dspy.signals.features import item_document, resolve_embedder
 

@@ -10,7 +10,7 @@ resumes). Writes one markdown table (accuracy, macro-F1, kappa, seconds and toke
 `--votes` runs `eval.run --method BASELINE --samples N` for each N on the first `--step` pairs, then the next
 `--step`, up to `--limit` (each a resume of the same runs), so that wherever it is stopped every N has judged the
 same pairs; after each step it writes the table: kappa with its 95% CI, accuracy, the expected calibration error
-(ECE, 10 bins) of the confidence (the vote share of the label, `hiera_dspy.labelling.confidence`; one sample has
+(ECE, 10 bins) of the confidence (the vote share of the label, `hiera_dspy.review.confidence`; one sample has
 no distribution, so its confidence is 1), LM calls, tokens and seconds per judgment.
 """
 
@@ -26,8 +26,8 @@ import numpy as np
 from bench.common import expected_calibration_error
 from eval import run as eval_run
 from hiera_dspy.jobs.preparing import open_store
-from hiera_dspy.labelling.confidence import confidence
 from hiera_dspy.metrics.format import number
+from hiera_dspy.review.confidence import confidence
 from optimize import compile as compile_cli
 
 

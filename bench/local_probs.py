@@ -44,7 +44,7 @@ import numpy as np
 
 from hiera_dspy import settings
 from hiera_dspy.data import load_dataset
-from hiera_dspy.lm.label_probs import expected_relevance, label_for, tune_cuts
+from hiera_dspy.methods.label_probs import expected_relevance, label_for, tune_cuts
 from hiera_dspy.methods.learned_scorer import ScorerState, tau_for_share, top
 from hiera_dspy.methods.probs import out_of_fold_scores
 from hiera_dspy.metrics.classification import bootstrap_ci, classification_metrics

@@ -21,12 +21,7 @@ run option (one method's run: eval.run --method NAME --set with_knowledge=true).
 from __future__ import annotations
 
 import argparse
-import json
-import sys
-from collections import defaultdict
 
-from eval.disagreements import report_section
-from eval.report import comparison_families, family_note, sanitize, summarize_method, write_report
 from hiera_dspy.cli.dry_run import add_dry_run_arguments
 from hiera_dspy.cli.lms import add_lm_arguments, lm_choice
 from hiera_dspy.cli.options import (
@@ -36,21 +31,13 @@ from hiera_dspy.cli.options import (
     exit_on_error_rate,
     positive_int,
     raise_if_stopped,
-    runs_dir,
 )
 from hiera_dspy.cli.requests import data_source, dry_run_of, run_options
-from hiera_dspy.jobs.ablating import DEBATE, GRIDS, AblateRequest, Ablation, ablate, cell_run_id, family_of, variants
-from hiera_dspy.jobs.preparing import output_folder, skipped_rows
-from hiera_dspy.methods import available
+from hiera_dspy.jobs.ablating import GRIDS, AblateRequest, ablate, cell_run_id, family_of, lm_calls_by_role, variants
 from hiera_dspy.metrics.format import number
-from hiera_dspy.records import as_judgment
-from hiera_dspy.runs.cost import format_estimate, format_total
+from hiera_dspy.runs.cost import format_forecast, format_total
 
 __all__ = ["main", "parser", "GRIDS", "variants", "cell_run_id", "family_of", "lm_calls_by_role", "print_table"]
-
-DREAM_NOTE = ("Note: DREAM debates the binary question (relevant or not) for graded label schemes; judgments its "
-              "debate escalates get no label and are counted under esc.")
-
 
 def parser() -> argparse.ArgumentParser:
     """The command-line options of eval.ablate."""
@@ -73,76 +60,29 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
-def lm_calls_by_role(rows: list[dict]) -> dict[str, float]:
-    """Mean LM calls per judged row for each role (rows without a label left out); {} if none."""
-    judged = [r for r in rows if r.get("label") is not None]
-    totals: dict[str, int] = defaultdict(int)
-    for r in judged:
-        for step in r.get("steps") or []:
-            totals[step.get("role", "?")] += step.get("calls", 0)
-    return {role: n / len(judged) for role, n in sorted(totals.items())} if judged else {}
-
-
 def main(argv: list[str] | None = None) -> list[dict]:
     """Run every requested method on one split, print the comparison table and write the report; return the
     per-method summaries (estimates on a dry run)."""
     args = parser().parse_args(argv)
     names = GRIDS[args.grid]() if args.grid else [m.strip() for m in args.methods.split(",") if m.strip()]
-    if args.out:
-        output_folder(args.out)
     done = ablate(AblateRequest(data_source(args), tuple(names), args.with_knowledge, args.split, args.limit,
-                                args.knowledge, lm_choice(args), args.threads, run_options(args), dry_run_of(args)))
+                                args.knowledge, lm_choice(args), args.threads, run_options(args), dry_run_of(args),
+                                args.reference, args.out))
     if args.dry_run:
-        print("\n".join([*map(format_estimate, done.estimates), format_total(done.estimates)]))
+        print("\n".join([*map(format_forecast, done.estimates), format_total(done.estimates)]))
         return done.estimates
-    summaries = report(done, args.reference, args.out or runs_dir() / f"ablate-{sanitize(args.dataset)}-{done.split}",
-                       args.dataset)
+    print_table(done.summaries, done.reference)
+    for note in done.notes:
+        print(note)
+    print(f"wrote report.md, summary.json, predictions.jsonl and {done.figures} figures to {done.report}/ "
+          f"(store {done.store})")
     for _, rows in done.results.values():
         raise_if_stopped(rows)
     exit_on_error_rate({display: {"errors": sum(1 for r in rows if r.get("error")), "pairs": len(rows)}
                         for display, (_, rows) in done.results.items()}, args.max_error_rate,
                        "retry a method's errors with eval.run --method NAME --retry-errors and the same data and LM "
                        "flags (the same run)")
-    return summaries
-
-
-def report(done: Ablation, reference_name: str, out, dataset_spec: str) -> list[dict]:
-    """Score every method (McNemar against the reference, Bonferroni within each family), write report.md,
-    summary.json, predictions.jsonl and the figures to `out`, print the table; return the per-method summaries."""
-    results, labels = done.results, list(done.dataset.scheme.labels)
-    reference = reference_name if reference_name in results else None
-    if reference is None:
-        print(f"reference {reference_name!r} is not among the methods: no significance tests", file=sys.stderr)
-    families = {display: family_of(method, config) for display, method, config in done.variants if display in results}
-    n_comparisons = comparison_families(families, reference)  # Bonferroni's m per method: the size of its family
-    summaries = []
-    query_of = {p.id: p.query_id for p in done.pairs}  # CIs over queries too
-    for display, (run_id, rows) in results.items():
-        ref_rows = results[reference][1] if reference and display != reference else None
-        s = summarize_method(display, rows, labels, reference_rows=ref_rows,
-                             n_comparisons=n_comparisons.get(display, 1),
-                             binary_from=done.dataset.scheme.binary_from, query_of=query_of)
-        s |= {"run_id": run_id, "lm_calls_by_role": lm_calls_by_role(rows), "skipped_rows": skipped_rows(done.dataset)}
-        s |= done.clocks.get(display, {})
-        summaries.append(s)
-    out = output_folder(out)
-    has_dream = any(available()[m].family in DEBATE for _, m, _ in done.variants)
-    title = f"{dataset_spec} [{done.split}]: {len(done.pairs)} pairs, LMs {done.lms}, knowledge {done.knowledge}"
-    notes = [note for note in (family_note(families, reference), DREAM_NOTE if has_dream else None) if note]
-    predictions = {d: rows for d, (_, rows) in results.items()}
-    paths = write_report(out, summaries, predictions, labels, title, reference=reference, notes=notes,
-                         sections=report_section(predictions))
-    with open(out / "predictions.jsonl", "w") as fh:
-        for display, (run_id, rows) in results.items():
-            for r in rows:
-                line = {"method": display, "run_id": run_id, **as_judgment(r).prediction_line()}
-                fh.write(json.dumps(line, default=str) + "\n")
-    print_table(summaries, reference)
-    if family_note(families, reference):
-        print(family_note(families, reference))
-    figures = sum(1 for name in paths if name.endswith(".png"))
-    print(f"wrote report.md, summary.json, predictions.jsonl and {figures} figures to {out}/ (store {done.store})")
-    return summaries
+    return done.summaries
 
 
 def print_table(summaries: list[dict], reference: str | None) -> None:

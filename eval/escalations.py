@@ -17,9 +17,9 @@ import sys
 from pathlib import Path
 
 from hiera_dspy.cli.options import add_renamed, cli_main, open_store
-from hiera_dspy.labelling.decision_file import read_decisions
-from hiera_dspy.labelling.sample import SAMPLE_REASON
-from hiera_dspy.labelling.session import Review, transcript
+from hiera_dspy.review.decision_file import read_decisions
+from hiera_dspy.review.sample import SAMPLE_REASON
+from hiera_dspy.review.session import Review, transcript
 
 
 def parser() -> argparse.ArgumentParser:
@@ -60,7 +60,7 @@ def show(review: Review, out=None) -> None:
 
 def record(review: Review, path: Path, who: str | None) -> dict:
     """Record the human decisions of a JSONL file in the run, checked whole and applied all or nothing
-    (`hiera_dspy.labelling.decision_file`); returns `Review.decide_many`'s result."""
+    (`hiera_dspy.review.decision_file`); returns `Review.decide_many`'s result."""
     decisions = read_decisions(path, review.scheme.labels, lambda ids: review.store.finished_among(review.run_id, ids),
                                review.run_id, who or review.who)
     return review.decide_many([(d.pair_id, d.label, d.who) for d in decisions], via=f"file:{path.name}")

@@ -20,7 +20,7 @@ from hiera_dspy.api import ExportRequest, export_list
 from hiera_dspy.cli.options import cli_main
 from hiera_dspy.data import ON_BAD_ROW
 from hiera_dspy.jobs.requests import DataSource
-from hiera_dspy.labelling.list_writers import WRITERS
+from hiera_dspy.review.list_writers import WRITERS
 
 
 def parser() -> argparse.ArgumentParser:

@@ -39,7 +39,7 @@ from hiera_dspy.api import HolesRequest, fill_holes
 from hiera_dspy.cli.labelling import add_labelling_arguments, add_sample_arguments, human_sample
 from hiera_dspy.cli.options import add_input_options, cli_main, exit_on_error_rate, raise_if_stopped
 from hiera_dspy.cli.requests import judging
-from hiera_dspy.runs.cost import format_estimate
+from hiera_dspy.runs.cost import format_forecast
 
 
 def parser() -> argparse.ArgumentParser:
@@ -76,7 +76,7 @@ def main(argv: list[str] | None = None) -> dict:
                                      dataset=args.dataset, judge_pool=args.judge_pool,
                                      guidelines=args.guidelines))
     if filled.estimate is not None:  # --dry-run: nothing was sent
-        print(format_estimate(filled.estimate))
+        print(format_forecast(filled.estimate))
         return {}
     print(filled.report)
     print(f"wrote {', '.join(str(p) for p in filled.written)} (run id {filled.run_id}); "

@@ -32,8 +32,8 @@ from hiera_dspy.cli.options import (
     raise_if_stopped,
 )
 from hiera_dspy.cli.requests import data_source, judging, known_list
-from hiera_dspy.labelling.known_report import known_summary
-from hiera_dspy.runs.cost import format_estimate
+from hiera_dspy.review.known_report import known_summary
+from hiera_dspy.runs.cost import format_forecast
 
 
 def parser() -> argparse.ArgumentParser:
@@ -54,7 +54,7 @@ def main(argv: list[str] | None = None) -> dict:
     labelled = label(LabelRequest(data_source(args), judging(args), out=args.out, split=args.split,
                                   known=known_list(args)))
     if labelled.estimate is not None:  # --dry-run: nothing was sent
-        print(format_estimate(labelled.estimate))
+        print(format_forecast(labelled.estimate))
         return {}
     summary, run_id = labelled.summary, labelled.run_id
     if labelled.fresh:  # a finished run, exported from exactly this input and these rows: nothing to redo

@@ -21,7 +21,7 @@ import sys
 from hiera_dspy.api import PlanRequest, plan
 from hiera_dspy.cli.options import cli_main
 from hiera_dspy.conclude.calibration import line as calibration_line
-from hiera_dspy.conclude.plan import STRATIFY, first_sample
+from hiera_dspy.conclude.sample_size import STRATIFY, first_sample
 from hiera_dspy.metrics.format import with_ci
 
 
@@ -120,7 +120,7 @@ def _now(e: dict | None, pair: bool = False) -> str:
 def main(argv: list[str] | None = None) -> dict:
     """Print the plan of a holes run; returns it."""
     args = parser().parse_args(argv)
-    planned = plan(PlanRequest(args.run, args.store, args.width, args.power, args.draws, args.seed))
+    planned = plan(PlanRequest(args.run, args.store, args.width, args.power, args.draws, args.seed)).to_dict()
     print(json.dumps(planned, indent=1) if args.json else "\n".join(lines_of(planned)), file=sys.stdout)
     return planned
 

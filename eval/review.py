@@ -18,8 +18,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 from hiera_dspy.cli.options import add_renamed, cli_main, open_store
-from hiera_dspy.labelling.decisions import UnknownPair
-from hiera_dspy.labelling.session import Review
+from hiera_dspy.review.decisions import UnknownPair
+from hiera_dspy.review.session import Review
 
 PAGE = Path(__file__).with_name("review_page.html")
 CSP = ("default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; connect-src 'self'; "

@@ -27,7 +27,7 @@ from hiera_dspy.cli.options import (
     raise_if_stopped,
 )
 from hiera_dspy.cli.requests import data_source, judging, known_list
-from hiera_dspy.runs.cost import format_estimate
+from hiera_dspy.runs.cost import format_forecast
 
 
 def parser() -> argparse.ArgumentParser:
@@ -49,7 +49,7 @@ def main(argv: list[str] | None = None) -> dict:
     judged = judge(JudgeRequest(data_source(args), judging(args), split=args.split, out=args.out,
                                 known=known_list(args)))
     if judged.estimate is not None:
-        print(format_estimate(judged.estimate))
+        print(format_forecast(judged.estimate))
         return judged.estimate
     metrics = judged.metrics
     print_metrics(judged.method, metrics)

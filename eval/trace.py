@@ -19,9 +19,8 @@ from pathlib import Path
 
 from hiera_dspy.cli.options import add_renamed, cli_main, open_store, runs_dir
 from hiera_dspy.errors import RequestError
-from hiera_dspy.lm.ledger import Step
 from hiera_dspy.lm.profiles import describe as describe_profile
-from hiera_dspy.records import Judgment, as_judgment, step_from_dict
+from hiera_dspy.records import Judgment, Step, as_judgment, step_from_dict
 from hiera_dspy.store.run_store import RunStore
 
 STEP_TITLES = {"judge.triage": "Judge triage", "relation.plan": "Relation Analyzer plan",

@@ -12,14 +12,17 @@ plan, compile_judge. Every name here is imported on first use (PEP 562), so `imp
 
 from importlib import import_module
 
-from hiera_dspy import settings
+from hiera_dspy import moved, settings
 
+moved.install()  # modules that moved import under their earlier names for one release (hiera_dspy/moved.py)
 settings.configure_process()  # before dspy is imported: litellm's cost map offline, DSPy's cache under our cache root
 
+# The public names of the main jobs, in one list: hiera_dspy.api imports each and takes this list as its __all__.
 _API = ("judge", "ablate", "label", "fill_holes", "conclusions", "plan", "compile_judge", "load_dataset", "Dataset",
         "JudgeRequest", "LabelRequest", "HolesRequest", "CompileRequest", "PlanRequest", "DataSource", "Judging",
-        "RunOptions", "DryRun", "HumanSample", "LMChoice", "Judged", "Labelled", "Filled", "Compiled",
-        "AblateRequest", "Ablation")
+        "RunOptions", "DryRun", "HumanSample", "KnownList", "LMChoice", "Judged", "Labelled", "Filled", "Compiled",
+        "AblateRequest", "Ablation", "SamplePlan", "export_list", "ExportRequest", "Exported", "load_served",
+        "ServedJudge", "PairRequest", "Verdict")
 _WHERE = {
     "load_judge": "hiera_dspy.artifacts.judge_file", "save_judge": "hiera_dspy.artifacts.judge_file",
     "LabelScheme": "hiera_dspy.labels", "get_scheme": "hiera_dspy.labels",

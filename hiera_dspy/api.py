@@ -10,7 +10,7 @@ of eval/ and optimize/ maps its flags onto one of these and prints what it retur
     label(LabelRequest) -> Labelled          label pairs; labels.jsonl, qrels.txt            (eval.label)
     fill_holes(HolesRequest) -> Filled       fill a benchmark's holes and conclude           (eval.holes)
     conclusions(run_id) -> Filled           a holes run's conclusions, decisions counted    (eval.holes' export)
-    plan(PlanRequest) -> dict                the human sample a holes run needs              (eval.plan)
+    plan(PlanRequest) -> SamplePlan          the human sample a holes run needs              (eval.plan)
     compile_judge(CompileRequest) -> Compiled  compile a judge into an artifact              (optimize.compile)
     export_list(ExportRequest) -> Exported   judgments as qrels, Quepid, SRW or LTR lists    (eval.export)
     load_served(path) -> ServedJudge         a compiled judge that judges pairs on request   (eval.serve)
@@ -18,6 +18,7 @@ of eval/ and optimize/ maps its flags onto one of these and prints what it retur
 
 from __future__ import annotations
 
+from hiera_dspy import _API
 from hiera_dspy.data import Dataset, load_dataset
 from hiera_dspy.jobs.ablating import AblateRequest, Ablation, ablate
 from hiera_dspy.jobs.compiling import Compiled, compile_judge
@@ -25,7 +26,7 @@ from hiera_dspy.jobs.exporting import Exported, ExportRequest, export_list
 from hiera_dspy.jobs.holes import Filled, conclusions, fill_holes
 from hiera_dspy.jobs.judging import Judged, judge
 from hiera_dspy.jobs.labelling import Labelled, label
-from hiera_dspy.jobs.planning import plan
+from hiera_dspy.jobs.planning import SamplePlan, plan
 from hiera_dspy.jobs.requests import (
     CompileRequest,
     DataSource,
@@ -42,8 +43,4 @@ from hiera_dspy.jobs.requests import (
 from hiera_dspy.jobs.serving import PairRequest, ServedJudge, Verdict, load_served
 from hiera_dspy.lm.choice import LMChoice
 
-__all__ = ["judge", "ablate", "label", "fill_holes", "conclusions", "plan", "compile_judge", "load_dataset", "Dataset",
-           "JudgeRequest", "LabelRequest", "HolesRequest", "CompileRequest", "PlanRequest", "DataSource", "Judging",
-           "RunOptions", "DryRun", "HumanSample", "KnownList", "LMChoice", "Judged", "Labelled", "Filled", "Compiled",
-           "AblateRequest", "Ablation", "export_list", "ExportRequest", "Exported", "load_served", "ServedJudge",
-           "PairRequest", "Verdict"]
+__all__ = list(_API)  # the one list of public names: hiera_dspy/__init__.py (kept beside the lazy facade)

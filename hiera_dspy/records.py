@@ -3,7 +3,7 @@
 A Judgment is one row: the runner builds it (`Judgment.of`), the run store keeps it (one SQLite row), and metrics,
 reports, traces and predictions.jsonl read it. Its `fields` are the method's own outputs (`prediction_fields`), so a
 new method's outputs reach the store and predictions.jsonl without any list to edit. Its `steps` are the ledger's
-`Step`s (hiera_dspy/lm/ledger.py). A Judgment also reads as a mapping (`row["label"]`, `row.get("fields")`), the
+`Step`s (each booked by hiera_dspy/lm/ledger.py). A Judgment also reads as a mapping (`row["label"]`, `row.get("fields")`), the
 shape of its `to_dict()`, so code written against the dict rows keeps working.
 
 On-disk forms, all read back by `Judgment.from_dict`: the run store's row (`to_dict`), a predictions.jsonl line
@@ -21,7 +21,6 @@ from pathlib import Path
 from typing import Any, Iterator, NamedTuple
 
 from hiera_dspy.errors import HieraError
-from hiera_dspy.lm.ledger import Step
 
 
 class Pair(NamedTuple):
@@ -41,6 +40,36 @@ class Pair(NamedTuple):
     def inputs(self) -> dict[str, str]:
         """The program's inputs: query, item title and item text."""
         return {"query": self.query, "item_title": self.item_title, "item_text": self.item_text}
+
+
+@dataclass
+class Step:
+    """One agent step of a judgment: its LM calls, tokens, seconds, outputs and salvage notes."""
+    name: str
+    role: str
+    seconds: float = 0.0
+    calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cached_calls: int = 0  # of `calls`, the ones DSPy's cache answered (booked at their recorded cost)
+    parse_recovered: bool = False  # the answer did not parse and was salvaged
+    degraded: list[str] = field(default_factory=list)  # outputs the salvage had to default
+    outputs: dict[str, Any] = field(default_factory=dict)
+    inputs: dict[str, Any] = field(default_factory=dict)  # what this step was given beyond the pair (see `shown`)
+    profile: str | None = None  # the model profile its prompt was fitted to (hiera_dspy.lm.profiles)
+
+    def to_dict(self) -> dict:
+        """The step as a plain dict (what a judgment row stores)."""
+        return dict(self.__dict__)
+
+
+PAIR_INPUTS = frozenset({"query", "item", "item_title", "item_text", "label_definitions"})
+
+
+def shown(inputs: dict[str, Any]) -> dict[str, Any]:
+    """A step's inputs worth keeping in its trace: what it was handed beyond the pair itself (a question, the gaps,
+    the triage, the evidence)."""
+    return {k: v for k, v in inputs.items() if k not in PAIR_INPUTS}
 
 
 class RecordError(HieraError):

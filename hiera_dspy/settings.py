@@ -131,7 +131,7 @@ def lm_timeout() -> float:
     return env_float("HIERA_LM_TIMEOUT", 300.0)
 
 
-# ── the embedded local model (hiera_dspy/lm/local.py) ────────────────────────────────────────────────────────────────
+# ── the embedded local model (hiera_dspy/local/model.py) ────────────────────────────────────────────────────────────────
 
 def local_threads() -> int:
     """$HIERA_LOCAL_THREADS: llama.cpp threads (0 or unset: every core this process may use)."""
@@ -168,7 +168,7 @@ def local_extra_bufts() -> bool | None:
     return env_choice("HIERA_LOCAL_EXTRA_BUFTS")
 
 
-# ── the model file (hiera_dspy/lm/model_store.py) ────────────────────────────────────────────────────────────────────
+# ── the model file (hiera_dspy/local/model_store.py) ────────────────────────────────────────────────────────────────────
 
 def model_path() -> str | None:
     """$HIERA_MODEL_PATH: a GGUF file to use instead of fetching the default model."""

@@ -29,15 +29,16 @@ from hiera_dspy.cli.options import (
     begin_run,
     cli_main,
     exit_on_error_rate,
-    load_data,
     open_store,
     positive_int,
     progress_display,
     raise_if_stopped,
     runs_dir,
 )
+from hiera_dspy.cli.requests import data_source
 from hiera_dspy.errors import RequestError
 from hiera_dspy.jobs.optimizers import BUDGETS, examples, label_match
+from hiera_dspy.jobs.preparing import load_data
 from hiera_dspy.knowledge import make_knowledge
 from hiera_dspy.methods import BuildContext, build
 from hiera_dspy.runs.runner import run_pairs
@@ -149,7 +150,7 @@ def write_pareto(path: Path, front: list[dict]) -> None:
 def main(argv: list[str] | None = None) -> dict:
     """Search HIERA graph configurations with optuna (kappa up, tokens down); returns the Pareto front."""
     args = parser().parse_args(argv)
-    dataset = load_data(args)
+    dataset = load_data(data_source(args))
     for split in ("train", "dev"):
         if split not in dataset.splits:
             raise RequestError(f"dataset {args.dataset} has no {split!r} split to search with")

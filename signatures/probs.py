@@ -1,4 +1,4 @@
-"""Single-call judges whose label distribution is read from token log-probabilities (`hiera_dspy.lm.label_probs`).
+"""Single-call judges whose label distribution is read from token log-probabilities (`hiera_dspy.methods.label_probs`).
 Signatures only, no logic.
 
 `ReasonedJudgment` puts one or two sentences of reasoning before the label (the output fields are written in order),

@@ -2,7 +2,8 @@
 nothing in the library imports a CLI package or a benchmark, no test imports a benchmark, no benchmark edits
 `sys.path` (each runs as `python -m bench.NAME`), no CLI imports another, below `hiera_dspy/cli/` nothing parses flags
 or exits, the library's root holds only the judgment's own concepts, every library folder is a package, one module opens
-the run-store file, the tests mirror the tree, and no module keeps a back-compat shim.
+the run-store file, the tests mirror the tree, and no module keeps a back-compat shim (a moved module's earlier name is one entry of
+`hiera_dspy/moved.py`'s table, for one release).
 
 Imports are read with `ast` from every module of the project, module-level and function-level alike: an import inside
 a function hides a cycle (or a CLI importing a CLI) from a reader as much as from the interpreter, so it counts."""
@@ -123,7 +124,7 @@ def test_no_cli_imports_another_cli():
 
 
 # The judgment's own concepts; everything else lives in a sub-package named for what it is about.
-ROOT_MODULES = {"__init__", "agents", "api", "errors", "registry", "labels", "records", "settings", "testing"}
+ROOT_MODULES = {"__init__", "api", "errors", "registry", "labels", "records", "settings", "testing", "moved"}
 
 
 def test_library_root_holds_only_the_core_concepts():
@@ -140,9 +141,14 @@ def test_library_never_imports_a_cli_by_name():
 
 
 def test_no_back_compat_shims():
-    """Nothing is re-exported under an earlier name: one import path per definition."""
+    """Nothing is re-exported under an earlier name by a module of its own: one file per definition. A module that
+    moved keeps its earlier name for one release in one table (`hiera_dspy/moved.py`), whose entries name no file."""
     bad = [str(p.relative_to(ROOT)) for p in _modules().values() if "old import path" in p.read_text()]
     assert bad == []
+    from hiera_dspy.moved import MOVED
+    modules = _modules()
+    assert [old for old in MOVED if old in modules] == []
+    assert [new for new in MOVED.values() if new not in modules] == []
 
 
 def _cli_only(tree: ast.AST) -> list[str]:
@@ -253,6 +259,38 @@ def test_the_rooms_import_each_other_without_a_circle():
     """Between rooms the arrows all point one way (the order docs/index.md draws): no two rooms import each other,
     however long the way round, function-level imports included."""
     assert _cycles(_rooms()) == []
+
+
+# The plan of the house, ground floor first (docs/index.md, "Architecture"): a room imports only rooms on its own line
+# or on the lines before it, so every arrow between rooms points down.
+FLOORS = (
+    ("errors", "settings", "registry", "moved"),  # the judgment's words
+    ("records", "labels"),  # Pair, Judgment, Step; label schemes
+    ("local", "signatures"),  # the embedded model; the paper's prompts
+    ("lm",),  # hosted-LM plumbing: roles, retry, breaker, pacing, cache, the ledger
+    ("store", "untrusted"),  # the run store; item text made safe
+    ("data", "knowledge", "signals"),  # datasets, look-ups, features
+    ("agents", "metrics", "testing"),  # the paper's agents; agreement; the test kit
+    ("methods", "conclude"),  # registered judges; what the labels let you conclude
+    ("artifacts", "review"),  # compiled judges; a person's review: queue, decisions, the human sample
+    ("runs", "engines"),  # what a run is; how its pairs are scheduled
+    ("jobs", "api"),  # the main jobs, one call each
+    ("cli",),  # flags -> requests -> api calls
+    ("eval", "optimize", "bench"),  # commands and benchmarks
+)
+
+
+def _floor(room: str) -> int:
+    name = room.removeprefix("hiera_dspy.")
+    return next(i for i, line in enumerate(FLOORS) if name in line)
+
+
+def test_every_room_stands_above_what_it_imports():
+    rooms = _rooms()
+    unplaced = sorted(r for r in rooms if not any(r.removeprefix("hiera_dspy.") in line for line in FLOORS))
+    assert unplaced == [], f"place these rooms on a floor of FLOORS (and docs/index.md): {unplaced}"
+    up = sorted((r, t) for r, ts in rooms.items() for t in ts if _floor(t) > _floor(r))
+    assert up == [], f"arrows running back up (room -> a room on a higher floor): {up}"
 
 
 def test_the_rule_for_rooms_sees_a_circle():

@@ -13,8 +13,15 @@ import pytest
 from pydantic import BaseModel
 
 from hiera_dspy.lm import ledger
-from hiera_dspy.lm.ledger import Step
-from hiera_dspy.records import Judgment, RecordError, json_value, prediction_fields, read_predictions, write_predictions
+from hiera_dspy.records import (
+    Judgment,
+    RecordError,
+    Step,
+    json_value,
+    prediction_fields,
+    read_predictions,
+    write_predictions,
+)
 from hiera_dspy.runs.runner import judgment_row
 from hiera_dspy.runs.tally import metrics_from_rows
 from hiera_dspy.store.run_store import RunStore

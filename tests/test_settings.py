@@ -12,7 +12,7 @@ import pytest
 
 from hiera_dspy import settings
 from hiera_dspy.knowledge import cache as knowledge_cache
-from hiera_dspy.lm import model_store
+from hiera_dspy.local import model_store
 
 ROOT = Path(__file__).resolve().parents[1]
 

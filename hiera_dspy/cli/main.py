@@ -34,7 +34,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "holes-demo": ("eval.holes_demo", "the hole-filling demo on the bundled MSRD sample, offline"),
     "review": ("eval.review", "the review page: a person decides what the machine could not"),
     "escalations": ("eval.escalations", "the review queue as text; decisions back in from a file"),
-    "errors": ("eval.errors", "error analysis: disagreements with gold and the path of each judgment"),
+    "errors": ("eval.mistakes", "error analysis: disagreements with gold and the path of each judgment"),
     "trace": ("eval.trace", "one judgment's whole path: every agent step, its outputs and its cost"),
     "methods": ("eval.methods", "the registered methods; one method's config keys (--config NAME)"),
     "export": ("eval.export", "judgments as a list for a team's tool: qrels, Quepid, OpenSearch SRW, LTR"),

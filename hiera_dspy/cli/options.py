@@ -8,17 +8,16 @@ import sys
 from hiera_dspy.cli.dry_run import add_dry_run_arguments
 from hiera_dspy.cli.engines import add_engine_arguments
 from hiera_dspy.cli.lms import add_lm_arguments
-from hiera_dspy.cli.requests import data_source
-from hiera_dspy.data import DATASETS, Dataset
+from hiera_dspy.data import DATASETS
 from hiera_dspy.data.judgment_lists import FORMATS
 from hiera_dspy.errors import HieraError
 from hiera_dspy.jobs import preparing
 from hiera_dspy.jobs.preparing import method_config
 from hiera_dspy.jobs.preparing import runs_dir as runs_dir  # where runs live: every command and bench names it here
-from hiera_dspy.labelling.known_evidence import OVERLAP
 from hiera_dspy.labels import SCHEME_REGISTRY
 from hiera_dspy.lm.secrets import redact_output
 from hiera_dspy.metrics.format import number
+from hiera_dspy.review.known_evidence import OVERLAP
 from hiera_dspy.store.run_store import RunStore, StoreError, validate_run_id
 
 EXIT_ERROR_RATE = 3  # the run finished and wrote its outputs, but too many judgments ended in an error
@@ -80,11 +79,6 @@ def add_input_options(g) -> None:
                         "and counted")
     g.add_argument("--threads", type=positive_int, default=1,
                    help="worker threads (one local model serialises its calls)")
-
-
-def load_data(args: argparse.Namespace) -> Dataset:
-    """The --dataset, bad rows skipped and counted on stderr with --on-bad-row skip (`hiera_dspy.jobs.preparing`)."""
-    return preparing.load_data(data_source(args))
 
 
 def add_judging_arguments(p: argparse.ArgumentParser) -> None:

@@ -197,7 +197,7 @@ def columns(y, yhat, unl, level: float = 0.95, lam: float | None = None, bounds=
     every column (None: the difference estimator, slope 1; with `tune`, PPI++'s tuned lam where the rules allow);
     `bounds` (low, high), scalars
     or per column, the range of a human value (None: no betting interval, no clipping); `n_min`, per column,
-    Cochran's rule for all N when the caller has it (the plan's, `hiera_dspy.conclude.plan.predicted_n_min`; None:
+    Cochran's rule for all N when the caller has it (the plan's, `hiera_dspy.conclude.sample_size.predicted_n_min`; None:
     on the machine's values over all N); `strata` (each sampled row's stratum, each unsampled one's): the stratified
     estimator (slope 1); `spans` (low, high, horizon): each query's range of the human value, (N, d) each (sampled
     rows first), and the sample's planned size: the interval is the confidence sequence

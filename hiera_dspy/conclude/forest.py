@@ -15,7 +15,7 @@ from matplotlib.figure import Figure
 
 
 def draw(c: dict, before: dict[str, dict[str, float | None]], path: Path) -> Path:
-    """Write the forest plot of the conclusions `c` (`hiera_dspy.conclude.filled_benchmark.conclusions`) to `path`
+    """Write the forest plot of the conclusions `c` (`hiera_dspy.conclude.holes.conclusions`) to `path`
     (PNG); `before`: run -> measure -> its value with the original qrels (None: no judged query)."""
     runs, measures = list(c["estimates"]), list(c["measures"])
     fig = Figure(figsize=(11, 0.45 * len(runs) * len(measures) + 2.5 * len(measures)))

@@ -24,7 +24,7 @@ How many sampled queries the normal approximation needs is `min_queries`: Cochra
 and Jones ("Cochran's rule for simple random sampling", JRSS B 62, 2000): n > 28 + 25 g^2, g a skewness over all N
 queries, not the sample's (which reads near 0 exactly in the samples that fail). `min_queries` reads the machine's
 values; the filled benchmark's conclusions give `estimate` the plan's figure instead, the skewness of the
-human-minus-machine residual the judge's probabilities predict (`hiera_dspy.conclude.plan.predicted_n_min`).
+human-minus-machine residual the judge's probabilities predict (`hiera_dspy.conclude.sample_size.predicted_n_min`).
 
 Example:
     >>> e = estimate(y=[0.5, 0.7, 0.2], yhat=[0.4, 0.7, 0.1], yhat_unlabeled=[0.3, 0.6, 0.5, 0.2])  # doctest: +SKIP
@@ -41,7 +41,7 @@ import numpy as np
 
 from hiera_dspy.conclude import finite
 from hiera_dspy.conclude.finite import Columns, min_queries_columns, tuned_lams
-from hiera_dspy.conclude.plan import METRIC_RANGE, more_queries
+from hiera_dspy.conclude.sample_size import METRIC_RANGE, more_queries
 from hiera_dspy.errors import HieraError
 from hiera_dspy.metrics.significance import holm
 
@@ -110,7 +110,7 @@ def estimate(y, yhat, yhat_unlabeled, level: float = 0.95, lam: float | None = N
         bounds: the range of a human value, (0, 1) for a metric; a difference's is (low - high, high - low). None:
             no betting interval and no clipping.
         n_min: Cochran's rule for the queries with holes when the caller has it
-            (`hiera_dspy.conclude.plan.predicted_n_min`); None: `min_queries` of their machine values.
+            (`hiera_dspy.conclude.sample_size.predicted_n_min`); None: `min_queries` of their machine values.
         known: the values of the certainty stratum (benchmark only): queries no hole can change, whose machine
             value is the human one, sampled or not. `y`, `yhat`, `yhat_unlabeled` are then the domain of the other
             queries, of which the decided ones are a simple random sample given their number (Cochran 1977, section

@@ -2,10 +2,10 @@
 
 "A > B (difference 0.05 [0.02, 0.08], p = 0.003)" where the Holm-adjusted p-value is below 1 - level; otherwise
 "B and C cannot be told apart at this sample size; label about 23 more sampled queries to tell B from C" (80% power
-at the difference estimated now and the pair's Holm step, `hiera_dspy.conclude.plan.more_queries`). Below an
+at the difference estimated now and the pair's Holm step, `hiera_dspy.conclude.sample_size.more_queries`). Below an
 estimate's n_min the caution names it with its own n (the betting interval stands there); a value no hole can
 change is reported exactly; the calibration check of the decided holes is quoted.
-Pure: the dict of `hiera_dspy.conclude.filled_benchmark.conclusions` in, lines of text out.
+Pure: the dict of `hiera_dspy.conclude.holes.conclusions` in, lines of text out.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """The human sample as the conclusions read it: the sampled queries (`Sample`) and where their labelling stands
-(`SampleState`). Drawing the sample and keeping it in the run store is `hiera_dspy.labelling.sample`'s job.
+(`SampleState`). Drawing the sample and keeping it in the run store is `hiera_dspy.review.sample`'s job.
 """
 
 from __future__ import annotations

@@ -61,7 +61,7 @@ def strata_of(uncertainty: np.ndarray, k: int) -> list[np.ndarray]:
 
 def stratum_labels(queries: Sequence[str], records: Iterable[dict], scheme: LabelScheme, k: int) -> np.ndarray:
     """Each query's stratum (0 = least uncertain) of `k` by the judge's uncertainty over the records of its holes:
-    the strata a stratified sample was drawn from (`hiera_dspy.labelling.draws`), recomputed for the estimator."""
+    the strata a stratified sample was drawn from (`hiera_dspy.review.draws`), recomputed for the estimator."""
     u = query_uncertainty(queries, ((r["query_id"], relevance_probability(r, scheme)) for r in records))
     out = np.zeros(len(queries), dtype=int)
     for h, group in enumerate(strata_of(u, k)):
@@ -92,7 +92,7 @@ def allocate(sizes: Sequence[int], n: int, rng) -> np.ndarray:
 
 
 def relevance_probability(record: dict, scheme: LabelScheme) -> float:
-    """The judge's probability that a judged hole (a record of `hiera_dspy.labelling.exports.record`) is relevant:
+    """The judge's probability that a judged hole (a record of `hiera_dspy.review.exports.record`) is relevant:
     from its label distribution, else from its confidence in its machine label, else (no machine label: escalated or
     failed; or no confidence) `UNKNOWN`."""
     dist = record.get("distribution")

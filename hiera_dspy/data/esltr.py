@@ -9,7 +9,7 @@ header comments `# qid:1: rambo`:
     3	qid:1 #	1370	Rambo III
 
 Quepid reads and writes the same lines with the query's text as the rest of the comment ("rating qid:queryid #
-docid query, eg 3 qid:1 # 1370 star trek"), and so does `hiera_dspy.labelling.list_writers`. Both are read: a
+docid query, eg 3 qid:1 # 1370 star trek"), and so does `hiera_dspy.review.list_writers`. Both are read: a
 query's text is its header keywords when the file has them (the rest of a line is then the document's title, as in
 the plugin's demo), else the rest of its lines. Feature columns (`1:0.5`) between the qid and the `#` are ignored, so
 a RankLib training file reads too. The grade is a grade of the scheme (`hiera_dspy.data.tool_lists`; default

@@ -7,7 +7,7 @@ resumed with another and `hiera_dspy.metrics` cannot tell them apart.
     batch    OpenAI's Batch API, level by level over all pairs; batch ids in the run store (restart polls, never resubmits)
     ray      a Ray actor pool (one program replica and LM endpoint per actor); rows flow back to the driver's store
 
-The threads and async engines probe the LM endpoints before the first pair and stop when one cannot be reached
+The threads and async engines check the LM endpoints before the first pair and stop when one cannot be reached
 (`Job.breaker`, hiera_dspy/lm/breaker.py): the rows they return then carry `stopped`.
 
 A new engine is one module here with `run(job: Job) -> RunRows` and its line in ENGINES. Every engine reads the
@@ -19,9 +19,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
-import dspy
+if TYPE_CHECKING:  # annotations only: a request names its engine without loading DSPy
+    import dspy
 
 from hiera_dspy.lm.breaker import CircuitBreaker
 from hiera_dspy.records import Judgment, Pair

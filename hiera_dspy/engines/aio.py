@@ -26,7 +26,7 @@ from hiera_dspy.lm import ledger, pacing, retention
 from hiera_dspy.lm.breaker import EndpointDown
 from hiera_dspy.lm.retry import retrying
 from hiera_dspy.records import Judgment, Pair
-from hiera_dspy.runs.runner import Progress, RunRows, judge_one, judgment_row, pending, probe_first, run_rows
+from hiera_dspy.runs.runner import Progress, RunRows, check_endpoints_first, judge_one, judgment_row, pending, run_rows
 from hiera_dspy.untrusted.screen import program_inputs
 
 
@@ -91,7 +91,7 @@ async def judge_all(job: Job, todo: Iterable[tuple[int, Pair]], report) -> pacin
 def run(job: Job) -> RunRows:
     """Judge the pending pairs concurrently on one asyncio loop, paced by the rpm/tpm limits; return the run's rows."""
     todo = pending(job.pairs, job.store, job.run_id, job.retry_errors, job.progress)
-    if not probe_first(todo, job.lms, job.breaker):
+    if not check_endpoints_first(todo, job.lms, job.breaker):
         return run_rows(job.store, job.run_id, todo, job.breaker)
     report = Progress(todo.total, todo.done, job.progress)
     if todo:

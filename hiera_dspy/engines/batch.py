@@ -30,11 +30,11 @@ from collections.abc import Mapping
 
 import dspy
 
+from hiera_dspy.agents.memo import commit_memos, provisional_memos
 from hiera_dspy.engines import EngineOptions, Job
 from hiera_dspy.engines.openai_batch import BatchClient
 from hiera_dspy.errors import HieraError, RequestError
 from hiera_dspy.lm.intercept import lm_objects, openai_chat_body, openai_chat_response, swapped_engines, wire_model
-from hiera_dspy.lm.memo import commit_memos, provisional_memos
 from hiera_dspy.lm.retry import RetryPolicy, retrying_adapter
 from hiera_dspy.runs.runner import Progress, RunRows, judge_one, pending, run_rows, windows
 from hiera_dspy.store.run_store import RunStore

@@ -1,19 +1,31 @@
-"""The paper's comparison as one job (what `python -m eval.ablate` judges): every method of a grid on exactly the same
-pairs, each its own resumable run (the run id eval.run gives the method, without its limit, or PREFIX.NAME)."""
+"""The paper's comparison as one job (what `python -m eval.ablate` does): every method of a grid on exactly the same
+pairs, each its own resumable run (the run id eval.run gives the method, without its limit, or PREFIX.NAME), and the
+ablation report written (`write_ablation_report`: report.md, summary.json, predictions.jsonl and the figures)."""
 
 from __future__ import annotations
 
+import json
 import sys
 import time
+from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import dspy
 
 from hiera_dspy.data import Dataset
 from hiera_dspy.errors import RequestError, UnknownName
-from hiera_dspy.jobs.judging import estimate
-from hiera_dspy.jobs.preparing import begin_run, load_data, open_store, progress_display
+from hiera_dspy.jobs.judging import forecast_cost
+from hiera_dspy.jobs.preparing import (
+    begin_run,
+    load_data,
+    open_store,
+    output_folder,
+    progress_display,
+    runs_dir,
+    skipped_rows,
+)
 from hiera_dspy.jobs.requests import DataSource, DryRun, RunOptions
 from hiera_dspy.knowledge import make_knowledge
 from hiera_dspy.lm.choice import LMChoice
@@ -21,7 +33,9 @@ from hiera_dspy.methods import BuildContext, available, build
 from hiera_dspy.methods.graphs import ABLATIONS
 from hiera_dspy.methods.learning import prepare_fresh
 from hiera_dspy.methods.votes import split_name
-from hiera_dspy.records import Judgment, Pair
+from hiera_dspy.metrics.disagreements import report_section
+from hiera_dspy.records import Judgment, Pair, as_judgment
+from hiera_dspy.runs.evaluation_report import comparison_families, family_note, sanitize, summarize_method, write_report
 from hiera_dspy.runs.runner import run_pairs
 from hiera_dspy.runs.spec import RunSpec
 from hiera_dspy.runs.tally import wall_clock
@@ -56,6 +70,8 @@ class AblateRequest:
     threads: int = 1
     run: RunOptions = field(default_factory=RunOptions)
     dry_run: DryRun | None = None
+    reference: str = "hiera"  # the method the others are tested against (McNemar)
+    out: str | None = None  # the report's folder (default: runs/ablate-<dataset>-<split>)
 
 
 @dataclass
@@ -74,6 +90,11 @@ class Ablation:
     store: str
     estimates: list[dict] = field(default_factory=list)
     clocks: dict[str, dict] = field(default_factory=dict)  # per row: its wall time (build, fit, judging) a pair
+    summaries: list[dict] = field(default_factory=list)  # per method: the report's scores (`write_ablation_report`)
+    reference: str | None = None  # the reference method, when it is among the methods
+    report: str | None = None  # the folder report.md, summary.json, predictions.jsonl and the figures went to
+    figures: int = 0
+    notes: list[str] = field(default_factory=list)  # what the report says under its table
 
 
 def variants(names: list[str], with_knowledge: bool) -> list[tuple[str, str, dict]]:
@@ -111,7 +132,10 @@ def family_of(method: str, config: dict) -> str:
 
 
 def ablate(request: AblateRequest) -> Ablation:
-    """Judge the split with every method of the request, one resumable run each; a dry run estimates each instead."""
+    """Judge the split with every method of the request, one resumable run each, and write the ablation report
+    (`write_ablation_report`); a dry run forecasts each method's cost instead."""
+    if request.out:
+        output_folder(request.out)
     rows_spec = variants(list(request.methods), request.with_knowledge)
     if not rows_spec:
         raise RequestError("no method to compare (field `methods`, flag --methods 'zero-shot,hiera' or --grid NAME)")
@@ -140,7 +164,7 @@ def ablate(request: AblateRequest) -> Ablation:
         spec = RunSpec.judging(program, dataset=request.data.dataset, split=split, lms=lms, knowledge=knowledge.name)
         identity, run_id = spec.identity(), cell_run_id(request.run.run_id, display) or spec.run_id
         if request.dry_run:  # nothing is sent: an estimate per method
-            done.estimates.append(estimate(program, pairs, lms, request.dry_run, knowledge.name, store.rows(run_id)))
+            done.estimates.append(forecast_cost(program, pairs, lms, request.dry_run, knowledge.name, store.rows(run_id)))
             continue
         begin_run(store, run_id, identity, request.run.wait)
         print(f"== {display} (run {run_id})", file=sys.stderr)
@@ -150,4 +174,59 @@ def ablate(request: AblateRequest) -> Ablation:
         done.clocks[display] = wall_clock(done.results[display][1], started)
         if done.results[display][1].stopped is not None:  # an endpoint is down: the methods left would not reach it
             break
+    if not request.dry_run:
+        out = request.out or runs_dir() / f"ablate-{sanitize(request.data.dataset)}-{split}"
+        write_ablation_report(done, request.reference, out, request.data.dataset)
+    return done
+
+
+DREAM_NOTE = ("Note: DREAM debates the binary question (relevant or not) for graded label schemes; judgments its "
+              "debate escalates get no label and are counted under esc.")
+
+
+def lm_calls_by_role(rows: Sequence) -> dict[str, float]:
+    """Mean LM calls per judged row for each role (rows without a label left out); {} if none."""
+    judged = [r for r in rows if r.get("label") is not None]
+    totals: dict[str, int] = defaultdict(int)
+    for r in judged:
+        for step in r.get("steps") or []:
+            totals[step.get("role", "?")] += step.get("calls", 0)
+    return {role: n / len(judged) for role, n in sorted(totals.items())} if judged else {}
+
+
+def write_ablation_report(done: Ablation, reference_name: str, out, dataset_spec: str) -> Ablation:
+    """Score every method (McNemar against the reference, Bonferroni within each family), write report.md,
+    summary.json, predictions.jsonl and the figures to `out`; `done` with its summaries, reference, notes and the
+    report's folder set."""
+    results, labels = done.results, list(done.dataset.scheme.labels)
+    reference = reference_name if reference_name in results else None
+    if reference is None:
+        print(f"reference {reference_name!r} is not among the methods: no significance tests", file=sys.stderr)
+    families = {display: family_of(method, config) for display, method, config in done.variants if display in results}
+    n_comparisons = comparison_families(families, reference)  # Bonferroni's m per method: the size of its family
+    summaries = []
+    query_of = {p.id: p.query_id for p in done.pairs}  # CIs over queries too
+    for display, (run_id, rows) in results.items():
+        ref_rows = results[reference][1] if reference and display != reference else None
+        s = summarize_method(display, rows, labels, reference_rows=ref_rows,
+                             n_comparisons=n_comparisons.get(display, 1),
+                             binary_from=done.dataset.scheme.binary_from, query_of=query_of)
+        s |= {"run_id": run_id, "lm_calls_by_role": lm_calls_by_role(rows), "skipped_rows": skipped_rows(done.dataset)}
+        s |= done.clocks.get(display, {})
+        summaries.append(s)
+    folder = output_folder(out)
+    has_dream = any(available()[m].family in DEBATE for _, m, _ in done.variants)
+    title = f"{dataset_spec} [{done.split}]: {len(done.pairs)} pairs, LMs {done.lms}, knowledge {done.knowledge}"
+    notes = [note for note in (family_note(families, reference), DREAM_NOTE if has_dream else None) if note]
+    predictions: dict[str, Any] = {d: rows for d, (_, rows) in results.items()}  # judgments read as mappings
+    paths = write_report(folder, summaries, predictions, labels, title, reference=reference, notes=notes,
+                         sections=report_section(predictions))
+    with open(folder / "predictions.jsonl", "w") as fh:
+        for display, (run_id, rows) in results.items():
+            for r in rows:
+                line = {"method": display, "run_id": run_id, **as_judgment(r).prediction_line()}
+                fh.write(json.dumps(line, default=str) + "\n")
+    done.summaries, done.reference, done.report = summaries, reference, str(folder)
+    done.figures = sum(1 for name in paths if name.endswith(".png"))
+    done.notes = [note for note in (family_note(families, reference),) if note]
     return done

@@ -1,8 +1,8 @@
 """Export judgments as a judgment list in the format of a team's tool (python -m eval.export): qrels, Quepid's ratings
-CSV, OpenSearch SRW's judgment import JSON, an Elasticsearch LTR judgment list (`hiera_dspy.labelling.list_writers`).
+CSV, OpenSearch SRW's judgment import JSON, an Elasticsearch LTR judgment list (`hiera_dspy.review.list_writers`).
 
 The judgments come from a run in the run store (`run_id`: a labelling run's final labels, a holes run's filled
-benchmark, any other run's labels; `hiera_dspy.labelling.list_sources`), or from a judgment list in another format
+benchmark, any other run's labels; `hiera_dspy.review.list_sources`), or from a judgment list in another format
 (`source`, `FORMAT:FILE`; `hiera_dspy.data.tool_lists.READERS`).
 """
 
@@ -16,9 +16,9 @@ from hiera_dspy.data.tool_lists import read_list
 from hiera_dspy.errors import RequestError
 from hiera_dspy.jobs.preparing import load_data, open_store
 from hiera_dspy.jobs.requests import DataSource
-from hiera_dspy.labelling.list_sources import LABELLING_SOURCES, judged_known
-from hiera_dspy.labelling.list_writers import WRITERS, write_list
 from hiera_dspy.labels import custom_scheme, get_scheme
+from hiera_dspy.review.list_sources import LABELLING_SOURCES, judged_known
+from hiera_dspy.review.list_writers import WRITERS, write_list
 
 
 @dataclass(frozen=True)

@@ -24,12 +24,12 @@ from hiera_dspy.jobs.preparing import (
     skipped_rows,
 )
 from hiera_dspy.jobs.requests import DataSource, DryRun, JudgeRequest, Judging, KnownList
-from hiera_dspy.labelling.known_evidence import Evidence, hand_over, read_evidence
-from hiera_dspy.labelling.known_report import known_summary
 from hiera_dspy.methods.learning import prepare_fresh
 from hiera_dspy.metrics.reference import ReferenceScorer, agreement_cis, summary_line
 from hiera_dspy.records import Judgment, Pair
-from hiera_dspy.runs.cost import estimate as estimate_cost
+from hiera_dspy.review.known_evidence import Evidence, hand_over, read_evidence
+from hiera_dspy.review.known_report import known_summary
+from hiera_dspy.runs.cost import forecast
 from hiera_dspy.runs.outputs import write_outputs
 from hiera_dspy.runs.spec import RunSpec
 from hiera_dspy.runs.tally import metrics_from_rows, wall_clock
@@ -83,10 +83,10 @@ def read_by_judge(evidence: Evidence | None, use: dict | None) -> Known | None:
     return evidence.known if evidence is not None and use is not None and use["reads"] else None
 
 
-def estimate(program, pairs: Iterable[Pair], lms, dry: DryRun, knowledge_name: str = "",
+def forecast_cost(program, pairs: Iterable[Pair], lms, dry: DryRun, knowledge_name: str = "",
              pilot_rows: list | None = None) -> dict:
-    """A run's tokens and money from a sample of its real prompts (`hiera_dspy.runs.cost.estimate`); nothing is sent."""
-    return estimate_cost(program, pairs if isinstance(pairs, list) else list(pairs), lms, sample=dry.sample,
+    """A run's tokens and money from a sample of its real prompts (`hiera_dspy.runs.cost.forecast`); nothing is sent."""
+    return forecast(program, pairs if isinstance(pairs, list) else list(pairs), lms, sample=dry.sample,
                          delegation=dry.delegation, output_tokens=dry.output_tokens, pilot_rows=pilot_rows,
                          run_lookups=not knowledge_name.startswith("web"))
 
@@ -113,7 +113,7 @@ def judge(request: JudgeRequest) -> Judged:
     identity = {**spec.identity(), "limit": j.limit}
     run_id = j.run.run_id or spec.run_id
     if j.dry_run:  # nothing is sent and no run starts; a pilot of this run in the store gives the delegation rate
-        return Judged(run_id, estimate=estimate(program, pairs, lms, j.dry_run, knowledge.name, store.rows(run_id)))
+        return Judged(run_id, estimate=forecast_cost(program, pairs, lms, j.dry_run, knowledge.name, store.rows(run_id)))
     begin_run(store, run_id, identity, j.run.wait, may_differ=("limit",))
     count = len(pairs) if isinstance(pairs, list) else "all the"  # a large JSONL split is read lazily
     print(f"run {run_id}: {count} pairs of {request.data.dataset} [{split}] with {program.method} "

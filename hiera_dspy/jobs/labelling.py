@@ -1,5 +1,5 @@
 """Label pairs that may have no labels (what `python -m eval.label` does): judge them as a labelling run
-(`hiera_dspy.labelling.run`), export labels.jsonl, qrels.txt and pairs.jsonl, and score the pairs that carry gold.
+(`hiera_dspy.review.run`), export labels.jsonl, qrels.txt and pairs.jsonl, and score the pairs that carry gold.
 `label_pairs` is the judging step that filling a benchmark's holes shares."""
 
 from __future__ import annotations
@@ -15,15 +15,15 @@ from hiera_dspy.data import Dataset
 from hiera_dspy.engines import Job
 from hiera_dspy.engines import judge as run_engine
 from hiera_dspy.errors import RequestError
-from hiera_dspy.jobs.judging import Replica, SourceLoader, estimate, evidence_of, read_by_judge
+from hiera_dspy.jobs.judging import Replica, SourceLoader, evidence_of, forecast_cost, read_by_judge
 from hiera_dspy.jobs.preparing import begin_run, build_program, load_data, open_store, output_folder, progress_display
 from hiera_dspy.jobs.requests import Judging, LabelRequest
-from hiera_dspy.labelling import freshness
-from hiera_dspy.labelling.exports import write_pairs_file
-from hiera_dspy.labelling.known_evidence import Evidence, hand_over
-from hiera_dspy.labelling.run import LabellingRun, export
 from hiera_dspy.methods.learning import prepare_fresh
 from hiera_dspy.records import Judgment, Pair
+from hiera_dspy.review import freshness
+from hiera_dspy.review.exports import write_pairs_file
+from hiera_dspy.review.known_evidence import Evidence, hand_over
+from hiera_dspy.review.run import LabellingRun, export
 from hiera_dspy.runs.spec import RunSpec
 from hiera_dspy.runs.tally import Tally
 from hiera_dspy.store.files import write_atomic
@@ -103,7 +103,7 @@ def label_pairs(judging: Judging, dataset: Dataset, pairs: Iterable[Pair], split
     run_id = judging.run.run_id or spec.run_id
     store = open_store(judging.run.store)
     if judging.dry_run:  # a pilot of this run in the store gives the delegation rate
-        return estimate(program, pairs, lms, judging.dry_run, knowledge.name, store.rows(run_id))
+        return forecast_cost(program, pairs, lms, judging.dry_run, knowledge.name, store.rows(run_id))
     out, limit = Path(labelling["out"]), judging.limit
     begin_run(store, run_id, {**identity, "limit": limit, "labelling": labelling}, judging.run.wait,
               may_differ=("limit", "labelling"))

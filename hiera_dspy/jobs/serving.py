@@ -3,7 +3,7 @@
 `load_served(path)` rebuilds the artifact's judge once (`hiera_dspy.artifacts.judge_file.load_judge`: the LMs at the
 caller's endpoint and key variable, never the artifact's); `ServedJudge.judge(pairs)` judges a batch the way a run
 judges a pair (`hiera_dspy.runs.runner.judge_one`: the item screened, every LM call accounted, a failure an error
-and never a label) and gives each its label, confidence and distribution (`hiera_dspy.labelling.confidence`). A judge
+and never a label) and gives each its label, confidence and distribution (`hiera_dspy.review.confidence`). A judge
 that scores in batches (the learned judges' `prefetch`) scores the whole batch in one pass; it holds one lock while
 it does, since its batch cache is one per judge.
 
@@ -22,9 +22,9 @@ from pathlib import Path
 
 from hiera_dspy.artifacts.format import read_artifact
 from hiera_dspy.artifacts.judge_file import load_judge
-from hiera_dspy.labelling.confidence import confidence
 from hiera_dspy.labels import LabelScheme
 from hiera_dspy.records import Pair
+from hiera_dspy.review.confidence import confidence
 from hiera_dspy.runs.runner import judge_one, warm
 
 

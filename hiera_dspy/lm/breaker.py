@@ -3,8 +3,8 @@ pair in retries.
 
 Two ways to trip, both on connection-level failures only (refused, DNS, TLS: the request never reached a server):
 
-1. a health probe before the first pair (`probe`): a TCP connection (and a TLS handshake for https) to every
-   endpoint the run's LMs name, `PROBE_TRIES` tries `PROBE_PAUSE` s apart; nothing is sent to the model;
+1. a health check before the first pair (`check_health`): a TCP connection (and a TLS handshake for https) to every
+   endpoint the run's LMs name, `HEALTH_CHECK_TRIES` tries `HEALTH_CHECK_PAUSE` s apart; nothing is sent to the model;
 2. `threshold` consecutive LM calls to one endpoint that fail to connect (after DSPy's own retries of each), counted
    by `RetryingAdapter` around every predictor call (`before_call` / `after_call`); any answer from the server, an
    HTTP error included, resets the count. Rate limits (429), 5xx, timeouts and unparseable answers never count: they
@@ -16,7 +16,7 @@ failure, never a label); a pair not sent has no row. The command-line tools writ
 (which endpoint, what error, how to resume) and exit with status 3 (`EXIT_STATUS`, as for too many errors): the same
 command with --retry-errors then judges the pairs not sent and re-sends the failed ones.
 
-$HIERA_BREAKER_FAILURES (default 5; 0 turns the breaker and the probe off) sets `threshold`. With DSPy's default
+$HIERA_BREAKER_FAILURES (default 5; 0 turns the breaker and the health check off) sets `threshold`. With DSPy's default
 transport retries (3: 1 + 2 + 4 s of backoff) a refused call takes ~7 s, so one worker stops in ~35 s.
 """
 
@@ -36,9 +36,9 @@ from hiera_dspy.errors import HieraError
 from hiera_dspy.lm.intercept import lm_objects
 
 EXIT_STATUS = 3  # what the CLIs exit with: a failure of the run, every output written (as for --max-error-rate)
-PROBE_TRIES = 3
-PROBE_PAUSE = 1.0  # seconds between probe tries
-PROBE_TIMEOUT = 5.0  # seconds for one TCP connect (and TLS handshake)
+HEALTH_CHECK_TRIES = 3
+HEALTH_CHECK_PAUSE = 1.0  # seconds between health-check tries
+HEALTH_CHECK_TIMEOUT = 5.0  # seconds for one TCP connect (and TLS handshake)
 CONNECTION_ERRORS = (ConnectionRefusedError, socket.gaierror, ssl.SSLError, ssl.CertificateError)
 CONNECT_ERROR_NAMES = {"ConnectError", "APIConnectionError"}  # DSPy's lm15 transport, LiteLLM: "could not connect"
 RESUME = ("when it answers again, rerun the same command with --retry-errors: it judges the pairs not sent and "
@@ -53,10 +53,10 @@ class EndpointDown(HieraError):
 
     exit_status = EXIT_STATUS
 
-    def __init__(self, endpoint: str, error: str, failures: int = 0, probe: bool = False):
-        self.endpoint, self.error, self.failures, self.probe = endpoint, error, failures, probe
-        if probe:
-            why = f"the health probe before the first pair failed {PROBE_TRIES} times ({error}); nothing was sent"
+    def __init__(self, endpoint: str, error: str, failures: int = 0, health_check: bool = False):
+        self.endpoint, self.error, self.failures, self.health_check = endpoint, error, failures, health_check
+        if health_check:
+            why = f"the health check before the first pair failed {HEALTH_CHECK_TRIES} times ({error}); nothing was sent"
         else:
             why = f"{failures} calls in a row failed to connect (the last: {error}); the run stopped"
         super().__init__(f"LM endpoint {endpoint} is unreachable: {why}; every output is written; {RESUME}")
@@ -73,7 +73,7 @@ def endpoint_of(lm) -> str | None:
 def endpoints_of(lms) -> list[str]:
     """The distinct endpoints of `lms` without building any LM: for a RoleLMs, the api_base of every role's and
     ensemble member's spec plus those of the LMs already built (a method that calls no LM builds none, and a local
-    model is not loaded to be probed); for a mapping of LMs, each LM's."""
+    model is not loaded to be checked); for a mapping of LMs, each LM's."""
     if hasattr(lms, "built"):
         pools = [getattr(lms, "roles", None), getattr(lms, "ensemble", None)]
         specs = [spec for pool in pools if pool is not None for spec in pool.specs.values()]
@@ -123,20 +123,20 @@ class CircuitBreaker:
             if n >= self.threshold and self.tripped is None:
                 self.tripped = EndpointDown(endpoint, _short(exc), n)
 
-    def probe(self, lms) -> None:
-        """Check every endpoint of `lms` before the first pair (`probe_endpoint`); trips and raises EndpointDown
+    def check_health(self, lms) -> None:
+        """Check every endpoint of `lms` before the first pair (`check_endpoint`); trips and raises EndpointDown
         for the first one that cannot be reached. A no-op with threshold 0."""
         if not self.threshold:
             return
         for endpoint in endpoints_of(lms):
-            error = probe_endpoint(endpoint)
+            error = check_endpoint(endpoint)
             if error is not None:
-                self.tripped = EndpointDown(endpoint, error, probe=True)
+                self.tripped = EndpointDown(endpoint, error, health_check=True)
                 raise self.tripped
 
 
-def probe_endpoint(url: str, tries: int = PROBE_TRIES, pause: float = PROBE_PAUSE,
-                   timeout: float = PROBE_TIMEOUT) -> str | None:
+def check_endpoint(url: str, tries: int = HEALTH_CHECK_TRIES, pause: float = HEALTH_CHECK_PAUSE,
+                   timeout: float = HEALTH_CHECK_TIMEOUT) -> str | None:
     """None when a TCP connection (and for https a TLS handshake) to `url`'s host and port succeeds within `tries`;
     else the last error as text. Sends no request."""
     parts = urlsplit(url if "://" in url else f"http://{url}")

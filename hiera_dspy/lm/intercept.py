@@ -14,9 +14,10 @@ from __future__ import annotations
 import dataclasses
 import json
 from contextlib import contextmanager
-from typing import Callable, Iterator
+from typing import TYPE_CHECKING, Callable, Iterator
 
-import dspy
+if TYPE_CHECKING:  # annotations only: the breaker reads LMs through this module without loading DSPy
+    import dspy
 
 from hiera_dspy.errors import RequestError
 

@@ -15,8 +15,10 @@ Example:
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-import dspy
+if TYPE_CHECKING:  # annotations only, but for reasoning_field: a profile is named without loading DSPy
+    import dspy
 
 from hiera_dspy.errors import HieraError
 
@@ -65,6 +67,8 @@ def fit(signature: type[dspy.Signature], profile: Profile) -> type[dspy.Signatur
 def reasoning_field(profile: Profile, desc: str) -> dspy.OutputField:
     """A ChainOfThought rationale field under the profile's cap for `reasoning`."""
     cap = profile.caps.get("reasoning")
+    import dspy
+
     return dspy.OutputField(desc=f"{cap}: {desc}" if cap else desc)
 
 

@@ -17,8 +17,10 @@ import warnings
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-import dspy
+if TYPE_CHECKING:  # DSPy is loaded when the first LM is built (make_lm), not when a role is named
+    import dspy
 
 from hiera_dspy import settings
 from hiera_dspy.errors import HieraError
@@ -73,7 +75,7 @@ class LMSpec:
         return cls(model=record["model"], api_base=api_base, api_key_env=api_key_env, **kept)
 
 
-class LMPool(Mapping[str, dspy.BaseLM]):
+class LMPool(Mapping[str, "dspy.BaseLM"]):
     """name -> LM: LMs given ready-made, and LMs built from their specs on first use (once; thread-safe).
 
     Iterating or `values()` builds every LM of the pool; `built()` lists only those built so far.
@@ -121,7 +123,7 @@ class LMPool(Mapping[str, dspy.BaseLM]):
 
 
 @dataclass(eq=False)
-class RoleLMs(Mapping[str, dspy.BaseLM]):
+class RoleLMs(Mapping[str, "dspy.BaseLM"]):
     """The LMs of one run: one per role of the hierarchy (`roles`: judge, relation, query, item) and the ensemble pool
     (`ensemble`: name -> LM, the models of `--blend-lms`, voted over by llm-blender and collabeval).
 
@@ -215,7 +217,7 @@ def endpoint_cache_id(model: str, api_base: str | None) -> int | None:
     return int(hashlib.sha256(f"{model}@{api_base.rstrip('/')}".encode()).hexdigest()[:12], 16)
 
 
-LMFactory = Callable[[LMSpec, str], dspy.BaseLM]  # (spec, role) -> LM
+LMFactory = Callable[[LMSpec, str], "dspy.BaseLM"]  # (spec, role) -> LM
 _SAID: set[str] = set()
 
 
@@ -233,7 +235,7 @@ def make_lm(spec: LMSpec, role: str = "judge") -> dspy.BaseLM:
     bounded transport retries and read timeout, its key read from `spec.api_key_env`, its cache partitioned by
     endpoint (`endpoint_cache_id`). The output cap defaults to the role's (profiles)."""
     if spec.model == "local" or spec.model.startswith("local:"):
-        from hiera_dspy.lm.local import make_local_lm
+        from hiera_dspy.local.model import make_local_lm
 
         _say_once("hiera-dspy: using the embedded local model (Qwen2.5-Coder-1.5B-Instruct Q4_K_M via llama.cpp; "
                   "--lm or HIERA_LM choose another)" if spec.model == "local" else f"hiera-dspy: using {spec.model}")
@@ -265,6 +267,8 @@ def make_lm(spec: LMSpec, role: str = "judge") -> dspy.BaseLM:
     # bounded read timeout (lm15's default waits 600 s per attempt). Content retries: hiera_dspy/lm/retry.py.
     kwargs.setdefault("num_retries", settings.lm_num_retries())
     kwargs.setdefault("timeout", settings.lm_timeout())
+    import dspy
+
     return dspy.LM(spec.model, temperature=spec.temperature,
                    max_tokens=spec.max_tokens or DEFAULT_MAX_TOKENS.get(role, 1000), **kwargs)
 

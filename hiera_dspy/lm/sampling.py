@@ -12,7 +12,7 @@ An LM that samples from a fixed seed (the embedded llama.cpp model, `fixed_seed`
 prompt at the same seed would give the same tokens whatever the rollout id. Hosted providers sample freely; their
 requests carry no seed (not every provider takes one).
 
-Pair-independent analyses (`hiera_dspy.lm.memo.Memo`) are kept per sample (`memo_key`), so each sample is a whole
+Pair-independent analyses (`hiera_dspy.agents.memo.Memo`) are kept per sample (`memo_key`), so each sample is a whole
 judgment of its own and the votes are not tied together by one shared analysis.
 """
 

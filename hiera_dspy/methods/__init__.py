@@ -9,9 +9,10 @@ from __future__ import annotations
 import importlib
 import pkgutil
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
-import dspy
+if TYPE_CHECKING:  # annotations only: the registry and its config types load no DSPy until a method is built
+    import dspy
 
 from hiera_dspy.knowledge import Knowledge, NoKnowledge
 from hiera_dspy.labels import LabelScheme

@@ -18,10 +18,10 @@ from typing import Literal
 import dspy
 
 from hiera_dspy.agents import _record_reuse, lookup
+from hiera_dspy.agents.memo import Memo, fingerprint
 from hiera_dspy.errors import HieraError
 from hiera_dspy.knowledge import render
 from hiera_dspy.labels import LabelScheme
-from hiera_dspy.lm.memo import Memo, fingerprint
 from hiera_dspy.lm.steps import arun_step, run_step
 from hiera_dspy.methods import BuildContext, register
 from hiera_dspy.untrusted.blocks import item_block

@@ -13,8 +13,8 @@ import dspy
 import numpy as np
 from sklearn.feature_extraction.text import TfidfVectorizer
 
+from hiera_dspy.agents.memo import Memo
 from hiera_dspy.errors import HieraError
-from hiera_dspy.lm.memo import Memo
 from hiera_dspy.methods import BuildContext, register
 from hiera_dspy.methods.baselines import BASELINE, Baseline
 from hiera_dspy.records import Pair

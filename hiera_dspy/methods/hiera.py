@@ -12,10 +12,10 @@ gaps), `undirected` (each specialist returns its pair-independent analysis) or `
 hosted models, undirected for the embedded one). `profile`: output budgets and length
 caps (`hiera_dspy.lm.profiles`; auto = from each role's LM).
 
-HIERA's pieces: the prompts are `signatures/hiera.py`; the four agents `hiera_dspy/agents.py`; this module the program
+HIERA's pieces: the prompts are `signatures/hiera.py`; the four agents `hiera_dspy/agents/__init__.py`; this module the program
 (`HieraProgram`) and its registered graphs, whose defaults are `methods/graphs.py`; `methods/learned_scorer.py` adds
 the learned scorer (hiera+signals, the cascade); each step runs through `lm/steps.py` (accounting, parse salvage in
-`lm/salvage.py`) and reuses analyses through `lm/memo.py`.
+`lm/salvage.py`) and reuses analyses through `agents/memo.py`.
 """
 
 from __future__ import annotations

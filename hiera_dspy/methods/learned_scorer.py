@@ -39,7 +39,7 @@ import numpy as np
 
 from hiera_dspy.errors import HieraError, NotFitted
 from hiera_dspy.labels import LabelScheme
-from hiera_dspy.lm import ledger
+from hiera_dspy.lm import steps
 from hiera_dspy.methods import BuildContext, register
 from hiera_dspy.methods.feedback import FOLDS, FeedbackJudge, scorer_out_of_fold
 from hiera_dspy.methods.graphs import HIERA
@@ -101,7 +101,7 @@ class ScorerState:
     def score(self, query: str, item_title: str, item_text: str) -> dict[str, float]:
         """The label distribution, as an accounted step (role "scorer", no LM call); a prefetched pair's is read
         from the batch `prefetch` computed."""
-        with ledger.step("scorer.predict", "scorer", None) as record:
+        with steps.step("scorer.predict", "scorer", None) as record:
             scores = self._prefetched.get((query, item_title, item_text))
             if scores is None:
                 scores = self.scorer.predict_proba(Pair("", query, item_title, item_text, None, "", ""))

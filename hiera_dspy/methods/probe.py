@@ -31,9 +31,9 @@ import dspy
 import numpy as np
 
 from hiera_dspy.errors import HieraError, NotFitted
-from hiera_dspy.lm import ledger
-from hiera_dspy.lm.label_probs import expected_relevance
+from hiera_dspy.lm import steps
 from hiera_dspy.methods import BuildContext, probe_states, register
+from hiera_dspy.methods.label_probs import expected_relevance
 from hiera_dspy.methods.learned_scorer import SCORER, SCORER_OPTIONS, ScorerState, top
 from hiera_dspy.methods.learning import Learner
 from hiera_dspy.records import Pair
@@ -225,7 +225,7 @@ class LLMProbeProgram(Learner, dspy.Module):
         """The probe's distribution for one pair, as an accounted step (role "probe", no LM call)."""
         if self.probe is None:
             raise NotFitted(f"{self.method_name}: not fitted; call prepare(train, dev) or load a compiled artifact")
-        with ledger.step("probe.embed", "probe", None) as record:
+        with steps.step("probe.embed", "probe", None) as record:
             probs = self.probe.predict_proba(self.embed(query, item_title, item_text))
             record.outputs = {"probe_probs": probs}
         return probs

@@ -89,7 +89,7 @@ class PromptFormat:
         """The format for the GGUF at `path` (its template and special tokens); None: the plain layout."""
         if path is None:
             return cls(tuple(labels))
-        from hiera_dspy.lm import gguf_meta
+        from hiera_dspy.local import gguf_meta
 
         bos, eos = gguf_meta.bos_eos(path)
         return cls(tuple(labels), gguf_meta.chat_template(path), gguf_meta.special_tokens(path), bos, eos)

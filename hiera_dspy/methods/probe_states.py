@@ -9,7 +9,7 @@ for Qwen2.5-1.5B): a summary of what the model understood of a short relevance q
   scheme's labels, the model's own chat template, the item as untrusted data) and `many(prompts)` embeds them in
   sorted order, so the llama-cpp-python runtime reads the prefix a query's prompts share once (`prefix_reuse`;
   xllamacpp takes several prompts per llama.cpp batch, `BATCH`, $HIERA_PROBE_BATCH);
-- one embedding model per file per process, loaded on first use by the installed runtime (`hiera_dspy.lm.runtimes`),
+- one embedding model per file per process, loaded on first use by the installed runtime (`hiera_dspy.local.runtimes`),
   every call under one lock;
 - vectors are cached on disk under the cache root (`probe/<sha256(prompt)[:24]>.npy`; a model other than the registered
   default one gets its own sub-folder `probe/<sha256 of the file[:12]>/`), so a rerun or a killed prepare costs
@@ -32,7 +32,8 @@ import numpy as np
 
 from hiera_dspy import settings
 from hiera_dspy.errors import HieraError
-from hiera_dspy.lm import model_store, probe_seed
+from hiera_dspy.local import model_store
+from hiera_dspy.methods import probe_seed
 from hiera_dspy.methods.probe_prompt import PromptFormat
 
 Embedder = Callable[[str], np.ndarray]
@@ -57,8 +58,8 @@ def batch_size() -> int:
 def _model(path: str):
     """The process's embedding model for `path` (created on first use; callers hold _LOCK)."""
     if path not in _MODELS:
-        from hiera_dspy.lm.local import default_threads
-        from hiera_dspy.lm.runtimes import choose
+        from hiera_dspy.local.model import default_threads
+        from hiera_dspy.local.runtimes import choose
 
         _MODELS[path] = choose().load_embedder(path, default_threads(), batch_size())
     return _MODELS[path]
@@ -136,7 +137,7 @@ def local_model_file(lm) -> tuple[str, str | None]:
     default model (HIERA_MODEL_PATH honoured). A hosted LM raises HieraError: it gives no hidden states."""
     if lm is None:
         return str(model_store.ensure_model()), model_store.DEFAULT_MODEL
-    from hiera_dspy.lm.local import LocalEngine
+    from hiera_dspy.local.model import LocalEngine
 
     engine = getattr(lm, "engine", None)
     if not isinstance(engine, LocalEngine):

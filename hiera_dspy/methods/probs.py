@@ -1,7 +1,7 @@
 """Single-call judges with label probabilities, and stacking them with the learned scorer (family "probs").
 
 - zero-shot+probs: the Zero-Shot prompt; `label_probs` read from token log-probabilities at the label position
-  (`hiera_dspy.lm.label_probs`) and `expected_relevance` (sum of grade x probability). `cuts` (expected-relevance
+  (`hiera_dspy.methods.label_probs`) and `expected_relevance` (sum of grade x probability). `cuts` (expected-relevance
   thresholds, one per label boundary, e.g. tuned on dev with `label_probs.tune_cuts`) pick the label instead of the
   sampled one.
 - reasoning+probs: the same, with one or two sentences of reasoning before the label (`signatures.probs`).
@@ -26,9 +26,9 @@ from contextvars import ContextVar
 import dspy
 
 from hiera_dspy.errors import HieraError, NotFitted
-from hiera_dspy.lm.label_probs import ProbPredict, expected_relevance, label_for
 from hiera_dspy.lm.steps import run_step
 from hiera_dspy.methods import BuildContext, register
+from hiera_dspy.methods.label_probs import ProbPredict, expected_relevance, label_for
 from hiera_dspy.methods.learned_scorer import SCORER, ScorerState, tau_for_share, top
 from hiera_dspy.methods.learning import Learner
 from hiera_dspy.records import Pair

@@ -56,9 +56,9 @@ class RelationAgent(dspy.Module):
 
     def forward(self, query: str, item: str, guidance: str) -> dspy.Prediction:
         """Returns the ReAct agent's relation analysis (its tools: the specialists and the knowledge source)."""
-        from hiera_dspy.lm import ledger
+        from hiera_dspy.lm import steps
 
-        with ledger.step("relation.react", "relation", self.lms.for_role("relation")):
+        with steps.step("relation.react", "relation", self.lms.for_role("relation")):
             return self.agent(query=query, item=item, guidance=guidance)
 
 
@@ -82,12 +82,12 @@ class HieraReact(dspy.Module):
 
     def forward(self, query: str, item_title: str, item_text: str) -> dspy.Prediction:
         """Returns the Judge's label, whether it consulted the Relation Analyzer, and the ReAct trajectory."""
-        from hiera_dspy.lm import ledger
+        from hiera_dspy.lm import steps
 
         item = item_block(item_title, item_text)
         token = _PAIR.set({"query": query, "item": item, "consulted": False})
         try:
-            with ledger.step("judge.react", "judge", self.lms.for_role("judge")):
+            with steps.step("judge.react", "judge", self.lms.for_role("judge")):
                 out = self.judge(query=query, item=item, label_definitions=self.scheme.describe())
             return dspy.Prediction(label=out.label, delegated=_PAIR.get()["consulted"], trajectory=out.trajectory)
         finally:

@@ -14,7 +14,7 @@ abstains is escalated. A sample that fails fails the judgment (a failure is neve
 
 The outputs: `label`, `votes` (the labels of the samples that voted, in sample order), `abstained`, `samples`,
 `temperature`, and `delegated` when a sample delegated. The share of votes for each label is the judgment's
-distribution, its share for the label the confidence (`hiera_dspy.labelling.confidence`, source `vote-share`), which
+distribution, its share for the label the confidence (`hiera_dspy.review.confidence`, source `vote-share`), which
 the review queue orders by, escalation reads and the conclusions' label distributions take.
 
 Why the median: the grades are ordered, and a majority over four grades can elect an outlier (Exact, Exact,

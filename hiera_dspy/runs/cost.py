@@ -118,7 +118,7 @@ def pilot(rows: list[dict]) -> dict:
             "output_tokens": {name: sum(v) / len(v) for name, v in out.items()}}
 
 
-def estimate(program: dspy.Module, pairs: list[Pair], lms, *, sample: int = 20, delegation: float | None = None,
+def forecast(program: dspy.Module, pairs: list[Pair], lms, *, sample: int = 20, delegation: float | None = None,
              output_tokens: int | None = None, pilot_rows: list[dict] | None = None, run_lookups: bool = True,
              population: int | None = None, distinct: dict[str, int] | None = None) -> dict:
     """Tokens and USD for judging every pair of `pairs` with `program`; nothing is sent to any LM.
@@ -214,8 +214,8 @@ def _money(x: float | str | None) -> str:
     return "unknown price" if x is None else x if isinstance(x, str) else f"${x:,.2f}"
 
 
-def format_estimate(est: dict) -> str:
-    """The printed report of one method's estimate."""
+def format_forecast(est: dict) -> str:
+    """The printed report of one method's cost forecast."""
     lines = [f"dry run: {est['method']} on {est['pairs']:,} pairs (prompts of {est['sample']} pairs rendered with the "
              f"real adapters; nothing sent)",
              f"  delegation {_delegation(est)}; output tokens {est['output_source']}",
@@ -242,3 +242,6 @@ def format_total(estimates: list[dict]) -> str:
     return (f"dry run total for {len(estimates)} methods: {sum(e['calls'] for e in estimates):,.0f} LM calls, "
             f"{sum(e['input_tokens'] + e['output_tokens'] for e in estimates):,.0f} tokens, "
             f"{_money(total('usd'))} ({_money(total('usd_batch'))} at batch prices)")
+
+
+estimate, format_estimate = forecast, format_forecast  # the earlier names (until 0.2): a PPI estimate is conclude's

@@ -74,7 +74,7 @@ def run_pairs(program: dspy.Module, pairs: Iterable[Pair], store: RunStore, run_
               breaker: CircuitBreaker | None = None) -> RunRows:
     """Judge every pair of the split not yet finished in `run_id`; return the run's rows for these pairs (streamed
     from the store on demand, see RunRows). `progress`: False (silent), True (a bar on a terminal, else a log line
-    every 10 s or 5%) or a `Display`. Before the first pair the endpoints of `lms` are probed; the run stops early
+    every 10 s or 5%) or a `Display`. Before the first pair the endpoints of `lms` are checked (a health check); the run stops early
     when `breaker` (default: a new one) trips, and the rows' `stopped` says why (hiera_dspy/lm/breaker.py).
 
     The run's lease (see RunStore.start_run) is taken first if not held (RunBusy while another process writes the
@@ -179,13 +179,13 @@ def run_rows(store: RunStore, run_id: str, todo: Todo, breaker: CircuitBreaker |
     return RunRows(store, run_id, todo.ids, breaker.tripped if breaker is not None else None)
 
 
-def probe_first(todo: Todo, lms, breaker: CircuitBreaker) -> bool:
-    """Probe the endpoints of `lms` when there is something to judge; False (the breaker tripped) when one cannot
+def check_endpoints_first(todo: Todo, lms, breaker: CircuitBreaker) -> bool:
+    """Check the endpoints of `lms` (a health check) when there is something to judge; False (the breaker tripped) when one cannot
     be reached."""
     if not todo or lms is None:
         return True
     try:
-        breaker.probe(lms)
+        breaker.check_health(lms)
     except EndpointDown:
         return False
     return True
@@ -204,7 +204,7 @@ def warm(prefetch, pairs: Sequence[Pair]) -> None:
 
 def _run_pairs(program, pairs, store, run_id, threads, retry_errors, progress, lms, breaker) -> RunRows:
     todo = pending(pairs, store, run_id, retry_errors, progress)
-    if not probe_first(todo, lms, breaker):
+    if not check_endpoints_first(todo, lms, breaker):
         return run_rows(store, run_id, todo, breaker)
     report = Progress(todo.total, todo.done, progress)
 

@@ -13,8 +13,8 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from hiera_dspy.labelling.gold import decided_pairs, with_decisions
 from hiera_dspy.records import Pair
+from hiera_dspy.review.gold import decided_pairs, with_decisions
 from hiera_dspy.store.run_store import RunStore
 
 
@@ -33,7 +33,7 @@ class TrainingSource:
     def pairs(self, split_pairs: Sequence[Pair], store: RunStore | None = None,
               runs: Sequence[str] = ()) -> list[Pair]:
         """The train pairs: the split (capped at `limit` by a seeded sample, order kept), then every decision of
-        `runs` (decisions win; `hiera_dspy.labelling.gold`). Fills `from_runs`."""
+        `runs` (decisions win; `hiera_dspy.review.gold`). Fills `from_runs`."""
         pairs = list(split_pairs)
         if self.limit and len(pairs) > self.limit:
             keep = sorted(random.Random(self.seed).sample(range(len(pairs)), self.limit))

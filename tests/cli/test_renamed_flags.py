@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from eval import errors as eval_errors
 from eval import escalations, review, trace
+from eval import mistakes as eval_errors
 from optimize import compile as compile_cli
 
 

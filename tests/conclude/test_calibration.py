@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from hiera_dspy.conclude.calibration import check, line
-from hiera_dspy.conclude.plan import plan
+from hiera_dspy.conclude.sample_size import plan
 from hiera_dspy.labels import get_scheme
 
 MSRD = get_scheme("msrd")

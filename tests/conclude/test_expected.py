@@ -63,7 +63,7 @@ def test_a_graded_distribution_gives_its_expected_grade_and_relevance():
 
 
 def test_conclusions_use_the_judges_probabilities_by_default_and_labels_on_request():
-    from hiera_dspy.conclude.filled_benchmark import conclusions
+    from hiera_dspy.conclude.holes import conclusions
 
     runs = {"a": [RunLine("q1", d, r, 5.0 - r, "a", 0) for r, d in enumerate(["x", "y"], 1)]
             + [RunLine("q2", "z", 1, 1.0, "a", 0)]}

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from matplotlib.image import imread
 
-from hiera_dspy.conclude.filled_benchmark import conclusions
 from hiera_dspy.conclude.forest import draw
+from hiera_dspy.conclude.holes import conclusions
 from hiera_dspy.conclude.sample import Sample
 from hiera_dspy.data.trec import RunLine
 from hiera_dspy.labels import get_scheme

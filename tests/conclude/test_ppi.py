@@ -155,7 +155,7 @@ def test_holm_steps_rank_the_p_values():
 
 def test_power_plan_at_the_holm_step_not_unadjusted():
     # finding 4: a plan of n = 98 had power 0.799 unadjusted but 0.44 at the Holm step of 14 pairs
-    from hiera_dspy.conclude.plan import n_for_power
+    from hiera_dspy.conclude.sample_size import n_for_power
 
     def sd_at(n: int) -> tuple[float, int]:
         return 0.2, n - 1

@@ -13,7 +13,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from engine_helpers import ANSWERS, make_program  # noqa: E402
 from fault_server import FaultServer  # noqa: E402
 
-from hiera_dspy.runs.cost import estimate, format_estimate, price  # noqa: E402
+from hiera_dspy.runs.cost import forecast, format_forecast, price  # noqa: E402
 from hiera_dspy.testing import role_lms  # noqa: E402
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
@@ -55,7 +55,7 @@ def test_prompt_tokens_are_the_real_requests_counted(msrd, tmp_path):
         server.answer = lambda body: (bodies.append(body), original(body))[1]
         lms = build_lms({role: LMSpec("openai/gpt-4o-mini", api_base=server.url) for role in ROLES})
         program = build("zero-shot", BuildContext(msrd.scheme, lms))
-        est = estimate(program, pairs, lms, sample=8)
+        est = forecast(program, pairs, lms, sample=8)
         assert server.requests == 0
         judge("threads", Job(program, pairs, RunStore(tmp_path / "s.sqlite"), "real", lms, progress=False))
     counted = sum(litellm.token_counter(model="openai/gpt-4o-mini", messages=b["messages"]) for b in bodies)
@@ -67,8 +67,8 @@ def test_delegation_rate_changes_the_calls(msrd):
     pairs = msrd.split("dev")[:40]
     lms = role_lms(ANSWERS)
     program = make_program(msrd, lms)
-    never = estimate(program, pairs, lms, sample=4, delegation=0.0)
-    always = estimate(program, pairs, lms, sample=4, delegation=1.0)
+    never = forecast(program, pairs, lms, sample=4, delegation=0.0)
+    always = forecast(program, pairs, lms, sample=4, delegation=1.0)
     assert never["roles"]["judge"]["calls"] == 40 and "relation" not in {
         r for r, e in never["roles"].items() if e["calls"]}
     assert always["roles"]["judge"]["calls"] == 80 and always["roles"]["relation"]["calls"] == 80
@@ -76,7 +76,7 @@ def test_delegation_rate_changes_the_calls(msrd):
     distinct_queries = len({p.query for p in pairs})
     assert always["roles"]["query"]["calls"] == pytest.approx(distinct_queries + 40)
     assert distinct_queries < 40
-    assert never["usd"] is None and "fake/judge" in format_estimate(never) and "unknown price" in format_estimate(never)
+    assert never["usd"] is None and "fake/judge" in format_forecast(never) and "unknown price" in format_forecast(never)
 
 
 def test_a_pilot_in_the_store_gives_the_delegation_rate(msrd, tmp_path):
@@ -84,7 +84,7 @@ def test_a_pilot_in_the_store_gives_the_delegation_rate(msrd, tmp_path):
     lms = role_lms(ANSWERS)
     rows = [{"id": f"p{i}", "delegated": i < 3, "error": None,
              "steps": [{"name": "judge.triage", "calls": 1, "completion_tokens": 40}]} for i in range(10)]
-    est = estimate(make_program(msrd, lms), pairs, lms, sample=4, pilot_rows=rows)
+    est = forecast(make_program(msrd, lms), pairs, lms, sample=4, pilot_rows=rows)
     assert est["delegation"] == pytest.approx(0.3) and est["delegation_source"].startswith("pilot (10")
     assert est["output_source"] == "pilot"
 

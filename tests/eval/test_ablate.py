@@ -116,8 +116,8 @@ def test_with_knowledge_and_grids(monkeypatch):
 def test_bonferroni_families_of_the_grids():
     """The paper grid corrects HIERA vs its 11 baselines with m=11 and vs its 7 ablations with m=7 (one family per
     table); the learned scorer and DREAM are families of their own."""
-    from eval.report import comparison_families
     from hiera_dspy.methods import available
+    from hiera_dspy.runs.evaluation_report import comparison_families
 
     for grid, expected in (("paper", {"baseline": 11, "ablation": 7, "debate": 1, "signals": 1}),
                            ("ablations", {"ablation": 7, "signals": 1})):

@@ -84,7 +84,7 @@ def test_recorded_models_and_defaults(monkeypatch, capsys):
 
 
 def test_building_the_local_model_says_so_once(monkeypatch, capsys):
-    from hiera_dspy.lm import local
+    from hiera_dspy.local import model as local
 
     monkeypatch.delenv("HIERA_LM", raising=False)
     monkeypatch.setattr(lms_module, "_SAID", set())

@@ -113,7 +113,7 @@ def test_eval_run_with_guidelines_labels_by_the_file(tmp_path, isolated, patch_m
 def test_the_review_page_shows_the_definitions_and_orders_by_the_votes(tmp_path, isolated, patch_make_lm):
     from eval import label as eval_label
     from hiera_dspy.jobs.preparing import open_store
-    from hiera_dspy.labelling.session import Review
+    from hiera_dspy.review.session import Review
 
     answers = iter([3, 3, 3] + [3, 0, 0] + [1, 2, 3] * 4)  # pair 1 agreed, pair 2 split 1-2, pair 3 all apart
     patch_make_lm({"grade": lambda prompt: next(answers)})

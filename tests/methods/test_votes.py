@@ -10,13 +10,13 @@ from method_helpers import judge, make_ctx
 
 from hiera_dspy.errors import HieraError, UnknownName
 from hiera_dspy.jobs.ablating import variants
-from hiera_dspy.labelling.confidence import confidence
 from hiera_dspy.labels import get_scheme
 from hiera_dspy.lm.roles import RoleLMs
 from hiera_dspy.methods import available, build
 from hiera_dspy.methods.params import ConfigError
 from hiera_dspy.methods.votes import DEFAULT_TEMPERATURE, median_vote, split_name
 from hiera_dspy.records import Judgment, Pair
+from hiera_dspy.review.confidence import confidence
 from hiera_dspy.runs.spec import RunSpec
 
 

@@ -13,8 +13,8 @@ from eval import label as eval_label
 from hiera_dspy.artifacts.format import read_artifact
 from hiera_dspy.cli.options import runs_dir
 from hiera_dspy.errors import HieraError
-from hiera_dspy.labelling.gold import NoDecisions
-from hiera_dspy.labelling.session import Review
+from hiera_dspy.review.gold import NoDecisions
+from hiera_dspy.review.session import Review
 from hiera_dspy.store.run_store import RunStore
 from optimize import compile as compile_cli
 

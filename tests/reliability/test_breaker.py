@@ -14,7 +14,7 @@ import dspy
 import pytest
 from dspy.utils.exceptions import AdapterParseError, LMRateLimitError, LMServerError, LMTransportError
 
-from hiera_dspy.lm.breaker import CircuitBreaker, EndpointDown, is_connection_failure, probe_endpoint
+from hiera_dspy.lm.breaker import CircuitBreaker, EndpointDown, check_endpoint, is_connection_failure
 
 
 class _LM:
@@ -59,19 +59,19 @@ def test_consecutive_connection_failures_trip_and_anything_else_resets():
 def test_probe_sees_a_closed_port_and_an_open_one():
     port = _free_port()
     start = time.perf_counter()
-    error = probe_endpoint(f"http://127.0.0.1:{port}/v1", tries=2, pause=0.05)
+    error = check_endpoint(f"http://127.0.0.1:{port}/v1", tries=2, pause=0.05)
     assert error and "refused" in error.lower() and time.perf_counter() - start < 2
     with socket.socket() as listener:
         listener.bind(("127.0.0.1", 0))
         listener.listen()
-        assert probe_endpoint(f"http://127.0.0.1:{listener.getsockname()[1]}/v1", tries=1) is None
+        assert check_endpoint(f"http://127.0.0.1:{listener.getsockname()[1]}/v1", tries=1) is None
 
 
 def test_cli_exit_status_of_a_stop_is_3(capsys):
     from hiera_dspy.cli.options import cli_main
 
     def main():
-        raise EndpointDown("http://127.0.0.1:9/v1", "Connection refused", probe=True)
+        raise EndpointDown("http://127.0.0.1:9/v1", "Connection refused", health_check=True)
 
     with pytest.raises(SystemExit) as info:
         cli_main(main)
@@ -100,7 +100,7 @@ def test_a_wrong_port_stops_before_the_first_pair(isolated, eval_args, engine, m
         main(eval_args(url, isolated, run_id="down", limit=30, threads=2, method="zero-shot", out=out,
                        extra=["--engine", engine]))
     took = time.perf_counter() - start
-    assert info.value.probe and url in str(info.value) and "--retry-errors" in str(info.value)
+    assert info.value.health_check and url in str(info.value) and "--retry-errors" in str(info.value)
     assert took < 15, took  # not 30 pairs x the retries of each
     assert _rows(isolated / "store.sqlite", "down") == []  # nothing sent, nothing stored as a failure or a label
     assert json.loads((out / "metrics.json").read_text())["pairs"] == 0  # every output written
@@ -129,7 +129,7 @@ def test_an_endpoint_that_dies_mid_run_stops_it_and_the_run_resumes(isolated, fa
     with pytest.raises(EndpointDown) as info:
         main(args)
     took = time.perf_counter() - start
-    assert not info.value.probe and info.value.failures >= 3 and fault_server.url.rstrip("/") in str(info.value)
+    assert not info.value.health_check and info.value.failures >= 3 and fault_server.url.rstrip("/") in str(info.value)
     rows = _rows(store, run_id)
     ids = [r[0] for r in rows]
     assert len(ids) == len(set(ids)) < limit, "stopped early, no pair twice"

@@ -10,8 +10,7 @@ import select
 
 import pytest
 
-from hiera_dspy.lm.ledger import Step
-from hiera_dspy.records import Judgment
+from hiera_dspy.records import Judgment, Step
 from hiera_dspy.runs.progress import Display, Progress
 
 GPT_MINI = {"input": 0.15e-6, "output": 0.6e-6}

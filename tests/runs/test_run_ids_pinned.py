@@ -9,9 +9,8 @@ from __future__ import annotations
 import pytest
 
 from eval import run as run_cli
-from hiera_dspy.cli.options import load_data
-from hiera_dspy.cli.requests import judging
-from hiera_dspy.jobs.preparing import build_program
+from hiera_dspy.cli.requests import data_source, judging
+from hiera_dspy.jobs.preparing import build_program, load_data
 from hiera_dspy.methods.learning import prepare_fresh
 from hiera_dspy.runs.spec import RunSpec
 
@@ -36,7 +35,7 @@ def test_eval_run_ids_are_pinned(argv, pinned, patch_make_lm):
     patch_make_lm({"label": "Relevant"})
     args = run_cli.parser().parse_args(["--dataset", "msrd", "--split", "dev", "--knowledge", "none",
                                         "--lm", "openai/x", "--limit", "2", *argv])
-    dataset = load_data(args)
+    dataset = load_data(data_source(args))
     program, lms, knowledge = build_program(judging(args), dataset)
     prepare_fresh(program, dataset, "dev")
     spec = RunSpec.judging(program, dataset="msrd", split="dev", lms=lms, knowledge=knowledge.name)
@@ -54,7 +53,7 @@ def test_optimize_compile_ids_are_pinned(patch_make_lm):
 
     args = compile_cli.parser().parse_args(["--dataset", "msrd", "--knowledge", "none", "--method", "embed-lr",
                                             "--set", "embedder=lexical", "--budget", "smoke"])
-    dataset = load_data(args)
+    dataset = load_data(data_source(args))
     lms = lms_from_args(args)
     program = build("embed-lr", BuildContext(dataset.scheme, lms, None, dataset.splits["train"]), embedder="lexical")
     prepare_fresh(program, dataset, "dev")
@@ -68,7 +67,7 @@ def test_a_refit_on_other_pairs_is_another_run(patch_make_lm):
     """The same learned method fitted on different train pairs gets a different run id (no stale resume)."""
     args = run_cli.parser().parse_args(["--dataset", "msrd", "--split", "dev", "--knowledge", "none", "--lm",
                                         "openai/x", "--method", "embed-lr", "--set", "embedder=lexical"])
-    dataset = load_data(args)
+    dataset = load_data(data_source(args))
     ids = []
     for train in (dataset.splits["train"][:200], dataset.splits["train"][100:]):
         program, lms, knowledge = build_program(judging(args), dataset)

@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 
 from hiera_dspy.data import load_dataset
-from hiera_dspy.lm.label_probs import expected_relevance, label_distribution, label_for, tune_cuts
-from hiera_dspy.lm.local_logprobs import LogprobRecorder
 from hiera_dspy.lm.roles import ROLES, LMSpec, RoleLMs, make_lm
+from hiera_dspy.local.logprobs import LogprobRecorder
 from hiera_dspy.methods import BuildContext, build
+from hiera_dspy.methods.label_probs import expected_relevance, label_distribution, label_for, tune_cuts
 from hiera_dspy.runs.runner import judge_one
 from hiera_dspy.signals.stacking import Stacker, features, out_of_fold
 from tests.signals.logprob_server import LogprobServer

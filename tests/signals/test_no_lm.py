@@ -16,7 +16,7 @@ from optimize import compile as compile_cli
 def no_llama_cpp(monkeypatch):
     monkeypatch.setitem(sys.modules, "llama_cpp", None)  # `import llama_cpp` raises ImportError
     monkeypatch.delenv("HIERA_LM", raising=False)  # the default: the embedded local model
-    from hiera_dspy.lm import local
+    from hiera_dspy.local import model as local
 
     def refuse(*args, **kwargs):
         raise AssertionError("an LM was built for a method that calls none")

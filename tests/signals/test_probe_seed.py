@@ -1,4 +1,4 @@
-"""The bundled probe seed (hiera_dspy/lm/probe_seed.py) still matches the prompt builder, and is used as a cache."""
+"""The bundled probe seed (hiera_dspy/methods/probe_seed.py) still matches the prompt builder, and is used as a cache."""
 
 from __future__ import annotations
 
@@ -6,8 +6,7 @@ import numpy as np
 import pytest
 
 from hiera_dspy.data import load_dataset
-from hiera_dspy.lm import probe_seed
-from hiera_dspy.methods import probe_states
+from hiera_dspy.methods import probe_seed, probe_states
 from hiera_dspy.methods.probe import PROBE
 from hiera_dspy.methods.probe_prompt import PromptFormat
 

@@ -1,0 +1,59 @@
+"""What a judging job's report says of known judgments (the `use` of `hiera_dspy.review.known_evidence`): whether
+the judge read them, how many each query had and how many the judge read, and what was counted on the way."""
+
+from __future__ import annotations
+
+TABLE_QUERIES = 200  # more queries than this: the per-query counts stay in summary.json / metrics.json only
+
+
+def known_line(use: dict | None) -> str:
+    """One sentence: what the judge read (or that it reads none); '' without known judgments."""
+    if not use:
+        return ""
+    head = (f"Known judgments ({use['source']}): {use['judgments']} given, {use['in_set']} of them for "
+            f"{use['queries_with_known']} of the {use['queries']} queries judged; ")
+    if not use["reads"]:
+        return head + "the judge does not read known judgments: every pair was judged alone, none was used."
+    return head + (f"the judge read {use['read']} as evidence, for {use['queries_read']} queries (a query without "
+                   "any was judged as without known judgments).")
+
+
+def counted(use: dict) -> str:
+    """The counts of reading and checking the list, as a sentence ('' when there is nothing to say)."""
+    parts = []
+    if use.get("outside"):
+        parts.append(f"{use['outside']} judgments of {use['outside_queries']} queries with no pair to judge (kept "
+                     "for calibration, judging went on)")
+    if use.get("overlap_skipped"):
+        parts.append(f"{use['overlap_skipped']} judgments of pairs that were also to be judged, dropped from the "
+                     "known judgments (--on-known-overlap skip)")
+    if use.get("without_text"):
+        parts.append(f"{use['without_text']} judgments whose item text was not found (not readable as evidence)")
+    if use.get("duplicates"):
+        parts.append(f"{use['duplicates']} repeated lines with the same grade (read once)")
+    if use.get("unlabelled"):
+        parts.append(f"{use['unlabelled']} rows without a label (no judgment)")
+    return ("Counted: " + "; ".join(parts) + ".") if parts else ""
+
+
+def known_summary(use: dict | None) -> str:
+    """The sentence and the counts, for a command's closing lines ('' without known judgments)."""
+    return " ".join(filter(None, (known_line(use), counted(use) if use else "")))
+
+
+def known_section(use: dict | None) -> list[str]:
+    """report.md's section on known judgments: the sentence, the counts, and per query the known judgments and those
+    the judge read (up to TABLE_QUERIES queries; all of them in the summary's `known`)."""
+    if not use:
+        return []
+    lines = ["## Known judgments", "", known_line(use)]
+    if note := counted(use):
+        lines.append(note)
+    given, read = use["known_per_query"], use["read_per_query"]
+    if len(given) <= TABLE_QUERIES:
+        lines += ["", "| query | known | read by the judge |", "|---|---|---|"]
+        lines += [f"| {q} | {n} | {read.get(q, 0)} |" for q, n in given.items()]
+    else:
+        lines.append(f"Per query ({len(given)} queries): summary.json `known.known_per_query` and "
+                     "`known.read_per_query`.")
+    return [*lines, ""]
