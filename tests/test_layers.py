@@ -275,7 +275,7 @@ FLOORS = (
     ("artifacts", "review"),  # compiled judges; a person's review: queue, decisions, the human sample
     ("runs", "engines"),  # what a run is; how its pairs are scheduled
     ("jobs", "api"),  # the main jobs, one call each
-    ("cli",),  # flags -> requests -> api calls
+    ("cli", "serve"),  # flags -> requests -> api calls; the judge over HTTP (an ASGI app over api)
     ("eval", "optimize", "bench"),  # commands and benchmarks
 )
 
