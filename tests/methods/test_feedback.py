@@ -148,3 +148,42 @@ def test_known_judgments_move_the_labels_towards_the_truth(compiled, tmp_path):
     compiled.read_known(known)
     fed = np.array([SCHEME.labels.index(x) for x in _labels(compiled, holes)])
     assert np.abs(fed - gold).mean() <= np.abs(base - gold).mean() + 0.25
+
+
+def test_the_issues_commands_with_a_compiled_feedback_judge(word_late, tmp_path, capsys):  # noqa: F811
+    """The issue's commands with the real late-lr and its feedback stage (word vectors for MiniLM): compile learns
+    the stage, `holes` hands the benchmark's qrels to it and each hole is judged with its query's judged passages,
+    `label --known` reads a judgment list of the same queries; the reports count what it read."""
+    import json
+
+    from hiera_dspy.cli import main as console
+    from hiera_dspy.testing import write_trec_run
+
+    train = write_trec_folder(tmp_path / "dl20", queries=20, passages=8, seed=0)
+    mine = write_trec_folder(tmp_path / "mine", queries=6, passages=8, seed=1)
+    runs = ",".join(str(write_trec_run(tmp_path / f"{t}.run", mine, t, noise=n, seed=s))
+                    for t, n, s in (("a", 0.3, 0), ("b", 2.0, 1)))
+    art = tmp_path / "dl.json"
+    assert console.main(["compile", "--dataset", f"trec:{train}", "--split", "all", "--method", "late-lr",
+                         "--artifact", str(art)]) == 0
+    assert read_artifact(art)["extra"]["feedback"]["learned"]["rows"] > 0
+    assert console.main(["holes", "--dataset", f"trec:{mine}", "--runs", runs, "--depth", "10", "--judge", str(art),
+                         "--out", str(tmp_path / "filled")]) == 0
+    known = json.loads((tmp_path / "filled" / "summary.json").read_text())["known"]
+    assert known["reads"] is True and known["read"] == 48 and set(known["read_per_query"].values()) == {8}
+    assert "## Known judgments" in (tmp_path / "filled" / "report.md").read_text()
+    holes = [json.loads(line) for line in (tmp_path / "filled" / "new.jsonl").read_text().splitlines()]
+    assert holes and all(h["label"] in SCHEME.labels for h in holes)
+
+    topics = dict(line.split("\t") for line in (mine / "topics.tsv").read_text().splitlines())
+    corpus = {r["id"]: r for r in map(json.loads, (mine / "corpus.jsonl").read_text().splitlines())}
+    pairs = tmp_path / "new.jsonl"  # the benchmark's unjudged passages of the same queries, as pairs to label
+    pairs.write_text("".join(json.dumps({"id": f"{h['query_id']}:{h['item_id']}", "query_id": h["query_id"],
+                                         "query": topics[h["query_id"]], "item_id": h["item_id"], "item_title": "",
+                                         "item_text": corpus[h["item_id"]]["text"]}) + "\n" for h in holes))
+    capsys.readouterr()
+    assert console.main(["label", "--dataset", f"jsonl:{pairs}", "--scheme", "trec", "--known", f"trec:{mine}",
+                         "--judge", str(art), "--out", str(tmp_path / "labelled")]) == 0
+    assert "the judge read 48 as evidence, for 6 queries" in capsys.readouterr().out
+    labelled = [json.loads(line) for line in (tmp_path / "labelled" / "labels.jsonl").read_text().splitlines()]
+    assert [r["label"] for r in labelled] == [h["label"] for h in holes]  # the same evidence, the same judgments
