@@ -7,7 +7,7 @@ Definitions are quoted verbatim from each dataset's own documentation (" … " m
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 from hiera_dspy.errors import HieraError
 from hiera_dspy.registry import Entry, Registry
@@ -117,7 +117,7 @@ class LabelScheme:
 
     def to_dict(self) -> dict:
         """The scheme as JSON-ready data (recorded in artifacts and run configs)."""
-        data = {"name": self.name, "labels": list(self.labels), "definitions": self.definitions,
+        data: dict[str, Any] = {"name": self.name, "labels": list(self.labels), "definitions": self.definitions,
                 "raw_map": self.raw_map, "source": self.source, "relevant_from": self.relevant_from}
         if self.gains is not None:  # earlier records stay the same: a key only where it says something
             data["gains"] = list(self.gains)
