@@ -22,9 +22,10 @@ import copy
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
-import dspy
+if TYPE_CHECKING:
+    import dspy
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,6 @@ from hiera_dspy.labels import LabelScheme
 from hiera_dspy.lm.roles import ROLES, RoleLMs
 from hiera_dspy.lm.secrets import remember_lm_keys
 from hiera_dspy.methods.params import PARAMS, ConfigError, check
-from hiera_dspy.methods.votes import split_name, vote_config, with_votes
 from hiera_dspy.records import Pair
 from hiera_dspy.registry import Entry, Registry
 
@@ -96,6 +95,8 @@ METHOD_REGISTRY = Registry("method", lambda: {
 def build(name: str, ctx: BuildContext, **config) -> dspy.Module:
     """The method `name` built from `ctx` and its config (defaults, then `config`, each value checked). `samples`
     and `temperature` (or a name `NAME@N`) wrap it in a vote over samples (`hiera_dspy.methods.votes.Votes`)."""
+    from hiera_dspy.methods.votes import split_name, vote_config, with_votes  # a Votes is a dspy.Module
+
     name, at = split_name(name)
     config = {**at, **config}
     METHOD_REGISTRY[name]  # an unknown name: UnknownName listing the registered ones
