@@ -26,3 +26,11 @@ def test_the_check_sees_a_module_that_loads_dspy():
     out = subprocess.run([sys.executable, str(CHECK), "hiera_dspy.lm.steps"], cwd=ROOT, capture_output=True,
                          text=True, timeout=240)
     assert out.returncode == 1 and out.stdout.startswith("hiera_dspy.lm.steps: dspy"), out.stdout + out.stderr
+
+
+def test_at_most_fifty_of_the_librarys_modules_load_dspy_at_import():
+    """Only what builds, runs or serves an LM program loads DSPy (read from the imports as written: a module-level
+    import, or one under a module-level if/try, counts; one inside a function or under TYPE_CHECKING does not)."""
+    out = subprocess.run([sys.executable, str(CHECK), "--list"], cwd=ROOT, capture_output=True, text=True, timeout=240)
+    heavy, _, total = out.stdout.strip().splitlines()[-1].partition(" of ")
+    assert int(heavy) <= 50, out.stdout
