@@ -276,8 +276,9 @@ def markdown(s: dict, n_pairs: int, folds: int) -> str:
                    f"{s['stage_fit_s']:.0f} s; judging {s['ms_base']:.2f} ms a pair without known judgments and "
                    f"{s['ms_feedback']:.2f} ms with {TIMED_POLICY[1]} {TIMED_POLICY[0]} known a query (read_known "
                    "included; late-interaction features from the table, the pass itself not included)."),
-              "", "Learned on (first fold of the first seed): " + ", ".join(
-                  f"{k} {v['kappa']:.3f} ({v['holes']:,} holes)" for k, v in s["learned"]["by_policy"].items())
+              "", f"Learned on (first fold of the first seed; {s['learned']['objective']}): " + ", ".join(
+                  f"{k} {v.get('agreement', v.get('kappa', 0.0)):.3f} ({v['holes']:,} holes)"
+                  for k, v in s["learned"]["by_policy"].items())
               + f"; out of fold overall {s['learned']['out_of_fold']:.3f}."]
     return "\n".join(lines) + "\n"
 

@@ -12,8 +12,9 @@ known judgments are simulated for every query by each policy of `POLICIES`: a sh
 out-of-fold score), a lexical top k (BM25), and k random pairs, for several k; the query's other pairs are the holes.
 The judge's score of every train pair is out of fold (a model that never saw its query), so the evidence is what the
 judge will read on a new collection. A multinomial logistic regression over the evidence gives a grade distribution;
-its expected grade is cut at K-1 thresholds chosen (`objective`) on the combination's own out-of-fold predictions,
-folds by query, over every policy's holes. The artifact records the policies, their k and how well each did there.
+its expected grade is cut at K-1 thresholds chosen on the combination's own out-of-fold predictions, folds by query,
+over every policy's holes, by the mean of kappa on the grades and on their binary view (`graded_and_binary`; by
+four-grade kappa alone the cut called too few passages relevant, and binary kappa fell below the judge's own). The artifact records the policies, their k and how well each did there.
 
 **Calibrated to the collection** (`FeedbackStage.read`): where the target has known judgments, each known pair is
 scored from its query's other known judgments (leave one out), and a shift of the log-prior of each grade is fitted
@@ -53,7 +54,7 @@ MAX_HOLES = 60  # holes a query gives each policy's training rows at most (a see
 C = 1.0
 PRIOR_PENALTY = 2.0  # L2 weight pulling the target's log-prior shift towards none
 MIN_CALIBRATION = 20  # known pairs (with another known judgment of their query) needed to fit the shift
-OBJECTIVE = "kappa"
+OBJECTIVE = "kappa and binary kappa, mean"  # what the thresholds are chosen by (`grades.graded_and_binary`)
 
 
 def document(item_title: str, item_text: str) -> str:
@@ -99,8 +100,10 @@ def simulated_known(policy: tuple[str, int], members: list[int], runs: dict[str,
 class FeedbackStage:
     """The learned combination of the base judge's grade distribution and its query's known judgments (module doc)."""
 
-    def __init__(self, labels: Sequence[str], kind: str = ev.MINILM_VECTORS, calibrate: bool = True):
+    def __init__(self, labels: Sequence[str], kind: str = ev.MINILM_VECTORS, calibrate: bool = True,
+                 binary_from: int | None = None):
         self.labels, self.k, self.kind, self.calibrate = tuple(labels), len(labels), kind, calibrate
+        self.binary_from = len(labels) // 2 if binary_from is None else binary_from  # the scheme's binary cut
         self.coef: np.ndarray | None = None
         self.intercept: np.ndarray | None = None
         self.mean: np.ndarray | None = None
@@ -117,7 +120,7 @@ class FeedbackStage:
     def fit(self, pairs: Sequence[Pair], oof: np.ndarray, seed: int = 0, policies=POLICIES) -> FeedbackStage:
         """Learn the combination on labelled `pairs` whose grade distributions `oof` (n, K) are out of fold by query,
         known judgments simulated by each of `policies` (module doc)."""
-        from hiera_dspy.methods.grades import best_thresholds, cut, expected_grade, objective, query_folds
+        from hiera_dspy.methods.grades import best_thresholds, cut, expected_grade, graded_and_binary, query_folds
 
         start = time.perf_counter()
         pairs = list(pairs)
@@ -159,7 +162,7 @@ class FeedbackStage:
         for f in range(folds):
             self._fit_lr(X[fold != f], Y[fold != f])
             out[fold == f] = self._proba(X[fold == f])
-        score = objective(OBJECTIVE)
+        score = graded_and_binary(self.binary_from)
         value, self.thresholds = best_thresholds(Y, expected_grade(out), self.k, score)
         self._fit_lr(X, Y)
         predicted = cut(expected_grade(out), self.thresholds)
@@ -168,17 +171,20 @@ class FeedbackStage:
             "rows": int(len(Y)), "queries": len(queries), "objective": OBJECTIVE, "out_of_fold": float(value),
             "chosen_by": f"out of fold, {folds} folds by query", "vectors": self.kind,
             "by_policy": {f"{name} {k}": {"holes": int((tags == n).sum()),
-                                          OBJECTIVE: float(score(Y[tags == n], predicted[tags == n], self.k))}
+                                          "agreement": float(score(Y[tags == n], predicted[tags == n], self.k))}
                           for n, (name, k) in enumerate(policies) if (tags == n).any()},
+            "binary_from": self.binary_from,
             "fit_s": round(time.perf_counter() - start, 2)}
         return self
 
     def _fit_lr(self, X: np.ndarray, Y: np.ndarray) -> None:
         from sklearn.linear_model import LogisticRegression
         from sklearn.preprocessing import StandardScaler
+        from threadpoolctl import threadpool_limits
 
         scaler = StandardScaler().fit(X)
-        model = LogisticRegression(C=C, max_iter=2000, random_state=0).fit(scaler.transform(X), Y)
+        with threadpool_limits(limits=1, user_api="blas"):  # a (n, ~20) fit: more BLAS threads only contend
+            model = LogisticRegression(C=C, max_iter=2000, random_state=0).fit(scaler.transform(X), Y)
         self.mean, self.scale = scaler.mean_, scaler.scale_
         self.coef, self.intercept, self.classes = model.coef_, model.intercept_, tuple(int(c) for c in model.classes_)
 
@@ -361,7 +367,7 @@ class FeedbackJudge:
         self.feedback = None
         if self.feedback_option is False:
             return
-        stage = FeedbackStage(self.scheme.labels, ev.available_kind())
+        stage = FeedbackStage(self.scheme.labels, ev.available_kind(), binary_from=self.scheme.binary_from)
         try:
             self.feedback = stage.fit(pairs, oof, seed)
         except ValueError as exc:

@@ -56,6 +56,19 @@ def objective(name: str):
     return score
 
 
+def graded_and_binary(binary_from: int):
+    """The mean of Cohen's kappa on the grades and on their binary view (grade >= `binary_from` relevant): the
+    feedback stage's thresholds are chosen by it, so a cut that gains on four grades cannot lose the binary view
+    (chosen by four-grade kappa alone, the thresholds called too few passages relevant). With two grades it is kappa."""
+    kappa = objective("kappa")
+
+    def score(gold: np.ndarray, pred: np.ndarray, k: int) -> float:
+        binary = kappa((gold >= binary_from).astype(int), (pred >= binary_from).astype(int), 2)
+        return 0.5 * (kappa(gold, pred, k) + binary)
+
+    return score
+
+
 def grid(k: int) -> tuple[float, ...]:
     """Candidate thresholds on the expected-grade scale: `THRESHOLDS` for two labels, else 25 per grade step."""
     return THRESHOLDS if k == 2 else tuple(np.linspace(0.2, k - 1.2, 25 * (k - 1)))
