@@ -2,15 +2,15 @@
 hole cases and Home Depot.
 
     python -m bench.feedback --data DL20 --work /tmp/feedback --seeds 0,1,2            # DL20: a TREC folder you hold
-    python -m bench.feedback --dataset msrd --data MSRD --work /tmp/feedback-msrd --seeds 0
+    python -m bench.feedback --dataset msrd --data hiera_dspy/data/msrd --work /tmp/feedback-msrd --seeds 0
     python -m bench.feedback --dataset homedepot --data HOMEDEPOT --work /tmp/feedback-hd --seeds 0
 
 `--dataset` names the collection (`COLLECTIONS`): `trec` (the default), a TREC folder (topics.tsv, qrels.txt,
 corpus.jsonl[.gz]: `bench.trecdl.load_pairs`), every judged pair; `msrd`, a folder with MSRD's judgments-pool.tsv.gz
-and movies-corpus.jsonl.gz, read by the library's pool reader (`data.msrd_pool.read_pool`: the item text built from
-the catalog row as the bundled pairs are), binary; `homedepot`, a folder with Home Depot's judgments-pool.jsonl.gz,
-written back as the competition's train.csv into the work folder and read by the library's `homedepot` loader (product
-titles only), three grades. MSRD and Home Depot are sampled: `--queries` queries drawn with `--sample-seed` among those
+and movies-corpus.jsonl.gz (the bundled hiera_dspy/data/msrd holds both), read by the library's pool reader
+(`data.msrd_pool.read_pool`: the item text built from the catalog row as the bundled pairs are), binary;
+`homedepot`, a folder with Home Depot's judgments-pool.jsonl.gz, written back as the competition's train.csv into the
+work folder and read by the library's `homedepot` loader (product titles only), three grades. MSRD and Home Depot are sampled: `--queries` queries drawn with `--sample-seed` among those
 with at least `--min-judged` judgments and `--min-relevant` relevant ones (at the scheme's binary cut); the caption
 says which. Keep one work folder per collection and sample: the tables there are of its pairs.
 
