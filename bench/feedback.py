@@ -1,22 +1,36 @@
-"""The feedback stage on TREC DL 2020 passages: holes judged with and without their query's known judgments.
+"""The feedback stage: holes judged with and without their query's known judgments, on TREC DL 2020 passages, MSRD
+hole cases and Home Depot.
 
     python -m bench.feedback --data DL20 --work /tmp/feedback --seeds 0,1,2            # DL20: a TREC folder you hold
+    python -m bench.feedback --dataset msrd --data hiera_dspy/data/msrd --work /tmp/feedback-msrd --seeds 0
+    python -m bench.feedback --dataset homedepot --data HOMEDEPOT --work /tmp/feedback-hd --seeds 0
 
-For each seed the 54 queries are dealt into `--folds` folds (`bench.trecdl.fold_of`). For each fold, late-lr is
+`--dataset` names the collection (`COLLECTIONS`): `trec` (the default), a TREC folder (topics.tsv, qrels.txt,
+corpus.jsonl[.gz]: `bench.trecdl.load_pairs`), every judged pair; `msrd`, a folder with MSRD's judgments-pool.tsv.gz
+and movies-corpus.jsonl.gz (the bundled hiera_dspy/data/msrd holds both), read by the library's pool reader
+(`data.msrd_pool.read_pool`: the item text built from the catalog row as the bundled pairs are), binary;
+`homedepot`, a folder with Home Depot's judgments-pool.jsonl.gz, written back as the competition's train.csv into the
+work folder and read by the library's `homedepot` loader (product titles only), three grades. MSRD and Home Depot are sampled: `--queries` queries drawn with `--sample-seed` among those
+with at least `--min-judged` judgments and `--min-relevant` relevant ones (at the scheme's binary cut); the caption
+says which. Keep one work folder per collection and sample: the tables there are of its pairs.
+
+For each seed the queries are dealt into `--folds` folds (`bench.trecdl.fold_of`). For each fold, late-lr is
 compiled on the other folds as the product compiles it (its feedback stage learned there on simulated known
 judgments, `methods/feedback.py`), and the fold's queries are the target collection. On the target, known judgments
-are made by each policy of `TEST_POLICIES`: a shallow pool (the union of the top `depth` of the four lexical runs
+are made by each of the collection's policies: a shallow pool (the union of the top `depth` of the four lexical runs
 of `bench.trecdl.POOL_RUNS`, as `bench.trecdl`'s hole filling pools) or k random pairs a query; every other judged
 pair of the query is a hole. The judge reads the known judgments (`read_known`, its log-prior shift fitted on them)
-and judges the holes; "without feedback" is the same judge reading none (its labels are today's late-lr's).
+and judges the holes; "without feedback" is the same judge reading none (its labels are today's late-lr's), and the
+bench checks that its labels are those of the same judge without its stage (the no-regression check).
 
-Reports, per policy: kappa on the holes (4 grades and binary at grade >= 2), Krippendorff's alpha (ordinal) and
-quadratic kappa, without and with feedback (and with feedback but no prior shift), their mean over the seeds and on
-how many seeds feedback did better; Kendall's tau of the nDCG@10 ranking of `SYSTEMS` (the lexical runs, MiniLM's
-sentence cosine, late-lr's own out-of-fold score, random and longest-first) under the filled qrels (known + judged
-holes) against the full NIST qrels, and the mean |nDCG@10 error|; fit time (compile with the stage, the stage alone)
-and ms a pair (prefetch + forward through the product's judge on the fold's holes, with and without known judgments,
-the late-interaction features read from a table: the pass itself is timed by bench/trecdl.py).
+Reports, per policy: kappa on the holes (the scheme's grades, and binary at its cut: TREC grade >= 2, Home Depot
+Partially relevant and up; MSRD is binary, its three kappas are one), Krippendorff's alpha (ordinal) and quadratic
+kappa, without and with feedback (and with feedback but no prior shift), their mean over the seeds and on how many
+seeds feedback did better; Kendall's tau of the nDCG@10 ranking of `SYSTEMS` (the lexical runs, MiniLM's sentence
+cosine, late-lr's own out-of-fold score, random and longest-first) under the filled qrels (known + judged holes)
+against the full qrels, and the mean |nDCG@10 error|; fit time (compile with the stage, the stage alone) and ms a
+pair (prefetch + forward through the product's judge on the fold's holes, with and without known judgments, the
+late-interaction features read from a table: the pass itself is timed by bench/trecdl.py).
 
 The late-interaction features and the passages' sentence vectors come from one pass over every pair, kept in the
 work folder (`late_features.npy`, `vectors.npz`), so a run costs the fits.
@@ -26,22 +40,104 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import csv
+import gzip
 import json
+import random
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from bench import trecdl
-from bench.trecdl import LABELS, SCHEME, agreement, fold_of, late_from_table, late_table, load_pairs
+from bench.trecdl import agreement, fold_of, late_from_table, late_table, load_pairs
 from hiera_dspy.conclude.retrieval import evaluate, kendall_tau
 from hiera_dspy.data.known import Known, KnownJudgment
+from hiera_dspy.labels import LabelScheme, get_scheme
 from hiera_dspy.records import Pair
 
 MEASURES = ("kappa", "kappa_binary", "alpha", "weighted_kappa")
 TEST_POLICIES = (("pool", 1), ("pool", 3), ("pool", 5), ("pool", 10), ("random", 2), ("random", 5), ("random", 10))
 VARIANTS = ("base", "feedback", "no_shift")  # without known judgments; with them; with them, no log-prior shift
 TIMED_POLICY = ("random", 5)
+
+
+# ------------------------------------------------------------------------------------------------ collections
+
+def msrd_pairs(folder: Path, work: Path) -> list[Pair]:
+    """Every judgment of MSRD's judgments-pool.tsv.gz as a pair, through the library's pool reader (a judged movie
+    missing from the catalog is skipped, as the `pool` split skips it)."""
+    from hiera_dspy.data.msrd_pool import POOL_FILE, read_catalog_rows, read_pool
+    from hiera_dspy.data.msrd_sample import CATALOG_FIELDS
+
+    pairs, _ = read_pool(folder / POOL_FILE, read_catalog_rows(folder / "movies-corpus.jsonl.gz"),
+                         get_scheme("msrd"), CATALOG_FIELDS)
+    return pairs
+
+
+def homedepot_pairs(folder: Path, work: Path) -> list[Pair]:
+    """Every judgment of Home Depot's judgments-pool.jsonl.gz as a pair: written back as the competition's train.csv
+    (work/homedepot/) and read by the library's `homedepot` loader, as a user's `--dataset homedepot:FOLDER` is."""
+    from hiera_dspy.data import load_dataset
+
+    out = work / "homedepot"
+    out.mkdir(parents=True, exist_ok=True)
+    with gzip.open(folder / "judgments-pool.jsonl.gz", "rt", encoding="utf-8") as fh, \
+            open(out / "train.csv", "w", encoding="utf-8", newline="") as dst:
+        writer = csv.writer(dst)
+        writer.writerow(("id", "product_uid", "product_title", "search_term", "relevance"))
+        for row in map(json.loads, fh):
+            writer.writerow((str(row["id"]).removeprefix("homedepot:"), row["item_id"], row["item_title"],
+                             row["query"], row["relevance"]))
+    return list(load_dataset(f"homedepot:{out}").splits["all"])
+
+
+@dataclass(frozen=True)
+class Collection:
+    """A collection the bench measures: its name in the caption, its scheme, its reader (data folder, work folder ->
+    labelled pairs), its known-judgment policies, the policy `ms a pair` is timed with, and its default sample
+    (`queries` None: every query)."""
+
+    title: str
+    scheme: str
+    read: Callable[[Path, Path], list[Pair]]
+    policies: tuple[tuple[str, int], ...]
+    timed: tuple[str, int]
+    queries: int | None = None
+    min_judged: int = 1
+    min_relevant: int = 0
+    note: str = ""
+
+
+COLLECTIONS = {
+    "trec": Collection("TREC DL 2020", "trec", load_pairs, TEST_POLICIES, TIMED_POLICY),
+    "msrd": Collection("MSRD", "msrd", msrd_pairs, (("pool", 1), ("pool", 3), ("random", 2), ("random", 5)),
+                       ("random", 5), queries=400, min_judged=15, min_relevant=1,
+                       note=" MSRD is binary: kappa, binary kappa and quadratic kappa are one measure."),
+    "homedepot": Collection("Home Depot", "homedepot", homedepot_pairs, (("random", 1), ("random", 2)),
+                            ("random", 2), queries=1000, min_judged=5,
+                            note=" Home Depot has three grades; binary kappa counts Partially relevant and up."),
+}
+
+
+def sample_queries(pairs: list[Pair], scheme: LabelScheme, queries: int | None, min_judged: int, min_relevant: int,
+                   seed: int) -> tuple[list[Pair], str]:
+    """The pairs of `queries` queries drawn with `seed` among those with >= `min_judged` judgments and >=
+    `min_relevant` relevant ones (every query when `queries` is None), and the caption's words for the sample."""
+    if queries is None:
+        return pairs, ""
+    by_query: dict[str, list[Pair]] = {}
+    for p in pairs:
+        by_query.setdefault(p.query_id, []).append(p)
+    eligible = sorted(q for q, members in by_query.items() if len(members) >= min_judged
+                      and sum(scheme.is_relevant(p.label) for p in members) >= min_relevant)
+    chosen = set(random.Random(seed).sample(eligible, min(queries, len(eligible))))
+    relevant = f" and >= {min_relevant} relevant" if min_relevant else ""
+    return ([p for p in pairs if p.query_id in chosen],
+            f" ({len(chosen):,} queries drawn with seed {seed} among the {len(eligible):,} of {len(by_query):,} with "
+            f">= {min_judged} judged{relevant})")
 
 
 # ------------------------------------------------------------------------------------------------ tables
@@ -98,9 +194,9 @@ def known_of(policy: tuple[str, int], members: list[int], lexical: dict[str, np.
     return sorted(rng.choice(members, size=min(k, len(members)), replace=False).tolist())
 
 
-def known_table(pairs: list[Pair], chosen: list[int]) -> Known:
-    """The chosen pairs as known judgments (grades from their NIST labels, their text given)."""
-    return Known.of(SCHEME, [KnownJudgment(pairs[i].query_id, pairs[i].item_id, LABELS.index(pairs[i].label),
+def known_table(pairs: list[Pair], chosen: list[int], scheme: LabelScheme) -> Known:
+    """The chosen pairs as known judgments (grades from their gold labels, their text given)."""
+    return Known.of(scheme, [KnownJudgment(pairs[i].query_id, pairs[i].item_id, scheme.labels.index(pairs[i].label),
                                            pairs[i].item_title, pairs[i].item_text, pairs[i].query, f"qrels:{i}")
                              for i in chosen])
 
@@ -135,52 +231,60 @@ def ms_a_pair(program, pairs: list[Pair], known: Known | None) -> float:
     return 1000 * (time.perf_counter() - start) / max(1, len(pairs))
 
 
-def run_seed(pairs: list[Pair], seed: int, folds: int, lexical: dict[str, np.ndarray]) -> dict:
+def run_seed(pairs: list[Pair], seed: int, folds: int, lexical: dict[str, np.ndarray], collection: Collection
+             ) -> dict:
     """Every policy's known and judged grades for every pair, each fold judged by a late-lr compiled without it."""
+    scheme = get_scheme(collection.scheme)
+    labels = list(scheme.labels)
     fold = fold_of(pairs, folds, seed)
     n = len(pairs)
     base = np.zeros(n, dtype=int)
     expected = np.zeros(n)
-    grades = {(p, v): np.zeros(n, dtype=int) for p in TEST_POLICIES for v in VARIANTS}
-    known_mask = {p: np.zeros(n, dtype=bool) for p in TEST_POLICIES}
+    grades = {(p, v): np.zeros(n, dtype=int) for p in collection.policies for v in VARIANTS}
+    known_mask = {p: np.zeros(n, dtype=bool) for p in collection.policies}
     fits, stage_fits, ms_base, ms_feedback, learned = [], [], [], [], []
+    differ = 0  # pairs whose label without known judgments is not the judge's own without its stage
     rng = np.random.default_rng(1000 + seed)
     for f in range(folds):
         held = [i for i, p in enumerate(pairs) if fold[p.query_id] == f]
         start = time.perf_counter()
-        program = trecdl.compiled_late([p for p in pairs if fold[p.query_id] != f], seed=0)
+        program = trecdl.compiled_late([p for p in pairs if fold[p.query_id] != f], scheme, seed=0)
         fits.append(time.perf_counter() - start)
         stage_fits.append(program.feedback.learned["fit_s"])
         learned.append(program.feedback.learned)
         test = [pairs[i] for i in held]
-        program.read_known(Known.of(SCHEME, []))
+        program.read_known(Known.of(scheme, []))
         start = time.perf_counter()
         base[held] = trecdl.late_grades(program, test)
         ms_base.append(1000 * (time.perf_counter() - start) / len(test))
+        stage, program.feedback = program.feedback, None  # the same judge without its stage
+        differ += int((np.array(trecdl.late_grades(program, test)) != base[held]).sum())
+        program.feedback = stage
         from hiera_dspy.methods.grades import expected_grade
 
         expected[held] = expected_grade(program.base_distributions(test))
         by_query: dict[str, list[int]] = {}
         for i in held:
             by_query.setdefault(pairs[i].query_id, []).append(i)
-        for policy in TEST_POLICIES:
+        for policy in collection.policies:
             chosen = sorted(i for members in by_query.values() for i in known_of(policy, members, lexical, rng))
             known_mask[policy][chosen] = True
             holes = [i for i in held if not known_mask[policy][i]]
-            known = known_table(pairs, chosen)
+            known = known_table(pairs, chosen, scheme)
             for variant in VARIANTS:
                 g = grades[policy, variant]
-                g[chosen] = [LABELS.index(pairs[i].label) for i in chosen]
+                g[chosen] = [labels.index(pairs[i].label) for i in chosen]
                 g[holes] = base[holes] if variant == "base" else judged_holes(
                     program, pairs, holes, base, known, variant == "feedback")
-            if policy == TIMED_POLICY:
+            if policy == collection.timed:
                 program.feedback.calibrate = True
                 ms_feedback.append(ms_a_pair(program, [pairs[i] for i in holes], known))
-    return {"seed": seed, "base": base.tolist(), "expected": expected.tolist(),
+    return {"seed": seed, "gold": [labels.index(p.label) for p in pairs], "base": base.tolist(),
+            "expected": expected.tolist(),
             "grades": {f"{p[0]} {p[1]}|{v}": g.tolist() for (p, v), g in grades.items()},
             "known": {f"{p[0]} {p[1]}": m.tolist() for p, m in known_mask.items()},
             "fit_s": fits, "stage_fit_s": stage_fits, "ms_base": ms_base, "ms_feedback": ms_feedback,
-            "learned": learned}
+            "learned": learned, "differ_without_stage": differ}
 
 
 # ------------------------------------------------------------------------------------------------ measures
@@ -195,40 +299,41 @@ def systems(pairs: list[Pair], lexical: dict[str, np.ndarray], vectors: dict[str
                                        for p in pairs])
     scores["late-lr"] = np.asarray(expected, dtype=float)
     scores["random"] = np.random.default_rng(seed).random(len(pairs))
-    scores["longest-first"] = np.array([len(p.item_text) for p in pairs], dtype=float)
+    scores["longest-first"] = np.array([len(p.item_title) + len(p.item_text) for p in pairs], dtype=float)
     by_query: dict[str, list[Pair]] = {}
     for p in pairs:
         by_query.setdefault(p.query_id, []).append(p)
     return trecdl.as_runs(scores, by_query, {p.id: i for i, p in enumerate(pairs)})
 
 
-def ranking(runs: dict, pairs: list[Pair], grades: np.ndarray, truth: dict[str, float]) -> dict:
+def ranking(runs: dict, pairs: list[Pair], grades: np.ndarray, truth: dict[str, float], scheme: LabelScheme) -> dict:
     """Kendall's tau of nDCG@10 under qrels `grades` against `truth` (each system's nDCG@10 under the full qrels),
     and the mean |nDCG@10 error|."""
     qrels = {(p.query_id, p.item_id): int(g) for p, g in zip(pairs, grades)}
-    values = {name: evaluate(run, qrels, SCHEME, 10)["ndcg@10"] for name, run in runs.items()}
+    values = {name: evaluate(run, qrels, scheme, 10)["ndcg@10"] for name, run in runs.items()}
     names = sorted(runs)
     return {"tau": kendall_tau([truth[n] for n in names], [values[n] for n in names]),
             "ndcg_error": float(np.mean([abs(truth[n] - values[n]) for n in names]))}
 
 
-def summarise(pairs: list[Pair], rows: list[dict], lexical, vectors) -> dict:
+def summarise(pairs: list[Pair], rows: list[dict], lexical, vectors, scheme: LabelScheme) -> dict:
     """Per seed and policy: each variant's agreement on the holes and its ranking of the systems."""
-    gold = np.array([LABELS.index(p.label) for p in pairs])
-    out: dict = {"per_seed": []}
+    gold = np.array([scheme.labels.index(p.label) for p in pairs])
+    out: dict = {"per_seed": [], "grades": len(scheme.labels)}
     for row in rows:
         runs = systems(pairs, lexical, vectors, np.array(row["expected"]), row["seed"])
-        full = {(p.query_id, p.item_id): LABELS.index(p.label) for p in pairs}
-        truth = {name: evaluate(run, full, SCHEME, 10)["ndcg@10"] for name, run in runs.items()}
-        seed_out = {"seed": row["seed"], "nothing_known": agreement(gold, np.array(row["base"])),
-                    "nothing_known_ranking": ranking(runs, pairs, np.array(row["base"]), truth), "policies": {}}
+        full = {(p.query_id, p.item_id): scheme.labels.index(p.label) for p in pairs}
+        truth = {name: evaluate(run, full, scheme, 10)["ndcg@10"] for name, run in runs.items()}
+        seed_out = {"seed": row["seed"], "nothing_known": agreement(gold, np.array(row["base"]), scheme),
+                    "nothing_known_ranking": ranking(runs, pairs, np.array(row["base"]), truth, scheme),
+                    "differ_without_stage": row.get("differ_without_stage"), "policies": {}}
         for name, mask in row["known"].items():
             holes = ~np.array(mask)
             cell = {"known_a_query": float(np.array(mask).sum() / len({p.query_id for p in pairs})),
                     "holes": int(holes.sum())}
             for variant in VARIANTS:
                 g = np.array(row["grades"][f"{name}|{variant}"])
-                cell[variant] = {**agreement(gold[holes], g[holes]), **ranking(runs, pairs, g, truth)}
+                cell[variant] = {**agreement(gold[holes], g[holes], scheme), **ranking(runs, pairs, g, truth, scheme)}
             seed_out["policies"][name] = cell
         out["per_seed"].append(seed_out)
     out["fit_s"] = float(np.median([s for r in rows for s in r["fit_s"]]))
@@ -236,16 +341,21 @@ def summarise(pairs: list[Pair], rows: list[dict], lexical, vectors) -> dict:
     out["ms_base"] = float(np.median([s for r in rows for s in r["ms_base"]]))
     out["ms_feedback"] = float(np.median([s for r in rows for s in r["ms_feedback"]]))
     out["learned"] = rows[0]["learned"][0]
+    out["seed_s"] = [r["seed_s"] for r in rows if "seed_s" in r]
     return out
 
 
-def markdown(s: dict, n_pairs: int, folds: int) -> str:
+def markdown(s: dict, n_pairs: int, folds: int, collection: Collection = COLLECTIONS["trec"], sample: str = ""
+             ) -> str:
     """The feedback table: per policy, the mean over seeds of each measure, and seeds on which feedback beat none."""
     seeds = s["per_seed"]
+    timed = collection.timed
     lines = [f"late-lr with and without its queries' known judgments, {folds}-fold cross-validation by query on "
-             f"{n_pairs:,} TREC DL 2020 judgments, seeds {', '.join(str(r['seed']) for r in seeds)} (mean over seeds; "
-             "in brackets, the seeds on which feedback beat the judge without it).", "",
-             "| known judgments | known a query | holes | kappa (4 grades) without -> with | binary kappa | alpha | "
+             f"{n_pairs:,} {collection.title} judgments{sample}, seeds {', '.join(str(r['seed']) for r in seeds)} "
+             "(mean over seeds; in brackets, the seeds on which feedback beat the judge without it)."
+             + collection.note, "",
+             f"| known judgments | known a query | holes | kappa ({s.get('grades', 4)} grades) without -> with | "
+             "binary kappa | alpha | "
              "quadratic kappa | kappa, no prior shift | tau nDCG@10 without -> with | mean abs nDCG@10 error |",
              "|---|---|---|---|---|---|---|---|---|---|"]
     for name in seeds[0]["policies"]:
@@ -269,15 +379,21 @@ def markdown(s: dict, n_pairs: int, folds: int) -> str:
         lines.append("| " + " | ".join(row) + " |")
     nothing = {m: float(np.mean([r["nothing_known"][m] for r in seeds])) for m in MEASURES}
     tau = float(np.mean([r["nothing_known_ranking"]["tau"] for r in seeds]))
+    differ = [r.get("differ_without_stage") for r in seeds]
+    same = ("" if None in differ else f" The same late-lr without its stage labels every pair alike "
+            f"({sum(differ)} of {n_pairs * len(seeds):,} labels differ).")
+    seed_s = (f"; a seed's {folds} folds took {np.median(s['seed_s']):.0f} s (median)"
+              if s.get("seed_s") else "")
+    objective = s["learned"].get("objective", "kappa")
     lines += ["", (f"Nothing known (every pair judged alone, as before): kappa {nothing['kappa']:.3f}, binary "
                    f"{nothing['kappa_binary']:.3f}, alpha {nothing['alpha']:.3f}, quadratic kappa "
-                   f"{nothing['weighted_kappa']:.3f}; tau of nDCG@10 with every pair machine-judged {tau:.3f}."),
+                   f"{nothing['weighted_kappa']:.3f}; tau of nDCG@10 with every pair machine-judged {tau:.3f}.{same}"),
               "", (f"Fit: late-lr's compile with the stage {s['fit_s']:.0f} s a fold (median), of which the stage "
                    f"{s['stage_fit_s']:.0f} s; judging {s['ms_base']:.2f} ms a pair without known judgments and "
-                   f"{s['ms_feedback']:.2f} ms with {TIMED_POLICY[1]} {TIMED_POLICY[0]} known a query (read_known "
-                   "included; late-interaction features from the table, the pass itself not included)."),
-              "", f"Learned on (first fold of the first seed; {s['learned']['objective']}): " + ", ".join(
-                  f"{k} {v.get('agreement', v.get('kappa', 0.0)):.3f} ({v['holes']:,} holes)"
+                   f"{s['ms_feedback']:.2f} ms with {timed[1]} {timed[0]} known a query (read_known "
+                   f"included; late-interaction features from the table, the pass itself not included){seed_s}."),
+              "", f"Learned on (first fold of the first seed; {objective}): " + ", ".join(
+                  f"{k} {v.get('agreement', v.get(objective, 0.0)):.3f} ({v['holes']:,} holes)"
                   for k, v in s["learned"]["by_policy"].items())
               + f"; out of fold overall {s['learned']['out_of_fold']:.3f}."]
     return "\n".join(lines) + "\n"
@@ -285,13 +401,25 @@ def markdown(s: dict, n_pairs: int, folds: int) -> str:
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--data", type=Path, required=True, help="a TREC folder: topics.tsv, qrels.txt, corpus.jsonl[.gz]")
+    p.add_argument("--dataset", choices=sorted(COLLECTIONS), default="trec", help="the collection (module doc)")
+    p.add_argument("--data", type=Path, required=True, help="trec: a TREC folder (topics.tsv, qrels.txt, "
+                   "corpus.jsonl[.gz]); msrd: judgments-pool.tsv.gz and movies-corpus.jsonl.gz; homedepot: "
+                   "judgments-pool.jsonl.gz")
     p.add_argument("--work", type=Path, required=True, help="where the feature and vector tables are kept")
     p.add_argument("--seeds", default="0,1,2")
     p.add_argument("--folds", type=int, default=5)
+    p.add_argument("--queries", type=int, default=None, help="queries sampled (default: the collection's; trec: all)")
+    p.add_argument("--min-judged", type=int, default=None, help="a sampled query's judgments at least")
+    p.add_argument("--min-relevant", type=int, default=None, help="a sampled query's relevant judgments at least")
+    p.add_argument("--sample-seed", type=int, default=0)
     args = p.parse_args()
     args.work.mkdir(parents=True, exist_ok=True)
-    pairs = load_pairs(args.data, args.work)
+    collection = COLLECTIONS[args.dataset]
+    scheme = get_scheme(collection.scheme)
+    pairs, sample = sample_queries(
+        collection.read(args.data, args.work), scheme, args.queries or collection.queries,
+        collection.min_judged if args.min_judged is None else args.min_judged,
+        collection.min_relevant if args.min_relevant is None else args.min_relevant, args.sample_seed)
     table = late_table(pairs, args.work)
     vectors = vector_table(pairs, args.work)
     lexical = pool_scores(pairs, 0)
@@ -303,12 +431,13 @@ def main() -> None:
                 rows.append(json.loads(cached.read_text()))
                 continue
             start = time.perf_counter()
-            rows.append(run_seed(pairs, seed, args.folds, lexical))
+            rows.append(run_seed(pairs, seed, args.folds, lexical, collection))
+            rows[-1]["seed_s"] = time.perf_counter() - start
             cached.write_text(json.dumps(rows[-1]))
-            print(f"seed {seed}: {time.perf_counter() - start:.0f} s", flush=True)
-    summary = summarise(pairs, rows, lexical, vectors)
+            print(f"seed {seed}: {rows[-1]['seed_s']:.0f} s", flush=True)
+    summary = summarise(pairs, rows, lexical, vectors, scheme)
     (args.work / "feedback.json").write_text(json.dumps(summary, indent=1))
-    text = markdown(summary, len(pairs), args.folds)
+    text = markdown(summary, len(pairs), args.folds, collection, sample)
     (args.work / "feedback.md").write_text(text)
     print(text)
 

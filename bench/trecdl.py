@@ -55,7 +55,7 @@ import numpy as np
 
 from hiera_dspy.conclude.retrieval import evaluate, kendall_tau, pool_holes
 from hiera_dspy.data.trec import RunLine, read_corpus, read_qrels, read_topics
-from hiera_dspy.labels import get_scheme
+from hiera_dspy.labels import LabelScheme, get_scheme
 from hiera_dspy.methods.cross import blend_labels, choose_blend
 from hiera_dspy.methods.grades import distributions, expected_grade
 from hiera_dspy.metrics.format import number
@@ -64,7 +64,6 @@ from hiera_dspy.signals.pair_lengths import choose_max_len, pair_lengths
 
 SCHEME = get_scheme("trec")
 LABELS = list(SCHEME.labels)
-BINARY_FROM = 2  # TREC DL passages: grade 2 and up is relevant
 LENGTH_BUCKETS = (64, 128, 160, 100_000)
 # judges whose grades come from the blend machinery: (scorer distributions, weights tried; None: the product's grid),
 # the weight and thresholds chosen on the other folds' out-of-fold pairs
@@ -192,18 +191,21 @@ def run_late_fold(f: int, pairs: list[Pair], folds: dict[str, int], args, object
     return row
 
 
-def compiled_late(train: list[Pair], **config):
-    """late-lr compiled on `train` with `config` (its threshold folds: 5, or the train queries if fewer)."""
+def compiled_late(train: list[Pair], scheme: LabelScheme = SCHEME, **config):
+    """late-lr compiled on `train` (labels of `scheme`) with `config` (its threshold folds: 5, or the train queries
+    if fewer)."""
     from hiera_dspy.methods import BuildContext, build
 
     folds = min(5, len({p.query_id for p in train}))
-    return build("late-lr", BuildContext(SCHEME, train=train), threshold_folds=folds, **config).prepare(train)
+    return build("late-lr", BuildContext(scheme, train=train), threshold_folds=folds, **config).prepare(train)
 
 
 def late_grades(program, pairs: list[Pair]) -> list[int]:
-    """The grade codes `program` gives `pairs`, scored in one batch first (`prefetch`), as `hiera-dspy run` does."""
+    """The grade codes (indices of the judge's scheme's labels) `program` gives `pairs`, scored in one batch first
+    (`prefetch`), as `hiera-dspy run` does."""
+    labels = list(program.scheme.labels)
     program.prefetch(pairs)
-    return [LABELS.index(program(query=p.query, item_title=p.item_title, item_text=p.item_text).label) for p in pairs]
+    return [labels.index(program(query=p.query, item_title=p.item_title, item_text=p.item_text).label) for p in pairs]
 
 
 @contextlib.contextmanager
@@ -234,15 +236,17 @@ def late_table(pairs: list[Pair], work: Path) -> dict[tuple[str, str, str], np.n
 
 # ------------------------------------------------------------------------------------------------------------ measures
 
-def agreement(gold: np.ndarray, pred: np.ndarray) -> dict:
-    """kappa (4 grades), kappa binary (>= 2), Krippendorff's alpha (ordinal), quadratic kappa of grade codes."""
+def agreement(gold: np.ndarray, pred: np.ndarray, scheme: LabelScheme = SCHEME) -> dict:
+    """kappa on the scheme's grades (TREC: 4), kappa binary at its cut (`binary_from`, TREC: >= 2), Krippendorff's
+    alpha (ordinal), quadratic kappa of grade codes (a two-grade scheme: the three kappas are one)."""
     import krippendorff
     from sklearn.metrics import cohen_kappa_score
 
-    binary = cohen_kappa_score(gold >= BINARY_FROM, pred >= BINARY_FROM)
+    grades, cut = len(scheme.labels), scheme.binary_from
+    binary = cohen_kappa_score(gold >= cut, pred >= cut)
     alpha = krippendorff.alpha(reliability_data=np.vstack([gold, pred]).astype(float),
-                               level_of_measurement="ordinal", value_domain=list(range(len(LABELS))))
-    return {"kappa": float(cohen_kappa_score(gold, pred, labels=range(len(LABELS)))), "kappa_binary": float(binary),
+                               level_of_measurement="ordinal", value_domain=list(range(grades)))
+    return {"kappa": float(cohen_kappa_score(gold, pred, labels=range(grades))), "kappa_binary": float(binary),
             "alpha": float(alpha), "weighted_kappa": float(cohen_kappa_score(gold, pred, weights="quadratic"))}
 
 
@@ -404,10 +408,11 @@ def table_markdown(r: dict, args) -> str:
 def lexical_scores(pairs: list[Pair], by_query: dict[str, list[Pair]], index: dict[str, int],
                    rng: np.random.Generator) -> dict[str, np.ndarray]:
     """The lexical systems' scores of every pair (`POOL_RUNS`: BM25 over the passage and over its first 30 words,
-    query-term overlap, BM25 blurred by `rng`'s noise)."""
+    query-term overlap, BM25 blurred by `rng`'s noise); a passage is its title and text (TREC's have no title), and a
+    query of stop words only scores 0."""
     import bm25s
 
-    texts = [p.item_text for p in pairs]
+    texts = ["\n".join(filter(None, (p.item_title, p.item_text))) for p in pairs]
     first30 = [" ".join(t.split()[:30]) for t in texts]
     scores: dict[str, np.ndarray] = {}
     for name, docs in (("bm25", texts), ("bm25-first30w", first30)):
@@ -415,12 +420,14 @@ def lexical_scores(pairs: list[Pair], by_query: dict[str, list[Pair]], index: di
         retriever.index(bm25s.tokenize(docs, stopwords="en", show_progress=False), show_progress=False)
         scores[name] = np.zeros(len(pairs))
         for q, members in by_query.items():
-            all_scores = retriever.get_scores(bm25s.tokenize([members[0].query], stopwords="en",
-                                                             show_progress=False, return_ids=False)[0])
+            tokens = bm25s.tokenize([members[0].query], stopwords="en", show_progress=False, return_ids=False)[0]
+            if not tokens:  # a query of stop words only ("for all"): BM25 scores it 0 everywhere
+                continue
+            all_scores = retriever.get_scores(tokens)
             for p in members:
                 scores[name][index[p.id]] = all_scores[index[p.id]]
-    scores["tf-overlap"] = np.array([len(set(p.query.lower().split()) & set(p.item_text.lower().split()))
-                                     for p in pairs], dtype=float)
+    scores["tf-overlap"] = np.array([len(set(p.query.lower().split()) & set(t.lower().split()))
+                                     for p, t in zip(pairs, texts)], dtype=float)
     scores["bm25-noisy"] = scores["bm25"] * rng.lognormal(0, 0.6, len(pairs))
     return scores
 
