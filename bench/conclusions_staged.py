@@ -458,3 +458,53 @@ def run(args) -> list[str]:
             print(f"{judge} {design}: {time.time() - start:.0f} s", file=sys.stderr)
             print("\n".join(lines), file=sys.stderr)
     return lines
+
+
+def active_headroom(cols: dict, weights, floor: float = sequence.FLOOR) -> dict:
+    """How much an active draw with `weights` (N,) could narrow the estimate, over every system's residual y - x
+    (both measures): the median over the columns of 1 - sqrt(V_active / V_random), the variances of one draw with
+    replacement, sum_i r_i^2 / q_i - T^2 against N sum_i r_i^2 - T^2 (Cochran 1977, 9A.6; the plan's `active_gain`
+    on the true residuals), q_i = (1 - floor) w_i / sum w + floor / N; over all N queries ("all", a sampled query
+    without holes counts) and over the queries with holes alone ("holes": the same number of decided queries).
+    Beside it the same for the ideal weights sqrt(mean over the columns of r_i^2), which no judge knows, and
+    Spearman's correlation of `weights` with the mean |r_i| over the columns on the queries with holes."""
+    from scipy.stats import spearmanr
+
+    resid = np.column_stack([np.where(c["certain"], 0.0, c["y"] - c["x"])[:, :c["systems"]] for c in cols.values()])
+    holes = ~np.all(np.column_stack([c["certain"] for c in cols.values()]), axis=1)
+    ideal = np.sqrt((resid ** 2).mean(axis=1))
+
+    def gain(w, rows) -> float:
+        r, w = resid[rows], np.asarray(w, dtype=float)[rows]
+        q = (1 - floor) * w / w.sum() + floor / len(w)
+        total = r.sum(axis=0)
+        v_active = (r ** 2 / q[:, None]).sum(axis=0) - total ** 2
+        v_random = len(w) * (r ** 2).sum(axis=0) - total ** 2
+        return float(np.median(1 - np.sqrt(v_active / v_random)))
+
+    every = np.ones(len(holes), dtype=bool)
+    return {"spearman": float(spearmanr(np.asarray(weights)[holes], np.abs(resid).mean(axis=1)[holes]).statistic),
+            "all": gain(weights, every), "holes": gain(weights, holes),
+            "ideal_all": gain(ideal, every), "ideal_holes": gain(ideal, holes)}
+
+
+def active_check(args) -> list[str]:
+    """The Markdown table of `active_headroom` per judge, for the product's active weights at its floor and at 0.1."""
+    b, said = benchmark(args)
+    lines = [f"{said}. Predicted narrowing of the estimate's spread by an active draw (1 - sqrt(V_active / "
+             "V_random), median over the systems and both measures, on the true residuals) against a random draw "
+             "of as many queries (all) or of as many queries with holes (holes); ideal: weights sqrt(mean r^2) "
+             "from the truth.", "",
+             "| judge | floor | Spearman(weight, mean abs residual) | all | holes | ideal: all | ideal: holes |",
+             "|---|---|---|---|---|---|---|"]
+    for judge in args.judges.split(","):
+        records = judge_records(b, judge, args.seed + 1)
+        cols = columns_of(b, records)
+        u = query_uncertainty(b["queries"], ((r["query_id"], relevance_probability(r, b["scheme"]))
+                                             for r in records))
+        for floor in (sequence.FLOOR, 0.1):
+            h = active_headroom(cols, active_weights(u), floor)
+            lines.append(f"| {judge} | {floor} | {h['spearman']:.3f} | {h['all']:.1%} | {h['holes']:.1%} | "
+                         f"{h['ideal_all']:.1%} | {h['ideal_holes']:.1%} |")
+    return lines
+

@@ -212,6 +212,7 @@ def mean_interval(resid, lo, hi, order, weights, machine_mean, level: float = 0.
     """(Des Raj's estimate, lo, hi) of the mean over the N queries of y = x + r, per column: `machine_mean` the mean
     of x over the N, the rest as `increments`; the interval clipped to what the unlabelled queries' ranges allow."""
     z, a, b = increments(resid, lo, hi, order, weights, floor)
+    plain, _, _ = increments(resid, lo, hi, order, weights, floor, aligned=False)
     lo_, hi_ = (np.asarray(v, dtype=float) for v in (lo, hi))
     lo_, hi_ = (v[:, None] if v.ndim == 1 else v for v in (lo_, hi_))
     left = np.ones(lo_.shape[0], dtype=bool)
@@ -220,7 +221,7 @@ def mean_interval(resid, lo, hi, order, weights, machine_mean, level: float = 0.
     possible = (seen + lo_[left].sum(axis=0), seen + hi_[left].sum(axis=0))
     tlo, thi = interval(z, a, b, level, horizon, possible)
     big_n = lo_.shape[0]
-    point = np.clip(z.mean(axis=0), *possible)
+    point = np.clip(plain.mean(axis=0), *possible)
     return machine_mean + point / big_n, machine_mean + tlo / big_n, machine_mean + thi / big_n
 
 
