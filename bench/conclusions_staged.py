@@ -483,7 +483,9 @@ def active_headroom(cols: dict, weights, floor: float = sequence.FLOOR) -> dict:
         return float(np.median(1 - np.sqrt(v_active / v_random)))
 
     every = np.ones(len(holes), dtype=bool)
-    return {"spearman": float(spearmanr(np.asarray(weights)[holes], np.abs(resid).mean(axis=1)[holes]).statistic),
+    w_h, r_h = np.asarray(weights, dtype=float)[holes], np.abs(resid).mean(axis=1)[holes]
+    rho = float(spearmanr(w_h, r_h).statistic) if np.ptp(w_h) > 0 and np.ptp(r_h) > 0 else float("nan")
+    return {"spearman": rho,
             "all": gain(weights, every), "holes": gain(weights, holes),
             "ideal_all": gain(ideal, every), "ideal_holes": gain(ideal, holes)}
 
