@@ -45,7 +45,9 @@ from hiera_dspy.conclude.certainty import certain
 from hiera_dspy.conclude.finite import columns, scaled
 from hiera_dspy.conclude.holes import machine_values_of, predicted_n_mins, simulated_values
 from hiera_dspy.conclude.per_query import named_measures, per_query
+from hiera_dspy.conclude.ranges import valid_floor as floor_of
 from hiera_dspy.conclude.ranges import value_ranges
+from hiera_dspy.conclude.sample_size import active_gain
 from hiera_dspy.conclude.strata import query_uncertainty, relevance_probability, strata_of
 from hiera_dspy.data.msrd_sample import BUNDLED
 from hiera_dspy.data.trec import RunLine
@@ -329,30 +331,13 @@ def stage_coverage(cols: dict, samples: list[list[int]], layer, every: int, leve
 
 
 def valid_floor(c: dict, decided, level: float = 0.95) -> np.ndarray:
-    """Per column, the width below which no interval is valid for every population of residuals within the
-    queries' ranges, on a random sample of `decided` (per column) queries with holes whose residuals are all 0 (the
-    machine right on every one): with k of the H queries at the bottom of their ranges, the sample misses all k with
-    probability C(H - k, n) / C(H, n); while that exceeds 1 - `level`, an interval that left out that population's
-    mean would cover it less often than `level`. So the interval must hold the mean with the k widest drops and the
-    mean with the k widest rises: at least (sum of the k largest -lo + sum of the k largest hi) / N wide, k the
-    largest with C(H - k, n) / C(H, n) > 1 - level. Whatever the draw's weights or the estimator, for a random
-    draw: the price of validity from the ranges alone, which no anytime or fixed-n interval avoids."""
-    from scipy.special import gammaln
-
+    """Per column, `hiera_dspy.conclude.ranges.valid_floor` for `decided` (per column) decided queries with holes."""
     x, cert = c["x"], c["certain"]
-    big_n, d = x.shape
-    out = np.full(d, np.nan)
-    for j in range(d):
+    out = np.full(x.shape[1], np.nan)
+    for j in range(x.shape[1]):
         hole = ~cert[:, j]
-        h, n = int(hole.sum()), int(decided[j])
-        if n >= h or n < 1:
-            continue
-        ks = np.arange(h - n + 1)
-        log_p = (gammaln(h - ks + 1) - gammaln(h - ks - n + 1)) - (gammaln(h + 1) - gammaln(h - n + 1))
-        k = int(ks[log_p > np.log(1 - level)].max())
-        drops = np.sort(x[hole, j] - c["lo"][hole, j])[::-1]
-        rises = np.sort(c["hi"][hole, j] - x[hole, j])[::-1]
-        out[j] = (drops[:k].sum() + rises[:k].sum()) / big_n
+        out[j] = floor_of(x[hole, j] - c["lo"][hole, j], c["hi"][hole, j] - x[hole, j], int(decided[j]), x.shape[0],
+                          level)
     return out
 
 
@@ -462,9 +447,8 @@ def run(args) -> list[str]:
 
 def active_headroom(cols: dict, weights, floor: float = sequence.FLOOR) -> dict:
     """How much an active draw with `weights` (N,) could narrow the estimate, over every system's residual y - x
-    (both measures): the median over the columns of 1 - sqrt(V_active / V_random), the variances of one draw with
-    replacement, sum_i r_i^2 / q_i - T^2 against N sum_i r_i^2 - T^2 (Cochran 1977, 9A.6; the plan's `active_gain`
-    on the true residuals), q_i = (1 - floor) w_i / sum w + floor / N; over all N queries ("all", a sampled query
+    (both measures): the median over the columns of the plan's `active_gain` (1 - sqrt(V_active / V_random), one
+    draw with replacement, Cochran 1977, 9A.6) on the true residuals; over all N queries ("all", a sampled query
     without holes counts) and over the queries with holes alone ("holes": the same number of decided queries).
     Beside it the same for the ideal weights sqrt(mean over the columns of r_i^2), which no judge knows, and
     Spearman's correlation of `weights` with the mean |r_i| over the columns on the queries with holes."""
@@ -473,20 +457,16 @@ def active_headroom(cols: dict, weights, floor: float = sequence.FLOOR) -> dict:
     resid = np.column_stack([np.where(c["certain"], 0.0, c["y"] - c["x"])[:, :c["systems"]] for c in cols.values()])
     holes = ~np.all(np.column_stack([c["certain"] for c in cols.values()]), axis=1)
     ideal = np.sqrt((resid ** 2).mean(axis=1))
+    weights = np.asarray(weights, dtype=float)
 
     def gain(w, rows) -> float:
-        r, w = resid[rows], np.asarray(w, dtype=float)[rows]
-        q = (1 - floor) * w / w.sum() + floor / len(w)
-        total = r.sum(axis=0)
-        v_active = (r ** 2 / q[:, None]).sum(axis=0) - total ** 2
-        v_random = len(w) * (r ** 2).sum(axis=0) - total ** 2
-        return float(np.median(1 - np.sqrt(v_active / v_random)))
+        return float(np.median([active_gain(np.zeros(int(rows.sum())), [resid[rows, j]], w[rows], floor)
+                                for j in range(resid.shape[1])]))
 
     every = np.ones(len(holes), dtype=bool)
-    w_h, r_h = np.asarray(weights, dtype=float)[holes], np.abs(resid).mean(axis=1)[holes]
+    w_h, r_h = weights[holes], np.abs(resid).mean(axis=1)[holes]
     rho = float(spearmanr(w_h, r_h).statistic) if np.ptp(w_h) > 0 and np.ptp(r_h) > 0 else float("nan")
-    return {"spearman": rho,
-            "all": gain(weights, every), "holes": gain(weights, holes),
+    return {"spearman": rho, "all": gain(weights, every), "holes": gain(weights, holes),
             "ideal_all": gain(ideal, every), "ideal_holes": gain(ideal, holes)}
 
 
