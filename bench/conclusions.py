@@ -80,6 +80,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--table", help="also write the Markdown table to this file")
     p.add_argument("--staged", action="store_true",
                    help="coverage at every stage of labelling (bench/conclusions_staged.py) instead")
+    p.add_argument("--active-check", action="store_true",
+                   help="with --staged: how much an active draw could narrow the estimate, and how well the judge's "
+                        "uncertainty finds the residuals (bench/conclusions_staged.py, active_headroom) instead")
     p.add_argument("--plan-check", action="store_true",
                    help="the plan's n for a width after a first sample against the n that reaches it, and the "
                         "calibration check on four simulated judges (bench/conclusions_plan.py) instead")
@@ -546,8 +549,8 @@ def staged(args) -> str:
         args.judges = "probabilities,labels"
     if args.queries == parser().get_default("queries"):
         args.queries = 400
-    table = "\n".join(conclusions_staged.run(args))
-    return _written(args, table)
+    run = conclusions_staged.active_check if args.active_check else conclusions_staged.run
+    return _written(args, "\n".join(run(args)))
 
 
 def plan_check(args) -> str:

@@ -45,7 +45,9 @@ from hiera_dspy.conclude.certainty import certain
 from hiera_dspy.conclude.finite import columns, scaled
 from hiera_dspy.conclude.holes import machine_values_of, predicted_n_mins, simulated_values
 from hiera_dspy.conclude.per_query import named_measures, per_query
+from hiera_dspy.conclude.ranges import valid_floor as floor_of
 from hiera_dspy.conclude.ranges import value_ranges
+from hiera_dspy.conclude.sample_size import active_gain
 from hiera_dspy.conclude.strata import query_uncertainty, relevance_probability, strata_of
 from hiera_dspy.data.msrd_sample import BUNDLED
 from hiera_dspy.data.trec import RunLine
@@ -54,6 +56,7 @@ from hiera_dspy.review.draws import active_weights, draw_active, draw_stratified
 
 DEPTH, POOL = 10, 3
 RANGES = "holes"  # each query's residual range for the sequence: "holes" (its holes') or "metric" ([0, 1])
+BEFORE = {"c": 0.75, "prior": 0.25}  # the sequence of 2026-12-06: plain z's (no aligned ranges), these bets
 DATASETS = {"msrd": "msrd", "trecdl2020": "trec"}
 
 
@@ -233,7 +236,8 @@ def sequence_estimates(c: dict, prefix: list[int], weights, horizon: int, level:
     """One sample's estimates of every column of `c` once the queries `prefix` (indices, in draw order, every query
     drawn so far) are decided, by Des Raj's weighting of the draw (`weights`: the active draw's, or all equal for a
     random one; hiera_dspy.conclude.sequence): the confidence sequence ("seq_lo", "seq_hi"; bets tuned for the
-    sample's `horizon`), Des Raj's point estimate ("point") and the switch under this draw ("lo", "hi": the Student-t
+    sample's `horizon`; "old_lo", "old_hi" the sequence of 2026-12-06: the plain z's and the bets of `BEFORE`),
+    Des Raj's point estimate ("point", from the plain z's) and the switch under this draw ("lo", "hi": the Student-t
     interval of Des Raj's z's, beside the sequence below the plan's n_min, as the product's rule; "t_lo", "t_hi" the
     t interval alone). A query no hole can change for a column has residual 0 and range [0, 0] there. `zab`: the
     increments of a longer prefix of the same draw (the first rows are this prefix's: they are predictable)."""
@@ -247,20 +251,24 @@ def sequence_estimates(c: dict, prefix: list[int], weights, horizon: int, level:
         low = np.where(np.arange(d) < c["systems"], 0.0, -1.0)
         lo, hi = np.where(cert, 0.0, low - x), np.where(cert, 0.0, 1.0 - x)
     resid = np.where(cert[prefix], 0.0, y[prefix] - x[prefix])
-    z, a, b = (v[:len(prefix)] for v in (zab or sequence.increments(resid, lo, hi, prefix, weights)))
+    if zab is None:
+        zab = (*sequence.increments(resid, lo, hi, prefix, weights),
+               *sequence.increments(resid, lo, hi, prefix, weights, aligned=False))
+    z, a, b, plain, p_a, p_b = (v[:len(prefix)] for v in zab)
     left = np.ones(big_n, dtype=bool)
     left[prefix] = False
     seen = resid.sum(axis=0)
     possible = (seen + lo[left].sum(axis=0), seen + hi[left].sum(axis=0))
     seq_lo, seq_hi = sequence.interval(z, a, b, level, horizon, possible)
-    point, half = sequence.des_raj_t(z, level)
+    old_lo, old_hi = sequence.interval(plain, p_a, p_b, level, horizon, possible, **BEFORE)
+    point, half = sequence.des_raj_t(plain, level)
     point = np.clip(point, *possible)
     trusted = (~cert[prefix]).sum(axis=0) >= c["n_min"]
     s_lo, s_hi, _ = _with_betting(point, half, seq_lo, seq_hi, trusted)
     base = x.mean(axis=0)
     out = {"point": point, "seq_lo": seq_lo, "seq_hi": seq_hi, "lo": s_lo, "hi": s_hi, "t_lo": point - half,
-           "t_hi": point + half}
-    return {**{k: base + np.clip(v, *possible) / big_n for k, v in out.items()}, "zab": (z, a, b)}
+           "t_hi": point + half, "old_lo": old_lo, "old_hi": old_hi}
+    return {**{k: base + np.clip(v, *possible) / big_n for k, v in out.items()}, "zab": zab}
 
 
 def oracle_width(points: np.ndarray, truth: np.ndarray, level: float = 0.95) -> np.ndarray:
@@ -290,7 +298,7 @@ def stage_coverage(cols: dict, samples: list[list[int]], layer, every: int, leve
             big_n, d = c["x"].shape
             shape = (len(samples), d)
             arr = {key: np.full(shape, np.nan) for key in ("point", "lo", "hi", "t_lo", "t_hi", "seq_lo", "seq_hi",
-                                                          "seq_point", "n")}
+                                                          "seq_point", "n", "old_lo", "old_hi", "floor")}
             w = np.ones(big_n) if weights is None else weights
             for i, s in enumerate(samples):
                 holes_seen = np.cumsum(any_hole[s])
@@ -301,6 +309,9 @@ def stage_coverage(cols: dict, samples: list[list[int]], layer, every: int, leve
                     whole[(m, i)] = sequence_estimates(c, list(s), w, horizon, level, zab=None)["zab"]
                 e = sequence_estimates(c, list(s[:upto]), w, horizon, level, whole[(m, i)])
                 arr["seq_lo"][i], arr["seq_hi"][i] = e["seq_lo"], e["seq_hi"]
+                arr["old_lo"][i], arr["old_hi"][i] = e["old_lo"], e["old_hi"]
+                if weights is None:  # the floor's argument is a random draw's
+                    arr["floor"][i] = valid_floor(c, (~c["certain"][s[:upto]]).sum(axis=0), level)
                 if weights is not None:
                     for key in ("point", "lo", "hi", "t_lo", "t_hi"):
                         arr[key][i] = e[key]
@@ -316,6 +327,17 @@ def stage_coverage(cols: dict, samples: list[list[int]], layer, every: int, leve
                 arr["rep_lo"], arr["rep_hi"] = arr["seq_lo"], arr["seq_hi"]
             got[m] = {"arr": arr, "truth": truth, "systems": c["systems"]}
         out.append(_stage_row(got, k))
+    return out
+
+
+def valid_floor(c: dict, decided, level: float = 0.95) -> np.ndarray:
+    """Per column, `hiera_dspy.conclude.ranges.valid_floor` for `decided` (per column) decided queries with holes."""
+    x, cert = c["x"], c["certain"]
+    out = np.full(x.shape[1], np.nan)
+    for j in range(x.shape[1]):
+        hole = ~cert[:, j]
+        out[j] = floor_of(x[hole, j] - c["lo"][hole, j], c["hi"][hole, j] - x[hole, j], int(decided[j]), x.shape[0],
+                          level)
     return out
 
 
@@ -363,7 +385,7 @@ def _stage_row(got: dict, k) -> dict:
 
     row: dict = {"decided": "all" if k is None else k}
     for name, (lo, hi) in {"": ("lo", "hi"), "t_": ("t_lo", "t_hi"), "seq_": ("seq_lo", "seq_hi"),
-                           "rep_": ("rep_lo", "rep_hi")}.items():
+                           "rep_": ("rep_lo", "rep_hi"), "old_": ("old_lo", "old_hi")}.items():
         cov = {m: cover(m, lo, hi) for m in got}
         sys_cov = np.concatenate([cov[m][:got[m]["systems"]] for m in got])
         pair_cov = np.concatenate([cov[m][got[m]["systems"]:] for m in got])
@@ -371,6 +393,7 @@ def _stage_row(got: dict, k) -> dict:
                 f"{name}pairs_min": float(np.nanmin(pair_cov)), f"{name}pairs_mean": float(np.nanmean(pair_cov)),
                 f"{name}width": width(lo, hi)}
     row["t_min"] = min(row["t_systems_min"], row["t_pairs_min"])
+    row["floor"] = float(np.nanmean([np.nanmean(g["arr"]["floor"][:, :g["systems"]]) for g in got.values()]))
     row["oracle"] = float(np.nanmean([np.nanmean(oracle_width(g["arr"]["point"], g["truth"])[:g["systems"]])
                                       for g in got.values()]))
     return row
@@ -388,11 +411,15 @@ def run(args) -> list[str]:
     """The Markdown table of every cell (judge x design x stage) of `args.dataset`."""
     b, said = benchmark(args)
     head = (f"{said}; samples of {args.sample_size} labelled in order, {args.samples} samples a cell; coverage of a "
-            "nominal 95% interval (lowest over the systems / over the pairs, both measures); widths: the systems' "
-            "mean; oracle: the narrowest symmetric interval around the design's estimate covering 95% of its draws.")
-    columns_row = ("| judge | design | decided | until 2026-12-06: min | width | report: min | width | switch: min | "
-                   "width | t alone: min | width | oracle | report / oracle |")
-    lines = [head, "", columns_row, "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+            "nominal 95% interval (lowest over the systems and the pairs, both measures), and the systems' mean "
+            "width, of: the switch until 2026-12-06 (t interval, betting beside it below n_min), the sequence of "
+            "2026-12-06 (plain z's, c = 3/4, prior 1/4), the report now (a random or active sample: the sequence "
+            "on aligned ranges; a stratified one: the switch), the t interval alone; oracle: the narrowest symmetric "
+            "interval around the design's estimate covering 95% of its draws; floor: the width no valid interval "
+            "goes below on a random sample whose residuals are all 0 (`valid_floor`).")
+    columns_row = ("| judge | design | decided | switch until 2026-12-06: min | width | sequence of 2026-12-06: min | "
+                   "width | report now: min | width | t alone: min | width | oracle | report / oracle | floor |")
+    lines = [head, "", columns_row, "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for judge in args.judges.split(","):
         records = judge_records(b, judge, args.seed + 1)
         cols = columns_of(b, records)
@@ -405,15 +432,61 @@ def run(args) -> list[str]:
                                                      for r in records))
                 weights = np.asarray(active_weights(u))
             for row in stage_coverage(cols, samples, layer, args.every, weights=weights):
-                old = "- | -" if design == "active" else (f"{min(row['systems_min'], row['pairs_min']):.3f} | "
-                                                          f"{row['width']:.3f}")
-                switch = old if design != "active" else (f"{min(row['systems_min'], row['pairs_min']):.3f} | "
-                                                         f"{row['width']:.3f}")
-                lines.append(f"| {judge} | {design} | {row['decided']} | {old} | "
-                             f"{min(row['rep_systems_min'], row['rep_pairs_min']):.3f} | {row['rep_width']:.3f} | "
-                             f"{switch} | "
+                def cell(key: str, r=row) -> str:
+                    return f"{min(r[key + 'systems_min'], r[key + 'pairs_min']):.3f} | {r[key + 'width']:.3f}"
+
+                switch = "- | -" if design == "active" else cell("")
+                floor = "-" if np.isnan(row["floor"]) else f"{row['floor']:.3f}"
+                lines.append(f"| {judge} | {design} | {row['decided']} | {switch} | {cell('old_')} | {cell('rep_')} | "
                              f"{row['t_min']:.3f} | {row['t_width']:.3f} | {row['oracle']:.3f} | "
-                             f"{row['rep_width'] / row['oracle']:.2f} |")
+                             f"{row['rep_width'] / row['oracle']:.2f} | {floor} |")
             print(f"{judge} {design}: {time.time() - start:.0f} s", file=sys.stderr)
             print("\n".join(lines), file=sys.stderr)
     return lines
+
+
+def active_headroom(cols: dict, weights, floor: float = sequence.FLOOR) -> dict:
+    """How much an active draw with `weights` (N,) could narrow the estimate, over every system's residual y - x
+    (both measures): the median over the columns of the plan's `active_gain` (1 - sqrt(V_active / V_random), one
+    draw with replacement, Cochran 1977, 9A.6) on the true residuals; over all N queries ("all", a sampled query
+    without holes counts) and over the queries with holes alone ("holes": the same number of decided queries).
+    Beside it the same for the ideal weights sqrt(mean over the columns of r_i^2), which no judge knows, and
+    Spearman's correlation of `weights` with the mean |r_i| over the columns on the queries with holes."""
+    from scipy.stats import spearmanr
+
+    resid = np.column_stack([np.where(c["certain"], 0.0, c["y"] - c["x"])[:, :c["systems"]] for c in cols.values()])
+    holes = ~np.all(np.column_stack([c["certain"] for c in cols.values()]), axis=1)
+    ideal = np.sqrt((resid ** 2).mean(axis=1))
+    weights = np.asarray(weights, dtype=float)
+
+    def gain(w, rows) -> float:
+        return float(np.median([active_gain(np.zeros(int(rows.sum())), [resid[rows, j]], w[rows], floor)
+                                for j in range(resid.shape[1])]))
+
+    every = np.ones(len(holes), dtype=bool)
+    w_h, r_h = weights[holes], np.abs(resid).mean(axis=1)[holes]
+    rho = float(spearmanr(w_h, r_h).statistic) if np.ptp(w_h) > 0 and np.ptp(r_h) > 0 else float("nan")
+    return {"spearman": rho, "all": gain(weights, every), "holes": gain(weights, holes),
+            "ideal_all": gain(ideal, every), "ideal_holes": gain(ideal, holes)}
+
+
+def active_check(args) -> list[str]:
+    """The Markdown table of `active_headroom` per judge, for the product's active weights at its floor and at 0.1."""
+    b, said = benchmark(args)
+    lines = [f"{said}. Predicted narrowing of the estimate's spread by an active draw (1 - sqrt(V_active / "
+             "V_random), median over the systems and both measures, on the true residuals) against a random draw "
+             "of as many queries (all) or of as many queries with holes (holes); ideal: weights sqrt(mean r^2) "
+             "from the truth.", "",
+             "| judge | floor | Spearman(weight, mean abs residual) | all | holes | ideal: all | ideal: holes |",
+             "|---|---|---|---|---|---|---|"]
+    for judge in args.judges.split(","):
+        records = judge_records(b, judge, args.seed + 1)
+        cols = columns_of(b, records)
+        u = query_uncertainty(b["queries"], ((r["query_id"], relevance_probability(r, b["scheme"]))
+                                             for r in records))
+        for floor in (sequence.FLOOR, 0.1):
+            h = active_headroom(cols, active_weights(u), floor)
+            lines.append(f"| {judge} | {floor} | {h['spearman']:.3f} | {h['all']:.1%} | {h['holes']:.1%} | "
+                         f"{h['ideal_all']:.1%} | {h['ideal_holes']:.1%} |")
+    return lines
+

@@ -40,11 +40,12 @@ def columns(y, yhat, unl, weights, level: float = 0.95, bounds=(0.0, 1.0), n_min
     def one(x_all, y_s):
         resid = np.where(sure[:n], 0.0, y_s - x_all[:n])
         lo, hi = np.where(sure, 0.0, low - x_all), np.where(sure, 0.0, high - x_all)
-        z, a, b = increments(resid, lo, hi, order, weights, floor)
+        z, a, b = increments(resid, lo, hi, order, weights, floor)  # the sequence's (aligned ranges)
+        plain, _, _ = increments(resid, lo, hi, order, weights, floor, aligned=False)  # Des Raj's point
         seen = resid.sum(axis=0)
         possible = (seen + lo[n:].sum(axis=0), seen + hi[n:].sum(axis=0))
         s_lo, s_hi = interval(z, a, b, level, horizon, possible)
-        point, half = des_raj_t(z, level)
+        point, half = des_raj_t(plain, level)
         base = x_all.mean(axis=0)
         ends = [base + np.clip(v, *possible) / big_n for v in (point, s_lo, s_hi)]
         return ends, (z, a, b, half)

@@ -205,7 +205,7 @@ def _active(y, yhat, unl, level, bounds, n_min, draw) -> tuple[Estimate, float |
                        sure[:, None], spans=spans)
     assert c.p is not None and c.n_min is not None and c.rule is not None and c.sd is not None
     p = float(c.p[0])
-    z, _, _ = sequence.increments(y, np.zeros(big_n), np.ones(big_n), list(range(n)), weights)
+    z, _, _ = sequence.increments(y, np.zeros(big_n), np.ones(big_n), list(range(n)), weights, aligned=False)
     human = float(np.clip(z.mean() / big_n, c.human_lo[0], c.human_hi[0]))  # Des Raj's, the human values alone
     return Estimate(machine, float(c.ppi[0]), (float(c.lo[0]), float(c.hi[0])), human,
                     (float(c.human_lo[0]), float(c.human_hi[0])), int(n - sure[:n].sum()), big_n,

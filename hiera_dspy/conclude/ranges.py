@@ -65,3 +65,26 @@ def value_ranges(lines, queries: Sequence[str], holes: Iterable[tuple[str, str]]
         if ideal_zero and any(d in open_ for d in shown):
             hi[keys[0]][i] = 1.0
     return {k: (lo[k], np.maximum(hi[k], lo[k])) for k in keys}
+
+
+def valid_floor(drops, rises, decided: int, big_n: int, level: float = 0.95) -> float:
+    """The width below which no interval of a benchmark's mean is valid for every population within the queries'
+    ranges, on a random sample of `decided` of the H queries with holes whose residuals all came out 0 (the machine
+    right on each): `drops`, `rises` (H,) how far each such query's value can fall below and rise above the machine's,
+    `big_n` the benchmark's queries. With k of the H at the bottom of their ranges, a sample misses all k with
+    probability C(H - k, n) / C(H, n); while that exceeds 1 - `level`, an interval that left out that population's
+    mean would cover it less often than `level`, so it must hold the mean with the k largest drops and the mean with
+    the k largest rises: at least (their sums) / N wide, k the largest with C(H - k, n) / C(H, n) > 1 - level.
+    Anytime or fixed-n, whatever the estimator: the price of validity from the ranges alone. NaN when every query
+    with holes is decided (or none is)."""
+    from scipy.special import gammaln
+
+    h, n = len(drops), int(decided)
+    if n >= h or n < 1:
+        return float("nan")
+    ks = np.arange(h - n + 1)
+    log_p = (gammaln(h - ks + 1) - gammaln(h - ks - n + 1)) - (gammaln(h + 1) - gammaln(h - n + 1))
+    k = int(ks[log_p > np.log(1 - level)].max())
+    top = np.sort(np.asarray(drops, dtype=float))[::-1][:k].sum() + np.sort(np.asarray(rises, dtype=float))[::-1][:k].sum()
+    return float(top / big_n)
+

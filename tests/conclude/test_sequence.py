@@ -21,19 +21,55 @@ def population(big_n: int = 40, seed: int = 3):
     return x, y - x
 
 
-def test_des_raj_increments_are_unbiased_for_the_total_under_unequal_probabilities():
+@pytest.mark.parametrize("aligned", [True, False])
+def test_des_raj_increments_are_unbiased_for_the_total_under_unequal_probabilities(aligned):
     r = np.array([0.3, -0.1, 0.0, 0.5])
     w = np.array([1.0, 4.0, 0.0, 2.0])
+    lo, hi = np.array([-0.4, -0.9, -0.1, -0.2]), np.array([0.6, 0.1, 0.3, 0.8])  # ranges of every width and place
     expected = np.zeros(2)
     for first, second in permutations(range(4), 2):
         left = np.ones(4, dtype=bool)
         p1 = sequence.probabilities(w, left)[first]
         left[first] = False
         p2 = sequence.probabilities(w, left)[second]
-        z, a, b = sequence.increments(r[[first, second]], np.full(4, -1.0), np.full(4, 1.0), [first, second], w)
+        z, a, b = sequence.increments(r[[first, second]], lo, hi, [first, second], w, aligned=aligned)
         expected += p1 * p2 * z[:, 0]
-        assert (a[:, 0] <= z[:, 0]).all() and (z[:, 0] <= b[:, 0]).all()
+        assert (a[:, 0] <= z[:, 0] + 1e-12).all() and (z[:, 0] <= b[:, 0] + 1e-12).all()
     assert expected == pytest.approx([r.sum()] * 2)
+
+
+def test_aligned_ranges_are_the_widest_query_range_and_keep_the_machine_where_it_fits():
+    # the machine near the bottom of one query's range and near the top of another's: the plain z's range is the
+    # hull, 1.7 times the widest range; aligned, every query left has the same range, the widest one's
+    lo, hi = np.array([-0.05, -0.8, -0.2, -0.1]), np.array([0.8, 0.05, 0.1, 0.2])
+    r = np.zeros(4)
+    _, a, b = sequence.increments(r[:1], lo, hi, [0], np.ones(4))
+    _, pa, pb = sequence.increments(r[:1], lo, hi, [0], np.ones(4), aligned=False)
+    assert b[0, 0] - a[0, 0] == pytest.approx(4 * 0.85)
+    assert pb[0, 0] - pa[0, 0] == pytest.approx(4 * 1.6)
+    offset, low, high = sequence.aligned_offsets(lo[:, None], hi[:, None], np.full((4, 1), 0.25), np.ones(4, bool))
+    assert ((lo[:, None] - offset) / 0.25 >= low - 1e-12).all()
+    assert ((hi[:, None] - offset) / 0.25 <= high + 1e-12).all()
+    assert offset[2:, 0] == pytest.approx([0.0, 0.0])  # narrow ranges keep the machine's value
+
+
+def test_the_aligned_sequence_is_narrower_than_the_plain_one_where_the_machine_sits_anywhere_in_its_range():
+    widths = []
+    for seed in range(5):
+        rng = np.random.default_rng(seed)
+        big_n = 60
+        x = rng.uniform(0.05, 0.95, big_n)  # the plain z's range: the hull of [-x, 1 - x], nearly twice the metric's
+        r = np.clip(x + rng.normal(0, 0.1, big_n), 0, 1) - x
+        order = list(rng.permutation(big_n)[:10])
+        z, a, b = sequence.increments(r[order], -x, 1 - x, order, np.ones(big_n))
+        pz, pa, pb = sequence.increments(r[order], -x, 1 - x, order, np.ones(big_n), aligned=False)
+        lo, hi = sequence.interval(z, a, b, horizon=20)
+        assert lo[0] <= r.sum() <= hi[0]
+        plain = sequence.interval(pz, pa, pb, horizon=20)
+        before = sequence.interval(pz, pa, pb, horizon=20, c=0.75, prior=0.25)  # the bets until 2026-12-06
+        widths.append([hi[0] - lo[0], plain[1][0] - plain[0][0], before[1][0] - before[0][0]])
+    aligned, plain_, before_ = np.mean(widths, axis=0)
+    assert aligned < 0.95 * plain_ and aligned < 0.85 * before_
 
 
 def draws(weights, big_n: int, t: int, rng) -> list[int]:
