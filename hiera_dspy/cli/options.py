@@ -119,7 +119,7 @@ def add_vote_arguments(parser: argparse.ArgumentParser) -> None:
                    help="judge each pair N times (N distinct requests) and take the median vote; the votes' shares "
                         "are the judgment's distribution and confidence (same as --set samples=N)")
     g.add_argument("--temperature", type=float,
-                   help="the LMs' temperature for this run (default: the LM's own, 0; with --samples N > 1: 0.7)")
+                   help="the LMs' temperature for this run (default: the LM's own, 0; with --samples N > 1: 0.3)")
 
 def add_config_argument(parser: argparse.ArgumentParser) -> None:
     """--set KEY=VALUE (repeatable): one config value of the method, checked by `config_from_args`."""
