@@ -109,16 +109,15 @@ def label_pairs(judging: Judging, dataset: Dataset, pairs: Iterable[Pair], split
               may_differ=("limit", "labelling"))
     config = adopt_scheme(store, run_id, labelling["scheme"], pairs)
     source = dataset.notes.get("source")
-    sig = None
-    if reuse_export and not judging.run.retry_errors:
-        sig = freshness.signature(store, run_id, source, split, limit, labelling["out"])
-        on_disk = all((out / name).is_file() for name in ("pairs.jsonl", "labels.jsonl", "qrels.txt"))
-        if on_disk and (summary := freshness.fresh_summary(store, run_id, sig)) is not None:
-            print(f"run {run_id}: every pair is judged and {config['labelling']['out']} is up to date "
-                  "(nothing changed since its last export)", file=sys.stderr)
-            store.release(run_id)
-            return LabellingRun(run_id, store, config, [], sig, summary)
-    count = freshness.pairs_written(store, run_id, source, split, limit, out)
+    fresh = freshness.check(store, run_id, source, split, limit, out,
+                            export=reuse_export and not judging.run.retry_errors)
+    on_disk = all((out / name).is_file() for name in ("pairs.jsonl", "labels.jsonl", "qrels.txt"))
+    if on_disk and fresh.summary is not None:
+        print(f"run {run_id}: every pair is judged and {config['labelling']['out']} is up to date "
+              "(nothing changed since its last export)", file=sys.stderr)
+        store.release(run_id)
+        return LabellingRun(run_id, store, config, [], fresh.signature, fresh.summary)
+    count = fresh.pairs
     if count is None:  # pairs.jsonl is not (known to be) this split's: write it, one pass
         count = write_pairs_file(out / "pairs.jsonl", pairs)
         freshness.mark_pairs(store, run_id, source, split, limit, out, count)
@@ -131,8 +130,7 @@ def label_pairs(judging: Judging, dataset: Dataset, pairs: Iterable[Pair], split
     rows = run_engine(judging.engine, Job(program, pairs, store, run_id, lms, retry_errors=judging.run.retry_errors,
                                           progress=progress_display(judging.run.verbose, lms, program.method),
                                           options=judging.engine_options, factory=recipe))
-    if reuse_export:
-        sig = freshness.signature(store, run_id, source, split, limit, labelling["out"])
+    sig = freshness.signature(store, run_id, source, split, limit, labelling["out"]) if reuse_export else None
     return LabellingRun(run_id, store, config, rows, sig)
 
 
