@@ -1,5 +1,5 @@
-"""What every job sets up before it judges, from its request: the data, the store and its run, the method's config,
-the program (a compiled judge or a fresh method) and its progress display. Every failure is a `HieraError` whose
+"""What every job sets up before it judges, from its request: the data, the method's config, the program (a compiled
+judge or a fresh method) and its progress display (the store and its run: `hiera_dspy.store.opening`). Every failure is a `HieraError` whose
 message names the option to change."""
 
 from __future__ import annotations
@@ -22,7 +22,8 @@ from hiera_dspy.methods.params import ConfigError, check
 from hiera_dspy.methods.votes import split_name, vote_config, with_votes
 from hiera_dspy.runs.cost import prices_of
 from hiera_dspy.runs.progress import Display
-from hiera_dspy.store.run_store import RunStore, StoreError, StoreWriteFailed
+from hiera_dspy.store.opening import begin_run as begin_run  # the store and its run: hiera_dspy.store.opening
+from hiera_dspy.store.opening import open_store as open_store
 
 
 def load_data(source: DataSource) -> Dataset:
@@ -49,25 +50,6 @@ def skipped_rows(dataset: Dataset) -> int:
 def runs_dir() -> Path:
     """Where runs live: $HIERA_RUNS_DIR, else ./runs (hiera_dspy.settings)."""
     return settings.runs_dir()
-
-
-def open_store(path: str | Path | None = None) -> RunStore:
-    """The run store at `path` (default runs/store.sqlite); a RequestError if it is not one."""
-    try:
-        return RunStore(path or runs_dir() / "store.sqlite")
-    except StoreWriteFailed:
-        raise  # a full or locked disk: exit status 3
-    except StoreError as exc:
-        raise RequestError(f"--store {exc}") from None
-
-
-def begin_run(store: RunStore, run_id: str, identity: dict, wait: bool = False,
-              may_differ: tuple[str, ...] = ()) -> None:
-    """Create or resume the run and take its lease (`wait` waits for another writer); a RequestError otherwise."""
-    try:
-        store.start_run(run_id, identity, may_differ=may_differ, wait=wait)
-    except StoreError as exc:
-        raise RequestError(str(exc)) from None
 
 
 def output_folder(path: str | Path, flag: str = "--out", field: str = "out") -> Path:
