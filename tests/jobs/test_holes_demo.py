@@ -1,4 +1,5 @@
-"""The MSRD demo's inputs: real bm25s runs over the bundled catalog, the bundled pairs as qrels; RRF by hand."""
+"""The MSRD demo's inputs (`hiera_dspy.jobs.holes_demo`): real bm25s runs over the bundled catalog, the bundled
+pairs as qrels; RRF by hand; and `python -m eval.holes_demo` filling their holes."""
 
 from __future__ import annotations
 
@@ -6,17 +7,18 @@ import pytest
 
 from eval import holes_demo
 from hiera_dspy.data.trec import read_qrels, read_run, read_topics
+from hiera_dspy.jobs import holes_demo as demo_inputs
 from hiera_dspy.labels import get_scheme
 
 
 def test_rrf_by_hand():
-    fused = holes_demo.rrf([{"q": ["a", "b"]}, {"q": ["b", "c"]}])
+    fused = demo_inputs.rrf([{"q": ["a", "b"]}, {"q": ["b", "c"]}])
     assert [d for d, _ in fused["q"]] == ["b", "a", "c"]
     assert fused["q"][0][1] == pytest.approx(1 / 62 + 1 / 61)
 
 
 def test_demo_builds_real_runs_and_fills_holes(tmp_path, monkeypatch):
-    monkeypatch.setattr(holes_demo, "dense", lambda queries, docs: None)  # MiniLM over 9,750 movies: too slow here
+    monkeypatch.setattr(demo_inputs, "dense", lambda queries, docs: None)  # MiniLM over 9,750 movies: too slow here
     out = tmp_path / "demo"
     summary = holes_demo.main(["--out", str(out), "--queries", "3", "--method", "embed-lr", "--set",
                                "embedder=lexical", "--lm", "fake", "--knowledge", "none", "--limit", "4"])
