@@ -26,6 +26,7 @@ RRF_K = 60
 def build_inputs(folder: Path, n_queries: int) -> list[str]:
     """Write topics, corpus, qrels and the runs into `folder` (reused when present); returns the run paths."""
     data = load_dataset("msrd")
+    catalog = data.catalog or []  # the bundled sample ships its catalog
     pairs = [p for split in ("train", "dev") for p in data.splits[split]]
     topics = dict.fromkeys(p.query_id for p in pairs)
     queries = {p.query_id: p.query for p in pairs}
@@ -33,7 +34,7 @@ def build_inputs(folder: Path, n_queries: int) -> list[str]:
     if not (folder / "qrels.txt").exists():
         write_atomic(folder / "topics.tsv", "".join(f"{q}\t{queries[q]}\n" for q in topics))
         write_atomic(folder / "corpus.jsonl", "".join(json.dumps({"id": e.id, "title": e.title, "text": e.text},
-                                                                 ensure_ascii=False) + "\n" for e in data.catalog))
+                                                                 ensure_ascii=False) + "\n" for e in catalog))
         write_qrels(folder / "qrels.txt", {(p.query_id, p.item_id): data.scheme.labels.index(p.label) for p in pairs})
     chosen = list(topics)[:n_queries]
     marker = folder / "queries.txt"
@@ -42,10 +43,10 @@ def build_inputs(folder: Path, n_queries: int) -> list[str]:
             stale.unlink()
         write_atomic(marker, str(len(chosen)))
     texts = [queries[q] for q in chosen]
-    ids = [e.id for e in data.catalog]
-    runs = {"bm25": lambda: bm25(texts, [f"{e.title}\n{e.text}" for e in data.catalog]),
-            "bm25-title": lambda: bm25(texts, [e.title for e in data.catalog]),
-            "dense": lambda: dense(texts, [f"{e.title}\n{e.text[:500]}" for e in data.catalog])}
+    ids = [e.id for e in catalog]
+    runs = {"bm25": lambda: bm25(texts, [f"{e.title}\n{e.text}" for e in catalog]),
+            "bm25-title": lambda: bm25(texts, [e.title for e in catalog]),
+            "dense": lambda: dense(texts, [f"{e.title}\n{e.text[:500]}" for e in catalog])}
     paths, rankings = [], {}
     for name, retrieve in runs.items():
         path = folder / f"{name}.run"

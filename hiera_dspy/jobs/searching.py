@@ -100,8 +100,9 @@ class Objective:
             program = optimizer.compile(program, trainset=examples(self.train))
         rows = run_pairs(program, self.dev, self.store, run_id, threads=s.threads,
                          progress=progress_display(s.verbose, self.lms, f"trial {trial.number}"), lms=self.lms)
-        if getattr(rows, "stopped", None) is not None:  # an unreachable endpoint: the trials left would not reach it
-            raise rows.stopped
+        stopped = getattr(rows, "stopped", None)
+        if stopped is not None:  # an unreachable endpoint: the trials left would not reach it
+            raise stopped
         m = metrics_from_rows(rows, list(self.dataset.scheme.labels))
         kappa, tokens = m["kappa"] if m["kappa"] is not None else 0.0, m["tokens_per_judgment"]
         trial.set_user_attr("config", config)
