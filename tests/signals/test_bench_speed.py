@@ -19,7 +19,7 @@ def test_speed_runs_every_stage_small(tmp_path, monkeypatch):
     results = tmp_path / "results"
     run_bench("speed", "--work", tmp_path / "work", "--set", "ce_pairs=64", "--set", "ce_max_len=32", "--set",
               "embedder=lexical", "--pairs", "16", "--embed-texts", "8", "--train-pairs", "64", "--train-steps", "1",
-              "--label-pairs", "4", "--out-dir", results, cwd=tmp_path, timeout=1200)
+              "--label-pairs", "4", "--out-dir", results, cwd=tmp_path, timeout=2400)
     record = json.loads((results / "speed.json").read_text())
     compiled, measured = record["compile"], record["measure"]
     assert compiled["fine_tune_steps"] >= 1 and compiled["wall_s"] > 0 and "--set ce_pairs=64" in compiled["command"]
