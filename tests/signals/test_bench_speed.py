@@ -14,6 +14,7 @@ pytest.importorskip("onnxruntime")
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(2400)  # a real compile and every measurement: minutes on 2 cores
 def test_speed_runs_every_stage_small(tmp_path, monkeypatch):
     monkeypatch.setenv("HIERA_REFERENCE", "none")
     results = tmp_path / "results"
