@@ -3,6 +3,7 @@ or (`--votes 1,5`) the flat judge with a vote over N samples against one.
 
     python -m bench.local_llm --limit 30 [--budgets smoke,light] [--lm local] [--out bench/results/local_llm.md]
     python -m bench.local_llm --votes 1,5 --limit 100 --step 10 [--temperature 0.7] [--out bench/results/votes.md]
+    python -m bench.local_llm --lm openai/MODEL --api-base http://127.0.0.1:8000/v1 ...      # a served model
 
 Every configuration is judged on the same first N dev pairs through the resumable run store (an interrupted benchmark
 resumes). Writes one markdown table (accuracy, macro-F1, kappa, seconds and tokens per judgment) and prints it.
@@ -90,6 +91,7 @@ def main(argv: list[str] | None = None) -> str:
     p.add_argument("--budgets", default="smoke", help="compile budgets to measure, comma-separated")
     p.add_argument("--baseline", default="zero-shot", help="the flat judge to compare with")
     p.add_argument("--lm", default="local")
+    p.add_argument("--api-base", help="the model's endpoint (an OpenAI-compatible server; default: the provider's)")
     p.add_argument("--knowledge", default="catalog")
     p.add_argument("--out", default=None, help="default: bench/results/local_llm.md (--votes: bench/results/votes.md)")
     p.add_argument("--votes", help="sample counts to compare, e.g. 1,5: the flat judge with a vote over N samples")
@@ -100,6 +102,8 @@ def main(argv: list[str] | None = None) -> str:
     common = ["--dataset", "msrd", "--lm", args.lm, "--knowledge", args.knowledge]
     if args.store:
         common += ["--store", args.store]
+    if args.api_base:
+        common += ["--api-base", args.api_base]
     if args.votes:
         args.out = args.out or "bench/results/votes.md"
         return votes(args, common)

@@ -4,6 +4,8 @@ fp32 matrix-multiply rate.
 
     python -m bench.speed --work /tmp/speed                 # compile (quickstart) + every measurement, ~15 min
     python -m bench.speed --work /tmp/speed --stage measure # reuse WORK/ce-blend.json, measure only
+    python -m bench.speed --work /tmp/s --set ce_pairs=64 --set ce_max_len=32 --pairs 16 --embed-texts 8 \
+        --train-pairs 64 --train-steps 1 --label-pairs 0 --out-dir /tmp/s/results   # everything, small (a check)
 
 Stages:
 - compile: `python -m optimize.compile --dataset msrd --method ce-blend --budget quickstart` in a subprocess (README
@@ -17,7 +19,8 @@ Stages:
   length-bucketed batches (s a step, the token budget); the FLOPs of one pair at the pairs' mean token count; this
   CPU's fp32 GEMM rate (numpy, 2 threads), and what that makes the floor of s a pair.
 
-Every row carries the CPU's speed flags (`hiera_dspy.signals.cpu`). Results: bench/results/speed.md and speed.json.
+Every row carries the CPU's speed flags (`hiera_dspy.signals.cpu`). Results: bench/results/speed.md and speed.json
+(`--out-dir`).
 The machine is shared: wall times carry the other developers' load (the load average is recorded), CPU seconds less.
 """
 
@@ -64,12 +67,13 @@ def gemm_rate(seconds: float = 3.0, n: int = 1024) -> float:
     return best
 
 
-def stage_compile(work: Path) -> dict:
-    """Run README command 1's compile in a subprocess; its wall, CPU, peak RSS, fine-tuning steps and summary."""
+def stage_compile(work: Path, budget: str = "quickstart", settings: tuple[str, ...] = ()) -> dict:
+    """Run README command 1's compile in a subprocess (at `budget`, with `settings` KEY=VALUE overrides of ce-blend's
+    config); its wall, CPU, peak RSS, fine-tuning steps and summary."""
     work.mkdir(parents=True, exist_ok=True)
     art = work / "ce-blend.json"
     cmd = [sys.executable, "-m", "optimize.compile", "--dataset", "msrd", "--method", "ce-blend", "--budget",
-           "quickstart", "--out", str(art)]
+           budget, "--out", str(art), *(arg for s in settings for arg in ("--set", s))]
     env = {**os.environ, "HIERA_RUNS_DIR": str(work / "runs")}
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
@@ -124,8 +128,10 @@ def _timed(fn) -> tuple[float, float, object]:
     return time.perf_counter() - w, time.process_time() - c, value
 
 
-def stage_measure(work: Path, train_steps: int) -> dict:
-    """Every measurement of the module doc on the artifact the compile stage wrote."""
+def stage_measure(work: Path, train_steps: int, n_pairs: int = 0, embed_texts: int = 256,
+                  train_pairs: int = 4000) -> dict:
+    """Every measurement of the module doc on the artifact the compile stage wrote: on the first `n_pairs` dev pairs
+    (0: every one), `embed_texts` pool documents embedded, training steps on the first `train_pairs` pool pairs."""
     from hiera_dspy.artifacts.judge_file import load_judge
     from hiera_dspy.data import load_dataset
     from hiera_dspy.methods.cross import blend_labels
@@ -136,7 +142,7 @@ def stage_measure(work: Path, train_steps: int) -> dict:
 
     dataset = load_dataset("msrd")
     labels = list(dataset.scheme.labels)
-    dev = [p for p in dataset.split("dev") if p.label in labels]
+    dev = [p for p in dataset.split("dev") if p.label in labels][:n_pairs or None]
     judge = load_judge(work / "ce-blend.json")
     ce = judge.encoder
     folder = ce_folder(work)
@@ -163,7 +169,7 @@ def stage_measure(work: Path, train_steps: int) -> dict:
         ce.logits(triples[:8])  # warm-up
         timing = {}
         for b in BATCHES:
-            n = 32 if b == 1 else len(triples)
+            n = min(32, len(triples)) if b == 1 else len(triples)
             wall, cpu, _ = _timed(lambda: ce.logits(triples[:n], batch=b))
             timing[b] = (wall / n, cpu / n)
         ce_d = ce.grade_probs(triples, batch=64)
@@ -179,8 +185,9 @@ def stage_measure(work: Path, train_steps: int) -> dict:
                      "shipped": _is_shipped(name, max_len, shipped, full_len)})
     ce.runner, ce.score_len = None, full_len
     return {"tokens_mean": tokens, "flops_per_pair": flops, "gemm_gflops": gemm_rate(), "paths": rows,
-            "n_pairs": len(triples), "blend": judge.blend, "onnx": shipped, "embedding": embedding_rows(dataset),
-            "training": training_rows(ce, dataset, train_steps)}
+            "n_pairs": len(triples), "blend": judge.blend, "onnx": shipped,
+            "embedding": embedding_rows(dataset, embed_texts), "training": training_rows(ce, dataset, train_steps,
+                                                                                       pool=train_pairs)}
 
 
 def _view(title, text):
@@ -222,13 +229,13 @@ def embedding_rows(dataset, n: int = 256) -> list[dict]:
         emb.encode(texts[:8])
         wall, cpu, v = _timed(lambda: emb.encode(texts))
         vectors[name] = np.asarray(v)
-        out.append({"path": name, "s_text": wall / n, "cpu_text": cpu / n, "texts": n})
+        out.append({"path": name, "s_text": wall / len(texts), "cpu_text": cpu / len(texts), "texts": len(texts)})
     a, b = vectors.values()
     out[-1]["min_cosine"] = float((a * b).sum(1).min())
     return out
 
 
-def training_rows(ce, dataset, steps: int, batch: int = 32) -> list[dict]:
+def training_rows(ce, dataset, steps: int, batch: int = 32, pool: int = 4000) -> list[dict]:
     """s a training step (forward, backward, AdamW) of the cross-encoder on pool pairs: plain batches against
     length-bucketed ones, fp32 against bf16 autocast (`cross_encoder.forward_precision`), at the model's tokens and
     cut at `SHORT`; each one's token budget (a copy of the model: the artifact's stays as it is)."""
@@ -239,7 +246,7 @@ def training_rows(ce, dataset, steps: int, batch: int = 32) -> list[dict]:
     from hiera_dspy.signals.batching import length_bucketed_batches, token_budget
     from hiera_dspy.signals.cross_encoder import forward_precision
 
-    pairs = [p for p in dataset.split("pool")[:4000] if p.label in dataset.scheme.labels]
+    pairs = [p for p in dataset.split("pool")[:pool] if p.label in dataset.scheme.labels]
     out = []
     configs = [("plain (shuffled)", ce.max_len, "fp32"), ("length-bucketed", ce.max_len, "fp32"),
                ("length-bucketed", ce.max_len, "bf16")]
@@ -305,7 +312,8 @@ def table(compiled: dict | None, measured: dict) -> str:
               f"the fastest keeping >= {q['min_agreement']} of the blend's labels and its kappa within "
               f"{q['kappa_tolerance']}): {q['why']}" if "score_max_len" in q else f"int8 choice: {q['why']}")
     lines += ["", f"{choice}; shipped: {q['use']} at {q.get('score_max_len', 'full')} tokens.",
-              "", "| embeddings (256 pool item documents) | flags | s/text wall | CPU s/text | min cosine to torch |",
+              "", f"| embeddings ({measured['embedding'][0]['texts']} pool item documents) | flags | s/text wall | "
+              "CPU s/text | min cosine to torch |",
               "|---|---|---|---|---|"]
     for r in measured["embedding"]:
         lines.append(f"| {r['path']} | {flags} | {r['s_text']:.4f} | {r['cpu_text']:.4f} | "
@@ -343,21 +351,28 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--stage", choices=("all", "compile", "measure"), default="all")
     p.add_argument("--train-steps", type=int, default=6, help="training steps timed per batching (default 6)")
     p.add_argument("--label-pairs", type=int, default=1000, help="pool pairs eval.label judges (default 1000; 0: skip)")
+    p.add_argument("--budget", default="quickstart", help="the compile's budget (default quickstart: README command 1)")
+    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="a ce-blend config override for "
+                   "the compile (repeatable), e.g. ce_pairs=64 for a quick check")
+    p.add_argument("--pairs", type=int, default=0, help="first N dev pairs the paths score (default 0: every one)")
+    p.add_argument("--embed-texts", type=int, default=256, help="pool documents embedded (default 256)")
+    p.add_argument("--train-pairs", type=int, default=4000, help="pool pairs the training steps read (default 4000)")
+    p.add_argument("--out-dir", type=Path, default=OUT, help="results folder (default bench/results)")
     args = p.parse_args(argv)
     args.work.mkdir(parents=True, exist_ok=True)
     record = args.work / "compile.json"
     if args.stage in ("all", "compile"):
-        record.write_text(json.dumps(stage_compile(args.work), indent=2))
+        record.write_text(json.dumps(stage_compile(args.work, args.budget, tuple(args.set)), indent=2))
         print(record.read_text())
     if args.stage in ("all", "measure"):
         compiled = json.loads(record.read_text()) if record.is_file() else None
-        measured = stage_measure(args.work, args.train_steps)
+        measured = stage_measure(args.work, args.train_steps, args.pairs, args.embed_texts, args.train_pairs)
         measured["label"] = stage_label(args.work, args.label_pairs) if args.label_pairs else None
-        OUT.mkdir(parents=True, exist_ok=True)
-        (OUT / "speed.json").write_text(json.dumps({"compile": compiled, "measure": measured, "cpu": cpu_model(),
+        args.out_dir.mkdir(parents=True, exist_ok=True)
+        (args.out_dir / "speed.json").write_text(json.dumps({"compile": compiled, "measure": measured, "cpu": cpu_model(),
                                                     "flags": speed_flags()}, indent=2, default=str))
         page = table(compiled, measured)
-        (OUT / "speed.md").write_text(page)
+        (args.out_dir / "speed.md").write_text(page)
         print(page)
 
 

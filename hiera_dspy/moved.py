@@ -40,6 +40,8 @@ MOVED: dict[str, str] = {
     "hiera_dspy.labelling": "hiera_dspy.review",
     "hiera_dspy.conclude.filled_benchmark": "hiera_dspy.conclude.holes",
     "hiera_dspy.conclude.plan": "hiera_dspy.conclude.sample_size",
+    # what the run store notes of a labelling run's exports sits beside the store (the labelling walk stays low)
+    "hiera_dspy.review.freshness": "hiera_dspy.store.freshness",
     "eval.errors": "eval.mistakes",  # `python -m eval.errors` runs too (the loader hands runpy the code)
     "signatures.errors": "signatures.mistakes",
 }

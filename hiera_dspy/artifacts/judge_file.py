@@ -118,16 +118,23 @@ def load_judge(path: str | Path, *, lms: RoleLMs | None = None, api_base: str | 
         >>> judge = load_judge("artifacts/msrd/hiera.json", api_base="http://127.0.0.1:8000/v1")
         >>> judge(query="tom cruise spy movie", item_title="Mission: Impossible", item_text="...").label
     """
-    from hiera_dspy.methods import BuildContext, available, build
-
     doc = doc or read_artifact(path)  # `doc`: the artifact already read (and checked) by the caller
-    scheme = LabelScheme.from_dict(doc["scheme"])
     if lms is None:
         note_ignored_endpoints(path, doc, api_base)
         lms = build_lms(recorded_specs(doc["lms"], api_base=api_base, api_key_env=api_key_env),
                         recorded_specs(doc.get("ensemble"), api_base=api_base, api_key_env=api_key_env))
     if knowledge is None:
         knowledge = _recorded_knowledge(doc)
+    return restore_judge(path, doc, LabelScheme.from_dict(doc["scheme"]), lms=lms, knowledge=knowledge, train=train)
+
+
+def restore_judge(path: str | Path, doc: dict, scheme: LabelScheme, *, lms: RoleLMs, knowledge,
+                  train=None) -> dspy.Module:
+    """The judge of the artifact `doc` (read from `path` by `read_artifact`, its `scheme` parsed) with what the caller
+    resolved: its LMs, its knowledge source and train pairs. Nothing here chooses a model or a source (`load_judge`
+    does, for a caller that names none). Raises `ArtifactError` when the config or state does not fit the graph."""
+    from hiera_dspy.methods import BuildContext, available, build
+
     method, config = doc["method"], doc["config"]
     info = available().get(method)
     if info is None:

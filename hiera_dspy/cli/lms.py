@@ -42,4 +42,4 @@ def lms_from_args(args: argparse.Namespace, recorded: dict[str, dict] | None = N
                   recorded_ensemble: dict[str, dict] | None = None) -> RoleLMs:
     """The role LMs from the flags over an artifact's recorded models, and the ensemble pool (`LMChoice.build`).
     Every LM's endpoint and key variable are the flags', never the artifact's."""
-    return lm_choice(args).build(recorded, recorded_ensemble)
+    return lm_choice(args).role_lms(recorded, recorded_ensemble)

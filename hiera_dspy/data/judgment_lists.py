@@ -18,6 +18,8 @@ What every format shares is done here, once: the same pair twice with the same g
 ["duplicates"]`); with two grades it is a DataError naming both lines. A judgment read without text (a qrels line
 names only ids) gets its item's title and text from `items` (the dataset's corpus or catalog) and its query's text
 from `queries`; one whose item cannot be found keeps `item_text` None and is counted (`counts["without_text"]`).
+A table is then kept apart from the pairs a job judges (`apart_from`): a known pair that is also a pair to judge is a
+DataError naming its line (or, with on_overlap "skip", dropped and counted), judgments of other queries are counted.
 
 Example:
     >>> known = read_known("qrels:qrels.txt", get_scheme("trec"), items=corpus)  # doctest: +SKIP
@@ -28,13 +30,14 @@ Example:
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from pathlib import Path
 
 from hiera_dspy.data import CatalogEntry, DataError
 from hiera_dspy.data.known import Known, KnownJudgment
 from hiera_dspy.labels import LabelScheme
+from hiera_dspy.records import Pair
 from hiera_dspy.registry import Entry, Registry, module_doc
 
 # name -> the module that reads that format (its `read` and `looks_like`); sniffing tries them in this order
@@ -87,6 +90,33 @@ def with_texts(j: KnownJudgment, items: Mapping[str, CatalogEntry], queries: Map
     if j.query is None and j.query_id in queries:
         j = replace(j, query=queries[j.query_id])
     return j
+
+
+def apart_from(known: Known, pairs: Iterable[Pair], counts: Counter | dict[str, int],
+               on_overlap: str = "error") -> tuple[Known, tuple[str, ...]]:
+    """(`known` less what it may not hold, the queries of `pairs` in order): a known pair that is also one of
+    `pairs` (the pairs to judge) would leak its label into its own judgment, a DataError naming its line, or with
+    `on_overlap="skip"` dropped and counted (`overlap_skipped`); judgments of queries with no pair are counted
+    (`outside`, `outside_queries`) and kept."""
+    queries: dict[str, None] = {}
+    keys: set[tuple[str, str]] = set()
+    for p in pairs:
+        queries.setdefault(p.query_id)
+        keys.add((p.query_id, p.item_id))
+    overlap = [j for j in known if (j.query_id, j.item_id) in keys]
+    if overlap and on_overlap != "skip":
+        first = overlap[0]
+        raise DataError(f"{where(first.source)}: query {first.query_id!r} item {first.item_id!r} is a known judgment "
+                        f"and a pair to judge ({len(overlap)} such pairs): a judge must never read a pair's own label; "
+                        "remove them from the known judgments, or drop them and count them with "
+                        "--on-known-overlap skip")
+    if overlap:
+        known = known.without(keys)
+        counts["overlap_skipped"] = len(overlap)
+    outside = [q for q in known.by_query if q not in queries]
+    counts["outside_queries"] = len(outside)
+    counts["outside"] = sum(len(known.for_query(q)) for q in outside)
+    return known, tuple(queries)
 
 
 def where(source: str) -> str:

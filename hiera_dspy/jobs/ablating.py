@@ -149,7 +149,7 @@ def ablate(request: AblateRequest) -> Ablation:
                   "(the learned scorer is fitted on train)", file=sys.stderr)
             rows_spec = [row for row in rows_spec if row not in learned]
     pairs = dataset.split(split, request.limit)
-    lms = request.lms.build()
+    lms = request.lms.role_lms()
     dspy.configure(lm=lms.for_role("judge"))
     knowledge = make_knowledge(request.knowledge, dataset)
     ctx = BuildContext(dataset.scheme, lms, knowledge, dataset.splits.get("train", []))

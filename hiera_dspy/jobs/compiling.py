@@ -198,7 +198,7 @@ def compile_judge(request: CompileRequest) -> Compiled:
     dataset = replace(dataset, splits={**dataset.splits,
                                        "train": source.pairs(dataset.splits[source.split], store, runs)})
     train = dataset.split("train", budget.n_train, balanced=True)
-    lms = request.lms.build()  # each role's LM is built on first use: none for a method without LM roles
+    lms = request.lms.role_lms()  # each role's LM is built on first use: none for a method without LM roles
     knowledge = make_knowledge(knowledge_kind, dataset)
     program = build(method, BuildContext(dataset.scheme, lms, knowledge, dataset.splits["train"]), **config)
     learned = not program.predictors() and not program.lm_roles  # no prompt, no LM: scoring dev costs seconds

@@ -16,17 +16,18 @@ from hiera_dspy.engines import Job
 from hiera_dspy.engines import judge as run_engine
 from hiera_dspy.errors import RequestError
 from hiera_dspy.jobs.judging import Replica, SourceLoader, evidence_of, forecast_cost, read_by_judge
-from hiera_dspy.jobs.preparing import begin_run, build_program, load_data, open_store, output_folder, progress_display
+from hiera_dspy.jobs.preparing import build_program, load_data, output_folder, progress_display
 from hiera_dspy.jobs.requests import Judging, LabelRequest
 from hiera_dspy.methods.learning import prepare_fresh
 from hiera_dspy.records import Judgment, Pair
-from hiera_dspy.review import freshness
 from hiera_dspy.review.exports import write_pairs_file
 from hiera_dspy.review.known_evidence import Evidence, hand_over
 from hiera_dspy.review.run import LabellingRun, export
 from hiera_dspy.runs.spec import RunSpec
 from hiera_dspy.runs.tally import Tally
+from hiera_dspy.store import freshness
 from hiera_dspy.store.files import write_atomic
+from hiera_dspy.store.opening import adopt_scheme, begin_run, open_store
 
 
 @dataclass
@@ -54,8 +55,9 @@ def label(request: LabelRequest) -> Labelled:
     split = request.split or dataset.default_split
     out = Path(request.out).resolve()
     labelling = {"kind": "label", "out": str(out), "scheme": dataset.scheme.to_dict()}
+    evidence = evidence_of(request.known, dataset, pairs)
     run = label_pairs(request.judging, dataset, pairs, split, labelling, reuse_export=True,
-                      reload=SourceLoader(request.data), evidence=evidence_of(request.known, dataset, pairs))
+                      reload=SourceLoader(request.data), evidence=evidence)
     if isinstance(run, dict):  # a dry run: the estimate, nothing was sent
         return Labelled(estimate=run)
     if run.fresh is not None:  # a finished run, exported from exactly this input and these rows: nothing to redo
@@ -68,13 +70,15 @@ def label(request: LabelRequest) -> Labelled:
     skipped = dataset.notes.get("skipped_rows") or []
     if skipped:
         summary["skipped_rows"] = len(skipped)
-    if summary["pairs"] == len(run.rows.ids):  # every pair of the split has its row: a later run may reuse this
-        freshness.mark_fresh(run.store, run.run_id, run.signature, summary)
     gold = Tally(list(dataset.scheme.labels)).add_all(run.rows.with_gold())
     metrics = None
     if gold.pairs:
         metrics = gold.metrics() | {"run_id": run.run_id}
         write_atomic(out / "metrics.json", json.dumps(metrics, indent=1))
+    if summary["pairs"] == len(run.rows.ids):  # every pair of the split has its row: a later run may reuse this
+        sig = freshness.signature(run.store, run.run_id, dataset.notes.get("source"), split, request.judging.limit,
+                                  str(out))
+        freshness.mark_fresh(run.store, run.run_id, sig, summary)
     return Labelled(run.run_id, summary, metrics, written, run.rows, run.config.get("method"))
 
 
@@ -109,16 +113,15 @@ def label_pairs(judging: Judging, dataset: Dataset, pairs: Iterable[Pair], split
               may_differ=("limit", "labelling"))
     config = adopt_scheme(store, run_id, labelling["scheme"], pairs)
     source = dataset.notes.get("source")
-    sig = None
-    if reuse_export and not judging.run.retry_errors:
-        sig = freshness.signature(store, run_id, source, split, limit, labelling["out"])
-        on_disk = all((out / name).is_file() for name in ("pairs.jsonl", "labels.jsonl", "qrels.txt"))
-        if on_disk and (summary := freshness.fresh_summary(store, run_id, sig)) is not None:
-            print(f"run {run_id}: every pair is judged and {config['labelling']['out']} is up to date "
-                  "(nothing changed since its last export)", file=sys.stderr)
-            store.release(run_id)
-            return LabellingRun(run_id, store, config, [], sig, summary)
-    count = freshness.pairs_written(store, run_id, source, split, limit, out)
+    fresh = freshness.check(store, run_id, source, split, limit, out,
+                            export=reuse_export and not judging.run.retry_errors)
+    on_disk = all((out / name).is_file() for name in ("pairs.jsonl", "labels.jsonl", "qrels.txt"))
+    if on_disk and fresh.summary is not None:
+        print(f"run {run_id}: every pair is judged and {config['labelling']['out']} is up to date "
+              "(nothing changed since its last export)", file=sys.stderr)
+        store.release(run_id)
+        return LabellingRun(run_id, store, config, [], fresh=fresh.summary)
+    count = fresh.pairs
     if count is None:  # pairs.jsonl is not (known to be) this split's: write it, one pass
         count = write_pairs_file(out / "pairs.jsonl", pairs)
         freshness.mark_pairs(store, run_id, source, split, limit, out, count)
@@ -131,29 +134,7 @@ def label_pairs(judging: Judging, dataset: Dataset, pairs: Iterable[Pair], split
     rows = run_engine(judging.engine, Job(program, pairs, store, run_id, lms, retry_errors=judging.run.retry_errors,
                                           progress=progress_display(judging.run.verbose, lms, program.method),
                                           options=judging.engine_options, factory=recipe))
-    if reuse_export:
-        sig = freshness.signature(store, run_id, source, split, limit, labelling["out"])
-    return LabellingRun(run_id, store, config, rows, sig)
-
-
-def adopt_scheme(store, run_id: str, scheme: dict, pairs: Iterable[Pair]) -> dict:
-    """The run's config. A run whose judgments carry labels its stored scheme lacks (a compiled judge of other grades
-    stopped it before its export, in an earlier version) takes the request's scheme when that one holds them all, and
-    its gold labels are read again from `pairs`, so the run resumes and exports; otherwise a RequestError says what to
-    do."""
-    config = store.run_config(run_id) or {}
-    stored = config.get("labelling", {}).get("scheme") or scheme
-    judged = store.labels(run_id)
-    if judged <= set(stored["labels"]):
-        return config
-    if not judged <= set(scheme["labels"]):
-        raise RequestError(f"run {run_id}: its judgments carry labels {sorted(judged - set(scheme['labels']))} that "
-                           f"the scheme {' < '.join(scheme['labels'])} lacks; label with the judge's own scheme "
-                           "(--scheme or --labels), or start a new run (field `run_id`, flag --run-id)")
-    print(f"run {run_id}: its labels are read in the scheme {' < '.join(scheme['labels'])} (it was started with "
-          f"{' < '.join(stored['labels'])}, which lacks {sorted(judged - set(stored['labels']))})", file=sys.stderr)
-    store.amend_gold(run_id, ((p.id, p.label) for p in pairs))
-    return store.amend_config(run_id, "labelling", {**config["labelling"], "scheme": scheme})
+    return LabellingRun(run_id, store, config, rows)
 
 
 class LabelCounts:

@@ -1,5 +1,5 @@
-"""What every job sets up before it judges, from its request: the data, the store and its run, the method's config,
-the program (a compiled judge or a fresh method) and its progress display. Every failure is a `HieraError` whose
+"""What every job sets up before it judges, from its request: the data, the method's config, the program (a compiled
+judge or a fresh method) and its progress display (the store and its run: `hiera_dspy.store.opening`). Every failure is a `HieraError` whose
 message names the option to change."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import tempfile
 from pathlib import Path
 
 from hiera_dspy import settings
-from hiera_dspy.artifacts.judge_file import load_judge, note_ignored_endpoints, read_artifact
+from hiera_dspy.artifacts.judge_file import note_ignored_endpoints, read_artifact, restore_judge
 from hiera_dspy.data import Dataset, load_dataset
 from hiera_dspy.data.guidelines import read_guidelines
 from hiera_dspy.errors import RequestError
@@ -22,7 +22,8 @@ from hiera_dspy.methods.params import ConfigError, check
 from hiera_dspy.methods.votes import split_name, vote_config, with_votes
 from hiera_dspy.runs.cost import prices_of
 from hiera_dspy.runs.progress import Display
-from hiera_dspy.store.run_store import RunStore, StoreError, StoreWriteFailed
+from hiera_dspy.store.opening import begin_run as begin_run  # the store and its run: hiera_dspy.store.opening
+from hiera_dspy.store.opening import open_store as open_store
 
 
 def load_data(source: DataSource) -> Dataset:
@@ -49,25 +50,6 @@ def skipped_rows(dataset: Dataset) -> int:
 def runs_dir() -> Path:
     """Where runs live: $HIERA_RUNS_DIR, else ./runs (hiera_dspy.settings)."""
     return settings.runs_dir()
-
-
-def open_store(path: str | Path | None = None) -> RunStore:
-    """The run store at `path` (default runs/store.sqlite); a RequestError if it is not one."""
-    try:
-        return RunStore(path or runs_dir() / "store.sqlite")
-    except StoreWriteFailed:
-        raise  # a full or locked disk: exit status 3
-    except StoreError as exc:
-        raise RequestError(f"--store {exc}") from None
-
-
-def begin_run(store: RunStore, run_id: str, identity: dict, wait: bool = False,
-              may_differ: tuple[str, ...] = ()) -> None:
-    """Create or resume the run and take its lease (`wait` waits for another writer); a RequestError otherwise."""
-    try:
-        store.start_run(run_id, identity, may_differ=may_differ, wait=wait)
-    except StoreError as exc:
-        raise RequestError(str(exc)) from None
 
 
 def output_folder(path: str | Path, flag: str = "--out", field: str = "out") -> Path:
@@ -128,21 +110,23 @@ def method_config(method: str, overrides: tuple[str, ...] | list[str] = (), base
 
 
 def build_program(judging: Judging, dataset: Dataset):
-    """(program, lms, knowledge): a loaded artifact (the request's models over its recorded ones) or a fresh method."""
-    knowledge = make_knowledge(judging.knowledge, dataset)
-    train = dataset.splits.get("train", [])
+    """(program, lms, knowledge): a loaded artifact (the request's models over its recorded ones) or a fresh method.
+    Everything the program needs is resolved here, from the request, before the program is built."""
     if judging.judge:
         voting = judge_votes(judging.settings)
         doc = read_artifact(judging.judge)
-        check_judge_scheme(judging.judge, LabelScheme.from_dict(doc["scheme"]), dataset.scheme)
+        scheme = judge_scheme(judging.judge, doc, dataset.scheme)
+    else:
+        config = method_config(judging.method or "", judging.settings)  # a request names a method or a judge
+    knowledge = make_knowledge(judging.knowledge, dataset)
+    train = dataset.splits.get("train", [])
+    if judging.judge:
         note_ignored_endpoints(judging.judge, doc, judging.lms.api_base)
-        lms = judging.lms.build(doc["lms"], doc.get("ensemble"))
-        judge = load_judge(judging.judge, lms=lms, knowledge=knowledge, train=train, doc=doc)
+        lms = judging.lms.role_lms(doc["lms"], doc.get("ensemble"))
+        judge = restore_judge(judging.judge, doc, scheme, lms=lms, knowledge=knowledge, train=train)
         return with_votes(judge, dataset.scheme, voting), lms, knowledge
-    method = judging.method or ""  # a request names a method or a judge
-    lms = judging.lms.build()
-    config = method_config(method, judging.settings)
-    return build(method, BuildContext(dataset.scheme, lms, knowledge, train), **config), lms, knowledge
+    lms = judging.lms.role_lms()
+    return build(judging.method or "", BuildContext(dataset.scheme, lms, knowledge, train), **config), lms, knowledge
 
 
 def judge_votes(settings: tuple[str, ...]) -> dict:
@@ -163,11 +147,12 @@ def judge_votes(settings: tuple[str, ...]) -> dict:
         raise RequestError(str(exc)) from None
 
 
-def check_judge_scheme(judge: str, judges: LabelScheme, data: LabelScheme) -> None:
-    """A RequestError, before any pair is judged, when a compiled judge's grades are not the data's scheme: its
-    labels could not be scored, exported or resumed."""
+def judge_scheme(judge: str, doc: dict, data: LabelScheme) -> LabelScheme:
+    """The label scheme of the compiled judge `doc` (read from `judge`); a RequestError, before any pair is judged,
+    when its grades are not the data's scheme: its labels could not be scored, exported or resumed."""
+    judges = LabelScheme.from_dict(doc["scheme"])
     if tuple(judges.labels) == tuple(data.labels):
-        return
+        return judges
     give = (f"--labels '{','.join(judges.labels)}' (field `labels`)" if judges.name not in SCHEMES
             else f"--scheme {judges.name} (field `scheme`)")
     raise RequestError(f"--judge {judge}: the judge grades {' < '.join(judges.labels)} (scheme {judges.name!r}) but "

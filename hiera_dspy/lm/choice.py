@@ -60,7 +60,9 @@ class LMChoice:
             return {model: LMSpec(model=model, **endpoint) for model in models}
         return {name: LMSpec.from_record(spec, **endpoint) for name, spec in (recorded or {}).items()}
 
-    def build(self, recorded: dict[str, dict] | None = None,
-              recorded_ensemble: dict[str, dict] | None = None) -> RoleLMs:
+    def role_lms(self, recorded: dict[str, dict] | None = None,
+                 recorded_ensemble: dict[str, dict] | None = None) -> RoleLMs:
         """The role LMs (each built on first use) and the ensemble pool, over an artifact's recorded ones."""
         return build_lms(self.specs(recorded), self.ensemble_specs(recorded_ensemble))
+
+    build = role_lms  # the old name, kept for one release (`build` names building a method: hiera_dspy.methods)

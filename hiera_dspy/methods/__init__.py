@@ -101,7 +101,6 @@ def build(name: str, ctx: BuildContext, **config) -> dspy.Module:
     config = {**at, **config}
     METHOD_REGISTRY[name]  # an unknown name: UnknownName listing the registered ones
     info = available()[name]
-    remember_lm_keys(ctx.lms)  # a caller's own LMs: their keys are redacted from errors too
     merged = {**info.defaults, **{k: v for k, v in config.items() if v is not None}}
     # typed keys: a misspelt value is refused, never run as a default
     merged = {key: check(name, key, value) for key, value in merged.items()}
@@ -114,4 +113,6 @@ def build(name: str, ctx: BuildContext, **config) -> dspy.Module:
     program.config = merged
     program.lm_roles = info.lm_roles
     program.scheme = ctx.scheme  # what it judges by (a guideline file's digest names its runs: runs/spec.py)
-    return with_votes(program, ctx.scheme, voting)
+    program = with_votes(program, ctx.scheme, voting)
+    remember_lm_keys(ctx.lms)  # before any call: a caller's own LMs' keys are redacted from errors too
+    return program

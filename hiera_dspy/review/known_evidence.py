@@ -17,7 +17,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from hiera_dspy.data import CatalogEntry, DataError, Dataset
-from hiera_dspy.data.judgment_lists import read_known, where
+from hiera_dspy.data.judgment_lists import apart_from, read_known
 from hiera_dspy.data.known import Known, KnownJudgment, ReadsKnown
 from hiera_dspy.labels import LabelScheme
 from hiera_dspy.records import Pair
@@ -53,8 +53,9 @@ def read_evidence(spec: str, on_overlap: str, dataset: Dataset, pairs: Iterable[
             items.setdefault(p.item_id, CatalogEntry(p.item_id, p.item_title, p.item_text))
             queries.setdefault(p.query_id, p.query)
     counts: Counter = Counter()
-    known = read_known(spec, dataset.scheme, items=items, queries=queries, counts=counts)
-    return checked(known, spec, pairs, counts, on_overlap)
+    known, asked = apart_from(read_known(spec, dataset.scheme, items=items, queries=queries, counts=counts), pairs,
+                              counts, on_overlap)
+    return Evidence(known, spec, asked, dict(counts))
 
 
 def benchmark_evidence(qrels: Mapping[tuple[str, str], int], lines: Mapping[tuple[str, str], int],
@@ -74,25 +75,8 @@ def benchmark_evidence(qrels: Mapping[tuple[str, str], int], lines: Mapping[tupl
 
 def checked(known: Known, source: str, pairs: Iterable[Pair], counts: dict[str, int], on_overlap: str) -> Evidence:
     """`known` checked against the pairs to judge (see the module doc)."""
-    queries: dict[str, None] = {}
-    keys: set[tuple[str, str]] = set()
-    for p in pairs:
-        queries.setdefault(p.query_id)
-        keys.add((p.query_id, p.item_id))
-    overlap = [j for j in known if (j.query_id, j.item_id) in keys]
-    if overlap and on_overlap != "skip":
-        first = overlap[0]
-        raise DataError(f"{where(first.source)}: query {first.query_id!r} item {first.item_id!r} is a known judgment "
-                        f"and a pair to judge ({len(overlap)} such pairs): a judge must never read a pair's own label; "
-                        "remove them from the known judgments, or drop them and count them with "
-                        "--on-known-overlap skip")
-    if overlap:
-        known = known.without(keys)
-        counts["overlap_skipped"] = len(overlap)
-    outside = [q for q in known.by_query if q not in queries]
-    counts["outside_queries"] = len(outside)
-    counts["outside"] = sum(len(known.for_query(q)) for q in outside)
-    return Evidence(known, source, tuple(queries), dict(counts))
+    known, queries = apart_from(known, pairs, counts, on_overlap)
+    return Evidence(known, source, queries, dict(counts))
 
 
 def hand_over(program, evidence: Evidence | None) -> dict | None:

@@ -30,8 +30,7 @@ class LabellingRun:
     store: RunStore
     config: dict
     rows: Sequence[Judgment]
-    signature: dict | None = None  # what an export now would be made from (`freshness`)
-    fresh: dict | None = None  # the summary of an export made from that already: nothing to do
+    fresh: dict | None = None  # the summary of an export made from what it would be made from now: nothing to do
 
 
 # kind -> function(store, run_id, config, records) -> written paths; `records` is an iterator, read once

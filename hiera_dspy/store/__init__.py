@@ -6,4 +6,6 @@
 - `lease`: one writer per run.
 - `idset`: a compact set of pair ids for resuming million-pair runs.
 - `files`: writing output files atomically.
+- `freshness`: whether a labelling run's exported files are up to date (a note in the store), so a rerun costs seconds.
+- `opening`: a job's store and its run, opened for a request (a RequestError naming the option otherwise).
 """

@@ -53,7 +53,7 @@ def test_a_judge_of_other_grades_is_refused_before_any_pair_is_judged(judge, cap
 def test_a_run_judged_under_the_wrong_scheme_resumes_in_the_judges(judge, capsys, monkeypatch):
     before = judged(judge)  # the compile's own dev runs
     with monkeypatch.context() as old:  # an earlier version: no check, every pair judged, then the export crashed
-        old.setattr(preparing, "check_judge_scheme", lambda *args: None)
+        old.setattr(preparing, "judge_scheme", lambda judge, doc, data: preparing.LabelScheme.from_dict(doc["scheme"]))
         with pytest.raises(ValueError):
             console.main(label("--labels", "No,Yes"))
     n = judged(judge) - before

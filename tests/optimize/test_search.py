@@ -36,18 +36,6 @@ def test_search_writes_front_and_compilable_best(patch_make_lm, tmp_path, capsys
     assert metrics["after"]["pairs"] == BUDGETS["smoke"].n_dev
 
 
-def test_knowledge_sources(monkeypatch):
-    class Data:
-        catalog = [object()]
-
-    monkeypatch.delenv("TAVILY_API_KEY", raising=False)
-    assert search.knowledge_sources("auto", Data()) == ["none", "catalog"]
-    assert search.knowledge_sources("none", Data()) == ["none"]
-    monkeypatch.setenv("TAVILY_API_KEY", "x")
-    assert search.knowledge_sources("auto", Data()) == ["none", "catalog", "web"]
-    assert search.knowledge_sources("web", Data()) == ["none", "web"]
-
-
 def test_search_takes_the_shared_run_options():
     args = search.parser().parse_args(["--dataset", "msrd", "--trials", "1", "--store", "s.sqlite", "--wait",
                                        "--max-error-rate", "0.2"])

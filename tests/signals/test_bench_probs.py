@@ -133,11 +133,14 @@ def test_stacked_reads_hieras_final_judge_step_with_label_probabilities():
         build("stacked", ctx, judge="dream")
 
 
+@pytest.mark.slow
 def test_bench_stacked_row_is_the_stacked_method_fitted_on_train(tmp_path, monkeypatch):
     """The bench's "stacked (fitted on train)" row gives the labels `optimize.compile --method stacked` then
     `eval.run --judge ART` give (its --compiled row) on the same dev pairs; after the compile, DSPy's cache (a user's:
     on disk, shared by the two commands) answers every train judgment the bench asks for; best_local.json records a
-    recipe."""
+    recipe. Slow (the 300 train pairs judged twice): the default suite checks the prompts the cache needs byte for
+    byte (`test_eval_run_on_train_sends_the_stacked_methods_train_prompts_byte_for_byte`) and the bench's stacked row
+    fitted on train (`test_three_level_table_fits_on_train_and_records_its_summary`)."""
     monkeypatch.setenv("HIERA_REFERENCE", "none")
     art = tmp_path / "stacked.json"
     with LogprobServer(relevance_answer) as server:

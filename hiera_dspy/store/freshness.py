@@ -13,6 +13,7 @@ written from the same input, split and limit and is unchanged since.
 from __future__ import annotations
 
 import sqlite3
+from dataclasses import dataclass
 from pathlib import Path
 
 from hiera_dspy.store import sqlite
@@ -22,40 +23,52 @@ NOTE = "export"
 PAIRS_NOTE = "pairs"
 
 
+@dataclass(frozen=True)
+class Freshness:
+    """What the store says of a labelling run's outputs now, read in one pass (`check`): `signature`, what an export
+    now would be made from (None without a cheap fingerprint); `summary`, the summary of the last export when it was
+    made from exactly that (nothing to redo); `pairs`, how many pairs OUT/pairs.jsonl has when it was written from
+    this input, split and limit and is unchanged since (None: write it)."""
+
+    signature: dict | None = None
+    summary: dict | None = None
+    pairs: int | None = None
+
+
+def check(store: RunStore, run_id: str, source: dict | None, split: str, limit: int | None, out: Path,
+          export: bool = True) -> Freshness:
+    """The run's `Freshness`: its notes and its last change read from the store once (`export` False: the last
+    export is not looked at, e.g. when errors are judged again)."""
+    key = _pairs_key(source, split, limit, out)
+    if key is None:  # no cheap fingerprint of the input: nothing is known to be up to date
+        return Freshness()
+    decisions = _decisions(store, run_id)
+    rows, last = store.last_change(run_id)
+    exported, written = store.note(run_id, NOTE), store.note(run_id, PAIRS_NOTE)
+    sig = {**key, "rows": rows, "last_row": last, "decisions": decisions}  # as `signature` makes it
+    summary = exported["summary"] if export and exported and exported.get("signature") == sig else None
+    pairs = None
+    if written and written.get("key") == key and (out / "pairs.jsonl").is_file():
+        stat = (out / "pairs.jsonl").stat()
+        pairs = written["count"] if [stat.st_size, stat.st_mtime_ns] == written.get("file") else None
+    return Freshness(sig, summary, pairs)
+
+
 def signature(store: RunStore, run_id: str, source: dict | None, split: str, limit: int | None,
               out: str) -> dict | None:
     """What an export of the run would be made from now; None when the input has no cheap fingerprint."""
     if not source:
         return None
+    decisions = _decisions(store, run_id)
     rows, last = store.last_change(run_id)
     return {"source": source, "split": split, "limit": limit, "out": out, "rows": rows, "last_row": last,
-            "decisions": _decisions(store, run_id)}
-
-
-def fresh_summary(store: RunStore, run_id: str, sig: dict | None) -> dict | None:
-    """The summary of the run's last export if that export was made from `sig` (nothing changed since); else None."""
-    if sig is None:
-        return None
-    note = store.note(run_id, NOTE)
-    return note["summary"] if note and note.get("signature") == sig else None
+            "decisions": decisions}
 
 
 def mark_fresh(store: RunStore, run_id: str, sig: dict | None, summary: dict) -> None:
     """Note that the run's outputs were just exported from `sig`, with this summary."""
     if sig is not None:
         store.set_note(run_id, NOTE, {"signature": sig, "summary": summary})
-
-
-def pairs_written(store: RunStore, run_id: str, source: dict | None, split: str, limit: int | None,
-                  out: Path) -> int | None:
-    """How many pairs OUT/pairs.jsonl has, if it was written from exactly this input, split and limit (a resume
-    then skips rewriting it); None when it must be written."""
-    note = store.note(run_id, PAIRS_NOTE)
-    key = _pairs_key(source, split, limit, out)
-    if key is None or not note or note.get("key") != key or not (out / "pairs.jsonl").is_file():
-        return None
-    stat = (out / "pairs.jsonl").stat()
-    return note["count"] if [stat.st_size, stat.st_mtime_ns] == note.get("file") else None
 
 
 def mark_pairs(store: RunStore, run_id: str, source: dict | None, split: str, limit: int | None, out: Path,
