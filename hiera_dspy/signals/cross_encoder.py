@@ -227,11 +227,8 @@ def fine_tune(pairs: Sequence[Pair], scheme: LabelScheme, *, train_pairs: int = 
     `threads`: torch's threads while it trains (None: its default), e.g. one beside other work on the other core."""
     import torch
 
-    if threads is None:
-        return _fine_tune(pairs, scheme, train_pairs, max_len, lr, batch, seed, base, epochs, precision, progress,
-                          bucketed)
     before = torch.get_num_threads()
-    torch.set_num_threads(threads)
+    torch.set_num_threads(threads or before)
     try:
         return _fine_tune(pairs, scheme, train_pairs, max_len, lr, batch, seed, base, epochs, precision, progress,
                           bucketed)
