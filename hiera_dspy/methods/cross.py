@@ -27,6 +27,7 @@ from __future__ import annotations
 import random
 import sys
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import dspy
@@ -136,7 +137,8 @@ class CrossBlendProgram(Learner, FeedbackJudge, dspy.Module):
         scored by a scorer and a cross-encoder fitted on the other folds; the judge itself then fits on all of
         them), or, unset, the `dev_queries` held-out train queries (the judge fits on the others). `dev` is unused
         (the choice needs pairs neither model saw). ce_max_len="auto" chooses the token budget from the train
-        pairs' lengths (`signals/pair_lengths.py`) and fine-tunes in length-bucketed batches."""
+        pairs' lengths (`signals/pair_lengths.py`) and fine-tunes in length-bucketed batches. The scorer's fit (its
+        features and trees on one core) and the fine-tuning (torch on one thread) run side by side."""
         from hiera_dspy.signals.cross_encoder import fine_tune
 
         pairs = [p for p in (train or self.train) if p.label in self.scheme.labels]
@@ -148,8 +150,10 @@ class CrossBlendProgram(Learner, FeedbackJudge, dspy.Module):
             check = random.Random(self.seed).sample(pairs, min(CHECK_PAIRS, len(pairs)))
         else:
             fit, check = dev_split(pairs, labels, self.dev_queries, self.seed)
-        self.scorer_state.fit(fit)
-        self.encoder = fine_tune(fit, self.scheme, **options)
+        with ThreadPoolExecutor(max_workers=1) as beside:  # the two fits side by side, one core each
+            tuning = beside.submit(fine_tune, fit, self.scheme, threads=1, **options)
+            self.scorer_state.fit(fit)
+            self.encoder = tuning.result()
         check_triples = [(p.query, p.item_title, p.item_text) for p in check]
         if self.encoder.accelerate(check_triples) is not None:  # ONNX Runtime from here on
             self.encoder.use_path("fp32", self.encoder.max_len)  # the blend is chosen on the reference path

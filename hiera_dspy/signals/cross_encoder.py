@@ -213,7 +213,8 @@ def balanced_sample(pairs: Sequence[Pair], scheme: LabelScheme, n: int, rng: ran
 
 def fine_tune(pairs: Sequence[Pair], scheme: LabelScheme, *, train_pairs: int = 12000, max_len: int = 128,
               lr: float = 5e-5, batch: int = 32, seed: int = 0, base: str | None = None, epochs: int = 1,
-              precision: str = "auto", progress: bool = True, bucketed: bool = False) -> CrossEncoder:
+              precision: str = "auto", progress: bool = True, bucketed: bool = False,
+              threads: int | None = None) -> CrossEncoder:
     """Fine-tune `base` (default: the bundled all-MiniLM-L6-v2) on up to `train_pairs` of `pairs`, an equal share of
     each label (`balanced_sample`; two labels: half relevant, half not): `epochs` passes (each after the first in a
     new seeded order), AdamW (weight decay 0.01) with 6%
@@ -222,7 +223,21 @@ def fine_tune(pairs: Sequence[Pair], scheme: LabelScheme, *, train_pairs: int = 
     bf16 autocast ("bf16"; "auto": where the CPU computes bf16, `cpu.has_bf16`) or fp32 ("fp32"); the loss, the
     gradients' accumulation and AdamW stay fp32, and the saved weights are fp32 either way. `bucketed`: each epoch's
     batches group pairs of similar token length (`batching.length_bucketed_batches`, seeded, the batches shuffled):
-    free text of varied length pads far less (TREC passages at 160 tokens); off, the batches are the sample's order."""
+    free text of varied length pads far less (TREC passages at 160 tokens); off, the batches are the sample's order.
+    `threads`: torch's threads while it trains (None: its default), e.g. one beside other work on the other core."""
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(threads or before)
+    try:
+        return _fine_tune(pairs, scheme, train_pairs, max_len, lr, batch, seed, base, epochs, precision, progress,
+                          bucketed)
+    finally:
+        torch.set_num_threads(before)
+
+
+def _fine_tune(pairs, scheme, train_pairs, max_len, lr, batch, seed, base, epochs, precision, progress,
+               bucketed) -> CrossEncoder:
     import torch
     from transformers import AutoModelForSequenceClassification, AutoTokenizer, get_linear_schedule_with_warmup
 

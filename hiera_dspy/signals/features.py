@@ -61,8 +61,10 @@ def tokenize(text: str) -> list[str]:
 
 @functools.lru_cache(maxsize=32768)  # a train split of 100,000 pairs repeats each item ~12 times, each query ~24
 def _tokens(text: str) -> tuple[str, ...]:
-    text = unicodedata.normalize("NFKD", text)
-    text = "".join(ch for ch in text if not unicodedata.combining(ch)).lower()
+    if not text.isascii():  # ASCII has no accent to fold
+        text = unicodedata.normalize("NFKD", text)
+        text = "".join(ch for ch in text if not unicodedata.combining(ch))
+    text = text.lower()
     text = _APOSTROPHE.sub("", _POSSESSIVE.sub("", text))
     return tuple(_TOKEN.findall(text))
 
@@ -291,10 +293,19 @@ class FeatureExtractor:
         self.lexical.fit((title, text) for _query, title, text in screened(items))
         return self
 
+    def fit_transform(self, triples: Sequence[tuple[str, str, str]]) -> np.ndarray:
+        """`fit(triples)`, then `transform(triples)`, each item screened once."""
+        clean = screened(triples)
+        self.lexical.fit((title, text) for _query, title, text in clean)
+        return self._rows(clean)
+
     def transform(self, triples: Sequence[tuple[str, str, str]]) -> np.ndarray:
         """A (len(triples), len(feature_names)) float64 matrix for (query, item_title, item_text) triples. Items are
         screened first (`screened`): features are computed on what the item says, not on stuffing or orders."""
-        triples = screened(triples)
+        return self._rows(screened(triples))
+
+    def _rows(self, triples: list[tuple[str, str, str]]) -> np.ndarray:
+        """`transform`'s matrix of triples already screened."""
         rows = np.array([self.lexical.features(q, t, x) for q, t, x in triples], dtype=np.float64)
         rows = rows.reshape(len(triples), len(LEXICAL_FEATURES))
         if self.embedder is None:

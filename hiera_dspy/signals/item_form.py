@@ -70,6 +70,7 @@ def field_lines(text: str) -> tuple[dict[str, str], list[str]]:
     return fields, rest
 
 
+@functools.lru_cache(maxsize=65536)  # an item is read for many queries
 def canonical_item(title: str | None, text: str | None, loose: bool = True) -> tuple[str, str]:
     """(title, text) in the canonical form (module doc): typography folded, known fields relabelled and reordered;
     `loose=False`: an item with known fields keeps only them."""
@@ -90,7 +91,7 @@ def loose_lines_matter(items) -> bool:
     """Whether the (title, text) items say that lines outside the known fields matter: False when every item with a
     text has known fields and no other line (a catalog in the MSRD form, where a line added later is not part of
     what the items were judged on), True otherwise."""
-    for _title, text in items:
+    for text in dict.fromkeys(text for _title, text in items):  # each distinct text once
         if text:
             fields, rest = field_lines(fold(text))
             if rest or not fields:

@@ -111,13 +111,17 @@ class RelevanceScorer:
             self.C, self.C_losses = choose_C(self._fit_with_C, pairs, self.C_grid, seed=self.random_state)
         if self.item_form != "raw":
             self.item_form = fitted_form(pairs)
-        if rows is None or not self.features.lexical.fitted:
-            self.features.fit(self._triples(pairs))
+        triples = self._triples(pairs)
+        base = None
+        if rows is None:  # the extractor's columns, each item screened once for the idf table and the rows
+            base = self.features.fit_transform(triples)
+        elif not self.features.lexical.fitted:
+            self.features.fit(triples)
         y = np.array([self.scheme.labels.index(label) for label in labels])
         if uses_prior(self.feature_set):  # leave-query-out while the train rows are built (item_prior.py)
             self.prior = ItemPrior().fit([_triple(p) for p in pairs], y / max(1, len(self.scheme.labels) - 1),
                                          [p.item_id for p in pairs])
-        x = self._matrix(pairs) if rows is None else np.asarray(rows, dtype=np.float64)
+        x = self._matrix(pairs, triples, base) if rows is None else np.asarray(rows, dtype=np.float64)
         if x.shape[0] != len(pairs):
             raise HieraError(f"rows has {x.shape[0]} rows for {len(pairs)} pairs")
         if self.prior is not None:
@@ -170,10 +174,12 @@ class RelevanceScorer:
                                 model=self.model)
         return other.fit(pairs)
 
-    def _matrix(self, pairs: Sequence[Pair]) -> np.ndarray:
-        """The feature rows of `pairs`: the extractor's, then the interactions when `features="interactions"`."""
-        triples = self._triples(pairs)
-        x = self.features.transform(triples)
+    def _matrix(self, pairs: Sequence[Pair], triples: list[tuple[str, str, str]] | None = None,
+                base: np.ndarray | None = None) -> np.ndarray:
+        """The feature rows of `pairs`: the extractor's (`base`, when computed already from `triples`, the pairs in
+        this scorer's item form), then the blocks of the feature set."""
+        triples = self._triples(pairs) if triples is None else triples
+        x = self.features.transform(triples) if base is None else base
         if triples and FEATURE_SETS[self.feature_set]:
             x = np.hstack([x, *extra_features(self, self.feature_set, triples, [p.item_id for p in pairs])])
         return x

@@ -46,7 +46,7 @@ def screen_field(text: str | None, query: str | None = None, title_names_query: 
     return collapse_whitespace(destuffed.text), filter_flags | destuffed.flags
 
 
-@lru_cache(maxsize=16384)
+@lru_cache(maxsize=65536)
 def _query_free(text: str) -> tuple[str, str, frozenset[str]]:
     """The query-independent part of the screen, remembered (an item is judged for many queries): the normalised
     text, the text after the sentence filters, and the flags of both."""

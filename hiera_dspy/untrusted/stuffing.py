@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from functools import lru_cache
 from typing import NamedTuple
 
 STOPWORDS = frozenset((
@@ -78,8 +79,10 @@ class Destuffed(NamedTuple):
 
 def words(text: str) -> list[str]:
     """Lower-cased words, accents folded (as the learned scorer tokenizes)."""
-    text = unicodedata.normalize("NFKD", text)
-    return _WORD.findall("".join(ch for ch in text if not unicodedata.combining(ch)).lower().replace("'", ""))
+    if not text.isascii():  # ASCII has no accent to fold (NFKD leaves it as it is): most catalog text
+        text = unicodedata.normalize("NFKD", text)
+        text = "".join(ch for ch in text if not unicodedata.combining(ch))
+    return _WORD.findall(text.lower().replace("'", ""))
 
 
 def query_terms(query: str) -> list[str]:
@@ -218,6 +221,18 @@ def destuff(text: str, query: str | None = None, title_names_query: bool = False
     """`text` without hidden content, repetition, keyword lists and (with `query`) query echoes; see the module doc.
     `title_names_query`: the item's title repeats the query, so its list fields (tags) naming it are its own;
     `title`, the item's title: free-text lines that repeat it are repetition."""
+    text, flags = _query_free(text, title)
+    if query:
+        text, echoed = _drop_echoes(text, query_terms(query), lists=not title_names_query)
+        if echoed:
+            flags |= {"query-echo"}
+    return Destuffed(text, flags)
+
+
+@lru_cache(maxsize=65536)
+def _query_free(text: str, title: str) -> tuple[str, frozenset[str]]:
+    """The rules that do not read the query (hidden content, repetition, keyword lists), remembered: an item is
+    judged for many queries (the MSRD pool: ~11 each)."""
     flags = set()
     text, hidden = _unhide(text)
     if hidden:
@@ -229,8 +244,4 @@ def destuff(text: str, query: str | None = None, title_names_query: bool = False
     text, listed = _drop_keyword_lists(text)
     if listed:
         flags.add("keyword-list")
-    if query:
-        text, echoed = _drop_echoes(text, query_terms(query), lists=not title_names_query)
-        if echoed:
-            flags.add("query-echo")
-    return Destuffed(text, frozenset(flags))
+    return text, frozenset(flags)

@@ -333,3 +333,15 @@ def test_the_token_budget_keeps_64_for_field_layout_items_and_reads_most_free_te
     choice = choose_max_len(passages, tok)
     assert choice["max_len"] == 128 and choice["truncated"] == 0.0
     assert choice["truncated_share"]["64"] > 0.5 and set(choice["percentiles"]) == {"50", "90", "95", "99"}
+
+
+def test_fine_tuning_on_one_thread_gives_torch_its_threads_back(tiny_base, monkeypatch):
+    """threads=1 (ce-blend's fine-tuning beside the scorer's fit) trains on one torch thread and restores the count."""
+    import torch
+
+    import hiera_dspy.signals.cross_encoder as ce
+
+    seen, real, before = [], ce._fine_tune, torch.get_num_threads()
+    monkeypatch.setattr(ce, "_fine_tune", lambda *args: seen.append(torch.get_num_threads()) or real(*args))
+    ce.fine_tune(_pairs(24), get_scheme("msrd"), train_pairs=64, max_len=16, progress=False, threads=1)
+    assert seen == [1] and torch.get_num_threads() == before
