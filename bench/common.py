@@ -22,7 +22,7 @@ import numpy as np
 from hiera_dspy.data.msrd_pool import pool_item_text
 from hiera_dspy.data.msrd_sample import CATALOG_FIELDS
 from hiera_dspy.metrics.classification import bootstrap_ci, classification_metrics
-from hiera_dspy.metrics.format import number
+from hiera_dspy.metrics.numbers import number
 from hiera_dspy.metrics.significance import mcnemar
 from hiera_dspy.records import Pair
 

@@ -36,7 +36,7 @@ from bench.common import OUT, POOL_OPTIONS, fresh_pairs, heldout_pairs, mcnemar_
 from hiera_dspy.data import load_dataset
 from hiera_dspy.methods import BuildContext, build
 from hiera_dspy.methods.cross import WEIGHTS, blend_labels, choose_blend
-from hiera_dspy.metrics.format import number, with_ci
+from hiera_dspy.metrics.numbers import number, with_ci
 from hiera_dspy.metrics.significance import mcnemar
 from hiera_dspy.signals.cross_encoder import fine_tune
 

@@ -38,7 +38,7 @@ import numpy as np
 from bench.common import heldout_split
 from hiera_dspy.data import load_dataset
 from hiera_dspy.metrics.classification import bootstrap_ci, classification_metrics
-from hiera_dspy.metrics.format import number, with_ci
+from hiera_dspy.metrics.numbers import number, with_ci
 from hiera_dspy.metrics.significance import mcnemar
 from hiera_dspy.records import Pair
 from hiera_dspy.review.gold import with_decisions

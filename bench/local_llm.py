@@ -27,7 +27,7 @@ import numpy as np
 from bench.common import expected_calibration_error
 from eval import run as eval_run
 from hiera_dspy.jobs.preparing import open_store
-from hiera_dspy.metrics.format import number
+from hiera_dspy.metrics.numbers import number
 from hiera_dspy.review.confidence import confidence
 from optimize import compile as compile_cli
 

@@ -38,7 +38,7 @@ from pathlib import Path
 
 import numpy as np
 
-from hiera_dspy.metrics.format import with_ci
+from hiera_dspy.metrics.numbers import with_ci
 from hiera_dspy.signals.cpu import cpu_model, speed_flags
 
 OUT = Path("bench/results")

@@ -58,7 +58,7 @@ from hiera_dspy.data.trec import RunLine, read_corpus, read_qrels, read_topics
 from hiera_dspy.labels import LabelScheme, get_scheme
 from hiera_dspy.methods.cross import blend_labels, choose_blend
 from hiera_dspy.methods.grades import distributions, expected_grade
-from hiera_dspy.metrics.format import number
+from hiera_dspy.metrics.numbers import number
 from hiera_dspy.records import Pair
 from hiera_dspy.signals.pair_lengths import choose_max_len, pair_lengths
 

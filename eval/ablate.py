@@ -34,7 +34,7 @@ from hiera_dspy.cli.options import (
 )
 from hiera_dspy.cli.requests import data_source, dry_run_of, run_options
 from hiera_dspy.jobs.ablating import GRIDS, AblateRequest, ablate, cell_run_id, family_of, lm_calls_by_role, variants
-from hiera_dspy.metrics.format import number
+from hiera_dspy.metrics.numbers import number
 from hiera_dspy.runs.cost import format_forecast, format_total
 
 __all__ = ["main", "parser", "GRIDS", "variants", "cell_run_id", "family_of", "lm_calls_by_role", "print_table"]

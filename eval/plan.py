@@ -22,7 +22,7 @@ from hiera_dspy.api import PlanRequest, plan
 from hiera_dspy.cli.options import cli_main
 from hiera_dspy.conclude.calibration import line as calibration_line
 from hiera_dspy.conclude.sample_size import STRATIFY, first_sample
-from hiera_dspy.metrics.format import with_ci
+from hiera_dspy.metrics.numbers import with_ci
 
 
 def parser() -> argparse.ArgumentParser:

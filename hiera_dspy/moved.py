@@ -42,6 +42,10 @@ MOVED: dict[str, str] = {
     "hiera_dspy.conclude.plan": "hiera_dspy.conclude.sample_size",
     # what the run store notes of a labelling run's exports sits beside the store (the labelling walk stays low)
     "hiera_dspy.review.freshness": "hiera_dspy.store.freshness",
+    # an LM call's sample of a vote is not the paper's sampling protocol (`data.sampling`)
+    "hiera_dspy.lm.sampling": "hiera_dspy.lm.vote_samples",
+    # how a number is printed is not an artifact's format (`artifacts.format`)
+    "hiera_dspy.metrics.format": "hiera_dspy.metrics.numbers",
     "eval.errors": "eval.mistakes",  # `python -m eval.errors` runs too (the loader hands runpy the code)
     "signatures.errors": "signatures.mistakes",
 }

@@ -15,7 +15,7 @@ from contextlib import contextmanager
 
 import dspy
 
-from hiera_dspy.lm import sampling
+from hiera_dspy.lm import vote_samples
 
 _provisional: contextvars.ContextVar["dict | None"] = contextvars.ContextVar("hiera_memo_provisional", default=None)
 
@@ -55,7 +55,7 @@ class Memo:
 
     def get_or_compute(self, key, compute: Callable[[], dict]) -> tuple[dict, bool]:
         """The value under `key` and whether it was reused; computes it once (threads on one key wait for it). Within a
-        vote's sample the key is the sample's own (`hiera_dspy.lm.sampling.memo_key`)."""
+        vote's sample the key is the sample's own (`hiera_dspy.lm.vote_samples.memo_key`)."""
         key = _per_sample(key)
         scratch = _provisional.get()
         if scratch is not None:  # the batch engine's replay: keep it aside until the pair finishes
@@ -108,7 +108,7 @@ class Memo:
 
 def _per_sample(key):
     """`key` within the current vote's sample (unchanged outside one)."""
-    sample = sampling.memo_key()
+    sample = vote_samples.memo_key()
     return key if sample is None else (key, sample)
 
 

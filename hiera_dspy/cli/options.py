@@ -16,7 +16,7 @@ from hiera_dspy.jobs.preparing import method_config
 from hiera_dspy.jobs.preparing import runs_dir as runs_dir  # where runs live: every command and bench names it here
 from hiera_dspy.labels import SCHEME_REGISTRY
 from hiera_dspy.lm.secrets import redact_output
-from hiera_dspy.metrics.format import number
+from hiera_dspy.metrics.numbers import number
 from hiera_dspy.review.known_evidence import OVERLAP
 from hiera_dspy.store.run_store import RunStore, StoreError, validate_run_id
 

@@ -11,7 +11,7 @@ Pure: the dict of `hiera_dspy.conclude.holes.conclusions` in, lines of text out.
 from __future__ import annotations
 
 from hiera_dspy.conclude import calibration
-from hiera_dspy.metrics.format import number, with_ci
+from hiera_dspy.metrics.numbers import number, with_ci
 
 
 def sample_lines(s: dict | None) -> list[str]:

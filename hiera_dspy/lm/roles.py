@@ -245,7 +245,7 @@ def make_lm(spec: LMSpec, role: str = "judge") -> dspy.BaseLM:
         lm.preferred_adapter = "json"  # llama.cpp constrains JSON output to the schema: no format breakage
         lm.retry_parse_errors = False  # in-process at temperature 0: re-asking repeats the answer; salvage instead
         lm.hiera_profile = LOCAL.name  # its prompts carry the local profile's length caps
-        lm.fixed_seed = True  # llama.cpp samples from a fixed seed: each sample of a vote asks its own (lm.sampling)
+        lm.fixed_seed = True  # llama.cpp samples from a fixed seed: each sample of a vote asks its own (lm.vote_samples)
         return lm
     kwargs: dict = dict(spec.extra)
     if spec.api_base:

@@ -18,7 +18,7 @@ from dspy.utils.exceptions import AdapterParseError
 
 from hiera_dspy.labels import LabelScheme
 from hiera_dspy.lm import cache as lm_cache
-from hiera_dspy.lm import ledger, sampling
+from hiera_dspy.lm import ledger, vote_samples
 from hiera_dspy.lm.retry import retrying_adapter
 from hiera_dspy.lm.roles import RoleLMs
 from hiera_dspy.lm.salvage import salvage
@@ -46,9 +46,9 @@ class _StepTracker:
 @contextmanager
 def step(name: str, role: str, lm: dspy.BaseLM | None):
     """Run one agent step with the role's LM, recording its cost into the current ledger (if any). Within a vote's
-    sample (`hiera_dspy.lm.sampling`), the LM is that sample's copy: its temperature, its own rollout id."""
+    sample (`hiera_dspy.lm.vote_samples`), the LM is that sample's copy: its temperature, its own rollout id."""
     lm_cache.install()
-    lm = sampling.sampled(lm) if lm is not None else None
+    lm = vote_samples.sampled(lm) if lm is not None else None
     record = Step(name=name, role=role)
     overrides: dict[str, Any] = {"usage_tracker": _StepTracker(record)}
     if lm is not None:

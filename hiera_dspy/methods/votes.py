@@ -2,7 +2,7 @@
 
 `build("thomas", ctx, samples=5, temperature=0.7)` (or the name `thomas@5`, as eval.ablate's grids write it; the
 flags `--samples 5 --temperature 0.7`) wraps the method's program in `Votes`. Each sample is the whole judgment of the
-wrapped program under `hiera_dspy.lm.sampling.sample(i, temperature)`: every LM call of sample i is a distinct
+wrapped program under `hiera_dspy.lm.vote_samples.sample(i, temperature)`: every LM call of sample i is a distinct
 request (its own rollout id, and its own seed on the embedded model), so the response cache never answers one
 sample for another, and a resumed run finds each finished sample in the cache, booked at its cost.
 
@@ -33,7 +33,7 @@ import dspy
 
 from hiera_dspy.errors import HieraError
 from hiera_dspy.labels import LabelScheme
-from hiera_dspy.lm import sampling
+from hiera_dspy.lm import vote_samples
 from hiera_dspy.methods.learning import Learner, learned_state, prepare
 
 DEFAULT_TEMPERATURE = 0.3  # N > 1 samples with no --temperature (at 0 they would be one answer N times; on the
@@ -115,14 +115,14 @@ class Votes(Learner, dspy.Module):
         """Judge the pair `samples` times, one after the other, and vote."""
         outs = []
         for i in range(self.samples):
-            with sampling.sample(i, self.temperature):
+            with vote_samples.sample(i, self.temperature):
                 outs.append(self.sampled(query=query, item_title=item_title, item_text=item_text))
         return self._vote(outs)
 
     async def aforward(self, query: str, item_title: str, item_text: str) -> dspy.Prediction:
         """The samples at once (each task in its own sample), then the vote."""
         async def one(i: int) -> dspy.Prediction:
-            with sampling.sample(i, self.temperature):
+            with vote_samples.sample(i, self.temperature):
                 return await self.sampled.acall(query=query, item_title=item_title, item_text=item_text)
 
         return self._vote(list(await asyncio.gather(*(one(i) for i in range(self.samples)))))

@@ -16,7 +16,7 @@ import sys
 
 from hiera_dspy import settings
 from hiera_dspy.metrics.classification import bootstrap_ci, bootstrap_cis, classification_metrics, final_label
-from hiera_dspy.metrics.format import with_ci
+from hiera_dspy.metrics.numbers import with_ci
 from hiera_dspy.metrics.significance import mcnemar
 
 

@@ -16,7 +16,7 @@ from hiera_dspy.data.trec_stream import RunFile
 from hiera_dspy.errors import RequestError
 from hiera_dspy.labels import LabelScheme
 from hiera_dspy.metrics.classification import classification_metrics
-from hiera_dspy.metrics.format import number
+from hiera_dspy.metrics.numbers import number
 from hiera_dspy.records import Pair
 from hiera_dspy.review.exports import qrels_of, write_jsonl
 from hiera_dspy.review.holes_conclusions import conclude

@@ -10,7 +10,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from hiera_dspy.metrics.classification import bootstrap_ci, bootstrap_cis, classification_metrics, cost_columns
-from hiera_dspy.metrics.format import number, with_ci
+from hiera_dspy.metrics.numbers import number, with_ci
 from hiera_dspy.metrics.significance import bonferroni, mcnemar
 from hiera_dspy.records import as_judgment
 

@@ -1,6 +1,6 @@
-"""hiera_dspy.metrics.format: the one formatter every summary line, report table and bench row prints numbers with."""
+"""hiera_dspy.metrics.numbers: the one formatter every summary line, report table and bench row prints numbers with."""
 
-from hiera_dspy.metrics.format import number, with_ci
+from hiera_dspy.metrics.numbers import number, with_ci
 
 
 def test_a_number_by_spec_or_the_missing_mark():
