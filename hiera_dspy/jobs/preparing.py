@@ -130,11 +130,11 @@ def build_program(judging: Judging, dataset: Dataset):
 
 
 def judge_votes(settings: tuple[str, ...]) -> dict:
-    """The vote (samples, temperature) a compiled --judge is run with: the only settings it takes."""
+    """The vote (samples, temperature, anchored) a compiled --judge is run with: the only settings it takes."""
     values: dict = {}
     for setting in settings:
         key, _, text = setting.partition("=")
-        if key.strip() not in ("samples", "temperature"):
+        if key.strip() not in ("samples", "temperature", "anchored"):
             raise RequestError("--set changes an uncompiled --method; a compiled --judge keeps its config "
                                "(compile again with optimize.compile --set ...); it takes --samples and --temperature")
         try:
@@ -142,7 +142,7 @@ def judge_votes(settings: tuple[str, ...]) -> dict:
         except (ConfigError, json.JSONDecodeError) as exc:
             raise RequestError(f"--{key.strip()} {text}: {exc}") from None
     try:
-        return vote_config(values.get("samples"), values.get("temperature"))
+        return vote_config(values.get("samples"), values.get("temperature"), values.get("anchored"))
     except ValueError as exc:
         raise RequestError(str(exc)) from None
 

@@ -8,6 +8,9 @@ under its own key: a run killed mid-way and resumed finds each finished sample i
 (a hit is booked at its cost, `hiera_dspy.lm.cache`). Sample 0 keeps the LM's own rollout id (an endpoint's
 partition, `roles.endpoint_cache_id`); sample i adds i to it.
 
+An `own` sample (the first of an anchored vote, `methods.votes`) is sent as the LM itself sends it, at the LM's own
+temperature: the very request of a one-sample run, so it is that run's answer (and its cache entry).
+
 An LM that samples from a fixed seed (the embedded llama.cpp model, `fixed_seed`) gets seed i as well: the same
 prompt at the same seed would give the same tokens whatever the rollout id. Hosted providers sample freely; their
 requests carry no seed (not every provider takes one).
@@ -30,19 +33,21 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class Sample:
-    """Which sample of a judgment is being judged (0-based) and at what temperature."""
+    """Which sample of a judgment is being judged (0-based) and at what temperature (`own`: the LM's own request)."""
 
     index: int
     temperature: float
+    own: bool = False
 
 
 _current: ContextVar[Sample | None] = ContextVar("hiera_sample", default=None)
 
 
 @contextmanager
-def sample(index: int, temperature: float) -> Iterator[Sample]:
-    """Within the block (this thread or task), LM calls are sample `index` at `temperature`."""
-    token = _current.set(Sample(index, temperature))
+def sample(index: int, temperature: float, own: bool = False) -> Iterator[Sample]:
+    """Within the block (this thread or task), LM calls are sample `index` at `temperature` (`own`: as the LM itself
+    sends them, its own temperature and rollout id)."""
+    token = _current.set(Sample(index, temperature, own))
     try:
         yield _current.get()  # type: ignore[misc]
     finally:
@@ -60,7 +65,7 @@ def sampled(lm: dspy.BaseLM) -> dspy.BaseLM:
     re-checking client settings against the engine: a dry run's counting engine is swapped in on the LM itself). A
     copy is made per call, so an engine swapped in later is the one used."""
     now = _current.get()
-    if now is None or not isinstance(getattr(lm, "kwargs", None), dict):
+    if now is None or now.own or not isinstance(getattr(lm, "kwargs", None), dict):
         return lm
     base = lm.kwargs.get("rollout_id") or 0
     changes: dict = {"temperature": now.temperature, "rollout_id": base + now.index}
@@ -73,6 +78,7 @@ def sampled(lm: dspy.BaseLM) -> dspy.BaseLM:
 
 
 def memo_key() -> tuple | None:
-    """What keeps a memoised analysis to its own sample: (index, temperature), or None outside a sample."""
+    """What keeps a memoised analysis to its own sample: (index, temperature), or None outside a sample and in an
+    `own` sample (it is the plain judgment's)."""
     now = _current.get()
-    return None if now is None else (now.index, now.temperature)
+    return None if now is None or now.own else (now.index, now.temperature)

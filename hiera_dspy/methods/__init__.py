@@ -51,7 +51,7 @@ class MethodInfo:
 METHODS: dict[str, MethodInfo] = {}
 
 
-VOTE_KEYS = ("samples", "temperature")  # every method that generates text takes them (methods/votes.py)
+VOTE_KEYS = ("samples", "temperature", "anchored")  # every method that generates text takes them (methods/votes.py)
 
 
 def register(name: str, doc: str, family: str = "hiera", options: tuple[str, ...] = (),
@@ -105,7 +105,7 @@ def build(name: str, ctx: BuildContext, **config) -> dspy.Module:
     # typed keys: a misspelt value is refused, never run as a default
     merged = {key: check(name, key, value) for key, value in merged.items()}
     try:
-        voting = vote_config(merged.pop("samples", None), merged.pop("temperature", None))
+        voting = vote_config(merged.pop("samples", None), merged.pop("temperature", None), merged.pop("anchored", None))
     except ValueError as exc:
         raise ConfigError(f"{name}: {exc}") from None
     program = info.builder(ctx, **merged)

@@ -157,7 +157,9 @@ PARAMS: dict[str, Param] = {
     "samples": Param(int, "judge each pair N times (distinct requests) and take the median vote; the votes' shares "
                      "are the judgment's distribution", low=1, high=100),
     "temperature": Param(float, "the LMs' sampling temperature for this method's calls (N > 1 samples without one: "
-                         "0.7)", low=0.0, high=2.0, nullable=True),
+                         "0.3)", low=0.0, high=2.0, nullable=True),
+    "anchored": Param(bool, "N > 1 samples: the first is the LM's own answer (its own temperature), the others at "
+                      "`temperature` (false: all at `temperature`)", nullable=True),
     # the LLM probe (methods/probe.py)
     "probe_C": Param(float, "inverse regularisation strength of the probe's logistic regression", low=1e-6),
     "text_chars": Param(int, "characters of item text in the probe's prompt", low=0),

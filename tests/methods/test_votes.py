@@ -66,7 +66,8 @@ def test_each_sample_is_a_distinct_request_even_with_the_cache_on(cached):
     assert lm.engine.calls == 5 and ledger.calls == 5  # five requests reached the engine: none answered by another
     assert prediction.votes == ["Relevant", "Irrelevant", "Relevant", "Relevant", "Irrelevant"]
     assert prediction.label == "Relevant" and prediction.samples == 5
-    assert {config.temperature for config in sent} == {DEFAULT_TEMPERATURE}
+    # anchored: the first sample is the LM's own request (its own temperature), the others at the vote's
+    assert [config.temperature for config in sent] == [None] + [DEFAULT_TEMPERATURE] * 4
     assert {config.seed for config in sent} == {None}  # a hosted model samples freely: no seed is sent
     again, ledger = judge(program)  # the same pair again: every sample from the cache, each booked at its cost
     assert lm.engine.calls == 5 and again.votes == prediction.votes
@@ -86,7 +87,18 @@ def test_a_seeded_lm_gets_a_seed_per_sample():
     lm.fixed_seed = True  # as the embedded llama.cpp model is
     sent = recording(lm)
     judge(build("zero-shot", ctx, samples=3))
-    assert [config.seed for config in sent] == [0, 1, 2]
+    assert [config.seed for config in sent] == [None, 1, 2]  # the first is the LM's own request
+
+
+def test_the_first_sample_is_the_one_sample_answer_from_the_cache(cached):
+    ctx, lm = make_ctx("msrd", {"label": cycling("Irrelevant", "Relevant", "Relevant", "Irrelevant", "Relevant")})
+    lm.cache = True
+    one, _ = judge(build("zero-shot", ctx))
+    five, ledger = judge(build("zero-shot", ctx, samples=5))
+    assert one.label == "Irrelevant" and five.votes[0] == "Irrelevant"  # the one-sample answer is the first vote
+    assert lm.engine.calls == 5 and sum(s.cached_calls for s in ledger.steps) == 1  # four more requests were paid
+    assert five.votes == ["Irrelevant", "Relevant", "Relevant", "Irrelevant", "Relevant"] and five.label == "Relevant"
+    assert five.anchored is True
 
 
 def test_the_vote_shares_are_the_confidence_the_queue_and_conclusions_read():
@@ -127,7 +139,7 @@ def test_n_and_the_temperature_name_the_run():
     assert len({plain, run_id(samples=5), run_id(samples=5, temperature=1.0), run_id(samples=3),
                 run_id(temperature=0.3)}) == 5
     assert build("thomas", ctx, samples=5).config == {"with_knowledge": False, "k": None, "samples": 5,
-                                                      "temperature": DEFAULT_TEMPERATURE}
+                                                      "temperature": DEFAULT_TEMPERATURE, "anchored": True}
     with pytest.raises(ConfigError, match="temperature 0"):
         build("thomas", ctx, samples=5, temperature=0)
 
@@ -167,7 +179,7 @@ def test_optimizers_see_the_wrapped_prompts_and_a_compiled_judge_votes(tmp_path)
 def test_the_judge_flags_refuse_other_settings():
     from hiera_dspy.jobs.preparing import judge_votes
 
-    assert judge_votes(("samples=5",)) == {"samples": 5, "temperature": DEFAULT_TEMPERATURE}
+    assert judge_votes(("samples=5",)) == {"samples": 5, "temperature": DEFAULT_TEMPERATURE, "anchored": True}
     assert judge_votes(()) == {}
     with pytest.raises(HieraError, match="takes --samples and --temperature"):
         judge_votes(("delegation=never",))
