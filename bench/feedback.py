@@ -32,6 +32,16 @@ against the full qrels, and the mean |nDCG@10 error|; fit time (compile with the
 pair (prefetch + forward through the product's judge on the fold's holes, with and without known judgments, the
 late-interaction features read from a table: the pass itself is timed by bench/trecdl.py).
 
+`--target-keep SHARE` shifts the target's grade shares (`shifted_out`): each target fold keeps only SHARE of its
+lowest-grade pairs, while the judge is compiled on the other folds' full shares. It is the failure the stage's
+calibration is for: a judge compiled on one collection meets another whose grade shares differ (DL 2023 has 45%
+irrelevant pairs where a judge compiled on DL 2020, with 68%, calls 65% irrelevant). Its tables are kept apart
+(`feedback-keep0.4.md`). `--target-degrade SHARE` makes the judge weaker on the target (`weakened`): a share of each
+target query's pairs take another of those pairs' judge's view, as late-lr's ranking carries less on DL 2023 than on
+DL 2020. Both together are DL 2023 as late-lr meets it: kappa about 0.12 alone, 60% of pairs called irrelevant.
+
+    python -m bench.feedback --data DL20 --work /tmp/feedback --seeds 0 --target-keep 0.4 --target-degrade 0.5
+
 The late-interaction features and the passages' sentence vectors come from one pass over every pair, kept in the
 work folder (`late_features.npy`, `vectors.npz`), so a run costs the fits.
 """
@@ -231,12 +241,58 @@ def ms_a_pair(program, pairs: list[Pair], known: Known | None) -> float:
     return 1000 * (time.perf_counter() - start) / max(1, len(pairs))
 
 
-def run_seed(pairs: list[Pair], seed: int, folds: int, lexical: dict[str, np.ndarray], collection: Collection
-             ) -> dict:
-    """Every policy's known and judged grades for every pair, each fold judged by a late-lr compiled without it."""
+def shifted_out(pairs: list[Pair], labels: list[str], keep_lowest: float, seed: int) -> np.ndarray:
+    """(n,) bool: the pairs a target with shifted grade shares leaves out (`--target-keep`): each pair of the lowest
+    grade is kept with probability `keep_lowest` (seeded), every other pair is kept. Only the target folds lose
+    them: the judge is compiled on the full shares, as a judge compiled on one collection meets another."""
+    if keep_lowest >= 1.0:
+        return np.zeros(len(pairs), dtype=bool)
+    draw = np.random.default_rng(7000 + seed).random(len(pairs))
+    return np.array([labels.index(p.label) == 0 for p in pairs]) & (draw >= keep_lowest)
+
+
+def weakened(held: list[int], pairs: list[Pair], share: float, seed: int) -> dict[int, int]:
+    """`--target-degrade`: for a share of each target query's pairs (seeded), the pair whose judge's view each takes
+    (a permutation among them): the judge's scores then carry less of the target's ranking, as late-lr's carry
+    less on DL 2023 (Spearman 0.38 with the grade) than on DL 2020. {} for share 0."""
+    if share <= 0.0:
+        return {}
+    rng = np.random.default_rng(9000 + seed)
+    by_query: dict[str, list[int]] = {}
+    for i in held:
+        by_query.setdefault(pairs[i].query_id, []).append(i)
+    out: dict[int, int] = {}
+    for members in by_query.values():
+        picked = [i for i in members if rng.random() < share]
+        out.update(zip(picked, rng.permutation(picked).tolist()))
+    return out
+
+
+def weaken(program, pairs: list[Pair], base: np.ndarray, held: list[int], view: dict[int, int]) -> None:
+    """The target's judge as weak as `weakened` made it: its labels without known judgments (`base`, in place) and
+    its grade distributions (what the stage reads, of holes and known pairs alike) are those of the pair `view`
+    names."""
+    if not view:
+        return
+    where = {(p.query_id, p.item_id): i for i, p in enumerate(pairs)}
+    real = program.base_distributions
+    base[held] = base[[view.get(i, i) for i in held]]
+
+    def distributions(asked):
+        return real([pairs[view.get(where[p.query_id, p.item_id], where[p.query_id, p.item_id])] for p in asked])
+
+    program.base_distributions = distributions
+
+
+def run_seed(pairs: list[Pair], seed: int, folds: int, lexical: dict[str, np.ndarray], collection: Collection,
+             keep_lowest: float = 1.0, degrade: float = 0.0) -> dict:
+    """Every policy's known and judged grades for every pair, each fold judged by a late-lr compiled without it (on
+    a target that keeps `keep_lowest` of its lowest-grade pairs, `shifted_out`, and where a `degrade` share of the
+    judge's views are another pair's, `weakened`)."""
     scheme = get_scheme(collection.scheme)
     labels = list(scheme.labels)
     fold = fold_of(pairs, folds, seed)
+    out_of_target = shifted_out(pairs, labels, keep_lowest, seed)
     n = len(pairs)
     base = np.zeros(n, dtype=int)
     expected = np.zeros(n)
@@ -246,7 +302,7 @@ def run_seed(pairs: list[Pair], seed: int, folds: int, lexical: dict[str, np.nda
     differ = 0  # pairs whose label without known judgments is not the judge's own without its stage
     rng = np.random.default_rng(1000 + seed)
     for f in range(folds):
-        held = [i for i, p in enumerate(pairs) if fold[p.query_id] == f]
+        held = [i for i, p in enumerate(pairs) if fold[p.query_id] == f and not out_of_target[i]]
         start = time.perf_counter()
         program = trecdl.compiled_late([p for p in pairs if fold[p.query_id] != f], scheme, seed=0)
         fits.append(time.perf_counter() - start)
@@ -263,6 +319,7 @@ def run_seed(pairs: list[Pair], seed: int, folds: int, lexical: dict[str, np.nda
         from hiera_dspy.methods.grades import expected_grade
 
         expected[held] = expected_grade(program.base_distributions(test))
+        weaken(program, pairs, base, held, weakened(held, pairs, degrade, seed + 100 * f))
         by_query: dict[str, list[int]] = {}
         for i in held:
             by_query.setdefault(pairs[i].query_id, []).append(i)
@@ -284,7 +341,8 @@ def run_seed(pairs: list[Pair], seed: int, folds: int, lexical: dict[str, np.nda
             "grades": {f"{p[0]} {p[1]}|{v}": g.tolist() for (p, v), g in grades.items()},
             "known": {f"{p[0]} {p[1]}": m.tolist() for p, m in known_mask.items()},
             "fit_s": fits, "stage_fit_s": stage_fits, "ms_base": ms_base, "ms_feedback": ms_feedback,
-            "learned": learned, "differ_without_stage": differ}
+            "learned": learned, "differ_without_stage": differ, "keep_lowest": keep_lowest, "degrade": degrade,
+            "out_of_target": out_of_target.tolist()}
 
 
 # ------------------------------------------------------------------------------------------------ measures
@@ -316,11 +374,28 @@ def ranking(runs: dict, pairs: list[Pair], grades: np.ndarray, truth: dict[str, 
             "ndcg_error": float(np.mean([abs(truth[n] - values[n]) for n in names]))}
 
 
+def in_target(row: dict, pairs: list[Pair], lexical: dict[str, np.ndarray]
+              ) -> tuple[dict, list[Pair], dict[str, np.ndarray]]:
+    """A seed's row, the pairs and the lexical runs' scores restricted to its target's (those `shifted_out` left out
+    are not in the collection the measures see: its holes, its full qrels and its systems' runs)."""
+    out = row.get("out_of_target")
+    if not out or not any(out):
+        return row, pairs, lexical
+    keep = ~np.array(out, dtype=bool)
+    pick = lambda values: np.asarray(values)[keep].tolist()  # noqa: E731
+    kept = {**row, "base": pick(row["base"]), "expected": pick(row["expected"]),
+            "grades": {k: pick(v) for k, v in row["grades"].items()},
+            "known": {k: pick(v) for k, v in row["known"].items()}}
+    return kept, [p for p, k in zip(pairs, keep) if k], {name: v[keep] for name, v in lexical.items()}
+
+
 def summarise(pairs: list[Pair], rows: list[dict], lexical, vectors, scheme: LabelScheme) -> dict:
     """Per seed and policy: each variant's agreement on the holes and its ranking of the systems."""
-    gold = np.array([scheme.labels.index(p.label) for p in pairs])
     out: dict = {"per_seed": [], "grades": len(scheme.labels)}
+    every, every_lexical = pairs, lexical
     for row in rows:
+        row, pairs, lexical = in_target(row, every, every_lexical)
+        gold = np.array([scheme.labels.index(p.label) for p in pairs])
         runs = systems(pairs, lexical, vectors, np.array(row["expected"]), row["seed"])
         full = {(p.query_id, p.item_id): scheme.labels.index(p.label) for p in pairs}
         truth = {name: evaluate(run, full, scheme, 10)["ndcg@10"] for name, run in runs.items()}
@@ -341,8 +416,29 @@ def summarise(pairs: list[Pair], rows: list[dict], lexical, vectors, scheme: Lab
     out["ms_base"] = float(np.median([s for r in rows for s in r["ms_base"]]))
     out["ms_feedback"] = float(np.median([s for r in rows for s in r["ms_feedback"]]))
     out["learned"] = rows[0]["learned"][0]
+    out["keep_lowest"] = rows[0].get("keep_lowest", 1.0)
+    out["degrade"] = rows[0].get("degrade", 0.0)
+    out["target_pairs"] = len(pairs)
+    out["lowest_share"] = {"collection": float(np.mean([p.label == scheme.labels[0] for p in every])),
+                           "target": float(np.mean([p.label == scheme.labels[0] for p in pairs]))}
     out["seed_s"] = [r["seed_s"] for r in rows if "seed_s" in r]
     return out
+
+
+def shift_note(s: dict) -> str:
+    """The caption's sentence on a shifted target (`--target-keep`), empty without one."""
+    keep, degrade, text = s.get("keep_lowest", 1.0), s.get("degrade", 0.0), ""
+    if keep < 1.0:
+        share = s["lowest_share"]
+        text += (f" **Shifted target**: each target fold keeps {keep:.0%} of its lowest-grade pairs, so the lowest grade "
+                 f"is {share['target']:.0%} of the target's {s['target_pairs']:,} pairs against "
+                 f"{share['collection']:.0%} where the judge was compiled: it meets grade shares it never saw, as a "
+                 "judge compiled on DL 2020 meets DL 2023.")
+    if degrade > 0.0:
+        text += (f" **Weakened judge**: on the target, {degrade:.0%} of each query's pairs take another of those "
+                 "pairs' judge's view (its label and grade distribution): its scores carry less of the target's "
+                 "ranking, as late-lr's carry less on DL 2023.")
+    return text
 
 
 def markdown(s: dict, n_pairs: int, folds: int, collection: Collection = COLLECTIONS["trec"], sample: str = ""
@@ -353,7 +449,7 @@ def markdown(s: dict, n_pairs: int, folds: int, collection: Collection = COLLECT
     lines = [f"late-lr with and without its queries' known judgments, {folds}-fold cross-validation by query on "
              f"{n_pairs:,} {collection.title} judgments{sample}, seeds {', '.join(str(r['seed']) for r in seeds)} "
              "(mean over seeds; in brackets, the seeds on which feedback beat the judge without it)."
-             + collection.note, "",
+             + collection.note + shift_note(s), "",
              f"| known judgments | known a query | holes | kappa ({s.get('grades', 4)} grades) without -> with | "
              "binary kappa | alpha | "
              "quadratic kappa | kappa, no prior shift | tau nDCG@10 without -> with | mean abs nDCG@10 error |",
@@ -381,7 +477,7 @@ def markdown(s: dict, n_pairs: int, folds: int, collection: Collection = COLLECT
     tau = float(np.mean([r["nothing_known_ranking"]["tau"] for r in seeds]))
     differ = [r.get("differ_without_stage") for r in seeds]
     same = ("" if None in differ else f" The same late-lr without its stage labels every pair alike "
-            f"({sum(differ)} of {n_pairs * len(seeds):,} labels differ).")
+            f"({sum(differ)} of {s.get('target_pairs', n_pairs) * len(seeds):,} labels differ).")
     seed_s = (f"; a seed's {folds} folds took {np.median(s['seed_s']):.0f} s (median)"
               if s.get("seed_s") else "")
     objective = s["learned"].get("objective", "kappa")
@@ -412,7 +508,17 @@ def main() -> None:
     p.add_argument("--min-judged", type=int, default=None, help="a sampled query's judgments at least")
     p.add_argument("--min-relevant", type=int, default=None, help="a sampled query's relevant judgments at least")
     p.add_argument("--sample-seed", type=int, default=0)
+    p.add_argument("--target-keep", type=float, default=1.0, help="label shift: the share of each target fold's "
+                   "lowest-grade pairs kept (default 1: none left out; `shifted_out`)")
+    p.add_argument("--target-degrade", type=float, default=0.0, help="a weaker judge on the target: the share of each "
+                   "target query's pairs whose judge's view is another's (default 0; `weakened`)")
     args = p.parse_args()
+    if not 0.0 < args.target_keep <= 1.0:
+        p.error(f"--target-keep {args.target_keep}: a share in (0, 1]")
+    if not 0.0 <= args.target_degrade < 1.0:
+        p.error(f"--target-degrade {args.target_degrade}: a share in [0, 1)")
+    suffix = ("" if args.target_keep >= 1.0 else f"-keep{args.target_keep:g}") + (
+        "" if args.target_degrade <= 0.0 else f"-degrade{args.target_degrade:g}")
     args.work.mkdir(parents=True, exist_ok=True)
     collection = COLLECTIONS[args.dataset]
     scheme = get_scheme(collection.scheme)
@@ -426,19 +532,19 @@ def main() -> None:
     rows = []
     with late_from_table(table), vectors_from_table(vectors):
         for seed in [int(s) for s in args.seeds.split(",")]:
-            cached = args.work / f"feedback-seed{seed}.json"
+            cached = args.work / f"feedback-seed{seed}{suffix}.json"
             if cached.is_file():
                 rows.append(json.loads(cached.read_text()))
                 continue
             start = time.perf_counter()
-            rows.append(run_seed(pairs, seed, args.folds, lexical, collection))
+            rows.append(run_seed(pairs, seed, args.folds, lexical, collection, args.target_keep, args.target_degrade))
             rows[-1]["seed_s"] = time.perf_counter() - start
             cached.write_text(json.dumps(rows[-1]))
             print(f"seed {seed}: {rows[-1]['seed_s']:.0f} s", flush=True)
     summary = summarise(pairs, rows, lexical, vectors, scheme)
-    (args.work / "feedback.json").write_text(json.dumps(summary, indent=1))
+    (args.work / f"feedback{suffix}.json").write_text(json.dumps(summary, indent=1))
     text = markdown(summary, len(pairs), args.folds, collection, sample)
-    (args.work / "feedback.md").write_text(text)
+    (args.work / f"feedback{suffix}.md").write_text(text)
     print(text)
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import re
 
+import numpy as np
 import pytest
 
 from hiera_dspy.testing import write_trec_folder
@@ -38,3 +39,50 @@ def test_every_policy_is_judged_with_and_without_feedback_on_every_seed(tmp_path
     nothing = sum(s["nothing_known"]["kappa"] for s in summary["per_seed"]) / len(summary["per_seed"])  # seeds' mean
     assert f"Nothing known (every pair judged alone, as before): kappa {nothing:.3f}" in text
     assert summary["learned"]["policies"][0] == "pool 1" and summary["ms_feedback"] > 0
+
+
+def test_a_shifted_target_leaves_out_lowest_grade_pairs_only_and_the_measures_see_the_rest():
+    from bench import feedback
+    from hiera_dspy.records import Pair
+
+    labels = ["0", "1", "2", "3"]
+    pairs = [Pair(f"q{i % 7}:{i}", f"query {i % 7}", "", f"text {i}", labels[i % 4], f"q{i % 7}", str(i))
+             for i in range(400)]
+    out = feedback.shifted_out(pairs, labels, 0.25, seed=0)
+    lowest = np.array([p.label == "0" for p in pairs])
+    assert not out[~lowest].any()  # only the lowest grade is thinned
+    assert 0.6 < out[lowest].mean() < 0.9  # about three in four of them leave the target
+    assert (out == feedback.shifted_out(pairs, labels, 0.25, seed=0)).all()  # seeded
+    assert not feedback.shifted_out(pairs, labels, 1.0, seed=0).any()
+    row = {"base": list(range(400)), "expected": [0.5] * 400, "grades": {"random 2|base": list(range(400))},
+           "known": {"random 2": [False] * 400}, "out_of_target": out.tolist()}
+    kept, target, lexical = feedback.in_target(row, pairs, {"bm25": np.arange(400.0)})
+    assert len(target) == len(kept["base"]) == len(lexical["bm25"]) == int((~out).sum())
+    assert kept["base"] == [i for i in range(400) if not out[i]] and lexical["bm25"].tolist() == kept["base"]
+
+
+def test_a_weakened_judge_takes_other_pairs_views_within_their_query():
+    from bench import feedback
+    from hiera_dspy.records import Pair
+
+    pairs = [Pair(f"q{i % 5}:{i}", f"query {i % 5}", "", f"text {i}", "0", f"q{i % 5}", str(i)) for i in range(500)]
+    held = list(range(500))
+    view = feedback.weakened(held, pairs, 0.5, seed=0)
+    assert 150 < len(view) < 350  # about half the pairs
+    assert sorted(view) == sorted(view.values())  # a permutation of the picked pairs
+    assert all(pairs[i].query_id == pairs[j].query_id for i, j in view.items())  # never across queries
+    assert feedback.weakened(held, pairs, 0.0, seed=0) == {}
+    base = np.arange(500)
+    asked = []
+
+    class Judge:
+        def base_distributions(self, ps):
+            asked.extend(ps)
+            return np.zeros((len(ps), 4))
+
+    judge = Judge()
+    feedback.weaken(judge, pairs, base, held, view)
+    assert all(base[i] == j for i, j in view.items()) and all(base[i] == i for i in held if i not in view)
+    moved = next(iter(view))
+    judge.base_distributions([pairs[moved]])
+    assert asked == [pairs[view[moved]]]  # the judge's view of a moved pair is the other pair's
