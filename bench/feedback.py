@@ -405,10 +405,11 @@ def summarise(pairs: list[Pair], rows: list[dict], lexical, vectors, scheme: Lab
         for name, mask in row["known"].items():
             holes = ~np.array(mask)
             cell = {"known_a_query": float(np.array(mask).sum() / len({p.query_id for p in pairs})),
-                    "holes": int(holes.sum())}
+                    "holes": int(holes.sum()), "lowest_gold": float(np.mean(gold[holes] == 0))}
             for variant in VARIANTS:
                 g = np.array(row["grades"][f"{name}|{variant}"])
-                cell[variant] = {**agreement(gold[holes], g[holes], scheme), **ranking(runs, pairs, g, truth, scheme)}
+                cell[variant] = {**agreement(gold[holes], g[holes], scheme), **ranking(runs, pairs, g, truth, scheme),
+                                 "lowest": float(np.mean(g[holes] == 0))}
             seed_out["policies"][name] = cell
         out["per_seed"].append(seed_out)
     out["fit_s"] = float(np.median([s for r in rows for s in r["fit_s"]]))
@@ -473,6 +474,12 @@ def markdown(s: dict, n_pairs: int, folds: int, collection: Collection = COLLECT
         row.append(f"{mean('base', 'ndcg_error'):.3f} -> {mean('feedback', 'ndcg_error'):.3f} "
                    f"({wins('ndcg_error', True)} of {len(cells)})")
         lines.append("| " + " | ".join(row) + " |")
+    lowest = [f"{name.replace('pool', 'pool depth')} {np.mean([r['policies'][name]['lowest_gold'] for r in seeds]):.0%}"
+              f" / {np.mean([r['policies'][name]['base']['lowest'] for r in seeds]):.0%}"
+              f" / {np.mean([r['policies'][name]['feedback']['lowest'] for r in seeds]):.0%}"
+              for name in seeds[0]["policies"] if "lowest_gold" in seeds[0]["policies"][name]]
+    if lowest:
+        lines += ["", "Holes given the lowest grade (truth / without / with feedback): " + "; ".join(lowest) + "."]
     nothing = {m: float(np.mean([r["nothing_known"][m] for r in seeds])) for m in MEASURES}
     tau = float(np.mean([r["nothing_known_ranking"]["tau"] for r in seeds]))
     differ = [r.get("differ_without_stage") for r in seeds]
