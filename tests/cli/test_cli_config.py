@@ -27,7 +27,7 @@ def test_values_are_json_when_they_parse_else_text():
 
 
 @pytest.mark.parametrize("setting, message", [
-    ("delegaton=never", "hiera has no config key 'delegaton'; its keys: C, consultation, coordination, delegation"),
+    ("delegaton=never", "hiera has no config key 'delegaton'; its keys: C, anchored, consultation, coordination, delegation"),
     ("delegation=nevr", r"delegation='nevr' is not allowed; expected triage \| always \| never"),
     ("k=0", r"k=0 is not allowed; expected int >= 1, or null"),
     ("specialists=[\"query\",\"itme\"]", r"expected list of query \| item"),

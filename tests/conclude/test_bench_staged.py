@@ -26,6 +26,7 @@ def test_the_floor_is_the_width_a_valid_interval_needs_on_a_sample_of_zeros():
     assert hi[0] - lo[0] >= floor
 
 
+@pytest.mark.slow  # a bench run: ~7 s (CI runs the slow tests; the default suite stays under 10 minutes)
 def test_a_short_staged_run_reports_the_aligned_sequence_narrower_than_before_and_above_the_floor(tmp_path):
     table = tmp_path / "staged.md"
     run_bench("conclusions", "--staged", "--dataset", "msrd", "--queries", "40", "--systems", "4", "--samples", "8",

@@ -88,6 +88,7 @@ def test_n_min_reads_the_skewness_of_the_residual_the_judges_probabilities_predi
     assert predicted_n_min(q.mean(axis=1), sims) == line.n_min
 
 
+@pytest.mark.slow  # a coverage simulation: ~13 s (CI runs the slow tests; the default suite stays under 10 minutes)
 def test_the_intervals_cover_less_below_the_predicted_n_min_than_at_it():
     """The rare-jump population above: a calibrated judge, so one label set drawn from its probabilities is the
     truth. The t interval alone covers less than nominal at 60 sampled queries, which the machine-values rule calls

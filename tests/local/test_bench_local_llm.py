@@ -20,6 +20,7 @@ def served(server, tmp_path) -> list:
             "--store", tmp_path / "store.sqlite"]
 
 
+@pytest.mark.slow  # a bench run against a loopback model: ~12 s (CI runs the slow tests; the default suite stays under 10 minutes)
 def test_votes_table_grows_a_step_at_a_time(tmp_path, monkeypatch):
     monkeypatch.setenv("HIERA_REFERENCE", "none")
     with AnySignatureServer() as server:

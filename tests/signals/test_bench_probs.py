@@ -74,6 +74,7 @@ def three_level_answer(prompt: str):
     return "Irrelevant", {"Irrelevant": .6, "Partially relevant": .3, "Highly relevant": .1}
 
 
+@pytest.mark.slow  # a bench run: ~13 s (CI runs the slow tests; the default suite stays under 10 minutes)
 def test_three_level_table_fits_on_train_and_records_its_summary(tmp_path):
     results = tmp_path / "results"
     results.mkdir()

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from hiera_dspy.records import Pair
 from hiera_dspy.untrusted.rewordings import REWORDINGS, reword
 from tests.bench_command import run_bench
@@ -39,6 +41,7 @@ def test_edits_that_do_not_fit_a_passage_give_none():
     assert reword(PASSAGE, "drop-sentence").item_text == "Metal roofs last long."
 
 
+@pytest.mark.slow  # a bench run: ~7 s (CI runs the slow tests; the default suite stays under 10 minutes)
 def test_the_bench_reports_flips_per_edit_and_family(tmp_path):
     run_bench("stability", "measure", "--dataset", "msrd", "--judges", "embed-lr", "--embedder", "lexical",
               "--pairs", "10", "--families", "control,claim", "--tag", "tiny", "--out", tmp_path)
