@@ -136,7 +136,8 @@ def judge_votes(settings: tuple[str, ...]) -> dict:
         key, _, text = setting.partition("=")
         if key.strip() not in ("samples", "temperature", "anchored"):
             raise RequestError("--set changes an uncompiled --method; a compiled --judge keeps its config "
-                               "(compile again with optimize.compile --set ...); it takes --samples and --temperature")
+                               "(compile again with optimize.compile --set ...); it takes --samples, --temperature "
+                               "and --set anchored=true|false")
         try:
             values[key.strip()] = check("judge", key.strip(), json.loads(text))
         except (ConfigError, json.JSONDecodeError) as exc:

@@ -180,8 +180,10 @@ def test_the_judge_flags_refuse_other_settings():
     from hiera_dspy.jobs.preparing import judge_votes
 
     assert judge_votes(("samples=5",)) == {"samples": 5, "temperature": DEFAULT_TEMPERATURE, "anchored": True}
+    assert judge_votes(("samples=5", "anchored=false")) == {"samples": 5, "temperature": DEFAULT_TEMPERATURE,
+                                                           "anchored": False}
     assert judge_votes(()) == {}
-    with pytest.raises(HieraError, match="takes --samples and --temperature"):
+    with pytest.raises(HieraError, match="takes --samples, --temperature and --set anchored"):
         judge_votes(("delegation=never",))
 
 
