@@ -17,7 +17,7 @@ from hiera_dspy.errors import RequestError
 from hiera_dspy.jobs.requests import DataSource, Judging
 from hiera_dspy.knowledge import make_knowledge
 from hiera_dspy.labels import SCHEMES, LabelScheme, custom_scheme, get_scheme
-from hiera_dspy.methods import METHOD_REGISTRY, BuildContext, build
+from hiera_dspy.methods import METHOD_REGISTRY, VOTE_KEYS, BuildContext, build
 from hiera_dspy.methods.params import ConfigError, check
 from hiera_dspy.methods.votes import split_name, vote_config, with_votes
 from hiera_dspy.runs.cost import prices_of
@@ -134,7 +134,7 @@ def judge_votes(settings: tuple[str, ...]) -> dict:
     values: dict = {}
     for setting in settings:
         key, _, text = setting.partition("=")
-        if key.strip() not in ("samples", "temperature", "anchored"):
+        if key.strip() not in VOTE_KEYS:
             raise RequestError("--set changes an uncompiled --method; a compiled --judge keeps its config "
                                "(compile again with optimize.compile --set ...); it takes --samples, --temperature "
                                "and --set anchored=true|false")
@@ -143,7 +143,7 @@ def judge_votes(settings: tuple[str, ...]) -> dict:
         except (ConfigError, json.JSONDecodeError) as exc:
             raise RequestError(f"--{key.strip()} {text}: {exc}") from None
     try:
-        return vote_config(values.get("samples"), values.get("temperature"), values.get("anchored"))
+        return vote_config(**{key: values.get(key) for key in VOTE_KEYS})
     except ValueError as exc:
         raise RequestError(str(exc)) from None
 

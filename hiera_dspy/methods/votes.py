@@ -44,7 +44,8 @@ from hiera_dspy.lm import vote_samples
 from hiera_dspy.methods.learning import Learner, learned_state, prepare
 
 DEFAULT_TEMPERATURE = 0.3  # N > 1 samples with no --temperature (at 0 they would be one answer N times; on the
-# embedded model, 100 MSRD dev pairs, 5 votes at 0.3 kept kappa 0.260 of 0.280 where 0.7 fell to 0.160: docs/local-model.md)
+# embedded model, 100 MSRD dev pairs, 5 unanchored votes at 0.3 kept kappa 0.260 of 0.280 where 0.7 fell to 0.160;
+# anchored, on 200 pairs, 0.241 against 0.210: docs/local-model.md)
 _NAME_AT = re.compile(r"^(?P<method>.+)@(?P<samples>\d+)$")
 
 

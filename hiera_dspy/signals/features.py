@@ -18,7 +18,6 @@ import functools
 import math
 import re
 import sys
-import unicodedata
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -34,6 +33,7 @@ from hiera_dspy.signals.minilm import (  # noqa: F401 - re-exported: where calle
     EmbedderUnavailable,
     bundled_model_path,
 )
+from hiera_dspy.untrusted.stuffing import strip_accents
 
 LEXICAL_FEATURES = ("title_overlap", "text_overlap", "bm25")
 EMBEDDING_FEATURES = ("emb_cos_title", "emb_cos_text")
@@ -61,10 +61,7 @@ def tokenize(text: str) -> list[str]:
 
 @functools.lru_cache(maxsize=32768)  # a train split of 100,000 pairs repeats each item ~12 times, each query ~24
 def _tokens(text: str) -> tuple[str, ...]:
-    if not text.isascii():  # ASCII has no accent to fold
-        text = unicodedata.normalize("NFKD", text)
-        text = "".join(ch for ch in text if not unicodedata.combining(ch))
-    text = text.lower()
+    text = strip_accents(text).lower()
     text = _APOSTROPHE.sub("", _POSSESSIVE.sub("", text))
     return tuple(_TOKEN.findall(text))
 

@@ -77,12 +77,17 @@ class Destuffed(NamedTuple):
     flags: frozenset[str]
 
 
+def strip_accents(text: str) -> str:
+    """`text` with its accents folded (NFKD, combining marks dropped); ASCII text as it is (it has none: most
+    catalog text, so it skips the normalisation). The learned scorer's tokens fold the same way."""
+    if text.isascii():
+        return text
+    return "".join(ch for ch in unicodedata.normalize("NFKD", text) if not unicodedata.combining(ch))
+
+
 def words(text: str) -> list[str]:
     """Lower-cased words, accents folded (as the learned scorer tokenizes)."""
-    if not text.isascii():  # ASCII has no accent to fold (NFKD leaves it as it is): most catalog text
-        text = unicodedata.normalize("NFKD", text)
-        text = "".join(ch for ch in text if not unicodedata.combining(ch))
-    return _WORD.findall(text.lower().replace("'", ""))
+    return _WORD.findall(strip_accents(text).lower().replace("'", ""))
 
 
 def query_terms(query: str) -> list[str]:
