@@ -30,7 +30,9 @@ seeds feedback did better; Kendall's tau of the nDCG@10 ranking of `SYSTEMS` (th
 cosine, late-lr's own out-of-fold score, random and longest-first) under the filled qrels (known + judged holes)
 against the full qrels, and the mean |nDCG@10 error|; fit time (compile with the stage, the stage alone) and ms a
 pair (prefetch + forward through the product's judge on the fold's holes, with and without known judgments, the
-late-interaction features read from a table: the pass itself is timed by bench/trecdl.py).
+late-interaction features read from a table: the pass itself is timed by bench/trecdl.py). A second table gives the
+same agreement on the holes in the retrieval systems' top 10 only (`top_holes`): the pairs a benchmark's pool leaves
+among its runs' top 10, which is what `hiera-dspy holes` fills, with the share of them each variant calls relevant.
 
 `--target-keep SHARE` shifts the target's grade shares (`shifted_out`): each target fold keeps only SHARE of its
 lowest-grade pairs, while the judge is compiled on the other folds' full shares. It is the failure the stage's
@@ -72,6 +74,8 @@ MEASURES = ("kappa", "kappa_binary", "alpha", "weighted_kappa")
 TEST_POLICIES = (("pool", 1), ("pool", 3), ("pool", 5), ("pool", 10), ("random", 2), ("random", 5), ("random", 10))
 VARIANTS = ("base", "feedback", "no_shift")  # without known judgments; with them; with them, no log-prior shift
 TIMED_POLICY = ("random", 5)
+CONTROLS = ("random", "longest-first")  # systems of `systems` that rank nothing: their top 10 are not a pool's holes
+TOP = 10  # the depth of the systems' runs whose unpooled pairs are a benchmark's holes (`top_holes`)
 
 
 # ------------------------------------------------------------------------------------------------ collections
@@ -374,6 +378,18 @@ def ranking(runs: dict, pairs: list[Pair], grades: np.ndarray, truth: dict[str, 
             "ndcg_error": float(np.mean([abs(truth[n] - values[n]) for n in names]))}
 
 
+def top_holes(runs: dict, pairs: list[Pair], depth: int = TOP) -> np.ndarray:
+    """(n,) bool: the pairs in some retrieval system's top `depth` (every system of `systems` but the `CONTROLS`).
+    A benchmark's holes are these pairs less its pool: filling them is what `hiera-dspy holes` does."""
+    index = {(p.query_id, p.item_id): i for i, p in enumerate(pairs)}
+    out = np.zeros(len(pairs), dtype=bool)
+    for name, run in runs.items():
+        if name not in CONTROLS:
+            for lines in trecdl.group(run).values():
+                out[[index[(rl.qid, rl.docid)] for rl in lines[:depth]]] = True
+    return out
+
+
 def in_target(row: dict, pairs: list[Pair], lexical: dict[str, np.ndarray]
               ) -> tuple[dict, list[Pair], dict[str, np.ndarray]]:
     """A seed's row, the pairs and the lexical runs' scores restricted to its target's (those `shifted_out` left out
@@ -399,6 +415,7 @@ def summarise(pairs: list[Pair], rows: list[dict], lexical, vectors, scheme: Lab
         runs = systems(pairs, lexical, vectors, np.array(row["expected"]), row["seed"])
         full = {(p.query_id, p.item_id): scheme.labels.index(p.label) for p in pairs}
         truth = {name: evaluate(run, full, scheme, 10)["ndcg@10"] for name, run in runs.items()}
+        top = top_holes(runs, pairs)
         seed_out = {"seed": row["seed"], "nothing_known": agreement(gold, np.array(row["base"]), scheme),
                     "nothing_known_ranking": ranking(runs, pairs, np.array(row["base"]), truth, scheme),
                     "differ_without_stage": row.get("differ_without_stage"), "policies": {}}
@@ -410,6 +427,12 @@ def summarise(pairs: list[Pair], rows: list[dict], lexical, vectors, scheme: Lab
                 g = np.array(row["grades"][f"{name}|{variant}"])
                 cell[variant] = {**agreement(gold[holes], g[holes], scheme), **ranking(runs, pairs, g, truth, scheme),
                                  "lowest": float(np.mean(g[holes] == 0))}
+            in_top = holes & top
+            cell["top"] = {"holes": int(in_top.sum()), "relevant_gold": float(np.mean(gold[in_top] >= scheme.binary_from)) if in_top.any() else 0.0}
+            for variant in VARIANTS if in_top.any() else ():  # a tiny collection's pool may leave none
+                g = np.array(row["grades"][f"{name}|{variant}"])[in_top]
+                cell["top"][variant] = {**agreement(gold[in_top], g, scheme),
+                                        "relevant": float(np.mean(g >= scheme.binary_from))}
             seed_out["policies"][name] = cell
         out["per_seed"].append(seed_out)
     out["fit_s"] = float(np.median([s for r in rows for s in r["fit_s"]]))
@@ -480,6 +503,7 @@ def markdown(s: dict, n_pairs: int, folds: int, collection: Collection = COLLECT
               for name in seeds[0]["policies"] if "lowest_gold" in seeds[0]["policies"][name]]
     if lowest:
         lines += ["", "Holes given the lowest grade (truth / without / with feedback): " + "; ".join(lowest) + "."]
+    lines += top_table(seeds)
     nothing = {m: float(np.mean([r["nothing_known"][m] for r in seeds])) for m in MEASURES}
     tau = float(np.mean([r["nothing_known_ranking"]["tau"] for r in seeds]))
     differ = [r.get("differ_without_stage") for r in seeds]
@@ -500,6 +524,32 @@ def markdown(s: dict, n_pairs: int, folds: int, collection: Collection = COLLECT
                   for k, v in s["learned"]["by_policy"].items())
               + f"; out of fold overall {s['learned']['out_of_fold']:.3f}."]
     return "\n".join(lines) + "\n"
+
+
+def top_table(seeds: list[dict]) -> list[str]:
+    """The same judgments measured on the holes in the systems' top 10 only (`top_holes`): the pairs a benchmark's
+    shallow pool leaves among its runs' top 10, which is what `hiera-dspy holes` fills (empty for older rows)."""
+    if "top" not in seeds[0]["policies"][next(iter(seeds[0]["policies"]))]:
+        return []
+    lines = ["", f"On the holes in the retrieval systems' top {TOP} only (every system above but {' and '.join(CONTROLS)}"
+             f"; a benchmark's holes are these, the pairs its pool leaves among its runs' top {TOP}):", "",
+             "| known judgments | holes | relevant: truth / without / with | kappa without -> with | binary kappa | alpha | "
+             "quadratic kappa |", "|---|---|---|---|---|---|---|"]
+    for name in seeds[0]["policies"]:
+        cells = [r["policies"][name]["top"] for r in seeds]
+        if not all("base" in c for c in cells):
+            lines.append(f"| {name.replace('pool', 'pool depth')} | {np.mean([c['holes'] for c in cells]):,.0f} | "
+                         "no hole in the top 10 on some seed |  |  |  |  |")
+            continue
+        row = [name.replace("pool", "pool depth"), f"{np.mean([c['holes'] for c in cells]):,.0f}",
+               " / ".join(f"{np.mean([c[k] if k == 'relevant_gold' else c[k]['relevant'] for c in cells]):.0%}"
+                          for k in ("relevant_gold", "base", "feedback"))]
+        for m in MEASURES:
+            base, fed = (float(np.mean([c[v][m] for c in cells])) for v in ("base", "feedback"))
+            wins = sum(c["feedback"][m] > c["base"][m] for c in cells)
+            row.append(f"{base:.3f} -> **{fed:.3f}** ({wins} of {len(cells)})")
+        lines.append("| " + " | ".join(row) + " |")
+    return lines
 
 
 def main() -> None:

@@ -187,3 +187,20 @@ def test_the_issues_commands_with_a_compiled_feedback_judge(word_late, tmp_path,
     assert "the judge read 48 as evidence, for 6 queries" in capsys.readouterr().out
     labelled = [json.loads(line) for line in (tmp_path / "labelled" / "labels.jsonl").read_text().splitlines()]
     assert [r["label"] for r in labelled] == [h["label"] for h in holes]  # the same evidence, the same judgments
+
+
+def test_training_holes_take_the_runs_top_pairs_first_and_never_a_known_one():
+    from hiera_dspy.methods.feedback import MAX_HOLES, RUN_DEPTH, training_holes
+
+    members = list(range(100, 100 + 4 * MAX_HOLES))
+    scores = np.zeros(100 + 4 * MAX_HOLES)
+    scores[members] = np.arange(len(members))[::-1]  # the run ranks the members in order
+    runs = {"one": scores, "two": -scores}  # and a second run in the reverse order
+    tops = set(members[:RUN_DEPTH]) | set(members[-RUN_DEPTH:])
+    chosen = members[:3]
+    holes = training_holes(members, chosen, runs, np.random.default_rng(0))
+    assert len(holes) == MAX_HOLES == len(set(holes)) and not set(holes) & set(chosen)
+    assert tops - set(chosen) <= set(holes)  # every top hole is drawn, the rest filled from the others
+    assert holes == training_holes(members, chosen, runs, np.random.default_rng(0))  # seeded
+    few = members[:RUN_DEPTH + 5]
+    assert training_holes(few, few[:2], {"one": scores}, np.random.default_rng(0)) == few[2:]

@@ -29,6 +29,8 @@ def test_every_policy_is_judged_with_and_without_feedback_on_every_seed(tmp_path
         cells = [s["policies"][key] for s in summary["per_seed"]]
         assert int(holes.replace(",", "")) == cells[0]["holes"] == 15 * 16 - round(cells[0]["known_a_query"] * 15)
         assert int(wins) == sum(c["feedback"]["kappa"] > c["base"]["kappa"] for c in cells)
+        assert all(0 <= c["top"]["holes"] <= c["holes"] for c in cells)  # the top-10 holes are some of the holes
+    assert "On the holes in the retrieval systems' top 10 only" in text
     assert re.search(r"^\| random 5 \| 5\.0 \|", text, re.M)  # 5 random known a query
     nothing = sum(s["nothing_known"]["kappa"] for s in summary["per_seed"]) / len(summary["per_seed"])  # seeds' mean
     assert f"Nothing known (every pair judged alone, as before): kappa {nothing:.3f}" in text
