@@ -29,6 +29,7 @@ def read(path: Path, scheme: LabelScheme, counts: Counter) -> Iterator[KnownJudg
 
 
 def looks_like(path: Path, head: str) -> bool:
-    """A file whose first line has four whitespace-separated columns, the last an integer."""
+    """A file whose first line has four whitespace-separated columns, the last an integer or the second TREC's
+    iteration column (0 or Q0: then a bad grade is the reader's error, naming its line and column)."""
     cols = head.split()
-    return path.is_file() and len(cols) == 4 and cols[3].lstrip("-").isdigit()
+    return path.is_file() and len(cols) == 4 and (cols[3].lstrip("-").isdigit() or cols[1] in ("0", "Q0"))

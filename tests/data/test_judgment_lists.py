@@ -80,6 +80,9 @@ def test_a_path_without_a_prefix_is_sniffed(tmp_path):
     other = lines(tmp_path / "notes.csv", "query,doc,grade")
     with pytest.raises(DataError, match=r"notes.csv, line 1: not a judgment list .* --known FORMAT:"):
         read_known(str(other), TREC)
+    bad_first = lines(tmp_path / "bad", "q1 Q0 d1 x", "q1 0 d2 1")  # qrels by its iteration column: the grade's error
+    with pytest.raises(DataError, match=r"bad, line 1: column 4 \(grade\): 'x' is not an integer"):
+        read_known(str(bad_first), TREC)
 
 
 @pytest.mark.parametrize("body, message", [
