@@ -9,7 +9,7 @@ from collections import Counter
 from pathlib import Path
 
 from hiera_dspy.conclude.retrieval import evaluate, measure_key, ranking_agreement
-from hiera_dspy.data import BadRows, DataError
+from hiera_dspy.data import SKIP_HINT, BadRows, DataError
 from hiera_dspy.data.irds import benchmark
 from hiera_dspy.data.trec import format_qrels, read_corpus, read_qrels, read_topics
 from hiera_dspy.data.trec_stream import RunFile
@@ -50,12 +50,14 @@ class Inputs:
             self.runs[name] = RunFile(path, keep=lambda p, rl: self._known(p, rl, on_bad_row), **kw).check()
 
     def _known(self, path: str, rl, on_bad_row: str) -> bool:
-        problem = (f"qid {rl.qid!r} is not in the topics" if rl.qid not in self.topics else
-                   f"docid {rl.docid!r} is not in the corpus" if rl.docid not in self.corpus else None)
+        problem = (f"qid {rl.qid!r} is not in the topics (a run ranks the benchmark's own queries)"
+                   if rl.qid not in self.topics else
+                   f"docid {rl.docid!r} is not in the corpus (give the corpus the runs retrieved from)"
+                   if rl.docid not in self.corpus else None)
         if problem is None:
             return True
         if on_bad_row != "skip":
-            raise DataError(f"{path}, line {rl.line}: {problem}")
+            raise DataError(f"{path}, line {rl.line}: {problem}; {SKIP_HINT}")
         if (path, rl.line) not in self._noted:  # a run file is read several times: note a bad line once
             self._noted.add((path, rl.line))
             self.skipped.append({"file": path, "line": rl.line, "error": problem})

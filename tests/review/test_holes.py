@@ -103,5 +103,6 @@ def test_bad_input_names_file_and_line_or_is_skipped(bench, patch_make_lm, tmp_p
     with pytest.raises(RequestError) as err:
         eval_holes.main(holes_argv(bench, tmp_path / "out"))
     assert f"{target}, line {n}: " in str(err.value) and fragment in str(err.value)
+    assert str(err.value).endswith("--on-bad-row skip")  # and says what to do
     summary = eval_holes.main(holes_argv(bench, tmp_path / "out", "--on-bad-row", "skip"))
     assert summary["skipped_rows"] == 1 and summary["holes"] == 7
