@@ -16,6 +16,9 @@ kappa, Krippendorff's alpha (ordinal), quadratic kappa, the confusion; `wall_ms_
 (build, fit, judging) over the pairs it judged), OUT/predictions.jsonl and the figures.
 `--with-knowledge` adds, for each baseline, NAME+k with config with_knowledge=True (Table 4): a grid option, not a
 run option (one method's run: eval.run --method NAME --set with_knowledge=true).
+`--known FILE` gives every method a judgment list of the same queries: those that read known judgments (a learned
+judge's feedback stage) read it once before any pair, their run ids say so, and the report names which did; the
+others judge each pair alone (docs/labelling.md#known-judgments).
 """
 
 from __future__ import annotations
@@ -26,13 +29,14 @@ from hiera_dspy.cli.dry_run import add_dry_run_arguments
 from hiera_dspy.cli.lms import add_lm_arguments, lm_choice
 from hiera_dspy.cli.options import (
     add_data_arguments,
+    add_known_arguments,
     add_run_arguments,
     cli_main,
     exit_on_error_rate,
     positive_int,
     raise_if_stopped,
 )
-from hiera_dspy.cli.requests import data_source, dry_run_of, run_options
+from hiera_dspy.cli.requests import data_source, dry_run_of, known_list, run_options
 from hiera_dspy.jobs.ablating import GRIDS, AblateRequest, ablate, cell_run_id, family_of, lm_calls_by_role, variants
 from hiera_dspy.metrics.numbers import number
 from hiera_dspy.runs.cost import format_forecast, format_total
@@ -54,6 +58,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--limit", type=positive_int, help="judge only the first N pairs of the split")
     p.add_argument("--reference", default="hiera", help="method the others are tested against (McNemar)")
     p.add_argument("--out", help="report folder (default: runs/ablate-<dataset>-<split>)")
+    add_known_arguments(p)
     add_run_arguments(p)
     add_lm_arguments(p)
     add_dry_run_arguments(p)
@@ -67,7 +72,7 @@ def main(argv: list[str] | None = None) -> list[dict]:
     names = GRIDS[args.grid]() if args.grid else [m.strip() for m in args.methods.split(",") if m.strip()]
     done = ablate(AblateRequest(data_source(args), tuple(names), args.with_knowledge, args.split, args.limit,
                                 args.knowledge, lm_choice(args), args.threads, run_options(args), dry_run_of(args),
-                                args.reference, args.out))
+                                args.reference, args.out, known_list(args)))
     if args.dry_run:
         print("\n".join([*map(format_forecast, done.estimates), format_total(done.estimates)]))
         return done.estimates

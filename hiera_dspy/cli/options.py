@@ -99,8 +99,8 @@ def add_judging_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def add_known_arguments(parser: argparse.ArgumentParser) -> None:
-    """--known FILE and --on-known-overlap: the known judgments a judge that reads them reads (eval.run, eval.label;
-    eval.holes reads the benchmark's own qrels)."""
+    """--known FILE and --on-known-overlap: the known judgments a judge that reads them reads (eval.run, eval.label,
+    eval.ablate; eval.holes reads the benchmark's own qrels)."""
     g = parser.add_argument_group("known judgments")
     g.add_argument("--known", metavar="FILE",
                    help="a judgment list of the same queries the judge reads as evidence: qrels:PATH (texts from "

@@ -16,7 +16,7 @@ import dspy
 
 from hiera_dspy.data import Dataset
 from hiera_dspy.errors import RequestError, UnknownName
-from hiera_dspy.jobs.judging import forecast_cost
+from hiera_dspy.jobs.judging import evidence_of, forecast_cost
 from hiera_dspy.jobs.preparing import (
     begin_run,
     load_data,
@@ -26,7 +26,7 @@ from hiera_dspy.jobs.preparing import (
     runs_dir,
     skipped_rows,
 )
-from hiera_dspy.jobs.requests import DataSource, DryRun, RunOptions
+from hiera_dspy.jobs.requests import DataSource, DryRun, KnownList, RunOptions
 from hiera_dspy.knowledge import make_knowledge
 from hiera_dspy.lm.choice import LMChoice
 from hiera_dspy.methods import BuildContext, available, build
@@ -35,6 +35,7 @@ from hiera_dspy.methods.learning import prepare_fresh
 from hiera_dspy.methods.votes import split_name
 from hiera_dspy.metrics.disagreements import report_section
 from hiera_dspy.records import Judgment, Pair, as_judgment
+from hiera_dspy.review.known_evidence import hand_over
 from hiera_dspy.runs.evaluation_report import comparison_families, family_note, sanitize, summarize_method, write_report
 from hiera_dspy.runs.runner import run_pairs
 from hiera_dspy.runs.spec import RunSpec
@@ -72,6 +73,7 @@ class AblateRequest:
     dry_run: DryRun | None = None
     reference: str = "hiera"  # the method the others are tested against (McNemar)
     out: str | None = None  # the report's folder (default: runs/ablate-<dataset>-<split>)
+    known: KnownList = field(default_factory=KnownList)  # known judgments: each method that reads them reads them
 
 
 @dataclass
@@ -95,6 +97,7 @@ class Ablation:
     report: str | None = None  # the folder report.md, summary.json, predictions.jsonl and the figures went to
     figures: int = 0
     notes: list[str] = field(default_factory=list)  # what the report says under its table
+    known: dict[str, dict] = field(default_factory=dict)  # per row: its use of the known judgments (`hand_over`)
 
 
 def variants(names: list[str], with_knowledge: bool) -> list[tuple[str, str, dict]]:
@@ -149,6 +152,7 @@ def ablate(request: AblateRequest) -> Ablation:
                   "(the learned scorer is fitted on train)", file=sys.stderr)
             rows_spec = [row for row in rows_spec if row not in learned]
     pairs = dataset.split(split, request.limit)
+    evidence = evidence_of(request.known, dataset, pairs)  # read and checked once, before any method
     lms = request.lms.role_lms()
     dspy.configure(lm=lms.for_role("judge"))
     knowledge = make_knowledge(request.knowledge, dataset)
@@ -160,8 +164,12 @@ def ablate(request: AblateRequest) -> Ablation:
         started = time.time()  # its build and fit count too: the method's whole run
         program = build(method, ctx, **config)
         prepare_fresh(program, dataset, split)
+        use = hand_over(program, evidence)  # a judge that reads known judgments reads them once, before any pair
+        if use is not None:
+            done.known[display] = use
         # the same identity as eval.run (minus its limit): a run started there is resumed here, and vice versa
-        spec = RunSpec.judging(program, dataset=request.data.dataset, split=split, lms=lms, knowledge=knowledge.name)
+        spec = RunSpec.judging(program, dataset=request.data.dataset, split=split, lms=lms, knowledge=knowledge.name,
+                               extra=evidence.identity(use["reads"]) if evidence and use else None)
         identity, run_id = spec.identity(), cell_run_id(request.run.run_id, display) or spec.run_id
         if request.dry_run:  # nothing is sent: an estimate per method
             done.estimates.append(forecast_cost(program, pairs, lms, request.dry_run, knowledge.name, store.rows(run_id)))
@@ -182,6 +190,17 @@ def ablate(request: AblateRequest) -> Ablation:
 
 DREAM_NOTE = ("Note: DREAM debates the binary question (relevant or not) for graded label schemes; judgments its "
               "debate escalates get no label and are counted under esc.")
+
+
+def known_note(known: dict[str, dict]) -> str | None:
+    """The report's line on known judgments: the list, and which methods read it (the others judge every pair
+    alone); None without one."""
+    if not known:
+        return None
+    first = next(iter(known.values()))
+    readers = ", ".join(f"{d} ({use['read']:,} read)" for d, use in known.items() if use["reads"]) or "no method"
+    return (f"Known judgments {first['source']}: {first['in_set']:,} in the split's queries, read by {readers}; "
+            "every other method judges each pair alone.")
 
 
 def lm_calls_by_role(rows: Sequence) -> dict[str, float]:
@@ -213,11 +232,14 @@ def write_ablation_report(done: Ablation, reference_name: str, out, dataset_spec
                              binary_from=done.dataset.scheme.binary_from, query_of=query_of)
         s |= {"run_id": run_id, "lm_calls_by_role": lm_calls_by_role(rows), "skipped_rows": skipped_rows(done.dataset)}
         s |= done.clocks.get(display, {})
+        if display in done.known:
+            s["known"] = done.known[display]
         summaries.append(s)
     folder = output_folder(out)
     has_dream = any(available()[m].family in DEBATE for _, m, _ in done.variants)
     title = f"{dataset_spec} [{done.split}]: {len(done.pairs)} pairs, LMs {done.lms}, knowledge {done.knowledge}"
-    notes = [note for note in (family_note(families, reference), DREAM_NOTE if has_dream else None) if note]
+    notes = [note for note in (family_note(families, reference), DREAM_NOTE if has_dream else None,
+                               known_note(done.known)) if note]
     predictions: dict[str, Any] = {d: rows for d, (_, rows) in results.items()}  # judgments read as mappings
     paths = write_report(folder, summaries, predictions, labels, title, reference=reference, notes=notes,
                          sections=report_section(predictions))

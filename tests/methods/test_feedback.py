@@ -204,3 +204,24 @@ def test_training_holes_take_the_runs_top_pairs_first_and_never_a_known_one():
     assert holes == training_holes(members, chosen, runs, np.random.default_rng(0))  # seeded
     few = members[:RUN_DEPTH + 5]
     assert training_holes(few, few[:2], {"one": scores}, np.random.default_rng(0)) == few[2:]
+
+
+def test_ablate_hands_known_judgments_to_the_judges_that_read_them(word_late, tmp_path, capsys):  # noqa: F811
+    """`eval.ablate --known`: late-lr (fitted on the train split, its stage with it) reads the known judgments once,
+    its run id carries their digest, and the report says which methods read them."""
+    import json
+
+    from eval import ablate
+
+    folder = write_trec_folder(tmp_path / "dl", queries=40, passages=8, seed=0)  # 8 train queries: 5 folds
+    argv = ["--dataset", f"trec:{folder}", "--split", "eval", "--limit", "48", "--methods", "late-lr",
+            "--reference", "late-lr", "--knowledge", "none", "--store", str(tmp_path / "store")]
+    alone = ablate.main([*argv, "--out", str(tmp_path / "alone")])
+    fed = ablate.main([*argv, "--out", str(tmp_path / "fed"), "--known", f"qrels:{folder / 'qrels.txt'}",
+                       "--on-known-overlap", "skip"])
+    known = fed[0]["known"]
+    assert known["reads"] is True and known["overlap_skipped"] == 48 and known["read"] > 0
+    assert "known" not in alone[0] and fed[0]["run_id"] != alone[0]["run_id"]  # another run: it read known judgments
+    assert "Known judgments qrels:" in (tmp_path / "fed" / "report.md").read_text()
+    assert "read by late-lr" in (tmp_path / "fed" / "report.md").read_text()
+    assert json.loads((tmp_path / "fed" / "summary.json").read_text())  # the report was written
