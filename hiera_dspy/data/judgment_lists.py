@@ -11,6 +11,11 @@ A new format is one module in this package plus one line in `FORMATS`. The modul
         whether a file whose first non-blank line is `head` (a folder: "") is of this format (for a PATH given
         without a prefix)
 
+and may have a third, for a list `eval.export` reads (`read_list`: qrels, quepid, srw, esltr):
+
+    read_known(path, scheme, *, on_bad_row="error", skipped=None) -> Known
+        the whole list, a bad row raising or (on_bad_row "skip") recorded in `skipped`
+
 Quepid's ratings CSV (`quepid`), OpenSearch SRW's judgment JSON (`srw`) and Elasticsearch LTR judgment lists
 (`esltr`) are read this way (`hiera_dspy.data.quepid`, `.srw`, `.esltr`, with what they share in `.tool_lists`).
 
@@ -79,6 +84,22 @@ def read_known(spec: str | Path, scheme: LabelScheme, *, items: Mapping[str, Cat
     counts["judgments"] += len(kept)
     counts["without_text"] += sum(1 for j in kept.values() if j.item_text is None)
     return Known.of(scheme, kept.values())
+
+
+def read_list(spec: str, scheme: LabelScheme, *, on_bad_row: str = "error", skipped: list | None = None) -> Known:
+    """The judgments of a `FORMAT:FILE` spec (`quepid:ratings.csv`) with its format's `read_known`, which can skip
+    and record a bad row (`on_bad_row="skip"`, for a list exported to another format); a DataError for a format
+    without one."""
+    fmt, sep, file = spec.partition(":")
+    readable = listed()
+    if not sep or fmt not in readable:
+        raise DataError(f"{spec!r}: expected FORMAT:FILE with FORMAT one of {', '.join(readable)}")
+    return FORMAT_REGISTRY[fmt].load().read_known(Path(file), scheme, on_bad_row=on_bad_row, skipped=skipped)
+
+
+def listed() -> tuple[str, ...]:
+    """The formats whose module also reads a whole list row-skipping (`read_known`): those `read_list` reads."""
+    return tuple(name for name in FORMATS if hasattr(FORMAT_REGISTRY[name].load(), "read_known"))
 
 
 def with_texts(j: KnownJudgment, items: Mapping[str, CatalogEntry], queries: Mapping[str, str]) -> KnownJudgment:

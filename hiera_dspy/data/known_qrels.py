@@ -7,8 +7,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from hiera_dspy.data import DataError
-from hiera_dspy.data.known import KnownJudgment
-from hiera_dspy.data.trec import QRELS_FORMAT, Bad, _lines, qrel_of
+from hiera_dspy.data.known import Known, KnownJudgment
+from hiera_dspy.data.trec import QRELS_FORMAT, Bad, _lines, qrel_of, read_qrels
 from hiera_dspy.labels import LabelScheme
 
 SCALE_HINT = ("known judgments are graded on the scheme of the pairs judged (--scheme/--labels): map the file's "
@@ -26,6 +26,15 @@ def read(path: Path, scheme: LabelScheme, counts: Counter) -> Iterator[KnownJudg
             hint = SCALE_HINT if "outside the scheme" in str(exc) else f"a qrels line is `{QRELS_FORMAT}`"
             raise DataError(f"{path}, line {lineno}: {exc}; {hint}") from None
         yield KnownJudgment(qid, docid, grade, source=f"{path}:{lineno}")
+
+
+def read_known(path: str | Path, scheme: LabelScheme, *, on_bad_row: str = "error",
+               skipped: list | None = None) -> Known:
+    """The qrels as a Known table, a bad line skipped and recorded with `on_bad_row="skip"` (no query texts: qrels
+    carry none; `read_list`, for a list exported to another format)."""
+    lines: dict = {}
+    qrels = read_qrels(path, scheme, on_bad_row=on_bad_row, skipped=skipped, lines=lines)
+    return Known.of(scheme, (KnownJudgment(q, d, g, source=f"{path}:{lines[q, d]}") for (q, d), g in qrels.items()))
 
 
 def looks_like(path: Path, head: str) -> bool:

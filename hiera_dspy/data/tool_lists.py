@@ -16,13 +16,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from importlib import import_module
 from pathlib import Path
 
 from hiera_dspy.data import BadRows, DataError, Dataset
 from hiera_dspy.data.judged import judged_dataset
 from hiera_dspy.data.known import Known, KnownJudgment
-from hiera_dspy.data.trec import read_corpus, read_qrels
+from hiera_dspy.data.trec import read_corpus
 from hiera_dspy.errors import HieraError
 from hiera_dspy.labels import LabelScheme, get_scheme
 
@@ -101,32 +100,6 @@ class ListReader:
 
 
 Reader = Callable[..., Known]  # read_known(path, scheme, *, on_bad_row, skipped) -> Known
-
-
-def qrels_known(path: str | Path, scheme: LabelScheme, *, on_bad_row: str = "error",
-                skipped: list | None = None) -> Known:
-    """TREC qrels as a Known table (no query texts: qrels carry none)."""
-    lines: dict = {}
-    qrels = read_qrels(path, scheme, on_bad_row=on_bad_row, skipped=skipped, lines=lines)
-    return Known.of(scheme, (KnownJudgment(q, d, g, source=f"{path}:{lines[q, d]}") for (q, d), g in qrels.items()))
-
-
-# format -> "module:read_known" (read_known(path, scheme, *, on_bad_row, skipped) -> Known): the judgment lists read
-READERS: dict[str, str] = {
-    "qrels": "hiera_dspy.data.tool_lists:qrels_known",
-    "quepid": "hiera_dspy.data.quepid:read_known",
-    "srw": "hiera_dspy.data.srw:read_known",
-    "esltr": "hiera_dspy.data.esltr:read_known",
-}
-
-
-def read_list(spec: str, scheme: LabelScheme, *, on_bad_row: str = "error", skipped: list | None = None) -> Known:
-    """The judgments of a `FORMAT:FILE` spec (`quepid:ratings.csv`); DataError for an unknown format."""
-    fmt, sep, file = spec.partition(":")
-    if not sep or fmt not in READERS:
-        raise DataError(f"{spec!r}: expected FORMAT:FILE with FORMAT one of {', '.join(READERS)}")
-    module, _, name = READERS[fmt].partition(":")
-    return getattr(import_module(module), name)(Path(file), scheme, on_bad_row=on_bad_row, skipped=skipped)
 
 
 def corpus_beside(path: Path, fmt: str) -> Path:

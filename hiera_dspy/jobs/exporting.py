@@ -3,7 +3,7 @@ CSV, OpenSearch SRW's judgment import JSON, an Elasticsearch LTR judgment list (
 
 The judgments come from a run in the run store (`run_id`: a labelling run's final labels, a holes run's filled
 benchmark, any other run's labels; `hiera_dspy.review.list_sources`), or from a judgment list in another format
-(`source`, `FORMAT:FILE`; `hiera_dspy.data.tool_lists.READERS`).
+(`source`, `FORMAT:FILE`; `hiera_dspy.data.judgment_lists.read_list`).
 """
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from hiera_dspy.data.judgment_lists import read_list
 from hiera_dspy.data.known import Known
-from hiera_dspy.data.tool_lists import read_list
 from hiera_dspy.errors import RequestError
 from hiera_dspy.jobs.preparing import load_data, open_store
 from hiera_dspy.jobs.requests import DataSource

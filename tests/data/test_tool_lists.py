@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from hiera_dspy.data import DataError, esltr, load_dataset, quepid, srw
-from hiera_dspy.data.tool_lists import rating_grade, read_list
+from hiera_dspy.data.judgment_lists import read_list
+from hiera_dspy.data.tool_lists import rating_grade
 from hiera_dspy.labels import custom_scheme, get_scheme
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "judgment_lists"

@@ -11,7 +11,7 @@ from labelling_helpers import ANSWERS, holes_argv
 
 from eval import export as eval_export
 from eval import holes as eval_holes
-from hiera_dspy.data.tool_lists import read_list
+from hiera_dspy.data.judgment_lists import read_list
 from hiera_dspy.errors import RequestError
 from hiera_dspy.labels import custom_scheme, get_scheme
 

@@ -8,8 +8,8 @@ import random
 
 import pytest
 
+from hiera_dspy.data.judgment_lists import read_list
 from hiera_dspy.data.known import Known, KnownJudgment
-from hiera_dspy.data.tool_lists import read_list
 from hiera_dspy.errors import RequestError
 from hiera_dspy.labels import get_scheme
 from hiera_dspy.review.list_writers import WRITERS, token_ids, write_list
