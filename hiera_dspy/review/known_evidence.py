@@ -102,4 +102,6 @@ def use(evidence: Evidence, reads: bool, read: Mapping[str, int]) -> dict:
             "outside": c.get("outside", 0), "outside_queries": c.get("outside_queries", 0),
             "overlap_skipped": c.get("overlap_skipped", 0), "without_text": c.get("without_text", 0),
             "duplicates": c.get("duplicates", 0), "unlabelled": c.get("unlabelled", 0),
-            "known_per_query": given, "read_per_query": per_query}
+            "known_per_query": given, "read_per_query": per_query,
+            "grades": {label: sum(1 for j in evidence.known if j.grade == g)
+                       for g, label in enumerate(evidence.known.scheme.labels)}}

@@ -4,6 +4,7 @@ the judge read them, how many each query had and how many the judge read, and wh
 from __future__ import annotations
 
 TABLE_QUERIES = 200  # more queries than this: the per-query counts stay in summary.json / metrics.json only
+BINARY_LOOK = 20  # known judgments at least, all in a graded scheme's two lowest grades: the list may be binary
 
 
 def known_line(use: dict | None) -> str:
@@ -19,7 +20,8 @@ def known_line(use: dict | None) -> str:
 
 
 def counted(use: dict) -> str:
-    """The counts of reading and checking the list, as a sentence ('' when there is nothing to say)."""
+    """The counts of reading and checking the list, as a sentence, and the warning of `binary_look` ('' when there
+    is nothing to say)."""
     parts = []
     if use.get("outside"):
         parts.append(f"{use['outside']} judgments of {use['outside_queries']} queries with no pair to judge (kept "
@@ -33,7 +35,22 @@ def counted(use: dict) -> str:
         parts.append(f"{use['duplicates']} repeated lines with the same grade (read once)")
     if use.get("unlabelled"):
         parts.append(f"{use['unlabelled']} rows without a label (no judgment)")
-    return ("Counted: " + "; ".join(parts) + ".") if parts else ""
+    return " ".join(filter(None, (("Counted: " + "; ".join(parts) + ".") if parts else "", binary_look(use))))
+
+
+def binary_look(use: dict) -> str:
+    """A warning when every known judgment of a scheme of three or more grades is in its two lowest ones, as a
+    binary list (0/1) read on a graded scale is: its relevant pairs would be read as the second-lowest grade
+    ('' otherwise: the values are valid grades, so this is no error)."""
+    grades = use.get("grades") or {}
+    labels = list(grades)
+    total = sum(grades.values())
+    if len(labels) < 3 or total < BINARY_LOOK or any(grades[label] for label in labels[2:]):
+        return ""
+    return (f"Every one of the {total} known judgments is graded {labels[0]!r} or {labels[1]!r}, the two lowest of "
+            f"{len(labels)} grades: if the list is binary (1 = relevant), map its relevant grade onto the scheme's "
+            "(e.g. 1 -> 2 for TREC's 0-3) or judge on a two-grade scheme; as it is, the judge reads its relevant pairs "
+            f"as {labels[1]!r}.")
 
 
 def known_summary(use: dict | None) -> str:

@@ -56,3 +56,22 @@ def test_a_long_report_leaves_the_per_query_counts_to_the_summary():
     use = hand_over(object(), checked(known(("q0", "a", 1)), "k.txt", many, {}, "error"))
     section = "\n".join(known_section(use))
     assert "| q0 |" not in section and "summary.json `known.known_per_query`" in section
+
+
+def test_a_list_that_looks_binary_on_a_graded_scheme_is_said_not_refused():
+    from hiera_dspy.labels import get_scheme
+    from hiera_dspy.review.known_report import BINARY_LOOK, known_summary
+
+    trec = get_scheme("trec")
+
+    def said(grades, scheme=trec):
+        rows = Known.of(scheme, (KnownJudgment("q1", f"d{i}", g, item_text="t", query="query q1", source=f"k:{i}")
+                                 for i, g in enumerate(grades)))
+        return known_summary(hand_over(object(), checked(rows, "k.txt", pairs(("q1", "x")), {}, "error")))
+
+    binary = [i % 2 for i in range(BINARY_LOOK)]
+    assert "if the list is binary (1 = relevant)" in said(binary)
+    assert "'Irrelevant' or 'Related'" in said(binary)
+    assert "binary" not in said([*binary, 2])  # a higher grade: a graded list
+    assert "binary" not in said(binary[:-1])  # too few to tell
+    assert "binary" not in said(binary, custom_scheme("No,Yes"))  # a two-grade scheme is binary
