@@ -428,11 +428,13 @@ def summarise(pairs: list[Pair], rows: list[dict], lexical, vectors, scheme: Lab
                 cell[variant] = {**agreement(gold[holes], g[holes], scheme), **ranking(runs, pairs, g, truth, scheme),
                                  "lowest": float(np.mean(g[holes] == 0))}
             in_top = holes & top
-            cell["top"] = {"holes": int(in_top.sum()), "relevant_gold": float(np.mean(gold[in_top] >= scheme.binary_from)) if in_top.any() else 0.0}
-            for variant in VARIANTS if in_top.any() else ():  # a tiny collection's pool may leave none
-                g = np.array(row["grades"][f"{name}|{variant}"])[in_top]
-                cell["top"][variant] = {**agreement(gold[in_top], g, scheme),
-                                        "relevant": float(np.mean(g >= scheme.binary_from))}
+            cell["top"] = {"holes": int(in_top.sum())}
+            if in_top.any():  # a tiny collection's pool may leave none
+                cell["top"]["relevant_gold"] = float(np.mean(gold[in_top] >= scheme.binary_from))
+                for variant in VARIANTS:
+                    g = np.array(row["grades"][f"{name}|{variant}"])[in_top]
+                    cell["top"][variant] = {**agreement(gold[in_top], g, scheme),
+                                            "relevant": float(np.mean(g >= scheme.binary_from))}
             seed_out["policies"][name] = cell
         out["per_seed"].append(seed_out)
     out["fit_s"] = float(np.median([s for r in rows for s in r["fit_s"]]))
@@ -541,9 +543,9 @@ def top_table(seeds: list[dict]) -> list[str]:
             lines.append(f"| {name.replace('pool', 'pool depth')} | {np.mean([c['holes'] for c in cells]):,.0f} | "
                          "no hole in the top 10 on some seed |  |  |  |  |")
             continue
+        shares = ([c["relevant_gold"] for c in cells], *([c[v]["relevant"] for c in cells] for v in ("base", "feedback")))
         row = [name.replace("pool", "pool depth"), f"{np.mean([c['holes'] for c in cells]):,.0f}",
-               " / ".join(f"{np.mean([c[k] if k == 'relevant_gold' else c[k]['relevant'] for c in cells]):.0%}"
-                          for k in ("relevant_gold", "base", "feedback"))]
+               " / ".join(f"{np.mean(share):.0%}" for share in shares)]
         for m in MEASURES:
             base, fed = (float(np.mean([c[v][m] for c in cells])) for v in ("base", "feedback"))
             wins = sum(c["feedback"][m] > c["base"][m] for c in cells)

@@ -93,6 +93,7 @@ def use(evidence: Evidence, reads: bool, read: Mapping[str, int]) -> dict:
     """What the report says: the source, whether the judge reads known judgments, per query of the set the known
     judgments there are and those the judge read, the totals and the counts of reading and checking them."""
     c = evidence.counts
+    graded = Counter(j.grade for j in evidence.known)
     given = {q: len(evidence.known.for_query(q)) for q in evidence.queries}
     per_query = {q: int(read.get(q, 0)) for q in evidence.queries}
     return {"source": evidence.source, "reads": reads, "judgments": len(evidence.known),
@@ -103,5 +104,4 @@ def use(evidence: Evidence, reads: bool, read: Mapping[str, int]) -> dict:
             "overlap_skipped": c.get("overlap_skipped", 0), "without_text": c.get("without_text", 0),
             "duplicates": c.get("duplicates", 0), "unlabelled": c.get("unlabelled", 0),
             "known_per_query": given, "read_per_query": per_query,
-            "grades": {label: sum(1 for j in evidence.known if j.grade == g)
-                       for g, label in enumerate(evidence.known.scheme.labels)}}
+            "grades": {label: graded[g] for g, label in enumerate(evidence.known.scheme.labels)}}
