@@ -14,9 +14,10 @@ queries are the first sample: on them the product's calibration check runs (hier
 as `hiera-dspy plan` runs it on the decided holes), and the plan names, for each system and pair, the sampled queries
 for a width (hiera_dspy.conclude.sample_size: `plan`'s residual spread from label sets simulated from the judge's
 probabilities, as is and times the check's inflation, and `n_width_sample` from the first sample's own residual
-spread, as `hiera-dspy plan` prints them). The target widths are the median width of the product's interval
-(certainty stratum, domain estimator, betting interval below n_min; bench/conclusions_staged.intervals) when
-`--widths-at` queries are labelled, so the n that reaches the target is that n (the median width falls as n grows),
+spread, as `hiera-dspy plan` prints them), and the plan until 2026-12-06 beside it (no ranges: the t interval with the
+betting interval beside it below n_min). The target widths are the median width of the product's interval (certainty
+stratum, domain estimator, the confidence sequence over each query's range with its bets tuned for a sample of that
+size; bench/conclusions_staged.intervals) when `--widths-at` queries are labelled, so the n that reaches the target is that n (the median width falls as n grows),
 and each plan's n over it is 1.0 when the plan is exact.
 """
 
@@ -33,12 +34,13 @@ from bench.conclusions_staged import (
     intervals,
     judge_records,
     plan_inputs,
+    plan_spans,
     samples_of,
     stage_coverage,
 )
 from hiera_dspy.conclude.calibration import check
 from hiera_dspy.conclude.finite import min_queries_columns
-from hiera_dspy.conclude.sample_size import interval_widths, n_for_interval, plan, recommended_design
+from hiera_dspy.conclude.sample_size import interval_widths, n_for_interval, pair_span, plan, recommended_design
 
 STEP = 1.05
 DESIGN_SAMPLES = 400  # samples a design for the measured width and coverage of complete samples
@@ -52,8 +54,9 @@ def human_records(b: dict, records: list[dict]) -> list[dict]:
 
 
 def realised_widths(cols: dict, orders: list[np.ndarray], at: int, level: float = 0.95) -> dict:
-    """(measure, column) -> each order's interval width once its first `at` queries are labelled (0: exact; NaN:
-    fewer than 2 decided queries with holes)."""
+    """(measure, column) -> each order's interval width once its first `at` queries are labelled, as the report gives
+    it for a sample of `at` (the confidence sequence over each query's range; 0: exact; NaN: fewer than 2 decided
+    queries with holes)."""
     out = {}
     for m, c in cols.items():
         for j in range(c["x"].shape[1]):
@@ -68,7 +71,7 @@ def realised_widths(cols: dict, orders: list[np.ndarray], at: int, level: float 
                 if n == int(hole_q.sum()):
                     widths[rows] = 0.0
                 elif n >= 2:
-                    est = intervals(c, j, [dec for _, dec in members], None, level)
+                    est = intervals(c, j, [dec for _, dec in members], None, level, horizon=at)
                     widths[rows] = est.hi - est.lo
             out[(m, j)] = widths
     return out
@@ -92,23 +95,31 @@ def grid(scale: float) -> float:
     return float(STEP ** round(np.log(max(scale, 1e-6)) / np.log(STEP)))
 
 
-def column_widths(machine: dict, sims: list[dict], holes: dict, m: str, name: str, n_min: int, big_n: int):
-    """The plan's `interval_widths` of one system ("s0") or pair ("s0-s1") on measure `m`, as `plan` builds it."""
+def column_widths(machine: dict, sims: list[dict], holes: dict, m: str, name: str, n_min: int, big_n: int,
+                  spans: dict | None):
+    """The plan's `interval_widths` of one system ("s0") or pair ("s0-s1") on measure `m`, as `plan` builds it
+    (`spans` None: the plan until 2026-12-06, the t interval with the betting interval beside it below n_min)."""
     a, _, b = name.partition("-")
     x = machine[m][a] - (machine[m][b] if b else 0)
     ys = [sim[m][a] - (sim[m][b] if b else 0) for sim in sims]
     w = holes[m][a] | (holes[m][b] if b else False)
-    return interval_widths(x[w], [y[w] for y in ys], big_n, n_min, (-1.0, 1.0) if b else (0.0, 1.0))
+    span = (pair_span(spans, m, a, b) if b else spans[m][a]) if spans is not None else None
+    return interval_widths(x[w], [y[w] for y in ys], big_n, n_min, (-1.0, 1.0) if b else (0.0, 1.0),
+                           span=None if span is None else (span[0][w], span[1][w]))
 
 
 def check_judge(b: dict, judge: str, args) -> dict:
     """One judge: per (measure, kind, at) the ratios plan n / true n of every (repetition, column), for the plan as
     is, inflated by the check and from the first sample's spread (scales on `grid`, so the widths are memoised
-    across repetitions); and the check's statistics per repetition."""
+    across repetitions), and for the plan until 2026-12-06 (no ranges: the switch's widths); and the check's
+    statistics per repetition."""
     records = judge_records(b, judge, args.seed + 1)
     cols = columns_of(b, records)
     machine, sims, holes = plan_inputs(b, records, args.plan_draws)
-    lines = {(ln.measure, ln.a if ln.b is None else f"{ln.a}-{ln.b}"): ln for ln in plan(machine, sims, holes=holes)}
+    spans = plan_spans(b)
+    lines = {(ln.measure, ln.a if ln.b is None else f"{ln.a}-{ln.b}"): ln
+             for ln in plan(machine, sims, holes=holes, spans=spans)}
+    before = {(ln.measure, ln.a if ln.b is None else f"{ln.a}-{ln.b}"): ln for ln in plan(machine, sims, holes=holes)}
     human = human_records(b, records)
     queries, big_n = b["queries"], len(b["queries"])
     rng = np.random.default_rng(args.seed + 3)
@@ -121,7 +132,8 @@ def check_judge(b: dict, judge: str, args) -> dict:
     for m, c in cols.items():
         for j, name in enumerate(c["names"]):
             line = lines[(m, name)]
-            width_at = column_widths(machine, sims, holes, m, name, line.n_min, big_n)
+            width_at = column_widths(machine, sims, holes, m, name, line.n_min, big_n, spans)
+            switch_at = column_widths(machine, sims, holes, m, name, before[(m, name)].n_min, big_n, None)
             spread = [first_sample_spread(c, j, order, args.first) for order in orders]
             by_n_min = {line.n_min: width_at}
             for at in ats:
@@ -129,14 +141,15 @@ def check_judge(b: dict, judge: str, args) -> dict:
                 if not np.isfinite(target) or target <= 0:
                     continue
                 kind = "systems" if j < c["systems"] else "pairs"
-                into = ratios.setdefault((m, kind, at), {"plan": [], "inflated": [], "sample": []})
+                into = ratios.setdefault((m, kind, at), {"plan": [], "inflated": [], "sample": [], "switch": []})
                 into["plan"].append(n_for_interval(lambda n: width_at(n, 1.0), big_n, target) / at)
+                into["switch"].append(n_for_interval(lambda n: switch_at(n, 1.0), big_n, target) / at)
                 for r in range(len(orders)):
                     into["inflated"].append(n_for_interval(lambda n, s=inflation[r]: width_at(n, s), big_n, target) / at)
                     sd, n_min = spread[r]
                     if sd is not None and line.sd_holes:
                         if n_min not in by_n_min:  # as plan_line: the sample's n_min where it asks more
-                            by_n_min[n_min] = column_widths(machine, sims, holes, m, name, n_min, big_n)
+                            by_n_min[n_min] = column_widths(machine, sims, holes, m, name, n_min, big_n, spans)
                         at_sample = by_n_min[max(n_min, line.n_min)]
                         into["sample"].append(n_for_interval(lambda n, s=grid(sd / line.sd_holes), w=at_sample:
                                                              w(n, s), big_n, target) / at)
@@ -173,8 +186,8 @@ def run(args) -> list[str]:
     head = (f"{said}; {args.samples} orders a judge, a first sample of {args.first} queries; target widths: the "
             f"median width when {args.widths_at} queries are labelled.")
     width_rows = ["| judge | measure | estimates | true n | plan / true (before labelling) | inflated by the check: "
-                  "median [quartiles], within ±25% | from the first sample's spread: median [quartiles], within ±25% |",
-                  "|---|---|---|---|---|---|---|"]
+                  "median [quartiles], within ±25% | from the first sample's spread: median [quartiles], within ±25% | "
+                  "the plan until 2026-12-06 / true |", "|---|---|---|---|---|---|---|---|"]
     design_rows = ["| judge | predicted narrowing (median) | plan's design | width stratified / random (narrower) | "
                    "t alone: stratified / random (narrower) | lowest coverage random / stratified |",
                    "|---|---|---|---|---|---|"]
@@ -185,7 +198,7 @@ def run(args) -> list[str]:
         got = check_judge(b, judge, args)
         for (m, kind, at), r in got["ratios"].items():
             width_rows.append(f"| {judge} | {m} | {kind} | {at} | {np.median(r['plan']):.2f} | "
-                              f"{summary(r['inflated'])} | {summary(r['sample'])} |")
+                              f"{summary(r['inflated'])} | {summary(r['sample'])} | {np.median(r['switch']):.2f} |")
         cs = got["checks"]
         med = {k: float(np.median([c[k] for c in cs])) for k in STATS}
         systems = [r for (m, kind, at), r in got["ratios"].items() if kind == "systems"]

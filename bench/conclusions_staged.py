@@ -147,6 +147,15 @@ def judge_records(b: dict, kind: str, seed: int) -> list[dict]:
     return out
 
 
+def plan_spans(b: dict) -> dict:
+    """What the product's plan reads of the queries' ranges (hiera_dspy.jobs.planning.plan_run): measure -> system ->
+    each query's lowest and highest value (hiera_dspy.conclude.ranges)."""
+    scheme, queries = b["scheme"], b["queries"]
+    span = {name: value_ranges(lines, queries, list(b["holes"]), b["originals"], scheme, DEPTH)
+            for name, lines in b["runs"].items()}
+    return {m: {name: span[name][m] for name in b["runs"]} for m in named_measures(scheme, DEPTH)}
+
+
 def plan_inputs(b: dict, records: list[dict], draws: int = 20) -> tuple[dict, list[dict], dict]:
     """What the product's plan reads (hiera_dspy.jobs.planning.plan_run): measure -> system -> the machine's
     per-query values, `draws` label sets simulated from the judge's probabilities, and measure -> system -> whether
@@ -172,20 +181,19 @@ def columns_of(b: dict, records: list[dict]) -> dict:
     names = list(b["runs"])
     y = {name: per_query(lines, truth, queries, measures) for name, lines in b["runs"].items()}
     n_min = predicted_n_mins(machine, sims, holes)
-    span = {name: value_ranges(lines, queries, list(b["holes"]), b["originals"], scheme, DEPTH)
-            for name, lines in b["runs"].items()}
+    spans = plan_spans(b)
     out = {}
     for m in measures:
         cols, X, Y, C, N, LO, HI = [], [], [], [], [], [], []
         for nm in names:
             cols.append(nm)
             X.append(machine[m][nm]), Y.append(y[nm][m]), C.append(~holes[m][nm]), N.append(n_min[(m, nm, None)])
-            LO.append(span[nm][m][0]), HI.append(span[nm][m][1])
+            LO.append(spans[m][nm][0]), HI.append(spans[m][nm][1])
         for a, c in combinations(names, 2):
             cols.append(f"{a}-{c}")
             X.append(machine[m][a] - machine[m][c]), Y.append(y[a][m] - y[c][m])
             C.append(~holes[m][a] & ~holes[m][c]), N.append(n_min[(m, a, c)])
-            LO.append(span[a][m][0] - span[c][m][1]), HI.append(span[a][m][1] - span[c][m][0])
+            LO.append(spans[m][a][0] - spans[m][c][1]), HI.append(spans[m][a][1] - spans[m][c][0])
         out[m] = {"names": cols, "x": np.column_stack(X), "y": np.column_stack(Y), "certain": np.column_stack(C),
                   "n_min": np.array(N), "systems": len(names), "lo": np.column_stack(LO), "hi": np.column_stack(HI)}
     return out
@@ -209,11 +217,14 @@ def samples_of(b: dict, records: list[dict], design: str, size: int, count: int,
     return [[index[q] for q in draw_stratified(queries, size, seed + s, u, strata)[0]] for s in range(count)], layer
 
 
-def intervals(c: dict, j: int, decided: list[list[int]], layer, level: float = 0.95, bounded: bool = True):
+def intervals(c: dict, j: int, decided: list[list[int]], layer, level: float = 0.95, bounded: bool = True,
+              horizon: int | None = None):
     """The product's interval of column `j` (hiera_dspy.conclude: the certainty stratum known, the domain estimator
     over the decided queries with holes, strata when `layer` is given) for each sample's `decided` queries with holes
     (all of one size, at least 2): `scaled` Columns, one column per sample; `bounded` False: the t interval alone
-    (no betting interval beside it below n_min)."""
+    (no betting interval beside it below n_min); `horizon` (a sample's planned size): the report's confidence
+    sequence over each query's range (`c["lo"]`, `c["hi"]`), its bets tuned for that size, as
+    hiera_dspy.conclude.holes gives it; None: the t interval with the betting interval beside it below n_min."""
     big_n = c["x"].shape[0]
     hole_q = ~c["certain"][:, j]
     n_h = int(hole_q.sum())
@@ -228,8 +239,13 @@ def intervals(c: dict, j: int, decided: list[list[int]], layer, level: float = 0
     if not bounded:
         return scaled(columns(ys, xs, rest, level, None, None, strata=strata), n_h / big_n, known_sum / big_n)
     bounds = (0.0, 1.0) if j < c["systems"] else (-1.0, 1.0)
-    return scaled(columns(ys, xs, rest, level, None, bounds, np.full(len(decided), c["n_min"][j]), strata=strata),
-                  n_h / big_n, known_sum / big_n)
+    spans = None
+    if horizon is not None:
+        rows = [np.concatenate([dec, o]).astype(int) for dec, o in zip(decided, others)]
+        spans = (np.column_stack([c["lo"][r, j] for r in rows]), np.column_stack([c["hi"][r, j] for r in rows]),
+                 horizon)
+    return scaled(columns(ys, xs, rest, level, None, bounds, np.full(len(decided), c["n_min"][j]), strata=strata,
+                          spans=spans), n_h / big_n, known_sum / big_n)
 
 
 def sequence_estimates(c: dict, prefix: list[int], weights, horizon: int, level: float = 0.95, zab=None) -> dict:

@@ -59,10 +59,11 @@ def lines_of(plan: dict) -> list[str]:
         if never:
             out.append(f"Cannot be told apart at any sample size short of every query: {', '.join(never)}.")
     out += ["", calibration_line(plan.get("calibration")), "", _design(plan), "", _next_step(plan)]
-    out += ["", "n_min: Cochran's rule n > 28 + 25 g^2, g the skewness over all queries of the human-minus-machine "
-            "values the judge's probabilities predict; below it an interval may cover less often than stated. If the "
-            "judge is badly calibrated the prediction is wrong: the decided sample's own residuals raise the figure "
-            "under now. Pair intervals are per pair: with k pairs, about "
+    out += ["", "n for width and n to tell apart are the report's interval's (the confidence sequence over each "
+            "query's range: valid after every decided query, at any n). n_min: Cochran's rule n > 28 + 25 g^2, g the "
+            "skewness over all queries of the human-minus-machine values the judge's probabilities predict: the first "
+            "sample whose spread sizes the rest. If the judge is badly calibrated the prediction is wrong: the decided "
+            "sample's own residuals raise the figure under now. Pair intervals are per pair: with k pairs, about "
             f"{1 - plan['level']:.0%} of k miss by chance."]
     return out
 

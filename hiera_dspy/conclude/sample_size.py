@@ -14,18 +14,23 @@ For each system (and each pairwise difference) on each measure:
   residual is taken over all N (slope 1: the estimator's default, `hiera_dspy.conclude.finite`);
 - `n_width`: the fewest sampled queries whose interval is at most `width` wide (its full width, hi - lo): the
   interval the report will give (`interval_widths`: of the n sampled, the n H / N of the H queries a hole can change
-  are decided; the finite-population t interval over them, Cochran 1977 section 4.4, with the betting interval
-  beside it below n_min), on the simulated label sets, scaled to the benchmark's mean. A t formula over all N
+  are decided; the confidence sequence over each query's own range, its bets tuned for a sample of n, as
+  `hiera_dspy.conclude.holes` gives it), on the simulated label sets, scaled to the benchmark's mean. Until
+  2026-12-06 it was the finite-population t interval (Cochran 1977 section 4.4) with the betting interval beside it
+  below n_min, the report's rule until then: it asked for up to twice the queries the report needs
+  (docs/conclusions.md); without the queries' ranges (`spans` None) it still is. A t formula over all N
   queries, the rule before 2026-12-05, asked for a fifth of the queries the betting interval needs below n_min on
   TREC DL 2020 (docs/conclusions.md); `n_width_sample` the same at a decided sample's residual spread over the
   queries with holes (read before as a spread over every query, which asked N / H times too many);
 - `stratified_gain`: how much narrower `--sample stratified` is predicted to be; the plan recommends it from
   `STRATIFY` (10%);
 - for a pair, `n_power`: the fewest sampled queries that tell the two apart at `level` with probability `power`
-  (80%) if the difference is the machine's, tested at the pair's Holm step (|difference| >= (t_{1-alpha/(2 step)} +
-  t_{power}) * standard error; the pairs ranked by |difference| / residual sd, the clearest at Bonferroni's alpha / m),
-  at least `n_min`; None when the machine sees no difference (no n can be named), and "cannot be told apart" when even n = N - 1
-  would not do;
+  (80%) if the difference is the machine's, tested at the pair's Holm step (the pairs ranked by |difference| /
+  residual sd, the clearest at Bonferroni's alpha / m): with the queries' ranges, as the report tells a pair apart,
+  its confidence sequence at level 1 - alpha / step excluding 0 on `power` of the simulated label sets
+  (`n_for_sequence_power`); without them, the t test's |difference| >= (t_{1-alpha/(2 step)} + t_{power}) *
+  standard error, at least `n_min` (the rule until 2026-12-06); None when the machine sees no difference (no n can
+  be named), and "cannot be told apart" when even n = N - 1 would not do;
 - with a decided human sample, what it gives now: its interval, and how many more sampled queries (`more_queries`,
   from the sample's own residual spread and estimate) would tell a pair apart.
 
@@ -100,16 +105,22 @@ def n_for_power(delta: float, sd_at: Callable[[int], tuple[float, int]], big_n: 
     return first_n(ok, max(2, start), big_n)
 
 
-def interval_widths(machine: np.ndarray, simulated: Sequence[np.ndarray], big_n: int, n_min: int,
-                    bounds: tuple[float, float] | None, level: float = 0.95, seed: int = 0
-                    ) -> Callable[[int, float], float]:
-    """(n, scale) -> the mean width of the interval the report will give once n of the `big_n` queries are sampled,
-    on the label sets `simulated` from the judge's probabilities: `machine` and each simulated set over the H queries
-    a hole can change (the domain; the others are known), n H / N of them decided, each set in its own random order,
-    the human-minus-machine residual's spread about its mean times `scale` (the calibration check's inflation, or a
-    decided sample's spread over the simulated one); the interval is `hiera_dspy.conclude.finite.columns`' (the t
-    interval, the betting interval beside it below `n_min`, clipped to `bounds`) scaled to the benchmark's mean.
-    The widths are memoised: a plan asks for several widths, a benchmark for many scales."""
+def sampled_intervals(machine: np.ndarray, simulated: Sequence[np.ndarray], big_n: int, n_min: int,
+                      bounds: tuple[float, float] | None, seed: int = 0,
+                      span: tuple[np.ndarray, np.ndarray] | None = None
+                      ) -> Callable[[int, float, float], tuple[np.ndarray, np.ndarray]]:
+    """(n, scale, level) -> (lo, hi), per label set `simulated` from the judge's probabilities, of the domain's
+    interval the report will give once n of the `big_n` queries are sampled: `machine` and each simulated set over
+    the H queries a hole can change (the domain; the others are known), n H / N of them decided, each set in its own
+    random order, the human-minus-machine residual's spread about its mean times `scale` (the calibration check's
+    inflation, or a decided sample's spread over the simulated one). The ends are the domain's mean's: the
+    benchmark's is base + H / N times them (`hiera_dspy.conclude.finite.scaled`).
+    With `span` (each domain query's lowest and highest human value, `hiera_dspy.conclude.ranges`) the interval is
+    the report's: the confidence sequence over each query's own range, its bets tuned for a sample of n
+    (`hiera_dspy.conclude.finite.columns` with spans; a scaled human value is kept within its query's range).
+    Without it, the t interval with the betting interval beside it below `n_min`, clipped to `bounds` (the rule
+    before 2026-12-06, for callers that have no ranges). Every domain query decided: (0, 0), exact.
+    Memoised: a plan asks for several widths, a benchmark for many scales."""
     from hiera_dspy.conclude.finite import columns
 
     x = np.asarray(machine, dtype=float)
@@ -118,20 +129,58 @@ def interval_widths(machine: np.ndarray, simulated: Sequence[np.ndarray], big_n:
     order = np.column_stack([rng.permutation(domain) for _ in simulated])
     resid = np.take_along_axis(np.column_stack([np.asarray(y, dtype=float) - x for y in simulated]), order, 0)
     xs, centre = x[order], resid.mean(axis=0)
+    ranges = None if span is None or bounds is None else tuple(np.asarray(v, dtype=float)[order] for v in span)
     share, memo = domain / big_n, {}
 
-    def width(n: int, scale: float = 1.0) -> float:
+    def ends(n: int, scale: float = 1.0, level: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
         n_h = max(round(n * share), 2)
         if n_h >= domain:
-            return 0.0  # every query a hole can change decided: exact
-        key = (n_h, round(scale, 3))
+            exact = xs.mean(axis=0) + centre  # every query a hole can change decided: the human mean, exact
+            return exact, exact
+        key = (n_h, n if ranges is not None else None, round(scale, 3), round(level, 6))
         if key not in memo:
             ys = xs[:n_h] + centre + (resid[:n_h] - centre) * scale
-            c = columns(ys, xs[:n_h], xs[n_h:], level, None, bounds, np.full(xs.shape[1], n_min))
-            memo[key] = share * float(np.mean(c.hi - c.lo))
+            spans = None
+            if ranges is not None:
+                ys = np.clip(ys, ranges[0][:n_h], ranges[1][:n_h])
+                spans = (ranges[0], ranges[1], n)
+            c = columns(ys, xs[:n_h], xs[n_h:], level, None, bounds, np.full(xs.shape[1], n_min), spans=spans)
+            memo[key] = (c.lo, c.hi)
         return memo[key]
 
+    return ends
+
+
+def interval_widths(machine: np.ndarray, simulated: Sequence[np.ndarray], big_n: int, n_min: int,
+                    bounds: tuple[float, float] | None, level: float = 0.95, seed: int = 0,
+                    span: tuple[np.ndarray, np.ndarray] | None = None) -> Callable[[int, float], float]:
+    """(n, scale) -> the mean width of the interval the report will give once n of the `big_n` queries are sampled,
+    on the label sets `simulated`, scaled to the benchmark's mean (`sampled_intervals`: the confidence sequence over
+    each query's range with `span`, else the t interval with the betting interval beside it below `n_min`)."""
+    ends = sampled_intervals(machine, simulated, big_n, n_min, bounds, seed, span)
+    share = len(machine) / big_n
+
+    def width(n: int, scale: float = 1.0) -> float:
+        lo, hi = ends(n, scale, level)
+        return share * float(np.mean(hi - lo))
+
     return width
+
+
+def n_for_sequence_power(ends: Callable[[int, float, float], tuple[np.ndarray, np.ndarray]], share: float,
+                         base: float, big_n: int, level: float = 0.95, power: float = POWER, start: int = 2,
+                         step: int = 1, scale: float = 1.0) -> int:
+    """The fewest sampled queries (from `start`) at which the report's interval of a pair's difference
+    (`sampled_intervals`' `ends`, the benchmark's mean base + share * each end) at its Holm step (level
+    1 - alpha / `step`) excludes 0 on at least `power` of the simulated label sets: the machine's difference told
+    apart as the report tells it; N when no sample short of every query does."""
+    step_level = 1.0 - (1.0 - level) / max(step, 1)
+
+    def ok(n: int) -> bool:
+        lo, hi = (base + share * e for e in ends(n, scale, step_level))
+        return float(np.mean((lo > 0) | (hi < 0))) >= power
+
+    return first_n(ok, max(2, start), big_n)
 
 
 def n_for_interval(width_at: Callable[[int], float], big_n: int, width: float) -> int:
@@ -272,7 +321,7 @@ def plan_line(measure: str, a: str, b: str | None, machine: np.ndarray, simulate
               width: float, level: float = 0.95, power: float = POWER, step: int = 1, inflation: float = 1.0,
               holes: np.ndarray | None = None, bounds: tuple[float, float] | None = None,
               sample_sd: float | None = None, strata: np.ndarray | None = None, sample_n_min: int | None = None,
-              weights: np.ndarray | None = None) -> Line:
+              weights: np.ndarray | None = None, span: tuple[np.ndarray, np.ndarray] | None = None) -> Line:
     """The plan of one per-query quantity (a system's values, or a pair's differences) over all N queries; a pair's
     power at its Holm `step`; the simulated residual sd times `inflation` (the calibration check's,
     `hiera_dspy.conclude.calibration`); n_min over the queries a hole can change (`holes`, a mask; None: all), the
@@ -282,12 +331,14 @@ def plan_line(measure: str, a: str, b: str | None, machine: np.ndarray, simulate
     queries with holes, an estimate's `sd`) and its n_min (`sample_n_min`, an estimate's: the sample's own residuals
     raise it where they are more skewed than the simulated ones, and the betting interval then lasts longer);
     `stratified_gain` with `strata` (each query's stratum); `active_gain` with `weights` (each query's, as
-    `--sample active` draws them)."""
+    `--sample active` draws them); `span` (each query's lowest and highest human value over all N): the widths are
+    the confidence sequence's, as the report gives them (`interval_widths`)."""
     from hiera_dspy.conclude.finite import min_queries_columns
 
     big_n = len(machine)
     w = np.ones(big_n, dtype=bool) if holes is None else np.asarray(holes, dtype=bool)
     x_h, sims_h = np.asarray(machine, dtype=float)[w], [np.asarray(y, dtype=float)[w] for y in simulated]
+    span_h = None if span is None else (np.asarray(span[0], dtype=float)[w], np.asarray(span[1], dtype=float)[w])
     n_min = predicted_n_min(x_h, sims_h)
     n_min_machine = max(int(min_queries_columns(np.asarray(machine, dtype=float)[:, None])[0]), 29)
     sd = residual_sd(machine, simulated) * inflation
@@ -297,19 +348,25 @@ def plan_line(measure: str, a: str, b: str | None, machine: np.ndarray, simulate
         return sd, n - 1
 
     n_power = None
-    if b is not None:
+    if b is not None and span_h is not None and bounds is not None and w.sum() >= 2:
+        if abs(float(np.mean(machine))) >= 1e-12:  # as the report tells a pair apart: its sequence excludes 0
+            base = float(np.asarray(machine, dtype=float)[~w].sum()) / big_n
+            ends = sampled_intervals(x_h, sims_h, big_n, n_min, bounds, span=span_h)
+            n_power = n_for_sequence_power(ends, float(w.sum()) / big_n, base, big_n, level, power, step=step,
+                                           scale=inflation)
+    elif b is not None:
         n_power = n_for_power(float(np.mean(machine)), sd_at, big_n, level, power, step=step)
         n_power = None if n_power is None else max(n_power, min(n_min, big_n))
     if w.sum() < 2:  # nothing to sample: the value is known
         n_width = n_sample = 2
     else:
-        widths = interval_widths(x_h, sims_h, big_n, n_min, bounds, level)
+        widths = interval_widths(x_h, sims_h, big_n, n_min, bounds, level, span=span_h)
         n_width = n_for_interval(lambda n: widths(n, inflation), big_n, width)
         n_sample = None
         if sample_sd is not None:
             scale = sample_sd / sd_holes if sd_holes > 0 else 1.0
             if sample_n_min is not None and sample_n_min > n_min:
-                widths = interval_widths(x_h, sims_h, big_n, sample_n_min, bounds, level)
+                widths = interval_widths(x_h, sims_h, big_n, sample_n_min, bounds, level, span=span_h)
             n_sample = n_for_interval(lambda n: widths(n, scale), big_n, width)
     gain = None if strata is None else stratified_gain(x_h, sims_h, np.asarray(strata)[w])
     gain_active = None if weights is None else active_gain(machine, simulated, np.asarray(weights, dtype=float))
@@ -321,7 +378,8 @@ def plan(machine: dict[str, dict[str, np.ndarray]], simulated: Sequence[dict[str
          width: float = 0.05, level: float = 0.95, power: float = POWER, inflation: float = 1.0,
          holes: dict[str, dict[str, np.ndarray]] | None = None, bounds: tuple[float, float] | None = METRIC_RANGE,
          sample_sd: dict[tuple, float] | None = None, strata: np.ndarray | None = None,
-         sample_n_min: dict[tuple, int] | None = None, weights: np.ndarray | None = None) -> list[Line]:
+         sample_n_min: dict[tuple, int] | None = None, weights: np.ndarray | None = None,
+         spans: dict[str, dict[str, tuple[np.ndarray, np.ndarray]]] | None = None) -> list[Line]:
     """Every system, then every pair, per measure: `machine` is measure -> system -> values over all N queries;
     `simulated` a list of the same built from label sets drawn from the judge's probabilities. Each pair's power is
     planned at its Holm step: the pairs ranked by |machine difference| / residual sd, the clearest tested first at
@@ -331,7 +389,10 @@ def plan(machine: dict[str, dict[str, np.ndarray]], simulated: Sequence[dict[str
     `sample_sd` ((measure, a, b) -> a decided sample's residual sd, b None for a system; `sample_n_min` its
     estimate's n_min) gives `n_width_sample`;
     `strata` (each query's stratum, as `--sample stratified` draws them) the predicted `stratified_gain`;
-    `weights` (each query's, as `--sample active` draws them) the predicted `active_gain`."""
+    `weights` (each query's, as `--sample active` draws them) the predicted `active_gain`; `spans` (measure ->
+    system -> each query's lowest and highest human value, `hiera_dspy.conclude.ranges.value_ranges`; a pair's:
+    low of a minus high of b to high of a minus low of b) the report's interval for every width (`interval_widths`).
+    """
     out = []
     sample_sd, sample_n_min = sample_sd or {}, sample_n_min or {}
     pair_bounds = None if bounds is None else (bounds[0] - bounds[1], bounds[1] - bounds[0])
@@ -341,7 +402,8 @@ def plan(machine: dict[str, dict[str, np.ndarray]], simulated: Sequence[dict[str
             out.append(plan_line(m, s, None, systems[s], [sim[m][s] for sim in simulated], width, level, power,
                                  inflation=inflation, holes=None if holes is None else holes[m][s], bounds=bounds,
                                  sample_sd=sample_sd.get((m, s, None)), strata=strata,
-                                 sample_n_min=sample_n_min.get((m, s, None)), weights=weights))
+                                 sample_n_min=sample_n_min.get((m, s, None)), weights=weights,
+                                 span=None if spans is None else spans[m][s]))
         pairs = list(combinations(names, 2))
         diffs = {(s, t): systems[s] - systems[t] for s, t in pairs}
         sims = {(s, t): [sim[m][s] - sim[m][t] for sim in simulated] for s, t in pairs}
@@ -351,8 +413,16 @@ def plan(machine: dict[str, dict[str, np.ndarray]], simulated: Sequence[dict[str
             mask = None if holes is None else np.asarray(holes[m][p[0]]) | np.asarray(holes[m][p[1]])
             out.append(plan_line(m, p[0], p[1], diffs[p], sims[p], width, level, power, steps[p], inflation, mask,
                                  pair_bounds, sample_sd.get((m, p[0], p[1])), strata,
-                                 sample_n_min.get((m, p[0], p[1])), weights))
+                                 sample_n_min.get((m, p[0], p[1])), weights, pair_span(spans, m, *p)))
     return out
+
+
+def pair_span(spans: dict | None, measure: str, a: str, b: str) -> tuple[np.ndarray, np.ndarray] | None:
+    """The range of the per-query difference a - b from the two systems' ranges (None without ranges)."""
+    if spans is None:
+        return None
+    (lo_a, hi_a), (lo_b, hi_b) = spans[measure][a], spans[measure][b]
+    return np.asarray(lo_a) - np.asarray(hi_b), np.asarray(hi_a) - np.asarray(lo_b)
 
 
 def draw_labels(dists: dict, rng: np.random.Generator) -> dict:

@@ -132,7 +132,7 @@ def aligned_offsets(lo, hi, q, left) -> tuple[np.ndarray, np.ndarray, np.ndarray
     counted = open_.any(axis=0)
     theta = np.full(lo.shape[1], 0.5)
     if counted.any():
-        theta[counted] = np.nanmedian(where[:, counted], axis=0)
+        theta[counted] = _column_medians(where[:, counted])
     low, high = -theta * d, (1 - theta) * d
     offset = np.where(mask, np.clip(0.0, hi - high * q, lo - low * q), 0.0)
     return offset, low, high
@@ -239,3 +239,12 @@ def des_raj_t(z, level: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
     se = z.std(axis=0, ddof=1) / math.sqrt(n)
     return z.mean(axis=0), student.ppf(1 - (1 - level) / 2, n - 1) * se
 
+
+def _column_medians(values: np.ndarray) -> np.ndarray:
+    """np.nanmedian(values, axis=0) of columns that each hold a number (a sort: numpy's NaN median of small arrays
+    goes through masked arrays, the most of a plan's time)."""
+    ordered = np.sort(values, axis=0)  # NaN last
+    k = (~np.isnan(values)).sum(axis=0)
+    low = np.take_along_axis(ordered, ((k - 1) // 2)[None, :], 0)[0]
+    high = np.take_along_axis(ordered, (k // 2)[None, :], 0)[0]
+    return (low + high) / 2

@@ -10,6 +10,7 @@ from dataclasses import dataclass, fields
 
 from hiera_dspy.conclude.certainty import certain
 from hiera_dspy.conclude.holes import conclusions, machine_values_of, population, simulated_values
+from hiera_dspy.conclude.ranges import value_ranges
 from hiera_dspy.conclude.sample_size import active_design_gain, recommended_design
 from hiera_dspy.conclude.sample_size import plan as sample_size_plan
 from hiera_dspy.conclude.strata import query_uncertainty, relevance_probability, stratum_labels
@@ -26,7 +27,8 @@ from hiera_dspy.store.run_store import no_run
 
 def plan_run(store, run_id: str, width: float = 0.05, power: float = 0.8, draws: int = 20, seed: int = 0) -> dict:
     """The plan of a holes labelling run (`hiera_dspy.conclude.sample_size`): per measure, every system and every pair
-    with n_min, the sampled queries for an interval of `width` and, for a pair, for `power` to tell it apart, from
+    with n_min, the sampled queries for an interval of `width` (the report's: the confidence sequence over each
+    query's range, `hiera_dspy.conclude.ranges`) and, for a pair, for `power` to tell it apart, from
     the machine's values on all N queries and label sets drawn from the judge's probabilities; beside each, what
     the run's decided human sample gives now (its estimate from the run's conclusions) and the n for `width` its
     own residual spread predicts (`n_width_sample`) and its residual variance over the simulated one
@@ -63,13 +65,15 @@ def plan_run(store, run_id: str, width: float = 0.05, power: float = 0.8, draws:
     hole_keys = [(r["query_id"], r["item_id"]) for r in records]
     sure = {name: certain(lines, queries, hole_keys, inputs.qrels, scheme, depth) for name, lines in runs.items()}
     holes = {m: {name: ~sure[name][m] for name in runs} for m in machine}
+    ranges = {name: value_ranges(lines, queries, hole_keys, inputs.qrels, scheme, depth) for name, lines in runs.items()}
+    spans = {m: {name: ranges[name][m] for name in runs} for m in machine}
     sample_sd = {key: e["sd"] for key, e in now.items() if e.get("sd") is not None and (e.get("n") or 0) >= 2}
     strata = stratum_labels(queries, records, scheme, (sample and sample.strata) or DEFAULT_STRATA)
     sample_n_min = {key: now[key].get("n_min") for key in sample_sd}
     weights = active_weights(query_uncertainty(queries, ((r["query_id"], relevance_probability(r, scheme))
                                                          for r in records)))
     planned = sample_size_plan(machine, simulated, width, level, power, inflation, holes, sample_sd=sample_sd,
-                               strata=strata, sample_n_min=sample_n_min, weights=np.asarray(weights))
+                               strata=strata, sample_n_min=sample_n_min, weights=np.asarray(weights), spans=spans)
     design, gain = recommended_design(planned)
     lines = [line.to_dict() | {"now": now.get((line.measure, line.a, line.b))} for line in planned]
     for line in lines:  # the decided sample's residual variance over the simulated one (no calibration assumed)

@@ -182,6 +182,82 @@ def test_the_width_plan_reaches_the_width_of_the_interval_the_report_gives():
     assert width_at(line.n_width) <= 0.15 * 1.1 and width_at(int(line.n_width * 0.75)) > 0.15
 
 
+def test_with_the_queries_ranges_the_plan_reaches_the_width_of_the_confidence_sequence_the_report_gives():
+    # the report's interval is the confidence sequence over each query's own range (conclude.ranges), its bets tuned
+    # for the sample's size; a plan that still predicted the t interval with the betting one below n_min asked for
+    # more queries than the report needs
+    from hiera_dspy.conclude.finite import columns
+
+    x, sims, human, holes = _population()
+    lo = np.where(holes, np.clip(x - 0.4, 0, 1), x)
+    hi = np.where(holes, np.clip(x + 0.4, 0, 1), x)
+    sets = [{"ndcg@10": {"A": np.clip(y, lo, hi)}} for y in sims]
+    (line,) = plan({"ndcg@10": {"A": x}}, sets, width=0.15, holes={"ndcg@10": {"A": holes}},
+                   spans={"ndcg@10": {"A": (lo, hi)}})
+    (switch,) = plan({"ndcg@10": {"A": x}}, sets, width=0.15, holes={"ndcg@10": {"A": holes}})
+    rng = np.random.default_rng(9)
+
+    def width_at(n: int) -> float:  # the report's interval on fresh samples of n of the 120 queries
+        out = []
+        for _ in range(60):
+            y, order = np.clip(human(), lo, hi), rng.permutation(120)
+            dec = [q for q in order[:n] if holes[q]]
+            if len(dec) < 2:
+                return np.inf
+            rest = np.setdiff1d(np.flatnonzero(holes), dec)
+            rows = np.concatenate([dec, rest])
+            c = columns(y[dec, None], x[dec, None], x[rest, None], 0.95, None, (0.0, 1.0), [line.n_min],
+                        spans=(lo[rows, None], hi[rows, None], n))
+            assert c.rule[0] == "sequence"
+            out.append(0.6 * float(c.hi[0] - c.lo[0]))
+        return float(np.median(out))
+
+    assert width_at(line.n_width) <= 0.15 * 1.1 and width_at(int(line.n_width * 0.75)) > 0.15
+    assert line.n_width < switch.n_width
+
+
+def test_with_the_queries_ranges_the_plan_tells_a_pair_apart_when_the_reports_sequence_does():
+    # n to tell apart is where the report's own interval of the difference (the confidence sequence, Holm's first
+    # step of one pair: the level itself) excludes 0 on 80% of samples; the t test's n (the plan until 2026-12-06)
+    # asked for too few
+    from hiera_dspy.conclude.finite import columns
+
+    x, sims, human, holes = _population()
+    rng = np.random.default_rng(4)
+    shift = np.where(holes, 0.12, 0.0)
+    lo = np.where(holes, np.clip(x - 0.4, 0, 1), x)
+    hi = np.where(holes, np.clip(x + 0.4, 0, 1), x)
+    b_lo, b_hi = np.clip(lo - shift, 0, 1), np.clip(hi - shift, 0, 1)
+    sets = [{"m": {"A": np.clip(y, lo, hi), "B": np.clip(y - shift + rng.normal(0, 0.05, 120) * holes, b_lo, b_hi)}}
+            for y in sims]
+    machine = {"m": {"A": x, "B": np.clip(x - shift, b_lo, b_hi)}}
+    mask = {"m": {"A": holes, "B": holes}}
+    pair = [ln for ln in plan(machine, sets, holes=mask, spans={"m": {"A": (lo, hi), "B": (b_lo, b_hi)}})
+            if ln.b is not None][0]
+    t_pair = [ln for ln in plan(machine, sets, holes=mask) if ln.b is not None][0]
+    d_lo, d_hi = lo - b_hi, hi - b_lo
+
+    def told_apart(n: int) -> float:  # the share of fresh samples of n whose report interval excludes 0
+        told = []
+        for _ in range(60):
+            a = np.clip(human(), lo, hi)
+            d = a - np.clip(a - shift + rng.normal(0, 0.05, 120) * holes, b_lo, b_hi)
+            md = machine["m"]["A"] - machine["m"]["B"]
+            order = rng.permutation(120)
+            dec = [q for q in order[:n] if holes[q]]
+            rest = np.setdiff1d(np.flatnonzero(holes), dec)
+            rows = np.concatenate([dec, rest])
+            c = columns(d[dec, None], md[dec, None], md[rest, None], 0.95, None, (-1.0, 1.0), [29],
+                        spans=(d_lo[rows, None], d_hi[rows, None], n))
+            told.append(bool(c.lo[0] > 0 or c.hi[0] < 0))
+        return float(np.mean(told))
+
+    assert pair.n_power is not None and t_pair.n_power is not None
+    # the power rises steeply in n (about 0.15 at 30, 0.6 at 38, 1.0 at 45): within 15% of the plan's n
+    assert told_apart(round(pair.n_power * 1.15)) >= 0.8 > told_apart(round(pair.n_power * 0.8))
+    assert t_pair.n_power < pair.n_power and told_apart(t_pair.n_power) < 0.5
+
+
 def test_the_plan_from_a_decided_sample_reads_its_spread_over_the_queries_with_holes():
     # a sample whose residual spread (over the 72 queries with holes) is the simulated one asks what the plan asks,
     # twice the spread more; before, that spread was read as one over all 120 queries and asked ~1.6 times as many
