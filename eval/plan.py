@@ -76,9 +76,9 @@ def _next_step(plan: dict) -> str:
     if plan["decided"] == 0:
         return (f"Next: label a first sample of {first} queries (--human-sample {first}: enough to hold every "
                 "estimate's n_min of queries with holes), then run plan again: before anyone labels, 'n for width' "
-                "assumes the judge's probabilities calibrated (on the benchmarks 0.84-1.10 of the n that reached the width "
-                "with calibrated judges, 0.60 with errors that go together within a query), and from a decided first "
-                "sample its figure in brackets came within 25% of it in the median (0.76-1.22; docs/conclusions.md).")
+                "assumes the judge's probabilities calibrated (on the benchmarks 0.90-1.12 of the n that reached the width "
+                "with calibrated judges, 0.56 with errors that go together within a query), and from a decided first "
+                "sample its figure in brackets came within 25% of it in the median (0.77-1.10; docs/conclusions.md).")
     return (f"The decided sample's own spread sizes the rest (the figure in brackets beside 'n for width'); "
             f"{plan['decided']} of the {first} queries every estimate's n_min asks for are decided.")
 
