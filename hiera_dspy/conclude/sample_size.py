@@ -119,7 +119,8 @@ def sampled_intervals(machine: np.ndarray, simulated: Sequence[np.ndarray], big_
     the report's: the confidence sequence over each query's own range, its bets tuned for a sample of n
     (`hiera_dspy.conclude.finite.columns` with spans; a scaled human value is kept within its query's range).
     Without it, the t interval with the betting interval beside it below `n_min`, clipped to `bounds` (the rule
-    before 2026-12-06, for callers that have no ranges). Every domain query decided: (0, 0), exact.
+    before 2026-12-06, for callers that have no ranges). Every domain query decided: both ends the
+    human mean, exact.
     Memoised: a plan asks for several widths, a benchmark for many scales."""
     from hiera_dspy.conclude.finite import columns
 
