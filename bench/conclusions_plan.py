@@ -117,9 +117,13 @@ def check_judge(b: dict, judge: str, args) -> dict:
     cols = columns_of(b, records)
     machine, sims, holes = plan_inputs(b, records, args.plan_draws)
     spans = plan_spans(b)
+    start = time.perf_counter()
     lines = {(ln.measure, ln.a if ln.b is None else f"{ln.a}-{ln.b}"): ln
              for ln in plan(machine, sims, holes=holes, spans=spans)}
+    seconds = time.perf_counter() - start
+    start = time.perf_counter()
     before = {(ln.measure, ln.a if ln.b is None else f"{ln.a}-{ln.b}"): ln for ln in plan(machine, sims, holes=holes)}
+    seconds_before = time.perf_counter() - start
     human = human_records(b, records)
     queries, big_n = b["queries"], len(b["queries"])
     rng = np.random.default_rng(args.seed + 3)
@@ -153,7 +157,8 @@ def check_judge(b: dict, judge: str, args) -> dict:
                         at_sample = by_n_min[max(n_min, line.n_min)]
                         into["sample"].append(n_for_interval(lambda n, s=grid(sd / line.sd_holes), w=at_sample:
                                                              w(n, s), big_n, target) / at)
-    return {"ratios": ratios, "checks": [c for c in checks if c], "design": design_check(b, records, cols, args)}
+    return {"ratios": ratios, "checks": [c for c in checks if c], "design": design_check(b, records, cols, args),
+            "seconds": (seconds, seconds_before)}
 
 
 def design_check(b: dict, records: list[dict], cols: dict, args) -> dict:
@@ -192,7 +197,8 @@ def run(args) -> list[str]:
                    "t alone: stratified / random (narrower) | lowest coverage random / stratified |",
                    "|---|---|---|---|---|---|"]
     check_rows = ["| judge | flagged | z | Spiegelhalter's z | Brier ratio | dispersion | inflation | plan n / needed: "
-                  "as is, inflated (systems, median) |", "|---|---|---|---|---|---|---|---|"]
+                  "as is, inflated (systems, median) | the plan's time, s: now / until 2026-12-06 |",
+                  "|---|---|---|---|---|---|---|---|---|"]
     for judge in args.judges.split(","):
         start = time.time()
         got = check_judge(b, judge, args)
@@ -206,7 +212,8 @@ def run(args) -> list[str]:
         inflated = np.median([x for r in systems for x in r["inflated"]])
         check_rows.append(f"| {judge} | {np.mean([c['flag'] for c in cs]):.0%} | {med['z']:+.2f} | "
                           f"{med['spiegelhalter_z']:+.2f} | {med['brier_ratio']:.2f} | {med['dispersion']:.2f} | "
-                          f"{med['inflation']:.2f} | {as_is:.2f}, {inflated:.2f} |")
+                          f"{med['inflation']:.2f} | {as_is:.2f}, {inflated:.2f} | "
+                          f"{got['seconds'][0]:.1f} / {got['seconds'][1]:.1f} |")
         d = got["design"]
         r, st = d["random"], d["stratified"]
         low = {k: min(x["systems_min"], x["pairs_min"]) for k, x in d.items() if k in ("random", "stratified")}
