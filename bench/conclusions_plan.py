@@ -17,8 +17,8 @@ probabilities, as is and times the check's inflation, and `n_width_sample` from 
 spread, as `hiera-dspy plan` prints them), and the plan until 2026-12-06 beside it (no ranges: the t interval with the
 betting interval beside it below n_min). The target widths are the median width of the product's interval (certainty
 stratum, domain estimator, the confidence sequence over each query's range with its bets tuned for a sample of that
-size; bench/conclusions_staged.intervals) when `--widths-at` queries are labelled, so the n that reaches the target is that n (the median width falls as n grows),
-and each plan's n over it is 1.0 when the plan is exact.
+size; bench/conclusions_staged.intervals) when `--widths-at` queries are labelled, so the n that reaches the target
+is that n (the median width falls as n grows), and each plan's n over it is 1.0 when the plan is exact.
 """
 
 from __future__ import annotations
@@ -39,7 +39,6 @@ from bench.conclusions_staged import (
     stage_coverage,
 )
 from hiera_dspy.conclude.calibration import check
-from hiera_dspy.conclude.finite import min_queries_columns
 from hiera_dspy.conclude.sample_size import interval_widths, n_for_interval, pair_span, plan, recommended_design
 
 STEP = 1.05
@@ -77,16 +76,14 @@ def realised_widths(cols: dict, orders: list[np.ndarray], at: int, level: float 
     return out
 
 
-def first_sample_spread(c: dict, j: int, order: np.ndarray, first: int) -> tuple[float | None, int]:
-    """(the residual sd, the n_min) of column `j` over the first sample: the `sd` and `n_min` of the product's
-    estimate (hiera_dspy.conclude.finite.columns, slope 1, over the decided queries with holes: the plan's n_min or
-    the sample's own rule if larger); None, 0 below 2 decided queries with holes."""
+def first_sample_spread(c: dict, j: int, order: np.ndarray, first: int) -> float | None:
+    """The residual sd of column `j` over the first sample (the `sd` of the product's estimate: slope 1, over the
+    decided queries with holes); None below 2 decided queries with holes."""
     hole_q = ~c["certain"][:, j]
     dec = [int(q) for q in order[:first] if hole_q[q]]
     if len(dec) < 2:
-        return None, 0
-    resid = c["y"][dec, j] - c["x"][dec, j]
-    return float(np.std(resid, ddof=1)), max(int(c["n_min"][j]), int(min_queries_columns(resid[:, None])[0]))
+        return None
+    return float(np.std(c["y"][dec, j] - c["x"][dec, j], ddof=1))
 
 
 def grid(scale: float) -> float:
@@ -139,7 +136,6 @@ def check_judge(b: dict, judge: str, args) -> dict:
             width_at = column_widths(machine, sims, holes, m, name, line.n_min, big_n, spans)
             switch_at = column_widths(machine, sims, holes, m, name, before[(m, name)].n_min, big_n, None)
             spread = [first_sample_spread(c, j, order, args.first) for order in orders]
-            by_n_min = {line.n_min: width_at}
             for at in ats:
                 target = float(np.nanmedian(widths[at][(m, j)]))
                 if not np.isfinite(target) or target <= 0:
@@ -150,13 +146,11 @@ def check_judge(b: dict, judge: str, args) -> dict:
                 into["switch"].append(n_for_interval(lambda n: switch_at(n, 1.0), big_n, target) / at)
                 for r in range(len(orders)):
                     into["inflated"].append(n_for_interval(lambda n, s=inflation[r]: width_at(n, s), big_n, target) / at)
-                    sd, n_min = spread[r]
+                    sd = spread[r]
                     if sd is not None and line.sd_holes:
-                        if n_min not in by_n_min:  # as plan_line: the sample's n_min where it asks more
-                            by_n_min[n_min] = column_widths(machine, sims, holes, m, name, n_min, big_n, spans)
-                        at_sample = by_n_min[max(n_min, line.n_min)]
-                        into["sample"].append(n_for_interval(lambda n, s=grid(sd / line.sd_holes), w=at_sample:
-                                                             w(n, s), big_n, target) / at)
+                        # the sequence's widths do not read n_min: the plan's serve every sample
+                        into["sample"].append(n_for_interval(lambda n, s=grid(sd / line.sd_holes): width_at(n, s),
+                                                             big_n, target) / at)
     return {"ratios": ratios, "checks": [c for c in checks if c], "design": design_check(b, records, cols, args),
             "seconds": (seconds, seconds_before)}
 

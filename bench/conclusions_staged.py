@@ -47,7 +47,7 @@ from hiera_dspy.conclude.holes import machine_values_of, predicted_n_mins, simul
 from hiera_dspy.conclude.per_query import named_measures, per_query
 from hiera_dspy.conclude.ranges import valid_floor as floor_of
 from hiera_dspy.conclude.ranges import value_ranges
-from hiera_dspy.conclude.sample_size import active_gain
+from hiera_dspy.conclude.sample_size import active_gain, pair_span
 from hiera_dspy.conclude.strata import query_uncertainty, relevance_probability, strata_of
 from hiera_dspy.data.msrd_sample import BUNDLED
 from hiera_dspy.data.trec import RunLine
@@ -193,7 +193,8 @@ def columns_of(b: dict, records: list[dict]) -> dict:
             cols.append(f"{a}-{c}")
             X.append(machine[m][a] - machine[m][c]), Y.append(y[a][m] - y[c][m])
             C.append(~holes[m][a] & ~holes[m][c]), N.append(n_min[(m, a, c)])
-            LO.append(spans[m][a][0] - spans[m][c][1]), HI.append(spans[m][a][1] - spans[m][c][0])
+            lo, hi = pair_span(spans, m, a, c)
+            LO.append(lo), HI.append(hi)
         out[m] = {"names": cols, "x": np.column_stack(X), "y": np.column_stack(Y), "certain": np.column_stack(C),
                   "n_min": np.array(N), "systems": len(names), "lo": np.column_stack(LO), "hi": np.column_stack(HI)}
     return out

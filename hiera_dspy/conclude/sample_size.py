@@ -158,9 +158,14 @@ def interval_widths(machine: np.ndarray, simulated: Sequence[np.ndarray], big_n:
     """(n, scale) -> the mean width of the interval the report will give once n of the `big_n` queries are sampled,
     on the label sets `simulated`, scaled to the benchmark's mean (`sampled_intervals`: the confidence sequence over
     each query's range with `span`, else the t interval with the betting interval beside it below `n_min`)."""
-    ends = sampled_intervals(machine, simulated, big_n, n_min, bounds, seed, span)
-    share = len(machine) / big_n
+    return widths_of(sampled_intervals(machine, simulated, big_n, n_min, bounds, seed, span), len(machine) / big_n,
+                     level)
 
+
+def widths_of(ends: Callable[[int, float, float], tuple[np.ndarray, np.ndarray]], share: float,
+              level: float = 0.95) -> Callable[[int, float], float]:
+    """(n, scale) -> the mean width at `level` of `sampled_intervals`' `ends`, scaled to the benchmark's mean (the
+    domain's share of the queries, `share`)."""
     def width(n: int, scale: float = 1.0) -> float:
         lo, hi = ends(n, scale, level)
         return share * float(np.mean(hi - lo))
@@ -348,26 +353,27 @@ def plan_line(measure: str, a: str, b: str | None, machine: np.ndarray, simulate
     def sd_at(n: int) -> tuple[float, int]:
         return sd, n - 1
 
+    share = float(w.sum()) / big_n
+    sequence = span_h is not None and bounds is not None  # the report's interval: n_min plays no part in it
+    ends = sampled_intervals(x_h, sims_h, big_n, n_min, bounds, span=span_h) if w.sum() >= 2 else None
     n_power = None
-    if b is not None and span_h is not None and bounds is not None and w.sum() >= 2:
+    if b is not None and sequence and ends is not None:
         if abs(float(np.mean(machine))) >= 1e-12:  # as the report tells a pair apart: its sequence excludes 0
             base = float(np.asarray(machine, dtype=float)[~w].sum()) / big_n
-            ends = sampled_intervals(x_h, sims_h, big_n, n_min, bounds, span=span_h)
-            n_power = n_for_sequence_power(ends, float(w.sum()) / big_n, base, big_n, level, power, step=step,
-                                           scale=inflation)
+            n_power = n_for_sequence_power(ends, share, base, big_n, level, power, step=step, scale=inflation)
     elif b is not None:
         n_power = n_for_power(float(np.mean(machine)), sd_at, big_n, level, power, step=step)
         n_power = None if n_power is None else max(n_power, min(n_min, big_n))
-    if w.sum() < 2:  # nothing to sample: the value is known
+    if ends is None:  # nothing to sample: the value is known
         n_width = n_sample = 2
     else:
-        widths = interval_widths(x_h, sims_h, big_n, n_min, bounds, level, span=span_h)
+        widths = widths_of(ends, share, level)
         n_width = n_for_interval(lambda n: widths(n, inflation), big_n, width)
         n_sample = None
         if sample_sd is not None:
             scale = sample_sd / sd_holes if sd_holes > 0 else 1.0
-            if sample_n_min is not None and sample_n_min > n_min:
-                widths = interval_widths(x_h, sims_h, big_n, sample_n_min, bounds, level, span=span_h)
+            if not sequence and sample_n_min is not None and sample_n_min > n_min:
+                widths = interval_widths(x_h, sims_h, big_n, sample_n_min, bounds, level)
             n_sample = n_for_interval(lambda n: widths(n, scale), big_n, width)
     gain = None if strata is None else stratified_gain(x_h, sims_h, np.asarray(strata)[w])
     gain_active = None if weights is None else active_gain(machine, simulated, np.asarray(weights, dtype=float))
