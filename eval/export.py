@@ -1,5 +1,5 @@
 """Export judgments as a judgment list for a team's tool: TREC qrels, Quepid ratings CSV, OpenSearch SRW judgment
-import JSON, or an Elasticsearch LTR judgment list.
+import JSON, an Elasticsearch LTR judgment list, or labelled JSONL pairs.
 
     python -m eval.export --run RUN_ID --format quepid --out ratings.csv      # a labelling run's final labels
     python -m eval.export --run RUN_ID --format srw --out judgments.json       # a holes run: the filled benchmark
@@ -19,8 +19,8 @@ import sys
 from hiera_dspy.api import ExportRequest, export_list
 from hiera_dspy.cli.options import cli_main
 from hiera_dspy.data import ON_BAD_ROW
+from hiera_dspy.data.judgment_lists import WRITERS
 from hiera_dspy.jobs.requests import DataSource
-from hiera_dspy.review.list_writers import WRITERS
 
 
 def parser() -> argparse.ArgumentParser:

@@ -20,7 +20,7 @@ import sys
 from hiera_dspy.api import load_served
 from hiera_dspy.cli.options import cli_main
 from hiera_dspy.errors import RequestError
-from hiera_dspy.serve.app import create_app
+from hiera_dspy.serve import require_extra
 from hiera_dspy.serve.limits import Limits, check_exposure
 
 
@@ -46,10 +46,13 @@ def parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Load the judge, then serve it until interrupted."""
+    """Load the judge, then serve it until interrupted (the serve extra installed: else an error saying so)."""
+    a = parser().parse_args(argv)
+    require_extra()
     import uvicorn
 
-    a = parser().parse_args(argv)
+    from hiera_dspy.serve.app import create_app
+
     token = None
     if a.token_env:
         token = os.environ.get(a.token_env)

@@ -42,6 +42,8 @@ MOVED: dict[str, str] = {
     "hiera_dspy.conclude.plan": "hiera_dspy.conclude.sample_size",
     # what the run store notes of a labelling run's exports sits beside the store (the labelling walk stays low)
     "hiera_dspy.review.freshness": "hiera_dspy.store.freshness",
+    # a judgment-list format is one module with its reader and its writer (`hiera_dspy.data.FORMATS`)
+    "hiera_dspy.review.list_writers": "hiera_dspy.data.judgment_lists",
     # an LM call's sample of a vote is not the paper's sampling protocol (`data.sampling`)
     "hiera_dspy.lm.sampling": "hiera_dspy.lm.vote_samples",
     # how a number is printed is not an artifact's format (`artifacts.format`)

@@ -90,3 +90,22 @@ def module_doc(target: str) -> str:
         return ""
     with open(spec.origin, encoding="utf-8") as fh:
         return first_line(ast.get_docstring(ast.parse(fh.read())))
+
+
+@functools.lru_cache(maxsize=None)
+def module_defines(target: str, name: str) -> bool:
+    """Whether the module `target` binds `name` at its top level (a function, a class or an assignment), read
+    without importing it: what a table of modules learns of each without loading them all."""
+    spec = importlib.util.find_spec(target.partition(":")[0])
+    if spec is None or not spec.origin or not spec.origin.endswith(".py"):
+        return False
+    with open(spec.origin, encoding="utf-8") as fh:
+        tree = ast.parse(fh.read())
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef)) and node.name == name:
+            return True
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(
+            node, ast.AnnAssign) else []
+        if any(isinstance(t, ast.Name) and t.id == name for t in targets):
+            return True
+    return False

@@ -1,6 +1,8 @@
 """Datasets by name: `--dataset msrd`, `esci:PATH`, `esci:hf:ID`, `wands:PATH`, `homedepot:PATH`, `jsonl:PATH`.
 
-A new dataset is one module in this package plus one line in `LOADERS`.
+A new dataset is one module in this package plus one line in `LOADERS`. A judgment list (Quepid's ratings, an SRW
+or LTR list) is a format of `FORMATS` (`hiera_dspy.data.judgment_lists`); one whose module says `AS_DATASET = True`
+is a dataset too (`--dataset quepid:FILE`, the texts from a corpus beside FILE: `hiera_dspy.data.tool_lists`).
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from pathlib import Path
 from hiera_dspy.errors import HieraError
 from hiera_dspy.labels import LabelScheme
 from hiera_dspy.records import Pair
-from hiera_dspy.registry import Entry, Registry, module_doc
+from hiera_dspy.registry import Entry, Registry, module_defines, module_doc
 
 
 class DataError(HieraError):
@@ -103,6 +105,7 @@ class Dataset:
 
 
 # name -> "module:function"; the function takes (arg: str | None, scheme: LabelScheme | None, **options) -> Dataset
+# (options hold `dataset`, the name it is called by)
 LOADERS: dict[str, str] = {
     "msrd": "hiera_dspy.data.msrd_sample:load",
     "esci": "hiera_dspy.data.esci:load",
@@ -111,21 +114,38 @@ LOADERS: dict[str, str] = {
     "jsonl": "hiera_dspy.data.jsonl:load",
     "trec": "hiera_dspy.data.trec_folder:load",
     "irds": "hiera_dspy.data.irds:load",
-    "quepid": "hiera_dspy.data.quepid:load",
-    "srw": "hiera_dspy.data.srw:load",
-    "esltr": "hiera_dspy.data.esltr:load",
+}
+
+# name -> the module of one judgment-list format: its `read`/`read_known`, `looks_like` and `write` (the contract:
+# `hiera_dspy.data.judgment_lists`); sniffing a PATH tries them in this order. A new format is one module and one
+# line here: it is then a --known, --from and export --format format, and with `AS_DATASET = True` a dataset.
+FORMATS: dict[str, str] = {
+    "trec": "hiera_dspy.data.known_trec",
+    "srw": "hiera_dspy.data.srw",
+    "quepid": "hiera_dspy.data.quepid",
+    "esltr": "hiera_dspy.data.esltr",
+    "jsonl": "hiera_dspy.data.known_jsonl",
+    "qrels": "hiera_dspy.data.known_qrels",
 }
 
 
 def load_dataset(spec: str, scheme: LabelScheme | None = None, **options) -> Dataset:
     """Load a dataset from a `--dataset` spec such as `msrd`, `wands:/data/WANDS/dataset` or `jsonl:pairs.jsonl`."""
     name, _, arg = spec.partition(":")
-    if name not in LOADERS:
-        raise DataError(f"unknown dataset {name!r} in --dataset {spec!r}; known: {sorted(LOADERS)} "
+    if name not in DATASETS:
+        raise DataError(f"unknown dataset {name!r} in --dataset {spec!r}; known: {sorted(DATASETS)} "
                         f"(use jsonl:PATH for your own pairs)")
-    return DATASETS[name].load()(arg or None, scheme, **options)
+    return DATASETS[name].load()(arg or None, scheme, dataset=name, **options)  # `dataset`: a shared loader's name
 
 
-# the datasets as a registry (hiera_dspy.registry), read from LOADERS: a line there is a dataset here
-DATASETS = Registry("dataset", lambda: {name: Entry(name, module_doc(target), loader=target)
-                                        for name, target in LOADERS.items()}, hint=" (jsonl:PATH for your own pairs)")
+def _datasets() -> dict[str, Entry]:
+    """LOADERS, then the judgment-list formats that are datasets (read without importing them)."""
+    entries = {name: Entry(name, module_doc(target), loader=target) for name, target in LOADERS.items()}
+    for name, module in FORMATS.items():
+        if name not in entries and module_defines(module, "AS_DATASET"):
+            entries[name] = Entry(name, module_doc(module), loader="hiera_dspy.data.tool_lists:load")
+    return entries
+
+
+# the datasets as a registry (hiera_dspy.registry), read from LOADERS and FORMATS: a line there is a dataset here
+DATASETS = Registry("dataset", _datasets, hint=" (jsonl:PATH for your own pairs)")

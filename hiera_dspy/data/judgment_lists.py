@@ -1,23 +1,24 @@
-"""Judgment lists by format: known judgments (`qrels:PATH`, `jsonl:PATH`, `trec:FOLDER`, or a PATH whose format is
-sniffed) read into the `Known` table a judge reads as evidence (`hiera_dspy.data.known`).
+"""Judgment lists by format: read as known judgments (`qrels:PATH`, `jsonl:PATH`, `trec:FOLDER`, `quepid:FILE`,
+`srw:FILE`, `esltr:FILE`, or a PATH whose format is sniffed) into the `Known` table a judge reads as evidence
+(`hiera_dspy.data.known`), and written from one (`write_list`, what `eval.export` writes).
 
-A new format is one module in this package plus one line in `FORMATS`. The module has two functions:
+A format is one module, registered by one line in `hiera_dspy.data.FORMATS`. The module has
 
     read(path: Path, scheme: LabelScheme, counts: Counter) -> Iterator[KnownJudgment]
         every judgment in file order, each with its `source` "file:line"; a malformed row, or a grade that is not on
         the scheme's scale, raises a DataError naming file, line and field and what to do; a row that is not a
         judgment (a JSONL pair without a label) is counted in `counts` under a name of its own and left out
+    or (a list read whole, row-skipping; then `read` is this one's judgments in order)
+    read_known(path, scheme, *, on_bad_row="error", skipped=None, counts=None) -> Known
+        the whole list, a bad row raising or (on_bad_row "skip") recorded in `skipped`; what is left out and not
+        bad is counted in `counts` (Quepid's rows not rated yet: `unrated`); the formats `read_list` reads
     looks_like(path: Path, head: str) -> bool
         whether a file whose first non-blank line is `head` (a folder: "") is of this format (for a PATH given
         without a prefix)
-
-and may have a third, for a list `eval.export` reads (`read_list`: qrels, quepid, srw, esltr):
-
-    read_known(path, scheme, *, on_bad_row="error", skipped=None) -> Known
-        the whole list, a bad row raising or (on_bad_row "skip") recorded in `skipped`
-
-Quepid's ratings CSV (`quepid`), OpenSearch SRW's judgment JSON (`srw`) and Elasticsearch LTR judgment lists
-(`esltr`) are read this way (`hiera_dspy.data.quepid`, `.srw`, `.esltr`, with what they share in `.tool_lists`).
+    write(known: Known, **options) -> Iterator[str]      (optional)
+        the file's text, in pieces, queries in the table's order, judgments in their order (`WRITERS`)
+    AS_DATASET = True                                     (optional)
+        the list is a dataset too, `--dataset NAME:FILE`, the texts from a corpus beside FILE (`tool_lists`)
 
 What every format shares is done here, once: the same pair twice with the same grade is read once (`counts
 ["duplicates"]`); with two grades it is a DataError naming both lines. A judgment read without text (a qrels line
@@ -30,34 +31,42 @@ Example:
     >>> known = read_known("qrels:qrels.txt", get_scheme("trec"), items=corpus)  # doctest: +SKIP
     >>> known.counts()  # doctest: +SKIP
     {'q1': 12, 'q2': 9}
+    >>> write_list("quepid", "ratings.csv", known)  # doctest: +SKIP
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import replace
 from pathlib import Path
 
-from hiera_dspy.data import CatalogEntry, DataError
+from hiera_dspy.data import FORMATS, CatalogEntry, DataError
 from hiera_dspy.data.known import Known, KnownJudgment
+from hiera_dspy.data.known_qrels import token_ids as token_ids  # the numbering of queries a token format writes
+from hiera_dspy.errors import RequestError
 from hiera_dspy.labels import LabelScheme
 from hiera_dspy.records import Pair
-from hiera_dspy.registry import Entry, Registry, module_doc
-
-# name -> the module that reads that format (its `read` and `looks_like`); sniffing tries them in this order
-FORMATS: dict[str, str] = {
-    "trec": "hiera_dspy.data.known_trec",
-    "srw": "hiera_dspy.data.srw",
-    "quepid": "hiera_dspy.data.quepid",
-    "esltr": "hiera_dspy.data.esltr",
-    "jsonl": "hiera_dspy.data.known_jsonl",
-    "qrels": "hiera_dspy.data.known_qrels",
-}
+from hiera_dspy.registry import Entry, Registry, module_defines, module_doc
+from hiera_dspy.store.files import write_lines
 
 FORMAT_REGISTRY = Registry("judgment list format", lambda: {name: Entry(name, module_doc(target), loader=target)
                                                             for name, target in FORMATS.items()},
                            hint=" (FORMAT:PATH, or a PATH whose first line says its format)")
+
+# the formats a list can be written in: those whose module has `write` (read without importing them)
+WRITERS = Registry("judgment list format", lambda: {name: Entry(name, module_doc(target), loader=f"{target}:write")
+                                                    for name, target in FORMATS.items()
+                                                    if module_defines(target, "write")},
+                   hint=" (export --format)")
+
+
+def judgments(name: str, path: Path, scheme: LabelScheme, counts: Counter) -> Iterator[KnownJudgment]:
+    """The judgments of the `name` list at `path`, with its module's `read`, or its `read_known` in order."""
+    reader = FORMAT_REGISTRY[name].load()
+    if hasattr(reader, "read"):
+        return reader.read(path, scheme, counts)
+    return iter(reader.read_known(path, scheme, counts=counts))
 
 
 def read_known(spec: str | Path, scheme: LabelScheme, *, items: Mapping[str, CatalogEntry] | None = None,
@@ -67,9 +76,8 @@ def read_known(spec: str | Path, scheme: LabelScheme, *, items: Mapping[str, Cat
     `duplicates`, `without_text` and what the format skipped."""
     counts = counts if counts is not None else Counter()
     name, path = _format_of(str(spec))
-    reader = FORMAT_REGISTRY[name].load()
     kept: dict[tuple[str, str], KnownJudgment] = {}
-    for j in reader.read(path, scheme, counts):
+    for j in judgments(name, path, scheme, counts):
         key = (j.query_id, j.item_id)
         first = kept.get(key)
         if first is None:
@@ -100,6 +108,14 @@ def read_list(spec: str, scheme: LabelScheme, *, on_bad_row: str = "error", skip
 def listed() -> tuple[str, ...]:
     """The formats whose module also reads a whole list row-skipping (`read_known`): those `read_list` reads."""
     return tuple(name for name in FORMATS if hasattr(FORMAT_REGISTRY[name].load(), "read_known"))
+
+
+def write_list(fmt: str, path: str | Path, known: Known, **options) -> Path:
+    """Write `known` as a `fmt` judgment list at `path` (atomically; nothing is left behind on an error); `options`
+    are the format's (SRW's `name` and `description`)."""
+    if fmt not in WRITERS:
+        raise RequestError(f"unknown judgment-list format {fmt!r}; known: {', '.join(WRITERS)}")
+    return write_lines(path, WRITERS[fmt].load()(known, **options))
 
 
 def with_texts(j: KnownJudgment, items: Mapping[str, CatalogEntry], queries: Mapping[str, str]) -> KnownJudgment:

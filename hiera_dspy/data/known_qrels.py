@@ -1,9 +1,13 @@
-"""TREC qrels as known judgments: `qid iter docid grade` a line, the grade an index of the scheme's labels."""
+"""TREC qrels as known judgments: `qid iter docid grade` a line, the grade an index of the scheme's labels.
+
+Written (`write`), a qrels line is `qid 0 docid grade`. TREC knows a query by a token id: where a table's query ids
+are not all tokens (ids read from Quepid or SRW, or pairs without a `query_id`, are query texts), the queries are
+numbered 1, 2, ... in the table's order (`token_ids`, which `eval.label`'s qrels.txt uses too)."""
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 from hiera_dspy.data import DataError
@@ -42,3 +46,24 @@ def looks_like(path: Path, head: str) -> bool:
     iteration column (0 or Q0: then a bad grade is the reader's error, naming its line and column)."""
     cols = head.split()
     return path.is_file() and len(cols) == 4 and (cols[3].lstrip("-").isdigit() or cols[1] in ("0", "Q0"))
+
+
+def is_token(query_id: str) -> bool:
+    """Whether a query id can stand as one column of a whitespace-separated line."""
+    return bool(query_id) and not any(c.isspace() for c in query_id)
+
+
+def token_ids(query_ids: Iterable[str], keep: Callable[[str], bool] = is_token) -> dict[str, str]:
+    """query id -> the id a token format writes: itself when every id passes `keep` (a token), else 1, 2, ... in
+    order."""
+    ids = list(dict.fromkeys(query_ids))
+    if all(keep(q) for q in ids):
+        return {q: q for q in ids}
+    return {q: str(i) for i, q in enumerate(ids, 1)}
+
+
+def write(known: Known, **_) -> Iterator[str]:
+    """TREC qrels: `qid 0 docid grade`."""
+    ids = token_ids(known.by_query)
+    for j in known:
+        yield f"{ids[j.query_id]} 0 {j.item_id} {j.grade}\n"

@@ -14,22 +14,25 @@ A rating is a grade of the scheme, written as a number or as text ("3.000"); a w
 (`hiera_dspy.data.tool_lists`; default `trec`, 0-3: a COEC click model's fractional judgments are not grades).
 A query without its `query` text, a rating without its `docId`, or a rating outside the scheme is a bad row named by
 its JSON path (`judgmentRatings[1].ratings[3].rating`): a DataError, or skipped and counted with `on_bad_row="skip"`.
+
+Written (`write`), the list is that import body, one query's ratings a line (still one JSON document), each rating
+`{"docId", "rating": "3.000"}` as SRW's documentation writes them; `name` and `description` options.
 """
 
 from __future__ import annotations
 
 import json
-from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
-from hiera_dspy.data import DataError, Dataset, expect_file
-from hiera_dspy.data.known import Known, KnownJudgment
-from hiera_dspy.data.tool_lists import ListReader, list_dataset
+from hiera_dspy.data import DataError, expect_file
+from hiera_dspy.data.known import Known
+from hiera_dspy.data.tool_lists import ListReader, query_text
 from hiera_dspy.labels import LabelScheme
 
 FORMAT = ('the JSON of SRW\'s judgment import ({"name", "type": "IMPORT_JUDGMENT", "judgmentRatings": [{"query", '
           '"ratings": [{"docId", "rating"}]}]})')
+AS_DATASET = True  # --dataset srw:FILE, with a corpus beside FILE
 
 
 def judgment_list(doc, path: Path) -> dict:
@@ -44,7 +47,7 @@ def judgment_list(doc, path: Path) -> dict:
 
 
 def read_known(path: str | Path, scheme: LabelScheme, *, on_bad_row: str = "error",
-               skipped: list | None = None) -> Known:
+               skipped: list | None = None, **_) -> Known:
     """The judgments of an SRW judgment list."""
     path = expect_file(Path(path), FORMAT)
     try:
@@ -78,17 +81,17 @@ def read_known(path: str | Path, scheme: LabelScheme, *, on_bad_row: str = "erro
     return reader.known(FORMAT)
 
 
-def load(arg: str | None, scheme: LabelScheme | None, *, on_bad_row: str = "error", **_) -> Dataset:
-    """`--dataset srw:FILE`: the judgment list as labelled pairs, texts from the corpus beside FILE
-    (`hiera_dspy.data.tool_lists`)."""
-    return list_dataset("srw", arg, scheme, read_known, on_bad_row=on_bad_row)
-
-
-def read(path: Path, scheme: LabelScheme, counts: Counter) -> Iterator[KnownJudgment]:
-    """`--known srw:FILE`: the list's judgments (`hiera_dspy.data.judgment_lists`); a bad row is a DataError."""
-    return iter(read_known(path, scheme))
-
-
 def looks_like(path: Path, head: str) -> bool:
     """A `.json` file (OpenSearch's import body or GET response; a `.jsonl` is our own labelled pairs)."""
     return path.is_file() and path.suffix == ".json" and head.startswith("{")
+
+
+def write(known: Known, *, name: str = "hiera-dspy judgments", description: str = "", **_) -> Iterator[str]:
+    """SRW's judgment import body, one query's ratings a line (still one JSON document)."""
+    head = {"name": name, "description": description, "type": "IMPORT_JUDGMENT"}
+    yield json.dumps(head, ensure_ascii=False)[:-1] + ', "judgmentRatings": [\n'
+    for i, judgments in enumerate(known.by_query.values()):
+        entry = {"query": query_text(judgments[0], "SRW"),
+                 "ratings": [{"docId": j.item_id, "rating": f"{j.grade:.3f}"} for j in judgments]}
+        yield ("," if i else "") + json.dumps(entry, ensure_ascii=False) + "\n"
+    yield "]}\n"

@@ -6,7 +6,8 @@ pair judged twice, and the dataset a list becomes when the documents' texts can 
   decimal ("3.000" in SRW's import API) when its value is whole; "2.5", "" or a rating outside the scheme is a bad
   row: a DataError naming the file, the line (or the JSON field) and what to do, or, with `on_bad_row="skip"`,
   recorded and counted.
-- These lists carry no document text. As a dataset (`--dataset quepid:FILE`, `srw:FILE`, `esltr:FILE`) the texts
+- These lists carry no document text. As a dataset (`--dataset quepid:FILE`, `srw:FILE`, `esltr:FILE`: `load`, the
+  loader of every format in `hiera_dspy.data.FORMATS` whose module says `AS_DATASET = True`) the texts
   come from a corpus file beside FILE, named as in a TREC folder (`corpus.jsonl`, `corpus.jsonl.gz`, `docs.jsonl`,
   `docs.jsonl.gz`: `{"id", "title", "text"}`); the query's text is the list's own. A judgment whose document is not
   in the corpus is a bad row. As known judgments (`read_known`) no corpus is needed: `item_text` is None.
@@ -14,15 +15,16 @@ pair judged twice, and the dataset a list becomes when the documents' texts can 
 
 from __future__ import annotations
 
+import importlib
 import math
 from collections.abc import Callable
 from pathlib import Path
 
-from hiera_dspy.data import BadRows, DataError, Dataset
+from hiera_dspy.data import FORMATS, BadRows, DataError, Dataset
 from hiera_dspy.data.judged import judged_dataset
 from hiera_dspy.data.known import Known, KnownJudgment
 from hiera_dspy.data.trec import read_corpus
-from hiera_dspy.errors import HieraError
+from hiera_dspy.errors import HieraError, RequestError
 from hiera_dspy.labels import LabelScheme, get_scheme
 
 DEFAULT_SCHEME = "trec"  # 0-3, the scale of Quepid's default scorers and of SRW's documented example
@@ -99,6 +101,15 @@ class ListReader:
         return Known.of(self.scheme, self.judgments)
 
 
+def query_text(j: KnownJudgment, fmt: str) -> str:
+    """The query's text, which the writer of `fmt` (Quepid, SRW) uses as the query's id; a RequestError when the
+    judgment has none."""
+    if j.query is None or not j.query.strip():
+        raise RequestError(f"query {j.query_id!r} (judgment {j.source or j.item_id}) has no text, and {fmt} knows a "
+                           f"query by its text; export as qrels or esltr instead")
+    return j.query
+
+
 Reader = Callable[..., Known]  # read_known(path, scheme, *, on_bad_row, skipped) -> Known
 
 
@@ -111,6 +122,13 @@ def corpus_beside(path: Path, fmt: str) -> Path:
     if len(present) > 1:
         raise DataError(f"{path.parent}: {len(present)} corpus files ({', '.join(p.name for p in present)}); keep one")
     return present[0]
+
+
+def load(arg: str | None, scheme: LabelScheme | None, *, dataset: str, on_bad_row: str = "error", **_) -> Dataset:
+    """`--dataset FORMAT:FILE` (`dataset` the format's name): the list as labelled pairs, with the format's
+    `read_known` (`list_dataset`)."""
+    read = importlib.import_module(FORMATS[dataset]).read_known
+    return list_dataset(dataset, arg, scheme, read, on_bad_row=on_bad_row)
 
 
 def list_dataset(fmt: str, arg: str | None, scheme: LabelScheme | None, read: Reader, *,

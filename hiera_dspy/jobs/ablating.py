@@ -174,7 +174,8 @@ def ablate(request: AblateRequest) -> Ablation:
         if request.dry_run:  # nothing is sent: an estimate per method
             done.estimates.append(forecast_cost(program, pairs, lms, request.dry_run, knowledge.name, store.rows(run_id)))
             continue
-        begin_run(store, run_id, identity, request.run.wait)
+        begin_run(store, run_id, {**identity, "scheme": dataset.scheme.to_dict()}, request.run.wait,
+                  may_differ=("scheme",))
         print(f"== {display} (run {run_id})", file=sys.stderr)
         done.results[display] = (run_id, run_pairs(program, pairs, store, run_id, threads=request.threads,
                                                    progress=progress_display(request.run.verbose, lms, display),

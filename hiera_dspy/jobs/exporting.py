@@ -1,5 +1,5 @@
 """Export judgments as a judgment list in the format of a team's tool (python -m eval.export): qrels, Quepid's ratings
-CSV, OpenSearch SRW's judgment import JSON, an Elasticsearch LTR judgment list (`hiera_dspy.review.list_writers`).
+CSV, OpenSearch SRW's judgment import JSON, an Elasticsearch LTR judgment list, labelled JSONL (`hiera_dspy.data.judgment_lists.write_list`).
 
 The judgments come from a run in the run store (`run_id`: a labelling run's final labels, a holes run's filled
 benchmark, any other run's labels; `hiera_dspy.review.list_sources`), or from a judgment list in another format
@@ -11,19 +11,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from hiera_dspy.data.judgment_lists import read_list
+from hiera_dspy.data.judgment_lists import WRITERS, read_list, write_list
 from hiera_dspy.data.known import Known
 from hiera_dspy.errors import RequestError
 from hiera_dspy.jobs.preparing import load_data, open_store
 from hiera_dspy.jobs.requests import DataSource
-from hiera_dspy.labels import custom_scheme, get_scheme
+from hiera_dspy.labels import LabelScheme, custom_scheme, get_scheme
 from hiera_dspy.review.list_sources import LABELLING_SOURCES, judged_known
-from hiera_dspy.review.list_writers import WRITERS, write_list
 
 
 @dataclass(frozen=True)
 class ExportRequest:
-    """Write `format` (qrels | quepid | srw | esltr) to `out` from run `run_id` of `store`, or from `source`
+    """Write `format` (qrels | quepid | srw | esltr | jsonl) to `out` from run `run_id` of `store`, or from `source`
     (`FORMAT:FILE`, read on the scheme `scheme`/`labels`, default `trec`). A judged run (not a labelling run) needs
     `data`, the dataset it judged, for its pairs' ids and texts (default: the dataset its config names); `split`
     (default: the run's). `name` and `description` go into an SRW list."""
@@ -86,5 +85,6 @@ def _from_run(request: ExportRequest) -> Known:
                             if config.get("dataset") else None)
     if data is None:
         raise RequestError(f"run {run_id!r} names no dataset; pass --dataset, the dataset it judged")
-    dataset = load_data(data)
+    stored = LabelScheme.from_dict(config["scheme"]) if config.get("scheme") else None  # the scale it judged on
+    dataset = load_data(data, stored)
     return judged_known(store, run_id, dataset.scheme, dataset.split(request.split or config.get("split")))

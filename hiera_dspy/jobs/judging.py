@@ -109,12 +109,13 @@ def judge(request: JudgeRequest) -> Judged:
     use = hand_over(program, evidence)  # before any pair: the judge reads its queries' known judgments once
     spec = RunSpec.judging(program, dataset=request.data.dataset, split=split, lms=lms, knowledge=knowledge.name,
                            judge=j.judge, extra=evidence.identity(use["reads"]) if evidence and use else None)
-    # the limit is not part of the id: a larger limit later resumes the same run and judges only the new pairs
-    identity = {**spec.identity(), "limit": j.limit}
+    # the limit is not part of the id: a larger limit later resumes the same run and judges only the new pairs; the
+    # scheme is kept beside the identity (config.json too), so the run's labels read back without --labels
+    identity = {**spec.identity(), "limit": j.limit, "scheme": dataset.scheme.to_dict()}
     run_id = j.run.run_id or spec.run_id
     if j.dry_run:  # nothing is sent and no run starts; a pilot of this run in the store gives the delegation rate
         return Judged(run_id, estimate=forecast_cost(program, pairs, lms, j.dry_run, knowledge.name, store.rows(run_id)))
-    begin_run(store, run_id, identity, j.run.wait, may_differ=("limit",))
+    begin_run(store, run_id, identity, j.run.wait, may_differ=("limit", "scheme"))
     count = len(pairs) if isinstance(pairs, list) else "all the"  # a large JSONL split is read lazily
     print(f"run {run_id}: {count} pairs of {request.data.dataset} [{split}] with {program.method} "
           f"(LMs {spec.lms}, knowledge {knowledge.name})", file=sys.stderr)

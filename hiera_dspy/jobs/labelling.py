@@ -111,7 +111,7 @@ def label_pairs(judging: Judging, dataset: Dataset, pairs: Iterable[Pair], split
     out, limit = Path(labelling["out"]), judging.limit
     begin_run(store, run_id, {**identity, "limit": limit, "labelling": labelling}, judging.run.wait,
               may_differ=("limit", "labelling"))
-    config = adopt_scheme(store, run_id, labelling["scheme"], pairs)
+    config = follow_request(store, run_id, adopt_scheme(store, run_id, labelling["scheme"], pairs), labelling)
     source = dataset.notes.get("source")
     fresh = freshness.check(store, run_id, source, split, limit, out,
                             export=reuse_export and not judging.run.retry_errors)
@@ -125,8 +125,6 @@ def label_pairs(judging: Judging, dataset: Dataset, pairs: Iterable[Pair], split
     if count is None:  # pairs.jsonl is not (known to be) this split's: write it, one pass
         count = write_pairs_file(out / "pairs.jsonl", pairs)
         freshness.mark_pairs(store, run_id, source, split, limit, out, count)
-    if config.get("labelling", {}).get("out") != labelling["out"]:
-        print(f"run {run_id} resumed: its outputs stay in {config.get('labelling', {}).get('out')}", file=sys.stderr)
     print(f"run {run_id}: {count} pairs to label with {program.method} (LMs {spec.lms}, "
           f"knowledge {knowledge.name})", file=sys.stderr)
     recipe = (Replica(judging, reload, split, read_by_judge(evidence, use))  # --engine ray's replicas
@@ -135,6 +133,18 @@ def label_pairs(judging: Judging, dataset: Dataset, pairs: Iterable[Pair], split
                                           progress=progress_display(judging.run.verbose, lms, program.method),
                                           options=judging.engine_options, factory=recipe))
     return LabellingRun(run_id, store, config, rows)
+
+
+def follow_request(store, run_id: str, config: dict, labelling: dict) -> dict:
+    """The run's config, its `labelling` now the request's (a resumed run writes into the request's `out` and names
+    the request's `--known`), the scheme the run's judgments are read in kept."""
+    stored = config.get("labelling") or {}
+    if {k: v for k, v in stored.items() if k != "scheme"} == {k: v for k, v in labelling.items() if k != "scheme"}:
+        return config
+    if stored.get("out") not in (None, labelling["out"]):
+        print(f"run {run_id} resumed: its outputs now go to {labelling['out']} (they were in {stored['out']})",
+              file=sys.stderr)
+    return store.amend_config(run_id, "labelling", {**labelling, "scheme": stored.get("scheme", labelling["scheme"])})
 
 
 class LabelCounts:

@@ -26,12 +26,13 @@ from hiera_dspy.store.opening import begin_run as begin_run  # the store and its
 from hiera_dspy.store.opening import open_store as open_store
 
 
-def load_data(source: DataSource) -> Dataset:
-    """The dataset of `source`; rows skipped by on_bad_row=skip are counted on stderr."""
+def load_data(source: DataSource, scheme: LabelScheme | None = None) -> Dataset:
+    """The dataset of `source` (on `scheme` when the source names none: a run's stored scale); rows skipped by
+    on_bad_row=skip are counted on stderr."""
     if sum(bool(x) for x in (source.guidelines, source.labels, source.scheme)) > 1:
         raise RequestError("--guidelines, --labels and --scheme each name the label scheme: give one")
     scheme = (read_guidelines(source.guidelines) if source.guidelines else custom_scheme(source.labels)
-              if source.labels else get_scheme(source.scheme) if source.scheme else None)
+              if source.labels else get_scheme(source.scheme) if source.scheme else scheme)
     dataset = load_dataset(source.dataset, scheme, on_bad_row=source.on_bad_row)
     skipped = dataset.notes.get("skipped_rows") or []
     if skipped:

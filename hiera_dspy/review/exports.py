@@ -10,10 +10,12 @@ qrels.txt are written together in one pass over the records, so an export's memo
 from __future__ import annotations
 
 import json
+import tempfile
 import time
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
+from hiera_dspy.data.known_qrels import token_ids
 from hiera_dspy.errors import RequestError
 from hiera_dspy.labels import LabelScheme
 from hiera_dspy.records import Judgment, Pair
@@ -123,16 +125,24 @@ def qrels_of(records: Iterable[dict], scheme: LabelScheme) -> dict[tuple[str, st
     return {(r["query_id"], r["item_id"]): scheme.labels.index(r["label"]) for r in records if r["label"]}
 
 
-def qrels_line(r: dict, scheme: LabelScheme) -> str:
-    """The qrels.txt line of a record with a final label (`qid 0 docid grade`); "" for one without."""
-    return f"{r['query_id']} 0 {r['item_id']} {scheme.labels.index(r['label'])}\n" if r["label"] else ""
-
-
 def export_label(store: RunStore, run_id: str, config: dict, records: Iterable[dict]) -> list[Path]:
-    """labels.jsonl and qrels.txt of an eval.label run, written together in one pass over the records."""
+    """labels.jsonl and qrels.txt of an eval.label run, written from one pass over the records. A qrels line is
+    `qid 0 docid grade`, its qid numbered as `export --format qrels` numbers them (`token_ids`: the ids themselves
+    when every one is a token, else 1, 2, ... in run order, for pairs whose query id is their text); the judged
+    (query, docid, grade) wait in a spool file meanwhile, so memory holds only the distinct query ids."""
     out, scheme = Path(config["labelling"]["out"]), LabelScheme.from_dict(config["labelling"]["scheme"])
-    with atomic_file(out / "labels.jsonl") as labels, atomic_file(out / "qrels.txt") as qrels:
-        for r in records:
-            labels.write(json.dumps(r, ensure_ascii=False, default=str) + "\n")
-            qrels.write(qrels_line(r, scheme))
+    queries: dict[str, None] = {}
+    with tempfile.TemporaryFile("w+", encoding="utf-8") as spool:
+        with atomic_file(out / "labels.jsonl") as labels:
+            for r in records:
+                labels.write(json.dumps(r, ensure_ascii=False, default=str) + "\n")
+                if r["label"]:
+                    queries.setdefault(r["query_id"])
+                    spool.write(json.dumps([r["query_id"], r["item_id"], scheme.labels.index(r["label"])]) + "\n")
+        ids = token_ids(queries)
+        spool.seek(0)
+        with atomic_file(out / "qrels.txt") as qrels:
+            for line in spool:
+                query_id, item_id, grade = json.loads(line)
+                qrels.write(f"{ids[query_id]} 0 {item_id} {grade}\n")
     return [out / "labels.jsonl", out / "qrels.txt"]

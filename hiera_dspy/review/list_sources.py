@@ -1,4 +1,5 @@
-"""A run's judgments as a `Known` table, the form every judgment-list writer takes (`list_writers`).
+"""A run's judgments as a `Known` table, the form every judgment-list writer takes
+(`hiera_dspy.data.judgment_lists.write_list`).
 
 - a labelling run (eval.label): each record's final label (a person's decision over the machine's), query and
   document ids and the query's text from the run's pairs.jsonl; records without a final label (escalated and

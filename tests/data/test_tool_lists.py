@@ -7,12 +7,13 @@ from __future__ import annotations
 
 import json
 import shutil
+from collections import Counter
 from pathlib import Path
 
 import pytest
 
 from hiera_dspy.data import DataError, esltr, load_dataset, quepid, srw
-from hiera_dspy.data.judgment_lists import read_list
+from hiera_dspy.data.judgment_lists import read_known, read_list
 from hiera_dspy.data.tool_lists import rating_grade
 from hiera_dspy.labels import custom_scheme, get_scheme
 
@@ -31,6 +32,13 @@ def test_quepid_reads_the_import_dialogs_example():
     assert rows(known) == [("star wars", "3574597", 3, "star wars"), ("I like, commas!", "1370", 2, "I like, commas!")]
     assert unrated == [3, 4]  # a document listed but not rated, a query with none: Quepid's own rows, not bad ones
     assert list(known)[1].source.endswith("quepid_ratings.csv:5")
+
+
+def test_quepids_rows_without_a_rating_are_counted_apart_as_known_judgments():
+    """Read as --known judgments, the rows not rated yet are left out and counted (`unrated`), as the docs say."""
+    counts: Counter = Counter()
+    known = read_known(f"quepid:{FIXTURES / 'quepid_ratings.csv'}", TREC, counts=counts)
+    assert len(known) == 2 and counts["unrated"] == 2 and counts["judgments"] == 2
 
 
 def test_srw_reads_the_documented_import_body_and_get_response():

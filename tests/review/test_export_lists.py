@@ -38,11 +38,14 @@ def test_a_holes_runs_filled_benchmark_as_an_ltr_list(bench, patch_make_lm, tmp_
     patch_make_lm(ANSWERS)
     filled = eval_holes.main(holes_argv(bench, tmp_path / "filled"))
     eval_export.main(["--run", filled["run_id"], "--format", "esltr", "--out", str(tmp_path / "judgments.txt")])
-    lines = (tmp_path / "judgments.txt").read_text().splitlines()
+    text = (tmp_path / "judgments.txt").read_text().splitlines()
+    headers = dict(line[6:].split(": ", 1) for line in text if line.startswith("# qid:"))  # N -> the query's text
+    lines = [line for line in text if not line.startswith("#")]
+    topics = dict(line.split("\t") for line in Path(bench["topics"]).read_text().splitlines())
     qrels = (tmp_path / "filled" / "qrels.txt").read_text().splitlines()
-    assert sorted((q, d, g) for q, _, d, g in map(str.split, qrels)) == \
-        sorted((line.split()[1][4:], line.split()[3], line.split()[0]) for line in lines)  # the same judgments
-    assert lines[0] == "1 qid:q1 # d1 spy movie"  # grouped by query, the given judgments first
+    assert sorted((topics[q], d, g) for q, _, d, g in map(str.split, qrels)) == \
+        sorted((headers[line.split()[1][4:]], line.split()[3], line.split()[0]) for line in lines)  # the same ones
+    assert text[0] == "# qid:1: spy movie" and lines[0] == "1 qid:1 # d1"  # by query, the given judgments first
 
 
 def test_a_judged_runs_labels(tmp_path, patch_make_lm):
@@ -79,3 +82,20 @@ def test_a_request_without_judgments_is_refused(tmp_path):
         eval_export.main(["--run", "nope", "--format", "srw", "--out", str(tmp_path / "x.json")])
     with pytest.raises(SystemExit):
         eval_export.main(["--format", "srw", "--out", str(tmp_path / "x.json")])  # argparse: --run or --from
+
+
+def test_a_run_judged_with_labels_exports_without_them_again(tmp_path, patch_make_lm):
+    """The run's config keeps its scale (config.json too): `export --run` reads its dataset back on that scale."""
+    from eval import run as eval_run
+
+    patch_make_lm({"label": "Good"})
+    rows = [{"id": f"p{i}", "query": "spy movie", "query_id": "q1", "item_id": f"d{i}", "item_title": f"T{i}",
+             "item_text": "x", "label": "Good" if i % 2 else "Bad"} for i in range(4)]
+    pairs = tmp_path / "pairs.jsonl"
+    pairs.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    run = eval_run.main(["--dataset", f"jsonl:{pairs}", "--labels", "Bad,Good", "--split", "all", "--method",
+                         "zero-shot", "--lm", "fake", "--knowledge", "none", "--out", str(tmp_path / "run")])
+    run_id = run["run_id"] if isinstance(run, dict) else run.run_id
+    assert json.loads((tmp_path / "run" / "config.json").read_text())["scheme"]["labels"] == ["Bad", "Good"]
+    eval_export.main(["--run", run_id, "--format", "qrels", "--out", str(tmp_path / "qrels.txt")])
+    assert (tmp_path / "qrels.txt").read_text().splitlines() == [f"q1 0 d{i} 1" for i in range(4)]
