@@ -22,9 +22,9 @@ import sys
 from pathlib import Path
 
 from hiera_dspy.api import LabelRequest, label
-from hiera_dspy.cli.labelling import add_labelling_arguments
-from hiera_dspy.cli.options import (
+from hiera_dspy.cli.options import (  # the human sample's flags (cli.labelling) are eval.holes' alone
     add_data_arguments,
+    add_judging_arguments,
     add_known_arguments,
     cli_main,
     exit_on_error_rate,
@@ -43,7 +43,7 @@ def parser() -> argparse.ArgumentParser:
     add_data_arguments(p)
     p.add_argument("--split", help="which split to label (default: the dataset's default split, `all` for jsonl)")
     p.add_argument("--out", required=True, help="output folder for labels.jsonl, qrels.txt and pairs.jsonl")
-    add_labelling_arguments(p)
+    add_judging_arguments(p)
     add_known_arguments(p)
     return p
 

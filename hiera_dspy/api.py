@@ -18,29 +18,67 @@ of eval/ and optimize/ maps its flags onto one of these and prints what it retur
 
 from __future__ import annotations
 
+from importlib import import_module
+from typing import TYPE_CHECKING
+
 from hiera_dspy import _API
-from hiera_dspy.data import Dataset, load_dataset
-from hiera_dspy.jobs.ablating import AblateRequest, Ablation, ablate
-from hiera_dspy.jobs.compiling import Compiled, compile_judge
-from hiera_dspy.jobs.exporting import Exported, ExportRequest, export_list
-from hiera_dspy.jobs.holes import Filled, conclusions, fill_holes
-from hiera_dspy.jobs.judging import Judged, judge
-from hiera_dspy.jobs.labelling import Labelled, label
-from hiera_dspy.jobs.planning import SamplePlan, plan
-from hiera_dspy.jobs.requests import (
-    CompileRequest,
-    DataSource,
-    DryRun,
-    HolesRequest,
-    HumanSample,
-    JudgeRequest,
-    Judging,
-    KnownList,
-    LabelRequest,
-    PlanRequest,
-    RunOptions,
-)
-from hiera_dspy.jobs.serving import PairRequest, ServedJudge, Verdict, load_served
-from hiera_dspy.lm.choice import LMChoice
+
+# name -> the module it lives in; each is imported on first use (PEP 562), so a command loads only its own job
+# (`eval.label` does not load the ablation grid, nor `eval.export` DSPy)
+_WHERE: dict[str, str] = {
+    "Dataset": "hiera_dspy.data", "load_dataset": "hiera_dspy.data",
+    "AblateRequest": "hiera_dspy.jobs.ablating", "Ablation": "hiera_dspy.jobs.ablating",
+    "ablate": "hiera_dspy.jobs.ablating",
+    "Compiled": "hiera_dspy.jobs.compiling", "compile_judge": "hiera_dspy.jobs.compiling",
+    "Exported": "hiera_dspy.jobs.exporting", "ExportRequest": "hiera_dspy.jobs.exporting",
+    "export_list": "hiera_dspy.jobs.exporting",
+    "Filled": "hiera_dspy.jobs.holes", "conclusions": "hiera_dspy.jobs.holes", "fill_holes": "hiera_dspy.jobs.holes",
+    "Judged": "hiera_dspy.jobs.judging", "judge": "hiera_dspy.jobs.judging",
+    "Labelled": "hiera_dspy.jobs.labelling", "label": "hiera_dspy.jobs.labelling",
+    "SamplePlan": "hiera_dspy.jobs.planning", "plan": "hiera_dspy.jobs.planning",
+    **dict.fromkeys(("CompileRequest", "DataSource", "DryRun", "HolesRequest", "HumanSample", "JudgeRequest",
+                     "Judging", "KnownList", "LabelRequest", "PlanRequest", "RunOptions"), "hiera_dspy.jobs.requests"),
+    **dict.fromkeys(("PairRequest", "ServedJudge", "Verdict", "load_served"), "hiera_dspy.jobs.serving"),
+    "LMChoice": "hiera_dspy.lm.choice",
+}
 
 __all__ = list(_API)  # the one list of public names: hiera_dspy/__init__.py (kept beside the lazy facade)
+
+
+def __getattr__(name: str):
+    """A public name, imported from its job's module on first use (and kept)."""
+    if name not in _WHERE:
+        raise AttributeError(f"module 'hiera_dspy.api' has no attribute {name!r}")
+    value = getattr(import_module(_WHERE[name]), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *__all__])
+
+
+if TYPE_CHECKING:  # the names as a type checker sees them
+    from hiera_dspy.data import Dataset, load_dataset  # noqa: F401
+    from hiera_dspy.jobs.ablating import AblateRequest, Ablation, ablate  # noqa: F401
+    from hiera_dspy.jobs.compiling import Compiled, compile_judge  # noqa: F401
+    from hiera_dspy.jobs.exporting import Exported, ExportRequest, export_list  # noqa: F401
+    from hiera_dspy.jobs.holes import Filled, conclusions, fill_holes  # noqa: F401
+    from hiera_dspy.jobs.judging import Judged, judge  # noqa: F401
+    from hiera_dspy.jobs.labelling import Labelled, label  # noqa: F401
+    from hiera_dspy.jobs.planning import SamplePlan, plan  # noqa: F401
+    from hiera_dspy.jobs.requests import (  # noqa: F401
+        CompileRequest,
+        DataSource,
+        DryRun,
+        HolesRequest,
+        HumanSample,
+        JudgeRequest,
+        Judging,
+        KnownList,
+        LabelRequest,
+        PlanRequest,
+        RunOptions,
+    )
+    from hiera_dspy.jobs.serving import PairRequest, ServedJudge, Verdict, load_served  # noqa: F401
+    from hiera_dspy.lm.choice import LMChoice  # noqa: F401

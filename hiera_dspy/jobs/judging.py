@@ -25,7 +25,6 @@ from hiera_dspy.jobs.preparing import (
 )
 from hiera_dspy.jobs.requests import DataSource, DryRun, JudgeRequest, Judging, KnownList
 from hiera_dspy.methods.learning import prepare_fresh
-from hiera_dspy.metrics.reference import ReferenceScorer, agreement_cis, summary_line
 from hiera_dspy.records import Judgment, Pair
 from hiera_dspy.review.known_evidence import Evidence, hand_over, read_evidence
 from hiera_dspy.review.known_report import known_summary
@@ -123,6 +122,8 @@ def judge(request: JudgeRequest) -> Judged:
     rows = run_engine(j.engine, Job(program, pairs, store, run_id, lms, retry_errors=j.run.retry_errors,
                                     progress=progress_display(j.run.verbose, lms, program.method),
                                     options=j.engine_options, factory=recipe))
+    from hiera_dspy.metrics.reference import ReferenceScorer, agreement_cis, summary_line  # scipy: judge's alone
+
     labels, cut = list(dataset.scheme.labels), dataset.scheme.binary_from
     queries = {p.id: p.query_id for p in pairs} if isinstance(pairs, list) else None  # a lazy split: by pair only
     metrics = (metrics_from_rows(rows, labels, cut) | wall_clock(rows, started)

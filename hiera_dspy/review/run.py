@@ -18,8 +18,8 @@ from pathlib import Path
 
 from hiera_dspy.errors import RequestError
 from hiera_dspy.records import Judgment
-from hiera_dspy.review.exports import export_label, records_of
-from hiera_dspy.review.holes import export_holes
+from hiera_dspy.registry import Entry
+from hiera_dspy.review.exports import records_of
 from hiera_dspy.store.run_store import RunStore
 
 
@@ -34,7 +34,9 @@ class LabellingRun:
 
 
 # kind -> function(store, run_id, config, records) -> written paths; `records` is an iterator, read once
-EXPORTERS = {"label": export_label, "holes": export_holes}
+# labelling kind -> the function writing its files, imported when a run of that kind exports (a label run does not
+# load the holes' conclusions and their plots)
+EXPORTERS = {"label": "hiera_dspy.review.exports:export_label", "holes": "hiera_dspy.review.holes:export_holes"}
 
 
 def export(store: RunStore, run_id: str, tap: Callable[[dict], object] | None = None) -> list[Path]:
@@ -46,7 +48,8 @@ def export(store: RunStore, run_id: str, tap: Callable[[dict], object] | None = 
     records = records_of(store, run_id)
     if tap is not None:
         records = _tapped(records, tap)
-    return EXPORTERS[config["labelling"]["kind"]](store, run_id, config, records)
+    kind = config["labelling"]["kind"]
+    return Entry(kind, loader=EXPORTERS[kind]).load()(store, run_id, config, records)
 
 
 def _tapped(records: Iterable[dict], tap: Callable[[dict], object]) -> Iterator[dict]:

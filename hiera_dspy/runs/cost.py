@@ -16,7 +16,11 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import functools
+import importlib.util
+import json
 from collections import defaultdict
+from pathlib import Path
 from typing import Any
 
 import dspy
@@ -55,7 +59,10 @@ class CountingEngine(FakeEngine):
 
 
 def price(model: str) -> dict | None:
-    """USD per token from LiteLLM's local price map: input, output and (when listed) batch prices; None if unknown."""
+    """USD per token from LiteLLM's local price map: input, output and (when listed) batch prices; None if unknown.
+    A model the map cannot hold under any name (`listed`) is unknown without importing LiteLLM (seconds)."""
+    if not listed(model):
+        return None
     import litellm
 
     litellm.suppress_debug_info = True  # else an unknown model prints LiteLLM's provider list
@@ -68,6 +75,27 @@ def price(model: str) -> dict | None:
     return {"input": info.get("input_cost_per_token") or 0.0, "output": info.get("output_cost_per_token") or 0.0,
             "input_batch": info.get("input_cost_per_token_batches"),
             "output_batch": info.get("output_cost_per_token_batches")}
+
+
+@functools.lru_cache(maxsize=1)
+def _price_keys() -> frozenset[str] | None:
+    """The model names of LiteLLM's bundled price map, read as JSON (None where the file cannot be found)."""
+    spec = importlib.util.find_spec("litellm")
+    for folder in (spec.submodule_search_locations or []) if spec else []:
+        path = Path(folder) / "model_prices_and_context_window_backup.json"
+        if path.is_file():
+            return frozenset(json.loads(path.read_text(encoding="utf-8")))
+    return None
+
+
+def listed(model: str) -> bool:
+    """Whether LiteLLM's price map may price `model`: it names the model, or the part after one of its provider
+    prefixes (`bedrock/anthropic.claude-...`); True where the map cannot be read (LiteLLM then decides)."""
+    keys = _price_keys()
+    if keys is None:
+        return True
+    parts = model.split("/")
+    return any("/".join(parts[i:]) in keys for i in range(len(parts)))
 
 
 def prices_of(lms: Any) -> dict[str, dict[str, float]]:
