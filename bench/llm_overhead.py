@@ -140,14 +140,13 @@ def profile(args) -> str:
         profiler.disable()
         total = time.perf_counter() - started
     buckets: Counter = Counter()
-    others: Counter = Counter()
+    parts: dict[str, Counter] = {}
     stats = pstats.Stats(profiler, *[w for w in workers if w.getstats()])
     for (file, line, name), (_, _, own, _, _) in stats.stats.items():  # type: ignore[attr-defined]
         where = file if file != "~" else name
         bucket = next((b for b, keys in BUCKETS.items() if any(k in where for k in keys)), "other")
         buckets[bucket] += own
-        if bucket == "other":
-            others[f"{where}:{line}({name})"] += own
+        parts.setdefault(bucket, Counter())[f"{where.rpartition('site-packages/')[2]}:{line}({name})"] += own
     profiled = sum(buckets.values())
     lines = [f"profile of {args.pairs:,} pairs on one thread ({time.strftime('%Y-%m-%d %H:%M')}, {git_head()}, "
              f"load {load()}): {total:.1f} s in all, {imported:.1f} s importing eval.label before the first "
@@ -155,8 +154,10 @@ def profile(args) -> str:
              "| bucket | s per 1,000 | share |", "|---|---|---|"]
     for bucket, seconds in buckets.most_common():
         lines.append(f"| {bucket} | {1000 * seconds / args.pairs:.2f} | {100 * seconds / profiled:.0f}% |")
-    lines += ["", "the largest parts of `other`:", ""]
-    lines += [f"- {where}: {1000 * seconds / args.pairs:.2f} s per 1,000" for where, seconds in others.most_common(8)]
+    for bucket in [b for b, _ in buckets.most_common() if not b.startswith("waiting")][:args.top_buckets]:
+        lines += ["", f"the largest parts of `{bucket}`:", ""]
+        lines += [f"- {where}: {1000 * seconds / args.pairs:.2f} s per 1,000"
+                  for where, seconds in parts[bucket].most_common(args.top)]
     return "\n".join(lines)
 
 
@@ -212,6 +213,8 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--engine", choices=("threads", "async"), default="threads")
     p.add_argument("--concurrency", type=int, default=64)
     p.add_argument("--repeats", type=int, default=3)
+    p.add_argument("--top", type=int, default=5, help="profile: the functions shown of each bucket")
+    p.add_argument("--top-buckets", type=int, default=4, help="profile: the buckets whose functions are shown")
     p.add_argument("--no-write", action="store_true", help="print only, append nothing to the results")
     args = p.parse_args(argv)
     text = {"run": run, "profile": profile, "imports": imports}[args.what](args)

@@ -24,6 +24,7 @@ if TYPE_CHECKING:  # DSPy is loaded when the first LM is built (make_lm), not wh
 
 from hiera_dspy import settings
 from hiera_dspy.errors import HieraError
+from hiera_dspy.lm.metadata import memoize_model_info
 from hiera_dspy.lm.profiles import LOCAL, PAPER
 from hiera_dspy.lm.secrets import remember_key
 
@@ -247,6 +248,7 @@ def make_lm(spec: LMSpec, role: str = "judge") -> dspy.BaseLM:
         lm.hiera_profile = LOCAL.name  # its prompts carry the local profile's length caps
         lm.fixed_seed = True  # llama.cpp samples from a fixed seed: each sample of a vote asks its own (lm.vote_samples)
         return lm
+    memoize_model_info()  # DSPy prices every answer by a lookup that scans its map for an unlisted model
     kwargs: dict = dict(spec.extra)
     if spec.api_base:
         kwargs["api_base"] = spec.api_base
