@@ -90,14 +90,14 @@ def label_argv(pairs: Path, url: str, work: Path, threads: int, engine: str, con
     return argv + (["--concurrency", str(concurrency)] if engine == "async" else ["--threads", str(threads)])
 
 
-def run_once(pairs: Path, url: str, n: int, threads: int, engine: str, concurrency: int) -> dict:
-    """One eval.label subprocess: wall, CPU and peak RSS."""
+def run_once(pairs: Path, url: str, n: int, threads: int, engine: str, concurrency: int, tree: Path = ROOT) -> dict:
+    """One eval.label subprocess (of the checkout `tree`): wall, CPU and peak RSS."""
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         env = {**os.environ, "OPENAI_API_KEY": "sk-loopback", "HIERA_RUNS_DIR": str(work)}
         cmd = [sys.executable, "-m", "eval.label", *label_argv(pairs, url, work, threads, engine, concurrency)]
         started = time.perf_counter()
-        proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        proc = subprocess.Popen(cmd, cwd=tree, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         _, status, usage = os.wait4(proc.pid, 0)
         wall = time.perf_counter() - started
         err = proc.stderr.read() if proc.stderr else ""  # type: ignore[union-attr]
@@ -112,12 +112,12 @@ def run_once(pairs: Path, url: str, n: int, threads: int, engine: str, concurren
 def run(args) -> str:
     with tempfile.TemporaryDirectory() as tmp, Endpoint() as url:
         pairs = write_pairs(Path(tmp) / "pairs.jsonl", args.pairs)
-        rows = [run_once(pairs, url, args.pairs, args.threads, args.engine, args.concurrency)
+        rows = [run_once(pairs, url, args.pairs, args.threads, args.engine, args.concurrency, Path(args.tree))
                 for _ in range(args.repeats)]
     wall = statistics.median(r["wall"] for r in rows)
     cpu = statistics.median(r["cpu"] for r in rows)
     how = f"async, concurrency {args.concurrency}" if args.engine == "async" else f"threads {args.threads}"
-    return (f"| {time.strftime('%Y-%m-%d %H:%M')} | {git_head()} | {args.pairs:,} | {how} | {args.repeats} | "
+    return (f"| {time.strftime('%Y-%m-%d %H:%M')} | {git_head(Path(args.tree))} | {args.pairs:,} | {how} | {args.repeats} | "
             f"{wall:.1f} ({', '.join(format(r['wall'], '.1f') for r in rows)}) | **{1000 * wall / args.pairs:.2f}** | "
             f"{1000 * cpu / args.pairs:.2f} | {args.pairs / wall:.0f} | {max(r['rss_mb'] for r in rows):.0f} | "
             f"{load()} |")
@@ -191,9 +191,9 @@ def imports(args) -> str:
             f"(median of 5); loads LiteLLM {outs[0][1]}, DSPy {outs[0][2]}, the ablation job {outs[0][3]}")
 
 
-def git_head() -> str:
-    out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True)
-    return out.stdout.strip() or "?"
+def git_head(tree: Path = ROOT) -> str:
+    out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=tree, capture_output=True, text=True)
+    return out.stdout.strip() or (tree.name if tree != ROOT else "?")
 
 
 def load() -> str:
@@ -213,6 +213,8 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--engine", choices=("threads", "async"), default="threads")
     p.add_argument("--concurrency", type=int, default=64)
     p.add_argument("--repeats", type=int, default=3)
+    p.add_argument("--tree", default=str(ROOT), help="run: the checkout whose eval.label runs (an earlier commit's "
+                                                     "worktree, for a before/after)")
     p.add_argument("--top", type=int, default=5, help="profile: the functions shown of each bucket")
     p.add_argument("--top-buckets", type=int, default=4, help="profile: the buckets whose functions are shown")
     p.add_argument("--no-write", action="store_true", help="print only, append nothing to the results")

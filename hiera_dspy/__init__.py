@@ -10,9 +10,8 @@ plan, compile_judge. Every name here is imported on first use (PEP 562), so `imp
 `import hiera_dspy.conclude` loads no DSPy.
 """
 
-from importlib import import_module
-
 from hiera_dspy import moved, settings
+from hiera_dspy.registry import lazy_names
 
 moved.install()  # modules that moved import under their earlier names for one release (hiera_dspy/moved.py)
 settings.configure_process()  # before dspy is imported: litellm's cost map offline, DSPy's cache under our cache root
@@ -34,15 +33,4 @@ _WHERE = {
 __all__ = list(_WHERE)
 __version__ = "0.1.0"
 
-
-def __getattr__(name: str):
-    """A public name, imported from its module on first use (and kept)."""
-    if name not in _WHERE:
-        raise AttributeError(f"module 'hiera_dspy' has no attribute {name!r}")
-    value = getattr(import_module(_WHERE[name]), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *__all__])
+__getattr__, __dir__ = lazy_names("hiera_dspy", _WHERE, globals())  # each imported from its module on first use

@@ -18,10 +18,10 @@ of eval/ and optimize/ maps its flags onto one of these and prints what it retur
 
 from __future__ import annotations
 
-from importlib import import_module
 from typing import TYPE_CHECKING
 
 from hiera_dspy import _API
+from hiera_dspy.registry import lazy_names
 
 # name -> the module it lives in; each is imported on first use (PEP 562), so a command loads only its own job
 # (`eval.label` does not load the ablation grid, nor `eval.export` DSPy)
@@ -43,19 +43,7 @@ _WHERE: dict[str, str] = {
 }
 
 __all__ = list(_API)  # the one list of public names: hiera_dspy/__init__.py (kept beside the lazy facade)
-
-
-def __getattr__(name: str):
-    """A public name, imported from its job's module on first use (and kept)."""
-    if name not in _WHERE:
-        raise AttributeError(f"module 'hiera_dspy.api' has no attribute {name!r}")
-    value = getattr(import_module(_WHERE[name]), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *__all__])
+__getattr__, __dir__ = lazy_names("hiera_dspy.api", _WHERE, globals())  # a job's module imported on first use
 
 
 if TYPE_CHECKING:  # the names as a type checker sees them

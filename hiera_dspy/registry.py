@@ -109,3 +109,20 @@ def module_defines(target: str, name: str) -> bool:
         if any(isinstance(t, ast.Name) and t.id == name for t in targets):
             return True
     return False
+
+
+def lazy_names(module: str, where: Mapping[str, str], namespace: dict) -> tuple[Callable, Callable]:
+    """A module's PEP 562 `__getattr__` and `__dir__` for the names of `where` (name -> the module it lives in): a
+    name is imported from its module on first use and kept in `namespace` (the module's globals())."""
+
+    def __getattr__(name: str):
+        if name not in where:
+            raise AttributeError(f"module {module!r} has no attribute {name!r}")
+        value = getattr(importlib.import_module(where[name]), name)
+        namespace[name] = value
+        return value
+
+    def __dir__() -> list[str]:
+        return sorted({*namespace, *where})
+
+    return __getattr__, __dir__
