@@ -11,7 +11,7 @@ A format is one module, registered by one line in `hiera_dspy.data.FORMATS`. The
     or (a list read whole, row-skipping; then `read` is this one's judgments in order)
     read_known(path, scheme, *, on_bad_row="error", skipped=None, counts=None) -> Known
         the whole list, a bad row raising or (on_bad_row "skip") recorded in `skipped`; what is left out and not
-        bad is counted in `counts` (Quepid's rows not rated yet: `unrated`); the formats `read_list` reads
+        bad is counted in `counts` (Quepid's rows not rated yet: `unrated`)
     looks_like(path: Path, head: str) -> bool
         whether a file whose first non-blank line is `head` (a folder: "") is of this format (for a PATH given
         without a prefix)
@@ -96,18 +96,15 @@ def read_known(spec: str | Path, scheme: LabelScheme, *, items: Mapping[str, Cat
 
 def read_list(spec: str, scheme: LabelScheme, *, on_bad_row: str = "error", skipped: list | None = None) -> Known:
     """The judgments of a `FORMAT:FILE` spec (`quepid:ratings.csv`) with its format's `read_known`, which can skip
-    and record a bad row (`on_bad_row="skip"`, for a list exported to another format); a DataError for a format
-    without one."""
+    and record a bad row (`on_bad_row="skip"`, for a list exported to another format); a format without one is read
+    with the shared checks of `read_known` (a bad row is then a DataError)."""
     fmt, sep, file = spec.partition(":")
-    readable = listed()
-    if not sep or fmt not in readable:
-        raise DataError(f"{spec!r}: expected FORMAT:FILE with FORMAT one of {', '.join(readable)}")
-    return FORMAT_REGISTRY[fmt].load().read_known(Path(file), scheme, on_bad_row=on_bad_row, skipped=skipped)
-
-
-def listed() -> tuple[str, ...]:
-    """The formats whose module also reads a whole list row-skipping (`read_known`): those `read_list` reads."""
-    return tuple(name for name in FORMATS if hasattr(FORMAT_REGISTRY[name].load(), "read_known"))
+    if not sep or fmt not in FORMATS:
+        raise DataError(f"{spec!r}: expected FORMAT:FILE with FORMAT one of {', '.join(FORMATS)}")
+    reader = FORMAT_REGISTRY[fmt].load()
+    if hasattr(reader, "read_known"):
+        return reader.read_known(Path(file), scheme, on_bad_row=on_bad_row, skipped=skipped)
+    return read_known(spec, scheme)
 
 
 def write_list(fmt: str, path: str | Path, known: Known, **options) -> Path:

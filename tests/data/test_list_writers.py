@@ -12,7 +12,7 @@ from collections import Counter
 import pytest
 
 from hiera_dspy.data import FORMATS
-from hiera_dspy.data.judgment_lists import WRITERS, listed, read_known, read_list, token_ids, write_list
+from hiera_dspy.data.judgment_lists import WRITERS, read_known, read_list, token_ids, write_list
 from hiera_dspy.data.known import Known, KnownJudgment
 from hiera_dspy.errors import RequestError
 from hiera_dspy.labels import get_scheme
@@ -36,7 +36,7 @@ def thousand(ids_are_texts: bool) -> Known:
 def test_a_1000_judgment_file_round_trips_to_identical_content(tmp_path, fmt):
     known = thousand(ids_are_texts=fmt in ("quepid", "srw"))  # what these formats read back: the text is the id
     first = write_list(fmt, tmp_path / f"first.{fmt}", known, name="round trip")
-    back = read_list(f"{fmt}:{first}", TREC) if fmt in listed() else read_known(f"{fmt}:{first}", TREC)
+    back = read_list(f"{fmt}:{first}", TREC)
     second = write_list(fmt, tmp_path / f"second.{fmt}", back, name="round trip")
     assert second.read_bytes() == first.read_bytes()
     assert len(back) == 1000 and len(back.by_query) == 50
