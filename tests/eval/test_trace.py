@@ -8,15 +8,32 @@ from eval import run, trace
 from hiera_dspy.errors import HieraError
 
 
+@pytest.fixture(scope="module")
+def judged_once(tmp_path_factory):
+    """One HIERA run of two pairs, judged once for the module's tests (they only read it): (runs folder, run id, the
+    first pair's id)."""
+    from hiera_dspy.lm.roles import lm_factory
+    from hiera_dspy.testing import fake_lm
+
+    folder = tmp_path_factory.mktemp("trace")
+    answers = {"query_interpretability": "unclear",  # the Judge delegates: the whole hierarchy runs
+               "guidance": "is a metallic mercury finish gray?",
+               "question_for_item_analyzer": "verify that 'metallic mercury finish' is gray-toned"}
+    with pytest.MonkeyPatch.context() as mp, lm_factory(lambda spec, role="judge": fake_lm(answers)):
+        for name, value in (("HIERA_CACHE_DIR", folder / "cache"), ("HIERA_RUNS_DIR", folder / "runs"),
+                            ("HIERA_LM", "fake"), ("HIERA_REFERENCE_EMBEDDER", "lexical")):
+            mp.setenv(name, str(value))
+        metrics = run.main(["--dataset", "msrd", "--split", "dev", "--method", "hiera", "--limit", "2",
+                            "--out", str(folder / "out")])
+    pair_id = json.loads((folder / "out" / "predictions.jsonl").read_text().splitlines()[0])["id"]
+    return folder, metrics["run_id"], pair_id
+
+
 @pytest.fixture
-def hiera_run(patch_make_lm, tmp_path):
-    patch_make_lm({"query_interpretability": "unclear",  # the Judge delegates: the whole hierarchy runs
-                   "guidance": "is a metallic mercury finish gray?",
-                   "question_for_item_analyzer": "verify that 'metallic mercury finish' is gray-toned"})
-    metrics = run.main(["--dataset", "msrd", "--split", "dev", "--method", "hiera", "--limit", "2",
-                        "--out", str(tmp_path / "out")])
-    pair_id = json.loads((tmp_path / "out" / "predictions.jsonl").read_text().splitlines()[0])["id"]
-    return metrics["run_id"], pair_id
+def hiera_run(judged_once, monkeypatch):
+    folder, run_id, pair_id = judged_once
+    monkeypatch.setenv("HIERA_RUNS_DIR", str(folder / "runs"))  # the store the run is in
+    return run_id, pair_id
 
 
 def test_trace_prints_every_step(hiera_run, capsys):
