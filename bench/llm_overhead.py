@@ -136,7 +136,7 @@ def profile(args) -> str:
 
         imported = time.perf_counter() - started
         workers = every_thread_profiled()
-        eval_label.main(label_argv(pairs, url, work, 1, "threads", 1))
+        eval_label.main(label_argv(pairs, url, work, 1, args.engine, args.concurrency))
         profiler.disable()
         total = time.perf_counter() - started
     buckets: Counter = Counter()
@@ -148,7 +148,8 @@ def profile(args) -> str:
         buckets[bucket] += own
         parts.setdefault(bucket, Counter())[f"{where.rpartition('site-packages/')[2]}:{line}({name})"] += own
     profiled = sum(buckets.values())
-    lines = [f"profile of {args.pairs:,} pairs on one thread ({time.strftime('%Y-%m-%d %H:%M')}, {git_head()}, "
+    how = f"async, concurrency {args.concurrency}" if args.engine == "async" else "one thread"
+    lines = [f"profile of {args.pairs:,} pairs on {how} ({time.strftime('%Y-%m-%d %H:%M')}, {git_head()}, "
              f"load {load()}): {total:.1f} s in all, {imported:.1f} s importing eval.label before the first "
              f"judgment; own time by bucket, s per 1,000 judgments (under cProfile, which slows every call):", "",
              "| bucket | s per 1,000 | share |", "|---|---|---|"]

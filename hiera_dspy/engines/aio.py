@@ -3,7 +3,9 @@
 Each judgment runs through DSPy's async path (`program.acall` -> `Predict.acall` -> `LM.acall`); `--concurrency N`
 worker coroutines pull pairs from the queue, so at most N judgments (hence N LM requests: a judgment's steps are
 sequential) are in flight. `--rpm` / `--tpm` pace the requests and a 429 pauses all of them (`hiera_dspy.lm.pacing`).
-Each finished judgment is written to the run store at once, like the thread engine; a killed run resumes.
+Finished judgments are written to the run store by one writer task, on a thread, each batch in one transaction (the
+judgments that finished while the last batch was written, at most `WRITE_BATCH`): the event loop never waits on the
+disk, and a killed run resumes, losing at most the batch in flight.
 
 A method whose program has no `aforward` of its own (most baselines; HIERA's graphs and the single-call baselines
 have one) is judged by its synchronous `forward` on worker threads under the same concurrency bound, without pacing (said
@@ -28,6 +30,8 @@ from hiera_dspy.lm.retry import retrying
 from hiera_dspy.records import Judgment, Pair
 from hiera_dspy.runs.runner import Progress, RunRows, check_endpoints_first, judge_one, judgment_row, pending, run_rows
 from hiera_dspy.untrusted.screen import program_inputs
+
+WRITE_BATCH = 64  # judgments written in one transaction, at most
 
 
 def has_async_path(program: dspy.Module) -> bool:
@@ -69,6 +73,8 @@ async def judge_all(job: Job, todo: Iterable[tuple[int, Pair]], report) -> pacin
     pacer = pacing.Pacer(opts.rpm, opts.tpm, opts.cooldown)
     queue = iter(todo)  # read lazily: only the `concurrency` pairs being judged are in memory
 
+    finished: asyncio.Queue = asyncio.Queue()
+
     async def worker():
         for position, pair in queue:  # one shared iterator: each pair is taken by exactly one worker
             if job.breaker.tripped is not None:
@@ -80,11 +86,29 @@ async def judge_all(job: Job, todo: Iterable[tuple[int, Pair]], report) -> pacin
                     row = await asyncio.to_thread(judge_one, job.program, pair, position)  # copies the context
             except EndpointDown:
                 return
-            job.store.record(job.run_id, row)
-            report(row)
+            finished.put_nowait(row)
+
+    async def writer():
+        """Write what has finished, a batch a transaction, until the workers are done (None)."""
+        done = False
+        while not done:
+            batch = [await finished.get()]
+            while len(batch) < WRITE_BATCH and not finished.empty():
+                batch.append(finished.get_nowait())
+            done = batch[-1] is None
+            rows = [r for r in batch if r is not None]
+            if rows:
+                await asyncio.to_thread(job.store.record_many, job.run_id, rows)
+                for row in rows:
+                    report(row)
 
     with pacing.bound(pacer), breakers.bound(job.breaker):  # the workers' tasks inherit both
-        await asyncio.gather(*(worker() for _ in range(min(concurrency, max(1, len(todo))))))
+        writing = asyncio.create_task(writer())
+        try:
+            await asyncio.gather(*(worker() for _ in range(min(concurrency, max(1, len(todo))))))
+        finally:
+            finished.put_nowait(None)
+            await writing
     return pacer
 
 
