@@ -71,7 +71,10 @@ def test_eval_run_records_the_identity_it_hashes(tmp_path, patch_make_lm):
                             "--knowledge", "none", "--lm", "openai/x", "--out", str(out)])
     identity = json.loads((out / "config.json").read_text())
     assert set(identity) >= {"method", "config", "judge", "dataset", "split", "limit", "lms", "knowledge"}
-    kept = {k: v for k, v in identity.items() if k not in ("limit", "skipped_rows")}
+    from hiera_dspy.labels import get_scheme
+
+    assert identity["scheme"]["labels"] == list(get_scheme("msrd").labels)  # its scale, kept for a later export
+    kept = {k: v for k, v in identity.items() if k not in ("limit", "skipped_rows", "scheme")}  # beside the id
     assert metrics["run_id"] == run_id(kept)  # the pre-RunSpec formula over the recorded identity
 
 
