@@ -27,7 +27,7 @@ from hiera_dspy.runs.spec import RunSpec
 from hiera_dspy.runs.tally import Tally
 from hiera_dspy.store import freshness
 from hiera_dspy.store.files import write_atomic
-from hiera_dspy.store.opening import adopt_scheme, begin_run, open_store
+from hiera_dspy.store.opening import adopt_scheme, begin_run, follow_request, open_store
 
 
 @dataclass
@@ -133,18 +133,6 @@ def label_pairs(judging: Judging, dataset: Dataset, pairs: Iterable[Pair], split
                                           progress=progress_display(judging.run.verbose, lms, program.method),
                                           options=judging.engine_options, factory=recipe))
     return LabellingRun(run_id, store, config, rows)
-
-
-def follow_request(store, run_id: str, config: dict, labelling: dict) -> dict:
-    """The run's config, its `labelling` now the request's (a resumed run writes into the request's `out` and names
-    the request's `--known`), the scheme the run's judgments are read in kept."""
-    stored = config.get("labelling") or {}
-    if {k: v for k, v in stored.items() if k != "scheme"} == {k: v for k, v in labelling.items() if k != "scheme"}:
-        return config
-    if stored.get("out") not in (None, labelling["out"]):
-        print(f"run {run_id} resumed: its outputs now go to {labelling['out']} (they were in {stored['out']})",
-              file=sys.stderr)
-    return store.amend_config(run_id, "labelling", {**labelling, "scheme": stored.get("scheme", labelling["scheme"])})
 
 
 class LabelCounts:

@@ -1,6 +1,6 @@
 """A job's run store and its run, opened for a request: the store at the request's path (default
 RUNS/store.sqlite, `hiera_dspy.settings.runs_dir`), the run created or resumed under its lease, and a labelling run
-resumed under the request's label scheme (`adopt_scheme`). A store or run a caller named wrongly is a `RequestError`
+resumed under the request's label scheme (`adopt_scheme`) and writing where the request says (`follow_request`). A store or run a caller named wrongly is a `RequestError`
 naming the option; a full or locked disk stays `StoreWriteFailed` (exit status 3)."""
 
 from __future__ import annotations
@@ -52,3 +52,15 @@ def adopt_scheme(store: RunStore, run_id: str, scheme: dict, pairs: Iterable[Pai
           f"{' < '.join(stored['labels'])}, which lacks {sorted(judged - set(stored['labels']))})", file=sys.stderr)
     store.amend_gold(run_id, ((p.id, p.label) for p in pairs))
     return store.amend_config(run_id, "labelling", {**config["labelling"], "scheme": scheme})
+
+
+def follow_request(store: RunStore, run_id: str, config: dict, labelling: dict) -> dict:
+    """The run's config, its `labelling` now the request's (a resumed run writes into the request's `out` and names
+    the request's `--known`), the scheme the run's judgments are read in kept."""
+    stored = config.get("labelling") or {}
+    if {k: v for k, v in stored.items() if k != "scheme"} == {k: v for k, v in labelling.items() if k != "scheme"}:
+        return config
+    if stored.get("out") not in (None, labelling["out"]):
+        print(f"run {run_id} resumed: its outputs now go to {labelling['out']} (they were in {stored['out']})",
+              file=sys.stderr)
+    return store.amend_config(run_id, "labelling", {**labelling, "scheme": stored.get("scheme", labelling["scheme"])})
