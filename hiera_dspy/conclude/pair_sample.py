@@ -55,7 +55,8 @@ DESIGNS = ("random", "weighted", "active")
 EVEN = 0.1  # the share of `weighted`'s probability spread evenly over the holes
 ACTIVE = 0.5  # the share of `active`'s probability that follows the judge's uncertainty
 SETS = 40  # label sets drawn from the judge for nDCG's linearisation remainder
-PRIOR_STEPS = 1.0  # the fixed-n interval's variance: the plan's, counted as this many draws beside the sample's
+PRIOR_STEPS = 1.0
+SPREAD_FLOOR = 0.1  # the fixed-n interval's prior: no hole's sd below this share of its range (a sure judge too)  # the fixed-n interval's variance: the plan's, counted as this many draws beside the sample's
 
 
 @dataclass
@@ -331,7 +332,7 @@ def intervals(pop: Population, m: str, mat: np.ndarray, p: np.ndarray, draws: Se
     exact = (w * resid[:, None]).sum(axis=0)
     possible = (exact + low[~done].sum(axis=0), exact + high[~done].sum(axis=0))
     machine = pop.machine[m] @ mat
-    prior_sd = predicted_sd(w, pop.spread[m], p)
+    prior_sd = predicted_sd(w, np.maximum(pop.spread[m], SPREAD_FLOOR * (hi - lo)), p)
     n = len(idx)
     if n == 0:
         shift, room = _second_order(pop, m, human, done, mat)
