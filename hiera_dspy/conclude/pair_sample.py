@@ -54,6 +54,7 @@ from hiera_dspy.labels import LabelScheme
 DESIGNS = ("random", "weighted", "active")
 EVEN = 0.1  # the share of `weighted`'s probability spread evenly over the holes
 ACTIVE = 0.5  # the share of `active`'s probability that follows the judge's uncertainty
+PRIOR_HOLES = 5.0  # the judge's own probabilities, counted as this many decided holes of each class
 SETS = 40  # label sets drawn from the judge for nDCG's linearisation remainder
 PRIOR_STEPS = 1.0
 SPREAD_FLOOR = 0.1  # the fixed-n interval's prior: no hole's sd below this share of its range (a sure judge too)  # the fixed-n interval's variance: the plan's, counted as this many draws beside the sample's
@@ -194,13 +195,42 @@ def _depth(pop: Population) -> int:
     return int(pop.ndcg.split("@")[1]) if pop.ndcg else 10
 
 
-def remainder(pop: Population, human: np.ndarray, decided: np.ndarray, mat: np.ndarray, sets: int = SETS,
-              seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+def recalibrated(pop: Population, human: np.ndarray, decided: np.ndarray, p: np.ndarray) -> np.ndarray:
+    """The holes' label probabilities (H, K) recalibrated on the decided holes: within each class of the judge's
+    most likely label, the judge's probabilities times the ratio of the decided holes' grade shares (weighted by
+    1 / p, Hansen-Hurwitz; the class's mean judge probabilities counted as `PRIOR_HOLES` holes) to the judge's mean,
+    renormalised. A judge whose probabilities are right is left as it is; one that is wrong the same way across a
+    class is corrected by what the person decided."""
+    probs = pop.probs
+    k = probs.shape[1]
+    klass = probs.argmax(axis=1)
+    grade = np.abs(human[:, None] - pop.grades[None, :]).argmin(axis=1)
+    out = probs.copy()
+    for c in range(k):
+        members = klass == c
+        if not members.any():
+            continue
+        mean = probs[members].mean(axis=0)
+        seen = members & decided
+        counts = PRIOR_HOLES * mean
+        if seen.any():
+            w = 1.0 / p[seen]
+            counts = counts + np.bincount(grade[seen], weights=w / w.sum() * seen.sum(), minlength=k)
+        share = counts / counts.sum()
+        ratio = np.where(mean > 0, share / np.maximum(mean, 1e-12), 0.0)
+        adj = probs[members] * ratio[None, :]
+        out[members] = adj / np.maximum(adj.sum(axis=1, keepdims=True), 1e-12)
+    return out
+
+
+def remainder(pop: Population, human: np.ndarray, decided: np.ndarray, mat: np.ndarray, p: np.ndarray,
+              sets: int = SETS, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
     """nDCG's linearisation remainder (exact value less the linear one) per column: (its mean, the half-width that
     holds 95% of it) over `sets` label sets with the decided holes at their human gain and the rest drawn from the
-    judge's probabilities: the second-order part of the estimand, which the human draws do not see."""
+    judge's probabilities recalibrated on the decided holes (`recalibrated`): the second-order part of the estimand,
+    which the human draws do not see."""
     rng = np.random.default_rng(seed)
-    cum = np.cumsum(pop.probs, axis=1)
+    cum = np.cumsum(recalibrated(pop, human, decided, p), axis=1)
     u = rng.random((sets, len(pop.keys)))
     labels = np.minimum((u[:, :, None] > cum[None, :, :]).sum(axis=2), pop.probs.shape[1] - 1)
     g = pop.grades[labels]
@@ -335,7 +365,7 @@ def intervals(pop: Population, m: str, mat: np.ndarray, p: np.ndarray, draws: Se
     prior_sd = predicted_sd(w, np.maximum(pop.spread[m], SPREAD_FLOOR * (hi - lo)), p)
     n = len(idx)
     if n == 0:
-        shift, room = _second_order(pop, m, human, done, mat)
+        shift, room = _second_order(pop, m, human, done, mat, p)
         mid = np.clip(np.zeros_like(machine), *possible) + shift
         bounds = (machine + possible[0] + shift - room, machine + possible[1] + shift + room)
         return Intervals(machine, machine + mid, bounds, None, bounds, np.ones_like(machine), prior_sd,
@@ -358,18 +388,18 @@ def intervals(pop: Population, m: str, mat: np.ndarray, p: np.ndarray, draws: Se
         with np.errstate(divide="ignore", invalid="ignore"):
             tstat = np.where(sd > 0, np.abs(z.mean(axis=0)) / (sd / math.sqrt(n)), np.inf)
         pval = 2 * student.sf(tstat, df)
-    shift, room = _second_order(pop, m, human, done, mat)
+    shift, room = _second_order(pop, m, human, done, mat, p)
     if fixed is not None:
         fixed = (fixed[0] + shift - room, fixed[1] + shift + room)
     return Intervals(machine, machine + point + shift, (machine + s_lo + shift - room, machine + s_hi + shift + room),
                      fixed, (machine + ci_lo + shift - room, machine + ci_hi + shift + room), pval, sd, possible)
 
 
-def _second_order(pop: Population, m: str, human: np.ndarray, done: np.ndarray, mat: np.ndarray):
+def _second_order(pop: Population, m: str, human: np.ndarray, done: np.ndarray, mat: np.ndarray, p: np.ndarray):
     """(shift, half-width) of the estimate for nDCG's linearisation remainder (`remainder`); zeros for P@k."""
     if m != pop.ndcg or pop.parts is None:
         return 0.0, 0.0
-    return remainder(pop, np.nan_to_num(human), done, mat)
+    return remainder(pop, np.nan_to_num(human), done, mat, p)
 
 
 def more_judgments(diff: float, sd: float, n: int, level: float, step: int, power: float = 0.8) -> int | None:
