@@ -18,17 +18,18 @@ to first order, the rest the second-order change of the ideal ranking (measured 
 **The design** (`design_probabilities`): holes are drawn i.i.d. with replacement with probabilities p_i (Hansen and
 Hurwitz, "On the theory of sampling from finite populations", AMS 1943), so any prefix of the draws is itself a
 sample of the design: a person may stop after any judgment. `random`: p uniform; `weighted`: p in proportion to
-the hole's weight in the estimated metrics (the sum over systems of |w_s(i)|, each measure counted alike; the
-rank-dependent inclusion of statAP, Aslam, Pavlu and Yilmaz, SIGIR 2006), a tenth spread evenly so every hole can be
-drawn; `active`: half of that, half in proportion to weight times the judge's standard deviation of the hole's value
+the hole's weight in the estimated metrics (half the sum over systems of |w_s(i)|, half its largest share of one
+system's, each measure counted alike: the rank-dependent inclusion of statAP, Aslam, Pavlu and Yilmaz, SIGIR 2006,
+made defensive for every system), a tenth spread evenly so every hole can be drawn; `active`: half of that, half in proportion to weight times the judge's standard deviation of the hole's value
 (Zrnic and Candès, "Active statistical inference", ICML 2024).
 
 **The estimator.** Each draw j of hole h gives Z_j = w(h) (y_h - yhat_h) / p_h, i.i.d. with mean the correction
 (Hansen-Hurwitz; the difference or GREG estimator with the machine as the auxiliary variable, PPI's form for
 unequal probabilities). A hole drawn twice is judged once. The estimate is M + mean(Z) over the draws before the
-first undecided hole (the decided prefix). Z lies in a range known before drawing ([min, max] over the holes of
-w (lo - yhat) / p and w (hi - yhat) / p), so the confidence sequence of `hiera_dspy.conclude.sequence` (Waudby-Smith
-and Ramdas's betting) holds at every step at once. At the sample size fixed before labelling (`--human-sample N`
+first undecided hole (the decided prefix). The confidence sequence of `hiera_dspy.conclude.sequence` (Waudby-Smith
+and Ramdas's betting) holds at every step at once on the aligned draws Z' = sum_i o_i + (w (y - yhat) - o) / p
+(offsets o known before drawing, `sequence.aligned_offsets`: every hole's range of Z' the same, so the range the
+bets must respect is the widest hole's, not the hull of all; the mean is unchanged). At the sample size fixed before labelling (`--human-sample N`
 judgments, or the plan's) the fixed-n Student-t interval of the mean of Z (scipy) is reported, the sequence beside
 it. Both are clipped to what the undecided holes allow, so neither is zero-width while a hole that matters is
 undecided.
@@ -243,12 +244,18 @@ def remainder(pop: Population, human: np.ndarray, decided: np.ndarray, mat: np.n
 
 
 def hole_weight(pop: Population) -> np.ndarray:
-    """Each hole's weight in the estimated metrics: per measure the sum over systems of |w_s(i)| as a share of all
-    holes', the measures' shares averaged."""
+    """Each hole's weight in the estimated metrics: per measure, half the sum over systems of |w_s(i)| as a share of
+    all holes' and half the largest over systems of its share of that system's |w_s| (so a hole only one system
+    ranks high is not drawn rarely: its correction's range over p stays bounded for every system), the measures'
+    weights averaged."""
     out = np.zeros(len(pop.keys))
+    even = np.full(len(pop.keys), 1.0 / max(len(pop.keys), 1))
     for m in pop.measures:
-        a = np.abs(pop.weights[m]).sum(axis=1)
-        out += a / a.sum() if a.sum() > 0 else np.full(len(a), 1.0 / max(len(a), 1))
+        a = np.abs(pop.weights[m])
+        total = a.sum(axis=1)
+        per = (a / np.where(a.sum(axis=0) > 0, a.sum(axis=0), 1.0)[None, :]).max(axis=1) if a.size else total
+        for v in (total, per):
+            out += (v / v.sum() if v.sum() > 0 else even) / 2
     return out / max(len(pop.measures), 1)
 
 
@@ -329,11 +336,10 @@ class Intervals:
     possible: tuple[np.ndarray, np.ndarray]
 
 
-def z_ranges(w: np.ndarray, expected: np.ndarray, lo: float, hi: float, p: np.ndarray):
-    """Per hole and column, the lowest and highest correction (w (y - yhat)) and the same over p."""
+def z_ranges(w: np.ndarray, expected: np.ndarray, lo: float, hi: float) -> tuple[np.ndarray, np.ndarray]:
+    """Per hole and column, the lowest and highest correction w (y - yhat) its label allows."""
     a, b = w * (lo - expected)[:, None], w * (hi - expected)[:, None]
-    low, high = np.minimum(a, b), np.maximum(a, b)
-    return low, high, low / p[:, None], high / p[:, None]
+    return np.minimum(a, b), np.maximum(a, b)
 
 
 def predicted_sd(w: np.ndarray, spread: np.ndarray, p: np.ndarray) -> np.ndarray:
@@ -353,8 +359,7 @@ def intervals(pop: Population, m: str, mat: np.ndarray, p: np.ndarray, draws: Se
     w = pop.weights[m] @ mat
     yhat = pop.expected[m]
     lo, hi = pop.ranges[m]
-    low, high, zlo, zhi = z_ranges(w, yhat, lo, hi, p)
-    a_all, b_all = zlo.min(axis=0), zhi.max(axis=0)
+    low, high = z_ranges(w, yhat, lo, hi)
     idx = np.asarray(draws, dtype=int)
     done = np.zeros(len(yhat), dtype=bool)
     done[idx] = True
@@ -371,15 +376,18 @@ def intervals(pop: Population, m: str, mat: np.ndarray, p: np.ndarray, draws: Se
         return Intervals(machine, machine + mid, bounds, None, bounds, np.ones_like(machine), prior_sd,
                          possible)
     z = w[idx] * resid[idx][:, None] / p[idx][:, None]
-    a, b = np.broadcast_to(a_all, z.shape), np.broadcast_to(b_all, z.shape)
-    s_lo, s_hi = sequence.interval(z, a, b, level, horizon, possible)
+    offset, low_z, high_z = sequence.aligned_offsets(low, high, p[:, None], np.ones(len(p), dtype=bool))
+    base = offset.sum(axis=0)
+    z_al = base[None, :] + (w[idx] * resid[idx][:, None] - offset[idx]) / p[idx][:, None]
+    a, b = np.broadcast_to(base + low_z, z.shape), np.broadcast_to(base + high_z, z.shape)
+    s_lo, s_hi = sequence.interval(z_al, a, b, level, horizon, possible)
     point = np.clip(z.mean(axis=0), *possible)
     var = z.var(axis=0, ddof=1) if n > 1 else np.zeros(z.shape[1])
     sd = np.sqrt((max(n - 1, 0) * var + PRIOR_STEPS * prior_sd ** 2) / (max(n - 1, 0) + PRIOR_STEPS))
     df = max(n - 1, 1)
     half = student.ppf(1 - (1 - level) / 2, df) * sd / math.sqrt(n)
     fixed = None
-    seq_p = sequence.p_value(z, a, b, 0.0, level, horizon) if mat.shape[1] else np.ones(0)
+    seq_p = sequence.p_value(z_al, a, b, 0.0, level, horizon) if mat.shape[1] else np.ones(0)
     ci_lo, ci_hi, pval = s_lo, s_hi, seq_p
     if horizon is not None and int(np.count_nonzero(done)) >= horizon:
         f_lo, f_hi = np.maximum(point - half, possible[0]), np.minimum(point + half, possible[1])

@@ -55,3 +55,18 @@ def test_pair_sample_is_never_redrawn(bench, patch_make_lm, tmp_path):
     with pytest.raises(RequestError, match="never redrawn; this request differs in --sample-seed"):
         eval_holes.main(holes_argv(bench, out, "--human-sample", "2", "--sample-seed", "4", "--sample-unit", "pair",
                                    "--sample", "weighted"))
+
+
+def test_plan_names_both_units_in_judgments(bench, patch_make_lm, tmp_path, capsys):
+    from eval import plan as eval_plan
+
+    patch_make_lm(ANSWERS)
+    run_id = eval_holes.main(holes_argv(bench, tmp_path / "filled"))["run_id"]
+    capsys.readouterr()
+    planned = eval_plan.main(["--run", run_id, "--width", "0.3", "--draws", "5"])
+    assert planned["units"]["cheaper"] in ("pair", "query") and planned["units"]["ratio"] > 0
+    assert set(planned["pair"]["designs"]) == {"random", "weighted", "active"}
+    line = planned["pair"]["designs"]["weighted"][0]
+    assert 1 <= line["n_width"] <= planned["pair"]["holes"]
+    text = capsys.readouterr().out
+    assert "== in judgments" in text and "Cheaper for this benchmark" in text
