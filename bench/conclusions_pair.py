@@ -16,7 +16,9 @@ would be given at J. The reference is each system's metric (and each pair's diff
 true grade. Per stage: coverage (lowest over columns, and mean) of systems and pairs, both measures; the systems'
 mean nDCG@k width of the reported interval, of the t interval, and the oracle width (the 95% quantile of the
 point estimate's error over seeds, twice); the query unit's valid floor (hiera_dspy.conclude.ranges.valid_floor);
-zero-width intervals; seconds per step (drawing, estimating every column of both measures).
+zero-width intervals; the plan's judgments for the fixed-n width reached (hiera_dspy.conclude.pair_plan, from the
+judge's probabilities before labelling) over the judgments that reached it (median over systems and measures); seconds
+per step (estimating every column of both measures, both intervals).
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ import numpy as np
 
 from bench.conclusions_staged import DEPTH, build, columns_of, judge_records, read_grades, sequence_estimates
 from bench.conclusions_staged import valid_floor as floor_of_columns
+from hiera_dspy.conclude import pair_plan
 from hiera_dspy.conclude import pair_sample as ps
 from hiera_dspy.conclude.holes import machine_dists
 from hiera_dspy.conclude.per_query import named_measures, per_query
@@ -92,7 +95,26 @@ def pair_unit(b: dict, records: list[dict], design: str, stages: list[int], seed
                 g["lo"].append(reported.ci[0]), g["hi"].append(reported.ci[1])
                 g["t_lo"].append(fixed[0]), g["t_hi"].append(fixed[1]), g["point"].append(reported.point)
             seconds.append(time.perf_counter() - started)
-    return [_row(got[k], truth, s, k, float(np.median(seconds)), None) for k in stages]
+    rows = [_row(got[k], truth, s, k, float(np.median(seconds)), None) for k in stages]
+    for row, k in zip(rows, stages):
+        row["plan"] = plan_ratio(pop, p, mat, got[k], k, level)
+    return rows
+
+
+def plan_ratio(pop: ps.Population, p: np.ndarray, mat: np.ndarray, got: dict, judgments: int, level: float) -> float:
+    """The plan's judgments for the width the fixed-n interval had after `judgments` (mean over seeds, per system and
+    measure; hiera_dspy.conclude.pair_plan from the judge's probabilities alone) over `judgments`: the median over
+    the systems and measures (1.00: the plan asked for exactly what labelling needed)."""
+    s = len(pop.systems)
+    ratios = []
+    for m in pop.measures:
+        width = np.mean(np.array(got[m]["t_hi"]) - np.array(got[m]["t_lo"]), axis=0)[:s]
+        sd = ps.predicted_sd(pop.weights[m] @ mat[:, :s], pop.spread[m], p)
+        need = pair_plan.draws_for_width(sd, 1.0, level) * 1.0
+        for c in range(s):
+            draws = float(need[c] / width[c] ** 2)
+            ratios.append(pair_plan.judgments_after(p, draws) / judgments)
+    return float(np.median(ratios))
 
 
 def query_unit(b: dict, records: list[dict], stages: list[int], seeds: int, level: float) -> list[dict]:
@@ -166,7 +188,8 @@ def run(args) -> str:
              f"(judge {args.judge}, {args.samples} seeds, level {args.level}); nDCG@{DEPTH} widths, coverage over "
              "nDCG and P, systems and pairs", "",
              "| unit | design | judgments | systems cover (min / mean) | pairs cover (min / mean) | width | t width | "
-             "width / oracle | valid floor | zero-width | s a step |", "|---|---|---|---|---|---|---|---|---|---|---|"]
+             "width / oracle | valid floor | zero-width | plan n / needed | s a step |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     plans = []
     if "query" in args.units:
         plans.append(("query", "random", query_unit(b, records, stages, args.samples, args.level)))
@@ -176,9 +199,10 @@ def run(args) -> str:
         for r in rows:
             lines.append(f"| {unit} | {design} | {r['judgments']} | {r['systems_min']:.3f} / {r['systems_mean']:.3f} "
                          f"| {r['pairs_min']:.3f} / {r['pairs_mean']:.3f} | {r['width']:.3f} | {r['t_width']:.3f} | "
-                         f"{r['width'] / r['oracle']:.2f} | {_num(r['floor'])} | {r['zero']} | {r['seconds']:.2f} |")
+                         f"{r['width'] / r['oracle']:.2f} | {_num(r['floor'])} | {r['zero']} | {_num(r.get('plan', np.nan), '.2f')} "
+                         f"| {r['seconds']:.2f} |")
     return "\n".join(lines) + "\n"
 
 
-def _num(x: float) -> str:
-    return "-" if not np.isfinite(x) else f"{x:.3f}"
+def _num(x: float, spec: str = ".3f") -> str:
+    return "-" if not np.isfinite(x) else format(x, spec)

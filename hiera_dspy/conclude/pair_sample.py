@@ -76,10 +76,10 @@ class Population:
     ranges: dict[str, tuple[float, float]]
     spread: dict[str, np.ndarray]
     queries: int
-    probs: np.ndarray | None = None
-    grades: np.ndarray | None = None
-    parts: list | None = None
-    ndcg: str | None = None
+    probs: np.ndarray  # (H, K) the judge's label probabilities
+    grades: np.ndarray  # (K,) the labels' gains
+    parts: list  # per judged query: (gains, hole index or -1, (docs, S) discounts of each system's top k)
+    ndcg: str  # the nDCG measure's key
 
     @property
     def measures(self) -> list[str]:
@@ -111,7 +111,9 @@ def population(runs: dict[str, list], dists: dict[tuple[str, str], Dist], holes:
     judged: dict[str, dict[str, float]] = {}
     relevant: dict[str, dict[str, float]] = {}
     for (q, d), dist in dists.items():
-        judged.setdefault(q, {})[d], relevant.setdefault(q, {})[d] = gains(dist, scheme)
+        g, rel = gains(dist, scheme)
+        judged.setdefault(q, {})[d] = g
+        relevant.setdefault(q, {})[d] = rel
     disc = 1.0 / np.log2(np.arange(depth) + 2.0)
     nd, pk = measure_key("ndcg", depth), measure_key("p", depth)
     w = {nd: np.zeros((n_h, n_s)), pk: np.zeros((n_h, n_s))}
@@ -135,8 +137,8 @@ def population(runs: dict[str, list], dists: dict[tuple[str, str], Dist], holes:
     probs = np.array([_probs(dists.get(k), scheme) for k in keys]).reshape(n_h, len(scheme.labels))
     for s, name in enumerate(systems):
         for q, docs in tops[name].items():
-            got = judged.get(q)
-            if not got:
+            shown = judged.get(q)
+            if not shown:
                 continue
             rel_sum = 0.0
             for r, d in enumerate(docs[:depth]):
@@ -148,7 +150,7 @@ def population(runs: dict[str, list], dists: dict[tuple[str, str], Dist], holes:
             best, idisc = ideal[q]
             if best <= 0:
                 continue
-            dcg = sum(got.get(d, 0.0) * disc[r] for r, d in enumerate(docs[:depth]))
+            dcg = sum(shown.get(d, 0.0) * disc[r] for r, d in enumerate(docs[:depth]))
             machine[nd][s] += dcg / best
             for r, d in enumerate(docs[:depth]):
                 if (h := index.get((q, d))) is not None:
@@ -178,7 +180,7 @@ def ndcg_values(pop: Population, hole_gains: np.ndarray) -> np.ndarray:
     sets = hole_gains.shape[0]
     out = np.zeros((sets, len(pop.systems)))
     depth_disc = None
-    for base, hole, a in pop.parts or []:
+    for base, hole, a in pop.parts:
         g = np.broadcast_to(base, (sets, len(base))).copy()
         mask = hole >= 0
         g[:, mask] = hole_gains[:, hole[mask]]
@@ -405,7 +407,7 @@ def intervals(pop: Population, m: str, mat: np.ndarray, p: np.ndarray, draws: Se
 
 def _second_order(pop: Population, m: str, human: np.ndarray, done: np.ndarray, mat: np.ndarray, p: np.ndarray):
     """(shift, half-width) of the estimate for nDCG's linearisation remainder (`remainder`); zeros for P@k."""
-    if m != pop.ndcg or pop.parts is None:
+    if m != pop.ndcg or not pop.parts:
         return 0.0, 0.0
     return remainder(pop, np.nan_to_num(human), done, mat, p)
 
@@ -438,7 +440,7 @@ def conclusions(pop: Population, p: np.ndarray, draws: Sequence[int], human: np.
         rule = "fixed-n" if r.fixed is not None else "sequence"
         rows = []
         for c, (a, b) in enumerate(names):
-            row = {"machine": float(r.machine[c]), "ppi": float(r.point[c]),
+            row: dict = {"machine": float(r.machine[c]), "ppi": float(r.point[c]),
                    "ci": [float(r.ci[0][c]), float(r.ci[1][c])],
                    "sequence": [float(r.seq[0][c]), float(r.seq[1][c])],
                    "fixed_n": None if r.fixed is None else [float(r.fixed[0][c]), float(r.fixed[1][c])],
@@ -449,9 +451,9 @@ def conclusions(pop: Population, p: np.ndarray, draws: Sequence[int], human: np.
             rows.append(row)
             if b is None:
                 estimates[a][m] = row
-        pair_p = [float(r.p[c]) for c in range(s, len(names))]
+        pair_p: list[float | None] = [float(r.p[c]) for c in range(s, len(names))]
         steps = holm_steps(pair_p)
-        adjusted = _holm(pair_p)
+        adjusted = _holm([float(x) for x in pair_p if x is not None])
         for c, (a, b) in enumerate(names[s:]):
             row = rows[s + c]
             told = adjusted[c] < 1 - level
@@ -460,7 +462,7 @@ def conclusions(pop: Population, p: np.ndarray, draws: Sequence[int], human: np.
                                     "machine", "human_only", "human_only_ci", "n", "N", "n_min", "note", "rule",
                                     "estimand", "sd", "holes", "sequence", "fixed_n", "draws", "unit")},
                                 "more_queries": None,
-                                "more_judgments": 0 if told else more_judgments(row["ppi"], row["sd"], len(used), level,
+                                "more_judgments": 0 if told else more_judgments(float(row["ppi"]), float(row["sd"]), len(used), level,
                                                                                 steps[c])})
     return {"estimates": estimates, "differences": differences}
 

@@ -22,8 +22,8 @@ from hiera_dspy.labels import LabelScheme, custom_scheme, get_scheme
 from hiera_dspy.records import Judgment, Pair
 from hiera_dspy.review.holes import TIE_RULE, Inputs, read_inputs, tied_in_top
 from hiera_dspy.review.holes_conclusions import check_sample_size, draw_sample
-from hiera_dspy.review.pair_conclusions import draw_pair_sample
 from hiera_dspy.review.known_evidence import Evidence, benchmark_evidence
+from hiera_dspy.review.pair_conclusions import draw_pair_sample
 from hiera_dspy.review.run import export
 from hiera_dspy.store.run_store import no_run
 
@@ -159,16 +159,23 @@ def fill_holes(request: HolesRequest) -> Filled:
                       evidence=own_judgments(request, inputs, labelling, holes, scheme))
     if isinstance(run, dict):  # a dry run: the estimate, nothing was sent
         return Filled(estimate=run)
-    if run.rows.stopped is None and sample.unit == "pair":  # single holes, drawn from the complete judging
-        draw_pair_sample(run.store, run.run_id, inputs.runs, inputs.qrels, scheme, request.depth, sample.size,
-                         sample.seed, sample.method, sample.machine_values)
-    elif run.rows.stopped is None:  # a stratified draw needs every judgment: drawn when the run is complete
-        draw_sample(run.store, run.run_id, population(inputs.runs), scheme, sample.size, sample.seed, sample.method,
-                    sample.strata)
+    if run.rows.stopped is None:  # drawn from the complete judging (a stratified, active or pair draw reads it)
+        _draw(run, inputs, scheme, request)
     if run.config["labelling"].get("ci", 0.95) != sample.ci:
         print(f"run {run.run_id} reports its intervals at the level it was started with "
               f"(--ci {run.config['labelling'].get('ci', 0.95)}); start a new run for another", file=sys.stderr)
     return _exported(run.store, run.run_id, run.rows)
+
+
+def _draw(run, inputs: Inputs, scheme: LabelScheme, request: HolesRequest) -> None:
+    """The run's human sample, kept if stored, else drawn now: single holes (`--sample-unit pair`) or whole queries."""
+    sample = request.sample
+    if sample.unit == "pair":
+        draw_pair_sample(run.store, run.run_id, inputs.runs, inputs.qrels, scheme, request.depth, sample.size,
+                         sample.seed, sample.method, sample.machine_values)
+    else:
+        draw_sample(run.store, run.run_id, population(inputs.runs), scheme, sample.size, sample.seed, sample.method,
+                    sample.strata)
 
 
 def conclusions(run_id: str, store: str | None = None) -> Filled:

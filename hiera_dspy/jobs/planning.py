@@ -10,8 +10,8 @@ from dataclasses import dataclass, fields
 
 from hiera_dspy.conclude import pair_plan
 from hiera_dspy.conclude.certainty import certain
-from hiera_dspy.conclude.pair_sample import DESIGNS
 from hiera_dspy.conclude.holes import conclusions, machine_values_of, population, simulated_values
+from hiera_dspy.conclude.pair_sample import DESIGNS
 from hiera_dspy.conclude.ranges import value_ranges
 from hiera_dspy.conclude.sample_size import active_design_gain, recommended_design
 from hiera_dspy.conclude.sample_size import plan as sample_size_plan

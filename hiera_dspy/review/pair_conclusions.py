@@ -13,8 +13,8 @@ import numpy as np
 
 from hiera_dspy.conclude import calibration, pair_report
 from hiera_dspy.conclude import pair_sample as ps
-from hiera_dspy.conclude.holes import CORRECTION, machine_dists, population
 from hiera_dspy.conclude.expected import one_hot
+from hiera_dspy.conclude.holes import CORRECTION, machine_dists, population
 from hiera_dspy.errors import HieraError, RequestError
 from hiera_dspy.labels import LabelScheme
 from hiera_dspy.review.exports import read_pairs_file, records_of, write_jsonl
@@ -117,7 +117,7 @@ def conclude(summary: dict, sample: PairSample, runs: dict, originals: dict, rec
                                                 "machine_values", "soft_holes")} | {"unit": "pair"}}
     pairs = read_pairs_file(out)
     decided = {r["id"] for r in records if r.get("source") == "human"}
-    draws = {}
+    draws: dict[str, int] = {}
     for d in sample.draws:
         draws[d] = draws.get(d, 0) + 1
     rows = [{"id": p, "query_id": pairs[p]["query_id"], "item_id": pairs[p]["item_id"], "query": pairs[p]["query"],

@@ -119,7 +119,7 @@ def read_pair_sample(path, run_id: str) -> PairSample | None:
 
 def check_same(stored: PairSample, run_id: str, requested: str | None, seed: int, method: str | None) -> None:
     """HieraError if a rerun asks for another pair sample than the stored one (never redrawn)."""
-    asked = {"--sample": (method, stored.method)}
+    asked: dict[str, tuple] = {"--sample": (method, stored.method)}
     if requested is not None:
         asked |= {"--human-sample": (str(requested).strip(), stored.requested), "--sample-seed": (seed, stored.seed)}
     differ = [k for k, (a, b) in asked.items() if a is not None and a != b]
@@ -129,7 +129,7 @@ def check_same(stored: PairSample, run_id: str, requested: str | None, seed: int
                          f"{', '.join(differ)}. Rerun with the same options (or none), or start another run")
 
 
-def pair_entries(sample: PairSample | None, rows: Sequence[dict]) -> list[QueueEntry]:
+def pair_entries(sample: PairSample | None, rows: Sequence) -> list[QueueEntry]:
     """The review queue's first part for a pair sample: its holes in the order a person decides them, across
     queries (failed ones aside)."""
     if sample is None:

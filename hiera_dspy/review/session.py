@@ -13,9 +13,9 @@ from hiera_dspy.labels import LabelScheme
 from hiera_dspy.review.decisions import DecisionLog
 from hiera_dspy.review.exports import iso, read_pairs_file
 from hiera_dspy.review.history import folder_decisions
+from hiera_dspy.review.pair_sample import PAIR_REASON, pair_entries, read_pair_sample
 from hiera_dspy.review.queue import QueueEntry, review_queue
 from hiera_dspy.review.run import export
-from hiera_dspy.review.pair_sample import PAIR_REASON, pair_entries, read_pair_sample
 from hiera_dspy.review.sample import SAMPLE_REASON, read_sample, sample_entries
 from hiera_dspy.store.run_store import RunStore, no_run
 from hiera_dspy.untrusted.screen import screen_item
