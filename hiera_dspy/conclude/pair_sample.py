@@ -83,6 +83,7 @@ class Population:
 
     @property
     def measures(self) -> list[str]:
+        """The measures' keys, nDCG@k first."""
         return list(self.weights)
 
 
