@@ -110,10 +110,8 @@ def plan_ratio(pop: ps.Population, p: np.ndarray, mat: np.ndarray, got: dict, ju
     for m in pop.measures:
         width = np.mean(np.array(got[m]["t_hi"]) - np.array(got[m]["t_lo"]), axis=0)[:s]
         sd = ps.predicted_sd(pop.weights[m] @ mat[:, :s], pop.spread[m], p)
-        need = pair_plan.draws_for_width(sd, 1.0, level) * 1.0
-        for c in range(s):
-            draws = float(need[c] / width[c] ** 2)
-            ratios.append(pair_plan.judgments_after(p, draws) / judgments)
+        need = pair_plan.draws_for_width(sd, width, level)
+        ratios += [pair_plan.judgments_after(p, float(d)) / judgments for d in need]
     return float(np.median(ratios))
 
 
