@@ -42,6 +42,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from itertools import combinations
 
 import numpy as np
@@ -416,13 +417,18 @@ def _second_order(pop: Population, m: str, human: np.ndarray, done: np.ndarray, 
 def more_judgments(diff: float, sd: float, n: int, level: float, step: int, power: float = 0.8) -> int | None:
     """Judgments beyond `n` after which the pair's t interval at its Holm step (alpha / step) would exclude 0 with
     `power`, if the difference is what it is estimated now: ((z_{alpha/2step} + z_power) sd / |diff|)^2 - n."""
-    from scipy.stats import norm
-
     if abs(diff) < 1e-12 or not np.isfinite(sd):
         return None
-    alpha = (1 - level) / max(step, 1)
-    need = ((norm.ppf(1 - alpha / 2) + norm.ppf(power)) * sd / abs(diff)) ** 2
+    need = (_z_sum(level, max(step, 1), power) * sd / abs(diff)) ** 2
     return max(0, math.ceil(need - n))
+
+
+@lru_cache(maxsize=4096)
+def _z_sum(level: float, step: int, power: float) -> float:
+    """z_{alpha / 2 step} + z_power (scipy), cached: every pair of a report asks it."""
+    from scipy.stats import norm
+
+    return float(norm.ppf(1 - (1 - level) / step / 2) + norm.ppf(power))
 
 
 def conclusions(pop: Population, p: np.ndarray, draws: Sequence[int], human: np.ndarray, level: float = 0.95,
