@@ -228,23 +228,49 @@ def recalibrated(pop: Population, human: np.ndarray, decided: np.ndarray, p: np.
     return out
 
 
+def _by_query(pop: Population, probs: np.ndarray, grade: np.ndarray, decided: np.ndarray,
+              p: np.ndarray) -> np.ndarray:
+    """`recalibrated`'s second level: within each query, the probabilities times the ratio of its decided holes'
+    grade shares (weighted by 1 / p; the query's mean probabilities counted as `PRIOR_HOLES` holes) to its mean: a
+    judge's errors on one query go together, and the nDCG remainder of a query follows its own grades."""
+    k = probs.shape[1]
+    out = probs.copy()
+    query = np.array([q for q, _ in pop.keys])
+    for q in np.unique(query[decided]) if decided.any() else []:
+        members = query == q
+        mean = probs[members].mean(axis=0)
+        seen = members & decided
+        w = 1.0 / p[seen]
+        counts = PRIOR_HOLES * mean + np.bincount(grade[seen], weights=w / w.sum() * seen.sum(), minlength=k)
+        ratio = np.where(mean > 0, counts / counts.sum() / np.maximum(mean, 1e-12), 0.0)
+        adj = probs[members] * ratio[None, :]
+        out[members] = adj / np.maximum(adj.sum(axis=1, keepdims=True), 1e-12)
+    return out
+
+
 def remainder(pop: Population, human: np.ndarray, decided: np.ndarray, mat: np.ndarray, p: np.ndarray,
               sets: int = SETS, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
-    """nDCG's linearisation remainder (exact value less the linear one) per column: (its mean, the half-width that
-    holds 95% of it) over `sets` label sets with the decided holes at their human gain and the rest drawn from the
-    judge's probabilities recalibrated on the decided holes (`recalibrated`): the second-order part of the estimand,
-    which the human draws do not see."""
-    rng = np.random.default_rng(seed)
-    cum = np.cumsum(recalibrated(pop, human, decided, p), axis=1)
-    u = rng.random((sets, len(pop.keys)))
-    labels = np.minimum((u[:, :, None] > cum[None, :, :]).sum(axis=2), pop.probs.shape[1] - 1)
-    g = pop.grades[labels]
-    g[:, decided] = human[decided]
-    exact = ndcg_values(pop, g)
-    linear = pop.machine[pop.ndcg][None, :] + (g - pop.expected[pop.ndcg][None, :]) @ pop.weights[pop.ndcg]
-    rem = (exact - linear) @ mat
+    """nDCG's linearisation remainder (exact value less the linear one) per column: (its mean, a half-width) over
+    `sets` label sets with the decided holes at their human gain and the rest drawn from the judge's probabilities
+    recalibrated on the decided holes, by class (`recalibrated`) and then by query (`_by_query`): the second-order
+    part of the estimand, which the human draws do not see. The half-width holds 95% of the remainder's spread plus
+    how far the query level moved its mean from the class level's (the recalibration's own uncertainty)."""
+    grade = np.abs(human[:, None] - pop.grades[None, :]).argmin(axis=1)
+    by_class = recalibrated(pop, human, decided, p)
+    by_query = _by_query(pop, by_class, grade, decided, p)
+    u = np.random.default_rng(seed).random((sets, len(pop.keys)))
+    rems = []
+    for probs in (by_query, by_class):
+        cum = np.cumsum(probs, axis=1)
+        labels = np.minimum((u[:, :, None] > cum[None, :, :]).sum(axis=2), pop.probs.shape[1] - 1)
+        g = pop.grades[labels]
+        g[:, decided] = human[decided]
+        exact = ndcg_values(pop, g)
+        linear = pop.machine[pop.ndcg][None, :] + (g - pop.expected[pop.ndcg][None, :]) @ pop.weights[pop.ndcg]
+        rems.append((exact - linear) @ mat)
+    rem, coarse = rems
     mid = rem.mean(axis=0)
-    return mid, np.quantile(np.abs(rem - mid), 0.95, axis=0)
+    return mid, np.quantile(np.abs(rem - mid), 0.95, axis=0) + np.abs(mid - coarse.mean(axis=0))
 
 
 def hole_weight(pop: Population) -> np.ndarray:
