@@ -100,6 +100,11 @@ def parser() -> argparse.ArgumentParser:
                    help="sample designs: random, stratified (strata of the judge's uncertainty), stratified-machine "
                         "(strata of the machine's mean per-query value over the systems and measures); default "
                         "random,stratified")
+    p.add_argument("--units", help="with --staged: compare the sample's units at equal judgments, e.g. query,pair "
+                                    "(bench/conclusions_pair.py)")
+    p.add_argument("--judgments", help="with --units: the stages in judgments (default 100,200,400,800)")
+    p.add_argument("--judge", default="calibrated", help="with --units: the simulated judge (default calibrated)")
+    p.add_argument("--level", type=float, default=0.95, help="with --units: the intervals' level (default 0.95)")
     p.add_argument("--strata", type=int, default=4, help="strata of the stratified design (default 4)")
     p.add_argument("--plan-draws", type=int, default=20,
                    help="label sets drawn from the judge's probabilities for the plan's predictions (default 20)")
@@ -549,6 +554,12 @@ def staged(args) -> str:
         args.judges = "probabilities,labels"
     if args.queries == parser().get_default("queries"):
         args.queries = 400
+    if args.units:  # both units of the sample at equal judgments (bench/conclusions_pair.py)
+        from bench import conclusions_pair
+
+        args.judgments = args.judgments or "100,200,400,800"
+        args.designs = args.designs if args.designs != parser().get_default("designs") else "random,weighted,active"
+        return _written(args, conclusions_pair.run(args))
     run = conclusions_staged.active_check if args.active_check else conclusions_staged.run
     return _written(args, "\n".join(run(args)))
 

@@ -24,6 +24,9 @@ With --human-sample N|P% a seeded sample of whole queries is drawn once, after t
 (--sample random, the default: uniformly; --sample stratified: proportionally over --strata 4 strata of the judge's
 uncertainty per query); OUT/sample.jsonl
 lists its pairs for a person (eval.review shows them first; eval.escalations --labels loads a file of decisions).
+With --sample-unit pair the sample is single holes across queries and --human-sample N counts judgments (--sample
+random | weighted | active: uniformly, by each hole's weight in the metrics, or by that times the judge's
+uncertainty); OUT/sample.jsonl lists them in the order a person decides them.
 Every export (this command rerun, or each decision) recomputes the conclusions: per system and measure the
 machine-only value, the PPI estimate with its --ci interval and the human-only one, every pairwise difference with
 its Holm-adjusted p-value (summary.json "estimates", "differences", "human_sample"; report.md in words). The machine's

@@ -59,6 +59,7 @@ def lines_of(plan: dict) -> list[str]:
         if never:
             out.append(f"Cannot be told apart at any sample size short of every query: {', '.join(never)}.")
     out += ["", calibration_line(plan.get("calibration")), "", _design(plan), "", _next_step(plan)]
+    out += _in_judgments(plan)
     out += ["", "n for width and n to tell apart are the report's interval's (the confidence sequence over each "
             "query's range: valid after every decided query, at any n). n_min: Cochran's rule n > 28 + 25 g^2, g the "
             "skewness over all queries of the human-minus-machine values the judge's probabilities predict: the first "
@@ -66,6 +67,40 @@ def lines_of(plan: dict) -> list[str]:
             "sample's own residuals raise the figure under now. Pair intervals are per pair: with k pairs, about "
             f"{1 - plan['level']:.0%} of k miss by chance."]
     return out
+
+
+def _in_judgments(plan: dict) -> list[str]:
+    """Both units in judgments: per measure the median over the systems of the judgments for the width (whole
+    queries: n for width times the holes a query has on average) and of a pair unit's designs, and which is cheaper."""
+    import numpy as np
+
+    pair, units = plan.get("pair"), plan.get("units")
+    if not pair or not units or units.get("ratio") is None:
+        return []
+    per_query = units["holes_per_query"]
+    out = ["", f"== in judgments ({pair['holes']} holes, {per_query:.1f} a query on average; median over the systems "
+               f"for width {plan['width']}, and over the pairs to tell apart)",
+           "| measure | whole queries | " + " | ".join(f"pair, {d}" for d in pair["designs"]) + " |",
+           "|---|---|" + "---|" * len(pair["designs"])]
+    for m in dict.fromkeys(line["measure"] for line in plan["lines"]):
+        q = [r["n_width"] * per_query for r in plan["lines"] if r["measure"] == m and r["b"] is None and r["n_width"]]
+        cells = [f"{np.median([r['n_width'] for r in lines if r['measure'] == m and r['b'] is None]):.0f} "
+                 f"(apart {_median([r['n_power'] for r in lines if r['measure'] == m and r['b'] is not None])})"
+                 for lines in pair["designs"].values()]
+        out.append(f"| {m} | {_median(q)} | " + " | ".join(cells) + " |")
+    cheaper, ratio = units["cheaper"], units["ratio"]
+    out.append(f"Cheaper for this benchmark: {'single holes' if cheaper == 'pair' else 'whole queries'} "
+               f"(--sample-unit {cheaper}{', --sample ' + pair['design'] if cheaper == 'pair' else ''}), "
+               f"{max(ratio, 1 / ratio):.1f}x fewer judgments for the width (median over the estimates; the pair "
+               "unit's figure is its fixed-n interval's at the planned number, from the judge's probabilities).")
+    return out
+
+
+def _median(values) -> str:
+    import numpy as np
+
+    got = [v for v in values if v is not None]
+    return "-" if not got else f"{np.median(got):.0f}"
 
 
 def _next_step(plan: dict) -> str:

@@ -25,8 +25,13 @@ def add_sample_arguments(p: argparse.ArgumentParser) -> None:
                    help="draw a sample of N queries (or P%% of them; see --sample) whose every hole a person "
                         "labels; drawn once and kept in the run")
     g.add_argument("--sample-seed", type=int, default=0, help="seed of the human sample (default 0; recorded)")
-    g.add_argument("--sample", default=None, choices=list(DRAW_REGISTRY),
-                   help=f"how the sample is drawn ({DRAW_REGISTRY.help()}; over --strata strata); recorded")
+    g.add_argument("--sample", default=None, choices=[*DRAW_REGISTRY, "weighted"],
+                   help=f"how the sample is drawn ({DRAW_REGISTRY.help()}; over --strata strata); with --sample-unit "
+                        "pair: random | weighted (by each hole's weight in the metrics) | active (weight times the "
+                        "judge's uncertainty); recorded")
+    g.add_argument("--sample-unit", default="query", choices=["query", "pair"],
+                   help="what the person's sample is made of: whole queries (default; --human-sample counts "
+                        "queries) or single holes (pair; --human-sample counts judgments, drawn across queries)")
     g.add_argument("--strata", type=int, default=None,
                    help=f"number of strata of --sample stratified (default {DEFAULT_STRATA}; recorded)")
     g.add_argument("--ci", type=float, default=0.95, help="confidence level of the intervals (default 0.95)")
@@ -47,4 +52,5 @@ def sample_size(text: str) -> str:
 
 def human_sample(args: argparse.Namespace) -> HumanSample:
     """--human-sample, --sample-seed, --sample, --strata, --ci and --machine-values as a request's part."""
-    return HumanSample(args.human_sample, args.sample_seed, args.sample, args.strata, args.ci, args.machine_values)
+    return HumanSample(args.human_sample, args.sample_seed, args.sample, args.strata, args.ci, args.machine_values,
+                       getattr(args, "sample_unit", "query"))

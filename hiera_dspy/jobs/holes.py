@@ -23,6 +23,7 @@ from hiera_dspy.records import Judgment, Pair
 from hiera_dspy.review.holes import TIE_RULE, Inputs, read_inputs, tied_in_top
 from hiera_dspy.review.holes_conclusions import check_sample_size, draw_sample
 from hiera_dspy.review.known_evidence import Evidence, benchmark_evidence
+from hiera_dspy.review.pair_conclusions import draw_pair_sample
 from hiera_dspy.review.run import export
 from hiera_dspy.store.run_store import no_run
 
@@ -81,7 +82,7 @@ def labelling_of(request: HolesRequest, scheme: LabelScheme) -> dict:
             "depth": request.depth, **benchmark_sources(request),
             "runs": [_abs(r) for r in request.runs if r.strip()], "on_bad_row": request.on_bad_row,
             "ci": request.sample.ci, "machine_values": request.sample.machine_values,
-            "judge_pool": request.judge_pool}
+            "judge_pool": request.judge_pool} | ({"sample_unit": "pair"} if request.sample.unit == "pair" else {})
 
 
 def holes_dataset(request: HolesRequest, inputs: Inputs | None = None) -> Dataset:
@@ -142,7 +143,8 @@ def fill_holes(request: HolesRequest) -> Filled:
             print(f"run {name}: {tied} documents in a top {request.depth} share their score with a neighbour; "
                   f"{TIE_RULE}", file=sys.stderr)
     sample = request.sample
-    check_sample_size(population(inputs.runs), sample.size, sample.method, sample.strata, sample.ci)
+    check_sample_size(population(inputs.runs), None if sample.unit == "pair" else sample.size, sample.method,
+                      sample.strata, sample.ci, sample.unit)
     dataset = holes_dataset(request, inputs)
     holes, train = dataset.splits["holes"], dataset.splits["train"]
     if len(train) < len(inputs.qrels):
@@ -157,13 +159,23 @@ def fill_holes(request: HolesRequest) -> Filled:
                       evidence=own_judgments(request, inputs, labelling, holes, scheme))
     if isinstance(run, dict):  # a dry run: the estimate, nothing was sent
         return Filled(estimate=run)
-    if run.rows.stopped is None:  # a stratified draw needs every judgment: drawn when the run is complete
-        draw_sample(run.store, run.run_id, population(inputs.runs), scheme, sample.size, sample.seed, sample.method,
-                    sample.strata)
+    if run.rows.stopped is None:  # drawn from the complete judging (a stratified, active or pair draw reads it)
+        _draw(run, inputs, scheme, request)
     if run.config["labelling"].get("ci", 0.95) != sample.ci:
         print(f"run {run.run_id} reports its intervals at the level it was started with "
               f"(--ci {run.config['labelling'].get('ci', 0.95)}); start a new run for another", file=sys.stderr)
     return _exported(run.store, run.run_id, run.rows)
+
+
+def _draw(run, inputs: Inputs, scheme: LabelScheme, request: HolesRequest) -> None:
+    """The run's human sample, kept if stored, else drawn now: single holes (`--sample-unit pair`) or whole queries."""
+    sample = request.sample
+    if sample.unit == "pair":
+        draw_pair_sample(run.store, run.run_id, inputs.runs, inputs.qrels, scheme, request.depth, sample.size,
+                         sample.seed, sample.method, sample.machine_values)
+    else:
+        draw_sample(run.store, run.run_id, population(inputs.runs), scheme, sample.size, sample.seed, sample.method,
+                    sample.strata)
 
 
 def conclusions(run_id: str, store: str | None = None) -> Filled:

@@ -8,8 +8,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, fields
 
+from hiera_dspy.conclude import pair_plan
 from hiera_dspy.conclude.certainty import certain
 from hiera_dspy.conclude.holes import conclusions, machine_values_of, population, simulated_values
+from hiera_dspy.conclude.pair_sample import DESIGNS
 from hiera_dspy.conclude.ranges import value_ranges
 from hiera_dspy.conclude.sample_size import active_design_gain, recommended_design
 from hiera_dspy.conclude.sample_size import plan as sample_size_plan
@@ -21,6 +23,7 @@ from hiera_dspy.labels import LabelScheme
 from hiera_dspy.review.draws import DEFAULT_STRATA, active_weights
 from hiera_dspy.review.exports import records_of
 from hiera_dspy.review.holes import hole_records, read_inputs
+from hiera_dspy.review.pair_conclusions import population_of
 from hiera_dspy.review.sample import SampleLog
 from hiera_dspy.store.run_store import no_run
 
@@ -82,7 +85,23 @@ def plan_run(store, run_id: str, width: float = 0.05, power: float = 0.8, draws:
     return {"run_id": run_id, "queries": len(queries), "width": width, "power": power, "level": level,
             "design": design, "stratified_gain": gain, "active_gain": active_design_gain(planned),
             "draws": draws, "decided": (c["human_sample"] or {}).get("decided", 0), "lines": lines,
-            "calibration": checked}
+            "calibration": checked, **in_judgments(runs, inputs.qrels, records, scheme, depth, kind, lines, width,
+                                                   level, power, len(queries))}
+
+
+def in_judgments(runs, originals, records, scheme, depth, kind, query_lines, width, level, power, queries) -> dict:
+    """The plan in judgments for both units (`hiera_dspy.conclude.pair_plan`): per design of the pair unit every
+    system's and pair's judgments for `width` and to tell a pair apart, the design with the fewest (median over the
+    estimates), and which unit is cheaper and by how much."""
+    import numpy as np
+
+    pop = population_of(runs, originals, records, scheme, depth, kind)
+    if not pop.keys:
+        return {"pair": None, "units": None}
+    designs = {d: pair_plan.plan_lines(pop, d, width, level, power) for d in DESIGNS}
+    best = min(designs, key=lambda d: float(np.median([line["n_width"] for line in designs[d]])))
+    units = pair_plan.compare_units(designs[best], query_lines, len(pop.keys), queries)
+    return {"pair": {"holes": len(pop.keys), "design": best, "designs": designs}, "units": units}
 
 
 @dataclass(frozen=True)
@@ -104,6 +123,8 @@ class SamplePlan:
     decided: int
     lines: tuple[dict, ...]
     calibration: dict | None
+    pair: dict | None = None
+    units: dict | None = None
 
     def to_dict(self) -> dict:
         """Every number of the plan as JSON data."""

@@ -118,6 +118,7 @@ class HumanSample:
     strata: int | None = None
     ci: float = 0.95
     machine_values: str = "expected"
+    unit: str = "query"  # query: whole queries; pair: single holes (--sample-unit)
 
 
 @dataclass(frozen=True)

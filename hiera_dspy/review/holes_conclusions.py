@@ -17,17 +17,31 @@ from hiera_dspy.errors import HieraError, RequestError
 from hiera_dspy.labels import LabelScheme
 from hiera_dspy.review.draws import DEFAULT_STRATA, check_stratified
 from hiera_dspy.review.exports import read_pairs_file, records_of, write_jsonl
+from hiera_dspy.review.pair_conclusions import conclude as pair_conclude
+from hiera_dspy.review.pair_sample import read_pair_sample
 from hiera_dspy.review.sample import SampleLog, count, ensure, parse_size
 
+UNITS = ("query", "pair")  # what a person's sample is made of: whole queries, or single holes
+PAIR_DESIGNS = ("random", "weighted", "active")
 FOREST = ("\n![Every system's estimate with its interval, the human sample's alone and the machine-only value; the "
           "ranking before filling and by the estimate](forest.png)\n")
 
 
 def check_sample_size(queries: list[str], human_sample: str | None, sample: str | None, strata: int | None,
-                      ci: float) -> None:
-    """Refuse a bad --human-sample, --sample/--strata or --ci before anything is judged (a `RequestError`)."""
+                      ci: float, unit: str = "query") -> None:
+    """Refuse a bad --human-sample, --sample/--strata, --sample-unit or --ci before anything is judged (a
+    `RequestError`)."""
     if not 0 < ci < 1:
         raise RequestError(f"--ci {ci}: give a confidence level between 0 and 1, e.g. 0.95")
+    if unit not in UNITS:
+        raise RequestError(f"--sample-unit {unit!r}: give one of {', '.join(UNITS)}")
+    if unit == "pair":
+        if strata is not None or (sample or "random") not in PAIR_DESIGNS:
+            raise RequestError(f"--sample-unit pair draws single holes: --sample {' | '.join(PAIR_DESIGNS)}, no "
+                               "--strata")
+        return
+    if sample == "weighted":
+        raise RequestError("--sample weighted draws single holes: give --sample-unit pair too")
     if strata is not None and (strata < 1 or sample != "stratified"):
         raise RequestError(f"--strata {strata}: give --sample stratified and at least 1 stratum "
                            f"(default {DEFAULT_STRATA})")
@@ -71,6 +85,10 @@ def conclude(summary: dict, store, run_id: str, runs: dict, originals: dict, rec
     """Add the conclusions to `summary` (per run "estimates", "differences", "human_sample", "conclusions"), write
     OUT/forest.png (`hiera_dspy.conclude.forest`) and OUT/sample.jsonl when the run has a sample; returns (written
     paths, the report's Markdown section, which links the plot)."""
+    pairs_drawn = read_pair_sample(store.path, run_id)
+    if pairs_drawn is not None:  # --sample-unit pair: single holes (hiera_dspy.review.pair_conclusions)
+        return pair_conclude(summary, pairs_drawn, runs, originals, records, scheme, depth, level, out,
+                             machine_values)
     log = SampleLog(store.path)
     try:
         sample = log.get(run_id)
@@ -81,7 +99,7 @@ def conclude(summary: dict, store, run_id: str, runs: dict, originals: dict, rec
         row["estimates"] = c["estimates"][row["run"]]
     summary |= {"differences": c["differences"], "human_sample": c["human_sample"],
                 "conclusions": {k: c[k] for k in ("level", "correction", "queries", "measures", "ranking", "machine_values",
-                                                "soft_holes")}}
+                                                "soft_holes")} | {"unit": "query"}}
     before = {row["run"]: {m: row.get(f"{m}_before") for m in c["measures"]} for row in summary["runs"]}
     written = [draw(c, before, out / "forest.png")]
     if sample is not None:

@@ -13,6 +13,7 @@ from hiera_dspy.labels import LabelScheme
 from hiera_dspy.review.decisions import DecisionLog
 from hiera_dspy.review.exports import iso, read_pairs_file
 from hiera_dspy.review.history import folder_decisions
+from hiera_dspy.review.pair_sample import PAIR_REASON, pair_entries, read_pair_sample
 from hiera_dspy.review.queue import QueueEntry, review_queue
 from hiera_dspy.review.run import export
 from hiera_dspy.review.sample import SAMPLE_REASON, read_sample, sample_entries
@@ -32,6 +33,7 @@ class Review:
         self.scheme, self.pairs = _scheme_and_pairs(self.config)
         self.decisions = DecisionLog(store.path)
         self.sample = read_sample(store.path, run_id)
+        self.pair_sample = read_pair_sample(store.path, run_id)
         self._lock = threading.Lock()
 
     def decided_earlier(self) -> set[str]:
@@ -48,6 +50,7 @@ class Review:
         done = self.decided_earlier()
         rows = [r for r in self.store.rows(self.run_id) if r["id"] not in done]
         first = sample_entries(self.sample, rows, {i: p.get("query_id") for i, p in self.pairs.items()})
+        first += pair_entries(self.pair_sample, rows)
         taken = {e.row["id"] for e in first}
         return first + [e for e in review_queue(rows, self.budget) if e.row["id"] not in taken]
 
@@ -55,7 +58,7 @@ class Review:
         """The queue as the review page reads it, with the latest human decisions."""
         latest = self.decisions.latest(self.run_id)
         items = [self._item(entry, latest.get(entry.row["id"])) for entry in self.queue()]
-        sample = [i for i in items if i["reason"] == SAMPLE_REASON]
+        sample = [i for i in items if i["reason"] in (SAMPLE_REASON, PAIR_REASON)]
         return {"run_id": self.run_id, "method": self.config.get("method"), "labels": list(self.scheme.labels),
                 "definitions": {label: self.scheme.definitions.get(label, "") for label in self.scheme.labels},
                 "instructions": self.scheme.instructions, "examples": [dict(e) for e in self.scheme.examples],
@@ -118,7 +121,7 @@ def manipulation(row: dict, pair: dict) -> dict:
 
 def _hidden(entry: QueueEntry, decision: dict | None) -> dict:
     """A sample pair shows nothing of the machine's until the person decides (no anchoring)."""
-    if entry.reason != SAMPLE_REASON or decision:
+    if entry.reason not in (SAMPLE_REASON, PAIR_REASON) or decision:
         return {"hidden": False}
     return {"machine_label": None, "confidence": None, "confidence_source": None, "distribution": None,
             "escalated": False, "transcript": [], "hidden": True}
