@@ -62,6 +62,7 @@ C = 1.0
 PRIOR_PENALTY = 2.0  # L2 weight pulling the target's log-prior shift towards none
 MIN_CALIBRATION = 20  # known pairs (with another known judgment of their query) needed to fit the shift
 TARGET_SAMPLE = 400  # pairs to judge (a seeded sample) whose distributions set the share-matched cut
+MIN_TARGETS = 10  # pairs to judge (with known judgments of their query) needed to cut at the shares
 OBJECTIVE = "kappa and binary kappa, mean"  # what the thresholds are chosen by (`grades.graded_and_binary`)
 
 
@@ -286,7 +287,8 @@ class FeedbackStage:
                 if row is not None:
                     rows.append(row)
                     gold.append(int(known.grades[i]))
-        return np.array(rows).reshape(len(rows), -1), np.array(gold, dtype=int)
+        width = len(ev.feature_names(self.k))
+        return (np.array(rows) if rows else np.zeros((0, width))), np.array(gold, dtype=int)
 
     def _prior_shift(self, rows: np.ndarray, y: np.ndarray) -> np.ndarray:
         """The log-prior shift that fits the known judgments' grades, each scored from its query's other known."""
@@ -318,7 +320,7 @@ class FeedbackStage:
         if len(targets) > TARGET_SAMPLE:
             picked = np.random.default_rng(0).choice(len(targets), TARGET_SAMPLE, replace=False)
             targets = [targets[i] for i in sorted(picked)]
-        if len(targets) < MIN_CALIBRATION:
+        if len(targets) < MIN_TARGETS:
             return
         base = np.asarray(distributions(targets), dtype=float)
         expected = expected_grade(base)
@@ -331,7 +333,7 @@ class FeedbackStage:
             if row is not None:
                 rows.append(row)
                 kept.append(i)
-        if len(rows) < MIN_CALIBRATION:
+        if len(rows) < MIN_TARGETS:
             return
         X = np.array(rows)
         check = sh.looks_like(known_expected, expected[kept])
