@@ -312,7 +312,7 @@ class FeedbackStage:
         and set the cumulative thresholds that give them (`methods/shares.py`); `self.shares` says what was
         assumed and found."""
         from hiera_dspy.methods import shares as sh
-        from hiera_dspy.methods.grades import expected_grade
+        from hiera_dspy.methods.grades import cut, expected_grade
 
         if kind not in sh.KINDS:
             raise HieraError(f"--known-kind {kind!r}: give one of {', '.join(sh.KINDS)}")
@@ -343,11 +343,14 @@ class FeedbackStage:
             return  # an artifact compiled before the training shares were kept: its thresholds stand
         found = (sh.sample_shares(gold, self._proba(loo), self._proba(X), self.k) if assumed == "sample" else
                  sh.pool_shares(train, self._proba(X), [targets[i].query_id for i in kept]))
-        self.cumulative = sh.cumulative_thresholds(self._proba(X, self.shift), found["at_least"])
+        shifted = self._proba(X, self.shift)
+        self.cumulative = sh.cumulative_thresholds(shifted, found["at_least"])
         given = np.bincount(gold, minlength=self.k) / len(gold)
+        compiled = np.bincount(cut(expected_grade(shifted), self.thresholds), minlength=self.k) / len(shifted)
         self.shares = {"kind": kind, "assumed": assumed, "check": check, **found,
                        "grades": sh.grade_shares(found["at_least"]), "known_grades": given.tolist(),
                        "known_at_least": sh.cumulative(given[None, :])[0].tolist(), "pairs_sampled": len(rows),
+                       "compiled_cut_at_least": sh.cumulative(compiled[None, :])[0].tolist(),
                        "binary_from": self.binary_from, "labels": list(self.labels)}
 
     def warm(self, docs: Sequence[str]) -> None:
