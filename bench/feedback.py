@@ -72,8 +72,9 @@ from hiera_dspy.records import Pair
 
 MEASURES = ("kappa", "kappa_binary", "alpha", "weighted_kappa")
 TEST_POLICIES = (("pool", 1), ("pool", 3), ("pool", 5), ("pool", 10), ("random", 2), ("random", 5), ("random", 10))
-VARIANTS = ("base", "feedback", "fixed")  # without known judgments; with them, cut at the holes' estimated shares
-# (`methods/shares.py`); with them, cut at the thresholds chosen at compile time (as until 2026-12-07)
+VARIANTS = ("base", "feedback", "fixed", "plain")  # without known judgments; with them, cut at the holes'
+# estimated shares leaning as learned (`methods/shares.py`); with them, cut at the thresholds chosen at compile time
+# (as until 2026-12-07); with them, cut at the estimated shares themselves (no lean)
 KIND = {"pool": "pool", "random": "sample"}  # what each policy's known judgments are (--known-kind)
 TIMED_POLICY = ("random", 5)
 CONTROLS = ("random", "longest-first")  # systems of `systems` that rank nothing: their top 10 are not a pool's holes
@@ -340,8 +341,12 @@ def run_seed(pairs: list[Pair], seed: int, folds: int, lexical: dict[str, np.nda
             for variant in VARIANTS:
                 g = grades[policy, variant]
                 g[chosen] = [labels.index(pairs[i].label) for i in chosen]
+                lean = program.feedback.offsets
+                if variant == "plain":
+                    program.feedback.offsets = np.zeros_like(lean)
                 g[holes] = base[holes] if variant == "base" else judged_holes(
-                    program, pairs, holes, base, known, KIND[policy[0]] if variant == "feedback" else None)
+                    program, pairs, holes, base, known, None if variant == "fixed" else KIND[policy[0]])
+                program.feedback.offsets = lean
                 if variant == "feedback":
                     shares[f"{policy[0]} {policy[1]}"].append(share_row(program, pairs, holes, known, scheme))
             if policy == collection.timed:
@@ -449,7 +454,8 @@ def summarise(pairs: list[Pair], rows: list[dict], lexical, vectors, scheme: Lab
             cell = {"known_a_query": float(np.array(mask).sum() / len({p.query_id for p in pairs})),
                     "holes": int(holes.sum()), "lowest_gold": float(np.mean(gold[holes] == 0)),
                     "shares": [f for f in row.get("shares", {}).get(name, []) if f]}
-            for variant in VARIANTS:
+            variants = [v for v in VARIANTS if f"{name}|{v}" in row["grades"]]  # a row of an older bench: fewer
+            for variant in variants:
                 g = np.array(row["grades"][f"{name}|{variant}"])
                 cell[variant] = {**agreement(gold[holes], g[holes], scheme), **ranking(runs, pairs, g, truth, scheme),
                                  "lowest": float(np.mean(g[holes] == 0))}
@@ -457,7 +463,7 @@ def summarise(pairs: list[Pair], rows: list[dict], lexical, vectors, scheme: Lab
             cell["top"] = {"holes": int(in_top.sum())}
             if in_top.any():  # a tiny collection's pool may leave none
                 cell["top"]["relevant_gold"] = float(np.mean(gold[in_top] >= scheme.binary_from))
-                for variant in VARIANTS:
+                for variant in variants:
                     g = np.array(row["grades"][f"{name}|{variant}"])[in_top]
                     cell["top"][variant] = {**agreement(gold[in_top], g, scheme),
                                             "relevant": float(np.mean(g >= scheme.binary_from))}
@@ -508,8 +514,9 @@ def markdown(s: dict, n_pairs: int, folds: int, collection: Collection = COLLECT
              "(mean over seeds; in brackets, the seeds on which feedback beat the judge without it)."
              + collection.note + shift_note(s), "",
              f"| known judgments | known a query | holes | kappa ({s.get('grades', 4)} grades) without -> with | "
-             "binary kappa | alpha | quadratic kappa | today's cut: kappa / binary | tau nDCG@10 without -> with |",
-             "|---|---|---|---|---|---|---|---|---|"]
+             "binary kappa | alpha | quadratic kappa | today's cut: kappa / binary | at the shares, no lean: kappa / "
+             "binary | tau nDCG@10 without -> with |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
     for name in seeds[0]["policies"]:
         cells = [r["policies"][name] for r in seeds]
 
@@ -522,7 +529,8 @@ def markdown(s: dict, n_pairs: int, folds: int, collection: Collection = COLLECT
         row = [label_of(name), f"{np.mean([c['known_a_query'] for c in cells]):.1f}", f"{cells[0]['holes']:,}"]
         for m in MEASURES:
             row.append(f"{mean('base', m):.3f} -> **{mean('feedback', m):.3f}** ({wins(m)} of {len(cells)})")
-        row.append(f"{mean('fixed', 'kappa'):.3f} / {mean('fixed', 'kappa_binary'):.3f}")
+        for other in ("fixed", "plain"):
+            row.append(f"{mean(other, 'kappa'):.3f} / {mean(other, 'kappa_binary'):.3f}" if other in cells[0] else "")
         row.append(f"{mean('base', 'tau'):.3f} -> {mean('feedback', 'tau'):.3f} ({wins('tau')} of {len(cells)})")
         lines.append("| " + " | ".join(row) + " |")
     lines += fill_table(seeds)
@@ -568,8 +576,8 @@ def fill_table(seeds: list[dict]) -> list[str]:
              "(every hole with its true grade): mean |error| over the systems, and in brackets the mean signed error "
              "(the fill's bias).", "",
              "| known judgments | relevant: truth / estimate / known's own | mean abs share error | interval covers | "
-             "auto took them for | P@10 error: without / today's cut / with | nDCG@10 error: without / today's cut / "
-             "with |", "|---|---|---|---|---|---|---|"]
+             "auto took them for | P@10 error: without / with / today's cut / no lean | nDCG@10 error: without / with "
+             "/ today's cut / no lean |", "|---|---|---|---|---|---|---|"]
     for name in seeds[0]["policies"]:
         cells = [r["policies"][name] for r in seeds]
         folds = [f for c in cells for f in c.get("shares", [])]
@@ -585,7 +593,8 @@ def fill_table(seeds: list[dict]) -> list[str]:
             row += ["no estimate", "", "", ""]
         for key in ("p", "ndcg"):
             row.append(" / ".join(f"{np.mean([c[v][f'{key}_error'] for c in cells]):.3f} "
-                                  f"({np.mean([c[v][f'{key}_bias'] for c in cells]):+.3f})" for v in VARIANTS))
+                                  f"({np.mean([c[v][f'{key}_bias'] for c in cells]):+.3f})"
+                                  for v in VARIANTS if v in cells[0]))
         lines.append("| " + " | ".join(row) + " |")
     return lines
 
@@ -597,7 +606,7 @@ def top_table(seeds: list[dict]) -> list[str]:
         return []
     lines = ["", f"On the holes in the retrieval systems' top {TOP} only (every system above but {' and '.join(CONTROLS)}"
              f"; a benchmark's holes are these, the pairs its pool leaves among its runs' top {TOP}):", "",
-             "| known judgments | holes | relevant: truth / without / today's cut / with | kappa without -> with | binary kappa | alpha | "
+             "| known judgments | holes | relevant: truth / without / with / today's cut / no lean | kappa without -> with | binary kappa | alpha | "
              "quadratic kappa |", "|---|---|---|---|---|---|---|"]
     for name in seeds[0]["policies"]:
         cells = [r["policies"][name]["top"] for r in seeds]
@@ -605,7 +614,8 @@ def top_table(seeds: list[dict]) -> list[str]:
             lines.append(f"| {name.replace('pool', 'pool depth')} | {np.mean([c['holes'] for c in cells]):,.0f} | "
                          "no hole in the top 10 on some seed |  |  |  |  |")
             continue
-        shares = ([c["relevant_gold"] for c in cells], *([c[v]["relevant"] for c in cells] for v in VARIANTS))
+        shares = ([c["relevant_gold"] for c in cells],
+                  *([c[v]["relevant"] for c in cells] for v in VARIANTS if v in cells[0]))
         row = [name.replace("pool", "pool depth"), f"{np.mean([c['holes'] for c in cells]):,.0f}",
                " / ".join(f"{np.mean(share):.0%}" for share in shares)]
         for m in MEASURES:

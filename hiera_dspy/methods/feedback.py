@@ -143,6 +143,7 @@ class FeedbackStage:
         self.shift = np.zeros(self.k)  # the target's log-prior shift (`read`)
         self.cumulative: np.ndarray | None = None  # thresholds on P(grade >= k) at the target's shares (`read`)
         self.shares: dict | None = None  # the target's estimated shares and how (`read`; the report's)
+        self.offsets = np.zeros(self.k - 1)  # where the cut falls against the shares (`shares.share_offsets`)
         self._warm: dict[str, np.ndarray] = {}  # the last batch's passage vectors (`warm`)
 
     # -------------------------------------------------------------------------------------------- fit
@@ -151,6 +152,7 @@ class FeedbackStage:
         """Learn the combination on labelled `pairs` whose grade distributions `oof` (n, K) are out of fold by query,
         known judgments simulated by each of `policies` (module doc)."""
         from hiera_dspy.methods.grades import best_thresholds, cut, expected_grade, graded_and_binary, query_folds
+        from hiera_dspy.methods.shares import share_offsets
 
         start = time.perf_counter()
         pairs = list(pairs)
@@ -192,6 +194,7 @@ class FeedbackStage:
             out[fold == f] = self._proba(X[fold == f])
         score = graded_and_binary(self.binary_from)
         value, self.thresholds = best_thresholds(Y, expected_grade(out), self.k, score)
+        self.offsets, lean = share_offsets(out, Y, tags, self.k, score)
         self._fit_lr(X, Y)
         predicted = cut(expected_grade(out), self.thresholds)
         self.learned = {
@@ -205,6 +208,7 @@ class FeedbackStage:
                           for n, (name, k) in enumerate(policies) if (tags == n).any()},
             "binary_from": self.binary_from,
             "train_shares": [float(np.mean(Y == g)) for g in range(self.k)],
+            "share_offsets": self.offsets.tolist(), "at_shares_out_of_fold": float(lean),
             "fit_s": round(time.perf_counter() - start, 2)}
         return self
 
@@ -344,13 +348,15 @@ class FeedbackStage:
         found = (sh.sample_shares(gold, self._proba(loo), self._proba(X), self.k) if assumed == "sample" else
                  sh.pool_shares(train, self._proba(X), [targets[i].query_id for i in kept]))
         shifted = self._proba(X, self.shift)
-        self.cumulative = sh.cumulative_thresholds(shifted, found["at_least"])
+        leaned = sh.shifted_shares(found["at_least"], self.offsets)
+        self.cumulative = sh.cumulative_thresholds(shifted, leaned)
         given = np.bincount(gold, minlength=self.k) / len(gold)
         compiled = np.bincount(cut(expected_grade(shifted), self.thresholds), minlength=self.k) / len(shifted)
         self.shares = {"kind": kind, "assumed": assumed, "check": check, **found,
                        "grades": sh.grade_shares(found["at_least"]), "known_grades": given.tolist(),
                        "known_at_least": sh.cumulative(given[None, :])[0].tolist(), "pairs_sampled": len(rows),
                        "compiled_cut_at_least": sh.cumulative(compiled[None, :])[0].tolist(),
+                       "cut_at_least": leaned.tolist(), "offsets": self.offsets.tolist(),
                        "binary_from": self.binary_from, "labels": list(self.labels)}
 
     def warm(self, docs: Sequence[str]) -> None:
@@ -408,6 +414,7 @@ class FeedbackStage:
         stage.mean, stage.scale = np.array(d["scaler"]["mean"]), np.array(d["scaler"]["scale"])
         stage.classes, stage.thresholds = tuple(d["classes"]), tuple(d["thresholds"])
         stage.learned = dict(d.get("learned", {}))
+        stage.offsets = np.array(stage.learned.get("share_offsets", np.zeros(stage.k - 1)), dtype=float)
         return stage
 
 

@@ -137,3 +137,44 @@ def grade_shares(at_least: Sequence[float]) -> list[float]:
     """Each grade's share from the shares of grade >= k (k = 1..K-1)."""
     ge = np.concatenate([[1.0], np.asarray(at_least, dtype=float), [0.0]])
     return (ge[:-1] - ge[1:]).tolist()
+
+
+OFFSETS = np.round(np.linspace(-1.0, 1.0, 21), 2)  # the grid of a boundary's offset on the log-odds of its share
+SWEEPS = 2
+
+
+def shifted_shares(at_least: Sequence[float], offsets: Sequence[float]) -> np.ndarray:
+    """Shares of grade >= k moved by `offsets` on their log-odds (the cut's learned lean), kept monotone."""
+    from scipy.special import expit, logit
+
+    p = np.clip(np.asarray(at_least, dtype=float), 1e-4, 1 - 1e-4)
+    return monotone(expit(logit(p) + np.asarray(offsets, dtype=float)))
+
+
+def share_offsets(dist: np.ndarray, gold: np.ndarray, groups: np.ndarray, k: int, score) -> tuple[np.ndarray, float]:
+    """(K-1 offsets, the agreement they give): where, on the log-odds of each boundary's share, the cut should fall
+    against the true share to maximise `score` (gold, predicted, k), learned on labelled out-of-fold distributions
+    `dist`: each group's rows (one simulated set of holes) cut at its own true shares moved by the offsets, by
+    coordinate ascent over `OFFSETS`. An imperfect judge's best cut need not give the true shares: a rare grade is
+    best called a little less often than it occurs."""
+    gold = np.asarray(gold, dtype=int)
+    members = [np.flatnonzero(groups == g) for g in np.unique(groups)]
+    truth = [cumulative((np.bincount(gold[m], minlength=k) / len(m))[None, :])[0] for m in members]
+
+    def value(offsets: np.ndarray) -> float:
+        pred = np.zeros(len(gold), dtype=int)
+        for m, t in zip(members, truth):
+            pred[m] = cut_cumulative(dist[m], cumulative_thresholds(dist[m], shifted_shares(t, offsets)))
+        return float(score(gold, pred, k))
+
+    offsets = np.zeros(k - 1)
+    best = value(offsets)
+    for _ in range(SWEEPS if k > 2 else 1):
+        for b in range(k - 1):
+            for o in OFFSETS:
+                trial = offsets.copy()
+                trial[b] = o
+                v = value(trial)
+                if v > best + 1e-9:
+                    best, offsets = v, trial
+    return offsets, best

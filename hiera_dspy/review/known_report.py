@@ -71,8 +71,9 @@ def shares_line(use: dict | None) -> str:
             f"pairs at {shares['labels'][b + 1]!r} or above: {shares['at_least'][b]:.1%} "
             f"[{shares['low'][b]:.1%}, {shares['high'][b]:.1%}] ({shares['method']}; {shares['pairs_sampled']} pairs "
             f"to judge sampled); the known judgments' own: {shares['known_at_least'][b]:.1%}{copied}. The judge's "
-            "grades were cut at the estimated shares, one boundary at a time; at its compiled thresholds it would "
-            f"have called {shares['compiled_cut_at_least'][b]:.1%} of them so (the fill's estimated bias there: "
+            "grades were cut at the estimated shares, one boundary at a time, leaning as the judge learned its best "
+            f"cut leans: {shares['cut_at_least'][b]:.1%} called so; at its compiled thresholds it would have called "
+            f"{shares['compiled_cut_at_least'][b]:.1%} (the fill's estimated bias there: "
             f"{shares['compiled_cut_at_least'][b] - shares['at_least'][b]:+.1%}).")
 
 
