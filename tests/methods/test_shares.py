@@ -96,3 +96,20 @@ def test_the_cut_keeps_the_judges_ranking_at_each_boundary():
 def test_grade_shares_and_monotone_shares():
     assert sh.grade_shares([0.55, 0.27, 0.09]) == pytest.approx([0.45, 0.28, 0.18, 0.09])
     assert sh.monotone(np.array([0.5, 0.6, -0.1])).tolist() == [0.5, 0.5, 0.0]
+
+
+def test_the_learned_lean_finds_a_better_cut_than_the_true_shares_for_a_weak_judge():
+    from sklearn.metrics import cohen_kappa_score
+
+    rng = np.random.default_rng(5)
+    y = (rng.random(3000) < 0.1).astype(int)
+    x = rng.normal(1.0 * y, 1.0)  # a weak judge of a rare grade
+    p1 = 1 / (1 + np.exp(-(x - 2.5)))
+    dist = np.column_stack([1 - p1, p1])
+    groups = np.repeat(np.arange(6), 500)
+    offsets, best = sh.share_offsets(dist, y, groups, 2, lambda g, p, k: cohen_kappa_score(g, p))
+    assert offsets[0] != 0  # the best cut of a weak judge of a rare grade does not give the true share
+    at_truth = sh.cut_cumulative(dist, sh.cumulative_thresholds(dist, [y.mean()]))
+    assert best > cohen_kappa_score(y, at_truth)
+    leaned = sh.cut_cumulative(dist, sh.cumulative_thresholds(dist, sh.shifted_shares([y.mean()], offsets)))
+    assert cohen_kappa_score(y, leaned) > cohen_kappa_score(y, at_truth)
