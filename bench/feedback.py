@@ -58,7 +58,7 @@ import json
 import random
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -639,6 +639,8 @@ def main() -> None:
     p.add_argument("--min-judged", type=int, default=None, help="a sampled query's judgments at least")
     p.add_argument("--min-relevant", type=int, default=None, help="a sampled query's relevant judgments at least")
     p.add_argument("--sample-seed", type=int, default=0)
+    p.add_argument("--policies", default=None, help="the known-judgment policies measured, e.g. 'pool 5,random 5' "
+                   "(default: the collection's)")
     p.add_argument("--target-keep", type=float, default=1.0, help="label shift: the share of each target fold's "
                    "lowest-grade pairs kept (default 1: none left out; `shifted_out`)")
     p.add_argument("--target-keep-relevant", type=float, default=1.0, help="label shift the other way: the share of "
@@ -656,6 +658,10 @@ def main() -> None:
         "" if args.target_degrade <= 0.0 else f"-degrade{args.target_degrade:g}")
     args.work.mkdir(parents=True, exist_ok=True)
     collection = COLLECTIONS[args.dataset]
+    if args.policies:
+        chosen = tuple((name, int(k)) for name, k in (item.split() for item in args.policies.split(",")))
+        collection = replace(collection, policies=chosen, timed=chosen[-1])
+        suffix += "-" + args.policies.replace(" ", "").replace(",", "-")
     scheme = get_scheme(collection.scheme)
     pairs, sample = sample_queries(
         collection.read(args.data, args.work), scheme, args.queries or collection.queries,
