@@ -342,7 +342,7 @@ class FeedbackStage:
         X = np.array(rows)
         check = sh.looks_like(known_expected, expected[kept])
         assumed = check["kind"] if kind == "auto" else kind
-        train = self.learned.get("train_shares")
+        train: list[float] = list(self.learned.get("train_shares") or [])
         if assumed == "pool" and not train:
             return  # an artifact compiled before the training shares were kept: its thresholds stand
         found = (sh.sample_shares(gold, self._proba(loo), self._proba(X), self.k) if assumed == "sample" else

@@ -39,7 +39,7 @@ def cumulative(dist: np.ndarray) -> np.ndarray:
     return np.cumsum(d[:, ::-1], axis=1)[:, ::-1][:, 1:]
 
 
-def cumulative_thresholds(dist: np.ndarray, shares: Sequence[float]) -> np.ndarray:
+def cumulative_thresholds(dist: np.ndarray, shares: Sequence[float] | np.ndarray) -> np.ndarray:
     """(K-1,) thresholds on P(grade >= k) such that, cut by `cut_cumulative`, the pairs of `dist` (n, K) have
     `shares[k-1]` of them at grade >= k (as near as n allows), set from the top boundary down."""
     c = cumulative(dist)
@@ -60,7 +60,7 @@ def cumulative_thresholds(dist: np.ndarray, shares: Sequence[float]) -> np.ndarr
     return out
 
 
-def cut_cumulative(dist: np.ndarray, thresholds: Sequence[float]) -> np.ndarray:
+def cut_cumulative(dist: np.ndarray, thresholds: Sequence[float] | np.ndarray) -> np.ndarray:
     """(n,) grades: the highest k whose P(grade >= k) is above its threshold (0 where none is)."""
     passed = cumulative(dist) > np.asarray(thresholds, dtype=float)[None, :]
     k = passed.shape[1]
@@ -143,7 +143,7 @@ OFFSETS = np.round(np.linspace(-1.0, 1.0, 21), 2)  # the grid of a boundary's of
 SWEEPS = 2
 
 
-def shifted_shares(at_least: Sequence[float], offsets: Sequence[float]) -> np.ndarray:
+def shifted_shares(at_least: Sequence[float] | np.ndarray, offsets: Sequence[float] | np.ndarray) -> np.ndarray:
     """Shares of grade >= k moved by `offsets` on their log-odds (the cut's learned lean), kept monotone."""
     from scipy.special import expit, logit
 
