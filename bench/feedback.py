@@ -372,7 +372,7 @@ def share_row(program, pairs: list[Pair], holes: list[int], known: Known, scheme
     b = scheme.binary_from - 1
     return {"estimate": found["at_least"][b], "low": found["low"][b], "high": found["high"][b],
             "truth": float(np.mean(gold >= scheme.binary_from)), "known": found["known_at_least"][b],
-            "auto": found["check"]["kind"], "auc": found["check"]["auc"]}
+            "auto": found["check"]["kind"], "auc": found["check"]["auc"], "cut": found.get("cut", True)}
 
 
 # ------------------------------------------------------------------------------------------------ measures
@@ -586,9 +586,11 @@ def fill_table(seeds: list[dict]) -> list[str]:
             truth, est = np.array([f["truth"] for f in folds]), np.array([f["estimate"] for f in folds])
             covered = np.mean([f["low"] <= f["truth"] <= f["high"] for f in folds])
             autos = [f["auto"] for f in folds]
+            kept = sum(not f.get("cut", True) for f in folds)
             row += [f"{truth.mean():.1%} / {est.mean():.1%} / {np.mean([f['known'] for f in folds]):.1%}",
                     f"{100 * np.mean(np.abs(est - truth)):.1f}", f"{covered:.0%} of {len(folds)}",
-                    ", ".join(f"{k} {autos.count(k)}" for k in sorted(set(autos)))]
+                    ", ".join(f"{k} {autos.count(k)}" for k in sorted(set(autos)))
+                    + (f"; not cut at on {kept} (label shift failed its check)" if kept else "")]
         else:
             row += ["no estimate", "", "", ""]
         for key in ("p", "ndcg"):

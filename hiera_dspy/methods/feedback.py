@@ -347,9 +347,11 @@ class FeedbackStage:
             return  # an artifact compiled before the training shares were kept: its thresholds stand
         found = (sh.sample_shares(gold, self._proba(loo), self._proba(X), self.k) if assumed == "sample" else
                  sh.pool_shares(train, self._proba(X), [targets[i].query_id for i in kept]))
+        model = {} if assumed == "sample" else sh.em_reproduces(train, self._proba(loo), gold, self.binary_from)
         shifted = self._proba(X, self.shift)
         leaned = sh.shifted_shares(found["at_least"], self.offsets)
-        self.cumulative = sh.cumulative_thresholds(shifted, leaned)
+        if model.get("holds", True):
+            self.cumulative = sh.cumulative_thresholds(shifted, leaned)
         given = np.bincount(gold, minlength=self.k) / len(gold)
         compiled = np.bincount(cut(expected_grade(shifted), self.thresholds), minlength=self.k) / len(shifted)
         self.shares = {"kind": kind, "assumed": assumed, "check": check, **found,
@@ -357,6 +359,7 @@ class FeedbackStage:
                        "known_at_least": sh.cumulative(given[None, :])[0].tolist(), "pairs_sampled": len(rows),
                        "compiled_cut_at_least": sh.cumulative(compiled[None, :])[0].tolist(),
                        "cut_at_least": leaned.tolist(), "offsets": self.offsets.tolist(),
+                       "cut": self.cumulative is not None, "label_shift_check": model,
                        "binary_from": self.binary_from, "labels": list(self.labels)}
 
     def warm(self, docs: Sequence[str]) -> None:

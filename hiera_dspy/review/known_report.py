@@ -71,10 +71,14 @@ def shares_line(use: dict | None) -> str:
             f"pairs at {shares['labels'][b + 1]!r} or above: {shares['at_least'][b]:.1%} "
             f"[{shares['low'][b]:.1%}, {shares['high'][b]:.1%}] ({shares['method']}; {shares['pairs_sampled']} pairs "
             f"to judge sampled); the known judgments' own: {shares['known_at_least'][b]:.1%}{copied}. The judge's "
-            "grades were cut at the estimated shares, one boundary at a time, leaning as the judge learned its best "
-            f"cut leans: {shares['cut_at_least'][b]:.1%} called so; at its compiled thresholds it would have called "
-            f"{shares['compiled_cut_at_least'][b]:.1%} (the fill's estimated bias there: "
-            f"{shares['compiled_cut_at_least'][b] - shares['at_least'][b]:+.1%}).")
+            + (("grades were cut at the estimated shares, one boundary at a time, leaning as the judge learned its "
+                f"best cut leans: {shares['cut_at_least'][b]:.1%} called so; ") if shares.get("cut", True) else
+               ("grades were not cut at them: EM on the pool's own distributions found "
+                f"{shares['label_shift_check']['em_on_known']:.1%} where the pool has "
+                f"{shares['label_shift_check']['known']:.1%}, so the label-shift model does not hold here and the "
+                "compiled thresholds stand; "))
+            + f"at its compiled thresholds the judge calls {shares['compiled_cut_at_least'][b]:.1%} so (the fill's "
+            f"estimated bias there: {shares['compiled_cut_at_least'][b] - shares['at_least'][b]:+.1%}).")
 
 
 def shares_table(use: dict | None) -> list[str]:
