@@ -590,7 +590,7 @@ def fill_table(seeds: list[dict]) -> list[str]:
             row += [f"{truth.mean():.1%} / {est.mean():.1%} / {np.mean([f['known'] for f in folds]):.1%}",
                     f"{100 * np.mean(np.abs(est - truth)):.1f}", f"{covered:.0%} of {len(folds)}",
                     ", ".join(f"{k} {autos.count(k)}" for k in sorted(set(autos)))
-                    + (f"; not cut at on {kept} (label shift failed its check)" if kept else "")]
+                    + (f"; not cut at on {kept}" if kept else "")]
         else:
             row += ["no estimate", "", "", ""]
         for key in ("p", "ndcg"):

@@ -25,9 +25,11 @@ conditional odds, not the grade shares.
 **Cut at the target's shares** (`FeedbackStage.read` with the pairs to judge, `methods/shares.py`): from a seeded
 sample of up to `TARGET_SAMPLE` of the pairs to judge, the target's shares of grade >= k are estimated apart from
 the labels: prediction-powered from the known where they are a random sample of the pairs, by EM prior adjustment
-under label shift from the training holes' shares where they are a pool (whose own shares are never copied); each
-boundary k is then cut on P(grade >= k) where the sample's share at or above k matches the estimate. Without the
-pairs to judge, or with too few known, the thresholds chosen at compile time stand (as before).
+under label shift from the training holes' shares where they are a pool (whose own shares are never copied). Where
+the known are a sample, each boundary k is then cut on P(grade >= k) where the sample's share at or above k matches
+the estimate, leaning as the stage learned its best cut leans (`shares.share_offsets`). A pool's estimate is
+reported, not cut at (measured less reliable than the compiled cut: `methods/shares.py`). Without the pairs to
+judge, or with too few known, the thresholds chosen at compile time stand (as before).
 
 A query without known judgments, and a judge compiled without the stage (an older artifact, `feedback=false`),
 judge exactly as before.
@@ -347,10 +349,9 @@ class FeedbackStage:
             return  # an artifact compiled before the training shares were kept: its thresholds stand
         found = (sh.sample_shares(gold, self._proba(loo), self._proba(X), self.k) if assumed == "sample" else
                  sh.pool_shares(train, self._proba(X), [targets[i].query_id for i in kept]))
-        model = {} if assumed == "sample" else sh.em_reproduces(train, self._proba(loo), gold, self.binary_from)
         shifted = self._proba(X, self.shift)
         leaned = sh.shifted_shares(found["at_least"], self.offsets)
-        if model.get("holds", True):
+        if assumed == "sample":  # a pool's estimate is reported, not cut at (`methods/shares.py`)
             self.cumulative = sh.cumulative_thresholds(shifted, leaned)
         given = np.bincount(gold, minlength=self.k) / len(gold)
         compiled = np.bincount(cut(expected_grade(shifted), self.thresholds), minlength=self.k) / len(shifted)
@@ -359,7 +360,7 @@ class FeedbackStage:
                        "known_at_least": sh.cumulative(given[None, :])[0].tolist(), "pairs_sampled": len(rows),
                        "compiled_cut_at_least": sh.cumulative(compiled[None, :])[0].tolist(),
                        "cut_at_least": leaned.tolist(), "offsets": self.offsets.tolist(),
-                       "cut": self.cumulative is not None, "label_shift_check": model,
+                       "cut": self.cumulative is not None,
                        "binary_from": self.binary_from, "labels": list(self.labels)}
 
     def warm(self, docs: Sequence[str]) -> None:

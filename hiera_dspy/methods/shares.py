@@ -12,11 +12,11 @@ pairs against a sample of the pairs to judge). A pool's shares are never copied 
   the judge, narrower than the known's own share where the judge ranks well.
 - pool: under label shift from the collection the judge was trained on, EM prior adjustment (Saerens, Latinne and
   Decaestecker 2002; QuaPy's `EMQ.EM`) of the judge's distributions over the pairs to judge, its interval from a
-  bootstrap of those pairs by query. The model is checked where the answer is known (`em_reproduces`): EM on the
-  pool's own distributions must find the pool's own share; where it does not (a judge weaker on the target than
-  where it was trained), the estimate is reported but not cut at.
+  bootstrap of those pairs by query. It is reported, not cut at: on DL 2020's folds it missed the holes' share of
+  relevant pairs by 2-10 points (15-18 on a target where the judge is weaker), and a cut there lowered binary kappa
+  on every pool measured (`bench/feedback.py`); the compiled thresholds stand.
 
-**The cut** (`cumulative_thresholds`, `cut_cumulative`): one boundary k at a time on P(grade >= k), from the top
+**The cut** (`cumulative_thresholds`, `cut_cumulative`; where the known are a sample): one boundary k at a time on P(grade >= k), from the top
 grade down, each threshold where the share of the pairs to judge at or above k matches the estimate; a pair's grade
 is the highest k whose P(grade >= k) passes its threshold, so the labels are monotone and the ranking at each
 boundary is the judge's own.
@@ -33,7 +33,6 @@ LEVEL = 0.95
 BOOTSTRAP = 100  # bootstrap draws of a pool's EM estimate
 POOL_AUC = 0.60  # auto: known pairs above the pairs to judge at least this often (and significantly) -> a pool
 POOL_P = 0.01
-POOL_TOLERANCE = 0.05  # a pool's share of relevant pairs EM must find again from its own distributions (`em_reproduces`)
 
 
 def cumulative(dist: np.ndarray) -> np.ndarray:
@@ -134,20 +133,6 @@ def pool_shares(train_shares: Sequence[float], target_dist: np.ndarray, queries:
     return {"method": "EM prior adjustment (Saerens et al. 2002) under label shift from the training collection",
             "at_least": monotone(point).tolist(), "low": np.quantile(draws, tail, axis=0).tolist(),
             "high": np.quantile(draws, 1 - tail, axis=0).tolist()}
-
-
-def em_reproduces(train_shares: Sequence[float], known_dist: np.ndarray, known_grades: np.ndarray, b: int) -> dict:
-    """Whether the label-shift model holds where the answer is known: EM prior adjustment of the known pairs' own
-    distributions (scored as the pairs to judge are) must find the known's share of grade >= `b` within
-    `POOL_TOLERANCE` or twice its standard error. A weaker judge on the target (its distributions no longer
-    calibrated) fails it; the compiled thresholds then stand."""
-    from quapy.method.aggregative import EMQ
-
-    prevalence, _ = EMQ.EM(np.asarray(train_shares, dtype=float), np.asarray(known_dist, dtype=float))
-    found = float(cumulative(np.asarray(prevalence)[None, :])[0][b - 1])
-    truth = float(np.mean(np.asarray(known_grades) >= b))
-    allowed = max(POOL_TOLERANCE, 2 * np.sqrt(truth * (1 - truth) / max(1, len(known_grades))))
-    return {"em_on_known": round(found, 4), "known": round(truth, 4), "holds": bool(abs(found - truth) <= allowed)}
 
 
 def grade_shares(at_least: Sequence[float]) -> list[float]:

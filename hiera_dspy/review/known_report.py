@@ -73,10 +73,7 @@ def shares_line(use: dict | None) -> str:
             f"to judge sampled); the known judgments' own: {shares['known_at_least'][b]:.1%}{copied}. The judge's "
             + (("grades were cut at the estimated shares, one boundary at a time, leaning as the judge learned its "
                 f"best cut leans: {shares['cut_at_least'][b]:.1%} called so; ") if shares.get("cut", True) else
-               ("grades were not cut at them: EM on the pool's own distributions found "
-                f"{shares['label_shift_check']['em_on_known']:.1%} where the pool has "
-                f"{shares['label_shift_check']['known']:.1%}, so the label-shift model does not hold here and the "
-                "compiled thresholds stand; "))
+               "grades were not cut at it (a pool's estimate is less sure than the compiled thresholds); ")
             + f"at its compiled thresholds the judge calls {shares['compiled_cut_at_least'][b]:.1%} so (the fill's "
             f"estimated bias there: {shares['compiled_cut_at_least'][b] - shares['at_least'][b]:+.1%}).")
 
