@@ -23,9 +23,19 @@ pair of the query is a hole. The judge reads the known judgments (`read_known`, 
 and judges the holes; "without feedback" is the same judge reading none (its labels are today's late-lr's), and the
 bench checks that its labels are those of the same judge without its stage (the no-regression check).
 
+The stage is told what each policy's known judgments are (`KIND`: a pool, or a random sample) and reads them with
+the fold's holes as the pairs to judge, so it estimates the holes' grade shares (`methods/shares.py`) and, for a
+sample, cuts at them; "today's cut" (`fixed`) is the same stage at its compiled thresholds, "no lean" (`plain`) cuts
+at the estimated shares themselves. A second table gives, per policy, the holes' estimated share of relevant pairs
+against the truth (mean |error| over folds, how often the interval covered it, what `auto` took the known for), and
+each system's P@10 and nDCG@10 error against the oracle fill (every hole with its true grade: the full qrels), mean
+|error| and mean signed error over the systems. `--policies 'pool 5,random 5'` measures only those policies;
+`--target-keep-relevant SHARE` under-samples the target's relevant pairs as `--target-keep` under-samples its
+lowest grade.
+
 Reports, per policy: kappa on the holes (the scheme's grades, and binary at its cut: TREC grade >= 2, Home Depot
 Partially relevant and up; MSRD is binary, its three kappas are one), Krippendorff's alpha (ordinal) and quadratic
-kappa, without and with feedback (and with feedback but no prior shift), their mean over the seeds and on how many
+kappa, without and with feedback (and with today's cut and with no lean), their mean over the seeds and on how many
 seeds feedback did better; Kendall's tau of the nDCG@10 ranking of `SYSTEMS` (the lexical runs, MiniLM's sentence
 cosine, late-lr's own out-of-fold score, random and longest-first) under the filled qrels (known + judged holes)
 against the full qrels, and the mean |nDCG@10 error|; fit time (compile with the stage, the stage alone) and ms a
