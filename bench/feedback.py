@@ -23,9 +23,19 @@ pair of the query is a hole. The judge reads the known judgments (`read_known`, 
 and judges the holes; "without feedback" is the same judge reading none (its labels are today's late-lr's), and the
 bench checks that its labels are those of the same judge without its stage (the no-regression check).
 
+The stage is told what each policy's known judgments are (`KIND`: a pool, or a random sample) and reads them with
+the fold's holes as the pairs to judge, so it estimates the holes' grade shares (`methods/shares.py`) and, for a
+sample, cuts at them; "today's cut" (`fixed`) is the same stage at its compiled thresholds, "no lean" (`plain`) cuts
+at the estimated shares themselves. A second table gives, per policy, the holes' estimated share of relevant pairs
+against the truth (mean |error| over folds, how often the interval covered it, what `auto` took the known for), and
+each system's P@10 and nDCG@10 error against the oracle fill (every hole with its true grade: the full qrels), mean
+|error| and mean signed error over the systems. `--policies 'pool 5,random 5'` measures only those policies;
+`--target-keep-relevant SHARE` under-samples the target's relevant pairs as `--target-keep` under-samples its
+lowest grade.
+
 Reports, per policy: kappa on the holes (the scheme's grades, and binary at its cut: TREC grade >= 2, Home Depot
 Partially relevant and up; MSRD is binary, its three kappas are one), Krippendorff's alpha (ordinal) and quadratic
-kappa, without and with feedback (and with feedback but no prior shift), their mean over the seeds and on how many
+kappa, without and with feedback (and with today's cut and with no lean), their mean over the seeds and on how many
 seeds feedback did better; Kendall's tau of the nDCG@10 ranking of `SYSTEMS` (the lexical runs, MiniLM's sentence
 cosine, late-lr's own out-of-fold score, random and longest-first) under the filled qrels (known + judged holes)
 against the full qrels, and the mean |nDCG@10 error|; fit time (compile with the stage, the stage alone) and ms a
@@ -58,7 +68,7 @@ import json
 import random
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -72,7 +82,10 @@ from hiera_dspy.records import Pair
 
 MEASURES = ("kappa", "kappa_binary", "alpha", "weighted_kappa")
 TEST_POLICIES = (("pool", 1), ("pool", 3), ("pool", 5), ("pool", 10), ("random", 2), ("random", 5), ("random", 10))
-VARIANTS = ("base", "feedback", "no_shift")  # without known judgments; with them; with them, no log-prior shift
+VARIANTS = ("base", "feedback", "fixed", "plain")  # without known judgments; with them, cut at the holes'
+# estimated shares leaning as learned (`methods/shares.py`); with them, cut at the thresholds chosen at compile time
+# (as until 2026-12-07); with them, cut at the estimated shares themselves (no lean)
+KIND = {"pool": "pool", "random": "sample"}  # what each policy's known judgments are (--known-kind)
 TIMED_POLICY = ("random", 5)
 CONTROLS = ("random", "longest-first")  # systems of `systems` that rank nothing: their top 10 are not a pool's holes
 TOP = 10  # the depth of the systems' runs whose unpooled pairs are a benchmark's holes (`top_holes`)
@@ -216,15 +229,15 @@ def known_table(pairs: list[Pair], chosen: list[int], scheme: LabelScheme) -> Kn
 
 
 def judged_holes(program, pairs: list[Pair], holes: list[int], base: np.ndarray, known: Known,
-                 shift: bool) -> np.ndarray:
-    """The grade of each hole when `program` has read `known` (with or without its log-prior shift), through its
-    stage (`FeedbackStage.judge`, as `forward` calls it); a hole with no other known judgment keeps `base`."""
+                 kind: str | None) -> np.ndarray:
+    """The grade of each hole when `program` has read `known`, through its stage (`FeedbackStage.judge`, as
+    `forward` calls it), cut at the holes' estimated shares (the known being `kind`) or, with `kind` None, at the
+    compiled thresholds; a hole with no other known judgment keeps `base`."""
     from hiera_dspy.methods.feedback import document
     from hiera_dspy.methods.grades import expected_grade
 
     stage = program.feedback
-    stage.calibrate = shift
-    program.read_known(known)
+    program.read_known(known, targets=None if kind is None else [pairs[i] for i in holes], kind=kind or "auto")
     expected = expected_grade(program.base_distributions([pairs[i] for i in holes]))
     docs = [document(pairs[i].item_title, pairs[i].item_text) for i in holes]
     stage.warm(docs)
@@ -236,23 +249,25 @@ def judged_holes(program, pairs: list[Pair], holes: list[int], base: np.ndarray,
     return out
 
 
-def ms_a_pair(program, pairs: list[Pair], known: Known | None) -> float:
-    """Wall ms a pair of judging `pairs` through the product's path (read_known, prefetch, forward)."""
+def ms_a_pair(program, pairs: list[Pair], known: Known | None, kind: str = "auto") -> float:
+    """Wall ms a pair of judging `pairs` through the product's path (read_known with the pairs to judge, prefetch,
+    forward)."""
     start = time.perf_counter()
     if known is not None:
-        program.read_known(known)
+        program.read_known(known, targets=pairs, kind=kind)
     trecdl.late_grades(program, pairs)
     return 1000 * (time.perf_counter() - start) / max(1, len(pairs))
 
 
-def shifted_out(pairs: list[Pair], labels: list[str], keep_lowest: float, seed: int) -> np.ndarray:
-    """(n,) bool: the pairs a target with shifted grade shares leaves out (`--target-keep`): each pair of the lowest
-    grade is kept with probability `keep_lowest` (seeded), every other pair is kept. Only the target folds lose
-    them: the judge is compiled on the full shares, as a judge compiled on one collection meets another."""
-    if keep_lowest >= 1.0:
-        return np.zeros(len(pairs), dtype=bool)
+def shifted_out(pairs: list[Pair], labels: list[str], keep_lowest: float, seed: int, keep_relevant: float = 1.0,
+                binary_from: int = 2) -> np.ndarray:
+    """(n,) bool: the pairs a target with shifted grade shares leaves out (`--target-keep`, `--target-keep-relevant`):
+    each pair of the lowest grade is kept with probability `keep_lowest`, each relevant one (grade >= `binary_from`)
+    with `keep_relevant` (seeded), every other pair is kept. Only the target folds lose them: the judge is compiled on
+    the full shares, as a judge compiled on one collection meets another."""
     draw = np.random.default_rng(7000 + seed).random(len(pairs))
-    return np.array([labels.index(p.label) == 0 for p in pairs]) & (draw >= keep_lowest)
+    grade = np.array([labels.index(p.label) for p in pairs])
+    return (((grade == 0) & (draw >= keep_lowest)) | ((grade >= binary_from) & (draw >= keep_relevant)))
 
 
 def weakened(held: list[int], pairs: list[Pair], share: float, seed: int) -> dict[int, int]:
@@ -289,20 +304,21 @@ def weaken(program, pairs: list[Pair], base: np.ndarray, held: list[int], view: 
 
 
 def run_seed(pairs: list[Pair], seed: int, folds: int, lexical: dict[str, np.ndarray], collection: Collection,
-             keep_lowest: float = 1.0, degrade: float = 0.0) -> dict:
+             keep_lowest: float = 1.0, degrade: float = 0.0, keep_relevant: float = 1.0) -> dict:
     """Every policy's known and judged grades for every pair, each fold judged by a late-lr compiled without it (on
     a target that keeps `keep_lowest` of its lowest-grade pairs, `shifted_out`, and where a `degrade` share of the
     judge's views are another pair's, `weakened`)."""
     scheme = get_scheme(collection.scheme)
     labels = list(scheme.labels)
     fold = fold_of(pairs, folds, seed)
-    out_of_target = shifted_out(pairs, labels, keep_lowest, seed)
+    out_of_target = shifted_out(pairs, labels, keep_lowest, seed, keep_relevant, scheme.binary_from)
     n = len(pairs)
     base = np.zeros(n, dtype=int)
     expected = np.zeros(n)
     grades = {(p, v): np.zeros(n, dtype=int) for p in collection.policies for v in VARIANTS}
     known_mask = {p: np.zeros(n, dtype=bool) for p in collection.policies}
     fits, stage_fits, ms_base, ms_feedback, learned = [], [], [], [], []
+    shares: dict[str, list[dict]] = {f"{p[0]} {p[1]}": [] for p in collection.policies}  # per fold (`share_row`)
     differ = 0  # pairs whose label without known judgments is not the judge's own without its stage
     rng = np.random.default_rng(1000 + seed)
     for f in range(folds):
@@ -335,18 +351,38 @@ def run_seed(pairs: list[Pair], seed: int, folds: int, lexical: dict[str, np.nda
             for variant in VARIANTS:
                 g = grades[policy, variant]
                 g[chosen] = [labels.index(pairs[i].label) for i in chosen]
+                lean = program.feedback.offsets
+                if variant == "plain":
+                    program.feedback.offsets = np.zeros_like(lean)
                 g[holes] = base[holes] if variant == "base" else judged_holes(
-                    program, pairs, holes, base, known, variant == "feedback")
+                    program, pairs, holes, base, known, None if variant == "fixed" else KIND[policy[0]])
+                program.feedback.offsets = lean
+                if variant == "feedback":
+                    shares[f"{policy[0]} {policy[1]}"].append(share_row(program, pairs, holes, known, scheme))
             if policy == collection.timed:
-                program.feedback.calibrate = True
-                ms_feedback.append(ms_a_pair(program, [pairs[i] for i in holes], known))
+                ms_feedback.append(ms_a_pair(program, [pairs[i] for i in holes], known, KIND[policy[0]]))
     return {"seed": seed, "gold": [labels.index(p.label) for p in pairs], "base": base.tolist(),
             "expected": expected.tolist(),
             "grades": {f"{p[0]} {p[1]}|{v}": g.tolist() for (p, v), g in grades.items()},
             "known": {f"{p[0]} {p[1]}": m.tolist() for p, m in known_mask.items()},
             "fit_s": fits, "stage_fit_s": stage_fits, "ms_base": ms_base, "ms_feedback": ms_feedback,
             "learned": learned, "differ_without_stage": differ, "keep_lowest": keep_lowest, "degrade": degrade,
-            "out_of_target": out_of_target.tolist()}
+            "out_of_target": out_of_target.tolist(), "keep_relevant": keep_relevant, "shares": shares}
+
+
+def share_row(program, pairs: list[Pair], holes: list[int], known: Known, scheme: LabelScheme) -> dict:
+    """A fold's estimate of the holes' share of relevant pairs (grade >= the scheme's binary cut) and its interval,
+    the truth over the holes the stage judged (their query has known judgments), and what `auto` would have taken
+    the known judgments for; {} where the stage did not cut at estimated shares."""
+    found = program.known_shares()
+    if not found:
+        return {}
+    queries = {j.query for j in known}
+    gold = np.array([scheme.labels.index(pairs[i].label) for i in holes if pairs[i].query in queries])
+    b = scheme.binary_from - 1
+    return {"estimate": found["at_least"][b], "low": found["low"][b], "high": found["high"][b],
+            "truth": float(np.mean(gold >= scheme.binary_from)), "known": found["known_at_least"][b],
+            "auto": found["check"]["kind"], "auc": found["check"]["auc"], "cut": found.get("cut", True)}
 
 
 # ------------------------------------------------------------------------------------------------ measures
@@ -368,14 +404,18 @@ def systems(pairs: list[Pair], lexical: dict[str, np.ndarray], vectors: dict[str
     return trecdl.as_runs(scores, by_query, {p.id: i for i, p in enumerate(pairs)})
 
 
-def ranking(runs: dict, pairs: list[Pair], grades: np.ndarray, truth: dict[str, float], scheme: LabelScheme) -> dict:
-    """Kendall's tau of nDCG@10 under qrels `grades` against `truth` (each system's nDCG@10 under the full qrels),
-    and the mean |nDCG@10 error|."""
+def ranking(runs: dict, pairs: list[Pair], grades: np.ndarray, truth: dict[str, dict], scheme: LabelScheme) -> dict:
+    """Kendall's tau of nDCG@10 under qrels `grades` against `truth` (each system's measures under the full qrels:
+    the oracle fill, every hole with its true grade), and the mean |error| and mean signed error (the fill's bias)
+    of nDCG@10 and P@10 over the systems."""
     qrels = {(p.query_id, p.item_id): int(g) for p, g in zip(pairs, grades)}
-    values = {name: evaluate(run, qrels, scheme, 10)["ndcg@10"] for name, run in runs.items()}
+    values = {name: evaluate(run, qrels, scheme, 10) for name, run in runs.items()}
     names = sorted(runs)
-    return {"tau": kendall_tau([truth[n] for n in names], [values[n] for n in names]),
-            "ndcg_error": float(np.mean([abs(truth[n] - values[n]) for n in names]))}
+    out = {"tau": kendall_tau([truth[n]["ndcg@10"] for n in names], [values[n]["ndcg@10"] for n in names])}
+    for key, measure in (("ndcg", "ndcg@10"), ("p", "p@10")):
+        errors = np.array([values[n][measure] - truth[n][measure] for n in names])
+        out[f"{key}_error"], out[f"{key}_bias"] = float(np.mean(np.abs(errors))), float(np.mean(errors))
+    return out
 
 
 def top_holes(runs: dict, pairs: list[Pair], depth: int = TOP) -> np.ndarray:
@@ -414,7 +454,7 @@ def summarise(pairs: list[Pair], rows: list[dict], lexical, vectors, scheme: Lab
         gold = np.array([scheme.labels.index(p.label) for p in pairs])
         runs = systems(pairs, lexical, vectors, np.array(row["expected"]), row["seed"])
         full = {(p.query_id, p.item_id): scheme.labels.index(p.label) for p in pairs}
-        truth = {name: evaluate(run, full, scheme, 10)["ndcg@10"] for name, run in runs.items()}
+        truth = {name: evaluate(run, full, scheme, 10) for name, run in runs.items()}
         top = top_holes(runs, pairs)
         seed_out = {"seed": row["seed"], "nothing_known": agreement(gold, np.array(row["base"]), scheme),
                     "nothing_known_ranking": ranking(runs, pairs, np.array(row["base"]), truth, scheme),
@@ -422,8 +462,10 @@ def summarise(pairs: list[Pair], rows: list[dict], lexical, vectors, scheme: Lab
         for name, mask in row["known"].items():
             holes = ~np.array(mask)
             cell = {"known_a_query": float(np.array(mask).sum() / len({p.query_id for p in pairs})),
-                    "holes": int(holes.sum()), "lowest_gold": float(np.mean(gold[holes] == 0))}
-            for variant in VARIANTS:
+                    "holes": int(holes.sum()), "lowest_gold": float(np.mean(gold[holes] == 0)),
+                    "shares": [f for f in row.get("shares", {}).get(name, []) if f]}
+            variants = [v for v in VARIANTS if f"{name}|{v}" in row["grades"]]  # a row of an older bench: fewer
+            for variant in variants:
                 g = np.array(row["grades"][f"{name}|{variant}"])
                 cell[variant] = {**agreement(gold[holes], g[holes], scheme), **ranking(runs, pairs, g, truth, scheme),
                                  "lowest": float(np.mean(g[holes] == 0))}
@@ -431,7 +473,7 @@ def summarise(pairs: list[Pair], rows: list[dict], lexical, vectors, scheme: Lab
             cell["top"] = {"holes": int(in_top.sum())}
             if in_top.any():  # a tiny collection's pool may leave none
                 cell["top"]["relevant_gold"] = float(np.mean(gold[in_top] >= scheme.binary_from))
-                for variant in VARIANTS:
+                for variant in variants:
                     g = np.array(row["grades"][f"{name}|{variant}"])[in_top]
                     cell["top"][variant] = {**agreement(gold[in_top], g, scheme),
                                             "relevant": float(np.mean(g >= scheme.binary_from))}
@@ -443,10 +485,13 @@ def summarise(pairs: list[Pair], rows: list[dict], lexical, vectors, scheme: Lab
     out["ms_feedback"] = float(np.median([s for r in rows for s in r["ms_feedback"]]))
     out["learned"] = rows[0]["learned"][0]
     out["keep_lowest"] = rows[0].get("keep_lowest", 1.0)
+    out["keep_relevant"] = rows[0].get("keep_relevant", 1.0)
     out["degrade"] = rows[0].get("degrade", 0.0)
     out["target_pairs"] = len(pairs)
     out["lowest_share"] = {"collection": float(np.mean([p.label == scheme.labels[0] for p in every])),
                            "target": float(np.mean([p.label == scheme.labels[0] for p in pairs]))}
+    out["relevant_share"] = {"collection": float(np.mean([scheme.is_relevant(p.label) for p in every])),
+                             "target": float(np.mean([scheme.is_relevant(p.label) for p in pairs]))}
     out["seed_s"] = [r["seed_s"] for r in rows if "seed_s" in r]
     return out
 
@@ -454,12 +499,14 @@ def summarise(pairs: list[Pair], rows: list[dict], lexical, vectors, scheme: Lab
 def shift_note(s: dict) -> str:
     """The caption's sentence on a shifted target (`--target-keep`), empty without one."""
     keep, degrade, text = s.get("keep_lowest", 1.0), s.get("degrade", 0.0), ""
-    if keep < 1.0:
+    if keep < 1.0 or s.get("keep_relevant", 1.0) < 1.0:
         share = s["lowest_share"]
-        text += (f" **Shifted target**: each target fold keeps {keep:.0%} of its lowest-grade pairs, so the lowest grade "
-                 f"is {share['target']:.0%} of the target's {s['target_pairs']:,} pairs against "
-                 f"{share['collection']:.0%} where the judge was compiled: it meets grade shares it never saw, as a "
-                 "judge compiled on DL 2020 meets DL 2023.")
+        rel = s.get("relevant_share", {})
+        text += (f" **Shifted target**: each target fold keeps {keep:.0%} of its lowest-grade pairs and "
+                 f"{s.get('keep_relevant', 1.0):.0%} of its relevant ones, so the lowest grade is {share['target']:.0%} "
+                 f"and the relevant {rel.get('target', 0):.0%} of the target's {s['target_pairs']:,} pairs against "
+                 f"{share['collection']:.0%} and {rel.get('collection', 0):.0%} where the judge was compiled: it meets "
+                 "grade shares it never saw, as a judge compiled on DL 2020 meets DL 2023.")
     if degrade > 0.0:
         text += (f" **Weakened judge**: on the target, {degrade:.0%} of each query's pairs take another of those "
                  "pairs' judge's view (its label and grade distribution): its scores carry less of the target's "
@@ -477,8 +524,8 @@ def markdown(s: dict, n_pairs: int, folds: int, collection: Collection = COLLECT
              "(mean over seeds; in brackets, the seeds on which feedback beat the judge without it)."
              + collection.note + shift_note(s), "",
              f"| known judgments | known a query | holes | kappa ({s.get('grades', 4)} grades) without -> with | "
-             "binary kappa | alpha | "
-             "quadratic kappa | kappa, no prior shift | tau nDCG@10 without -> with | mean abs nDCG@10 error |",
+             "binary kappa | alpha | quadratic kappa | today's cut: kappa / binary | at the shares, no lean: kappa / "
+             "binary | tau nDCG@10 without -> with |",
              "|---|---|---|---|---|---|---|---|---|---|"]
     for name in seeds[0]["policies"]:
         cells = [r["policies"][name] for r in seeds]
@@ -486,19 +533,17 @@ def markdown(s: dict, n_pairs: int, folds: int, collection: Collection = COLLECT
         def mean(variant, measure):
             return float(np.mean([c[variant][measure] for c in cells]))
 
-        def wins(measure, lower=False):
-            return sum((c["feedback"][measure] < c["base"][measure]) if lower else
-                       (c["feedback"][measure] > c["base"][measure]) for c in cells)
+        def wins(measure):
+            return sum(c["feedback"][measure] > c["base"][measure] for c in cells)
 
-        row = [name.replace("pool", "pool depth").replace("random", "random"),
-               f"{np.mean([c['known_a_query'] for c in cells]):.1f}", f"{cells[0]['holes']:,}"]
+        row = [label_of(name), f"{np.mean([c['known_a_query'] for c in cells]):.1f}", f"{cells[0]['holes']:,}"]
         for m in MEASURES:
             row.append(f"{mean('base', m):.3f} -> **{mean('feedback', m):.3f}** ({wins(m)} of {len(cells)})")
-        row.append(f"{mean('no_shift', 'kappa'):.3f}")
+        for other in ("fixed", "plain"):
+            row.append(f"{mean(other, 'kappa'):.3f} / {mean(other, 'kappa_binary'):.3f}" if other in cells[0] else "")
         row.append(f"{mean('base', 'tau'):.3f} -> {mean('feedback', 'tau'):.3f} ({wins('tau')} of {len(cells)})")
-        row.append(f"{mean('base', 'ndcg_error'):.3f} -> {mean('feedback', 'ndcg_error'):.3f} "
-                   f"({wins('ndcg_error', True)} of {len(cells)})")
         lines.append("| " + " | ".join(row) + " |")
+    lines += fill_table(seeds)
     lowest = [f"{name.replace('pool', 'pool depth')} {np.mean([r['policies'][name]['lowest_gold'] for r in seeds]):.0%}"
               f" / {np.mean([r['policies'][name]['base']['lowest'] for r in seeds]):.0%}"
               f" / {np.mean([r['policies'][name]['feedback']['lowest'] for r in seeds]):.0%}"
@@ -528,6 +573,44 @@ def markdown(s: dict, n_pairs: int, folds: int, collection: Collection = COLLECT
     return "\n".join(lines) + "\n"
 
 
+def label_of(policy: str) -> str:
+    return policy.replace("pool", "pool depth")
+
+
+def fill_table(seeds: list[dict]) -> list[str]:
+    """The holes' share of relevant pairs, estimated against the truth (mean over folds and seeds, the mean |error|
+    in points, how often the interval covered, and what `auto` took the known for), and the filled qrels' measures
+    against the oracle fill (mean over systems of |error| and the signed error, the fill's bias)."""
+    lines = ["", "The holes' share of relevant pairs (estimated per fold: its interval covers the truth on the share "
+             "of folds given), and each system's P@10 and nDCG@10 under the filled qrels against the oracle fill "
+             "(every hole with its true grade): mean |error| over the systems, and in brackets the mean signed error "
+             "(the fill's bias).", "",
+             "| known judgments | relevant: truth / estimate / known's own | mean abs share error | interval covers | "
+             "auto took them for | P@10 error: without / with / today's cut / no lean | nDCG@10 error: without / with "
+             "/ today's cut / no lean |", "|---|---|---|---|---|---|---|"]
+    for name in seeds[0]["policies"]:
+        cells = [r["policies"][name] for r in seeds]
+        folds = [f for c in cells for f in c.get("shares", [])]
+        row = [label_of(name)]
+        if folds:
+            truth, est = np.array([f["truth"] for f in folds]), np.array([f["estimate"] for f in folds])
+            covered = np.mean([f["low"] <= f["truth"] <= f["high"] for f in folds])
+            autos = [f["auto"] for f in folds]
+            kept = sum(not f.get("cut", True) for f in folds)
+            row += [f"{truth.mean():.1%} / {est.mean():.1%} / {np.mean([f['known'] for f in folds]):.1%}",
+                    f"{100 * np.mean(np.abs(est - truth)):.1f}", f"{covered:.0%} of {len(folds)}",
+                    ", ".join(f"{k} {autos.count(k)}" for k in sorted(set(autos)))
+                    + (f"; not cut at on {kept}" if kept else "")]
+        else:
+            row += ["no estimate", "", "", ""]
+        for key in ("p", "ndcg"):
+            row.append(" / ".join(f"{np.mean([c[v][f'{key}_error'] for c in cells]):.3f} "
+                                  f"({np.mean([c[v][f'{key}_bias'] for c in cells]):+.3f})"
+                                  for v in VARIANTS if v in cells[0]))
+        lines.append("| " + " | ".join(row) + " |")
+    return lines
+
+
 def top_table(seeds: list[dict]) -> list[str]:
     """The same judgments measured on the holes in the systems' top 10 only (`top_holes`): the pairs a benchmark's
     shallow pool leaves among its runs' top 10, which is what `hiera-dspy holes` fills (empty for older rows)."""
@@ -535,7 +618,7 @@ def top_table(seeds: list[dict]) -> list[str]:
         return []
     lines = ["", f"On the holes in the retrieval systems' top {TOP} only (every system above but {' and '.join(CONTROLS)}"
              f"; a benchmark's holes are these, the pairs its pool leaves among its runs' top {TOP}):", "",
-             "| known judgments | holes | relevant: truth / without / with | kappa without -> with | binary kappa | alpha | "
+             "| known judgments | holes | relevant: truth / without / with / today's cut / no lean | kappa without -> with | binary kappa | alpha | "
              "quadratic kappa |", "|---|---|---|---|---|---|---|"]
     for name in seeds[0]["policies"]:
         cells = [r["policies"][name]["top"] for r in seeds]
@@ -543,7 +626,8 @@ def top_table(seeds: list[dict]) -> list[str]:
             lines.append(f"| {name.replace('pool', 'pool depth')} | {np.mean([c['holes'] for c in cells]):,.0f} | "
                          "no hole in the top 10 on some seed |  |  |  |  |")
             continue
-        shares = ([c["relevant_gold"] for c in cells], *([c[v]["relevant"] for c in cells] for v in ("base", "feedback")))
+        shares = ([c["relevant_gold"] for c in cells],
+                  *([c[v]["relevant"] for c in cells] for v in VARIANTS if v in cells[0]))
         row = [name.replace("pool", "pool depth"), f"{np.mean([c['holes'] for c in cells]):,.0f}",
                " / ".join(f"{np.mean(share):.0%}" for share in shares)]
         for m in MEASURES:
@@ -567,19 +651,29 @@ def main() -> None:
     p.add_argument("--min-judged", type=int, default=None, help="a sampled query's judgments at least")
     p.add_argument("--min-relevant", type=int, default=None, help="a sampled query's relevant judgments at least")
     p.add_argument("--sample-seed", type=int, default=0)
+    p.add_argument("--policies", default=None, help="the known-judgment policies measured, e.g. 'pool 5,random 5' "
+                   "(default: the collection's)")
     p.add_argument("--target-keep", type=float, default=1.0, help="label shift: the share of each target fold's "
                    "lowest-grade pairs kept (default 1: none left out; `shifted_out`)")
+    p.add_argument("--target-keep-relevant", type=float, default=1.0, help="label shift the other way: the share of "
+                   "each target fold's relevant pairs kept (default 1; `shifted_out`)")
     p.add_argument("--target-degrade", type=float, default=0.0, help="a weaker judge on the target: the share of each "
                    "target query's pairs whose judge's view is another's (default 0; `weakened`)")
     args = p.parse_args()
-    if not 0.0 < args.target_keep <= 1.0:
-        p.error(f"--target-keep {args.target_keep}: a share in (0, 1]")
+    for flag, value in (("--target-keep", args.target_keep), ("--target-keep-relevant", args.target_keep_relevant)):
+        if not 0.0 < value <= 1.0:
+            p.error(f"{flag} {value}: a share in (0, 1]")
     if not 0.0 <= args.target_degrade < 1.0:
         p.error(f"--target-degrade {args.target_degrade}: a share in [0, 1)")
     suffix = ("" if args.target_keep >= 1.0 else f"-keep{args.target_keep:g}") + (
+        "" if args.target_keep_relevant >= 1.0 else f"-keeprel{args.target_keep_relevant:g}") + (
         "" if args.target_degrade <= 0.0 else f"-degrade{args.target_degrade:g}")
     args.work.mkdir(parents=True, exist_ok=True)
     collection = COLLECTIONS[args.dataset]
+    if args.policies:
+        chosen = tuple((name, int(k)) for name, k in (item.split() for item in args.policies.split(",")))
+        collection = replace(collection, policies=chosen, timed=chosen[-1])
+        suffix += "-" + args.policies.replace(" ", "").replace(",", "-")
     scheme = get_scheme(collection.scheme)
     pairs, sample = sample_queries(
         collection.read(args.data, args.work), scheme, args.queries or collection.queries,
@@ -596,7 +690,8 @@ def main() -> None:
                 rows.append(json.loads(cached.read_text()))
                 continue
             start = time.perf_counter()
-            rows.append(run_seed(pairs, seed, args.folds, lexical, collection, args.target_keep, args.target_degrade))
+            rows.append(run_seed(pairs, seed, args.folds, lexical, collection, args.target_keep, args.target_degrade,
+                                 args.target_keep_relevant))
             rows[-1]["seed_s"] = time.perf_counter() - start
             cached.write_text(json.dumps(rows[-1]))
             print(f"seed {seed}: {rows[-1]['seed_s']:.0f} s", flush=True)

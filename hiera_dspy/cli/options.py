@@ -99,7 +99,7 @@ def add_judging_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def add_known_arguments(parser: argparse.ArgumentParser) -> None:
-    """--known FILE and --on-known-overlap: the known judgments a judge that reads them reads (eval.run, eval.label,
+    """--known FILE, --on-known-overlap and --known-kind: the known judgments a judge that reads them reads (eval.run, eval.label,
     eval.ablate; eval.holes reads the benchmark's own qrels)."""
     g = parser.add_argument_group("known judgments")
     g.add_argument("--known", metavar="FILE",
@@ -110,6 +110,10 @@ def add_known_arguments(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--on-known-overlap", default="error", choices=list(OVERLAP),
                    help="a known judgment of a pair that is also to be judged: stop with an error naming its line "
                         "(default), or drop such judgments from the known ones and count them (skip)")
+    g.add_argument("--known-kind", default="auto", choices=["auto", "sample", "pool"],
+                   help="what the known judgments are: sample (a random sample of the pairs: their shares are the "
+                        "pairs'), pool (the top of some systems' runs: their shares are not), or auto (checked from "
+                        "the judge's scores; the report says which was assumed)")
 
 
 def add_vote_arguments(parser: argparse.ArgumentParser) -> None:

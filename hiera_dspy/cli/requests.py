@@ -16,8 +16,9 @@ def data_source(args: argparse.Namespace) -> DataSource:
 
 
 def known_list(args: argparse.Namespace) -> KnownList:
-    """--known and --on-known-overlap."""
-    return KnownList(getattr(args, "known", None), getattr(args, "on_known_overlap", "error"))
+    """--known, --on-known-overlap and --known-kind."""
+    return KnownList(getattr(args, "known", None), getattr(args, "on_known_overlap", "error"),
+                     getattr(args, "known_kind", "auto"))
 
 
 def run_options(args: argparse.Namespace) -> RunOptions:

@@ -164,7 +164,7 @@ def ablate(request: AblateRequest) -> Ablation:
         started = time.time()  # its build and fit count too: the method's whole run
         program = build(method, ctx, **config)
         prepare_fresh(program, dataset, split)
-        use = hand_over(program, evidence)  # a judge that reads known judgments reads them once, before any pair
+        use = hand_over(program, evidence, pairs)  # a judge that reads known judgments reads them once, before any pair
         if use is not None:
             done.known[display] = use
         # the same identity as eval.run (minus its limit): a run started there is resumed here, and vice versa

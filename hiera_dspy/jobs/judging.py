@@ -26,7 +26,7 @@ from hiera_dspy.jobs.preparing import (
 from hiera_dspy.jobs.requests import DataSource, DryRun, JudgeRequest, Judging, KnownList
 from hiera_dspy.methods.learning import prepare_fresh
 from hiera_dspy.records import Judgment, Pair
-from hiera_dspy.review.known_evidence import Evidence, hand_over, read_evidence
+from hiera_dspy.review.known_evidence import Evidence, hand_over, read_by, read_evidence, targets_of
 from hiera_dspy.review.known_report import known_summary
 from hiera_dspy.runs.cost import forecast
 from hiera_dspy.runs.outputs import write_outputs
@@ -60,6 +60,8 @@ class Replica:
     dataset: Callable[[], Dataset]
     split: str
     known: Known | None = None  # the known judgments the job's judge read: each replica's judge reads them too
+    targets: list[Pair] | None = None  # the sample of pairs to judge it read with them (`known_evidence.targets_of`)
+    kind: str = "auto"  # what the known judgments are (`Evidence.kind`)
 
     def __call__(self, api_base: str | None):
         judging = replace(self.judging, lms=self.judging.lms.at(api_base))
@@ -68,13 +70,23 @@ class Replica:
         if not judging.judge:
             prepare_fresh(program, dataset, self.split)
         if self.known is not None:
-            program.read_known(self.known)
+            read_by(program, self.known, self.targets, self.kind)
         return program
 
 
 def evidence_of(known: KnownList, dataset: Dataset, pairs: Iterable[Pair]) -> Evidence | None:
     """The request's known judgment list read and checked against the pairs to judge; None without one."""
-    return read_evidence(known.path, known.on_overlap, dataset, pairs) if known.path else None
+    return read_evidence(known.path, known.on_overlap, dataset, pairs, known.kind) if known.path else None
+
+
+def replica(judging: Judging, dataset: Callable[[], Dataset], split: str, evidence: Evidence | None, use: dict | None,
+            pairs: Iterable[Pair]) -> Replica:
+    """The recipe of `judging`'s replicas: their judge reads what the job's judge read (known judgments and the
+    sample of the pairs to judge), so each cuts as it does."""
+    known = read_by_judge(evidence, use)
+    if known is None or evidence is None:
+        return Replica(judging, dataset, split)
+    return Replica(judging, dataset, split, known, targets_of(evidence, pairs), evidence.kind)
 
 
 def read_by_judge(evidence: Evidence | None, use: dict | None) -> Known | None:
@@ -105,7 +117,7 @@ def judge(request: JudgeRequest) -> Judged:
     if not j.judge:  # a fresh program that learns from data (a cascade's tau: part of the run's identity)
         prepare_fresh(program, dataset, split)
     evidence = evidence_of(request.known, dataset, pairs)
-    use = hand_over(program, evidence)  # before any pair: the judge reads its queries' known judgments once
+    use = hand_over(program, evidence, pairs)  # before any pair: the judge reads its queries' known judgments once
     spec = RunSpec.judging(program, dataset=request.data.dataset, split=split, lms=lms, knowledge=knowledge.name,
                            judge=j.judge, extra=evidence.identity(use["reads"]) if evidence and use else None)
     # the limit is not part of the id: a larger limit later resumes the same run and judges only the new pairs; the
@@ -118,7 +130,7 @@ def judge(request: JudgeRequest) -> Judged:
     count = len(pairs) if isinstance(pairs, list) else "all the"  # a large JSONL split is read lazily
     print(f"run {run_id}: {count} pairs of {request.data.dataset} [{split}] with {program.method} "
           f"(LMs {spec.lms}, knowledge {knowledge.name})", file=sys.stderr)
-    recipe = Replica(j, SourceLoader(request.data), split, read_by_judge(evidence, use))  # --engine ray's replicas
+    recipe = replica(j, SourceLoader(request.data), split, evidence, use, pairs)  # --engine ray's replicas
     rows = run_engine(j.engine, Job(program, pairs, store, run_id, lms, retry_errors=j.run.retry_errors,
                                     progress=progress_display(j.run.verbose, lms, program.method),
                                     options=j.engine_options, factory=recipe))

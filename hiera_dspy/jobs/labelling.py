@@ -15,7 +15,7 @@ from hiera_dspy.data import Dataset
 from hiera_dspy.engines import Job
 from hiera_dspy.engines import judge as run_engine
 from hiera_dspy.errors import RequestError
-from hiera_dspy.jobs.judging import Replica, SourceLoader, evidence_of, forecast_cost, read_by_judge
+from hiera_dspy.jobs.judging import SourceLoader, evidence_of, forecast_cost, replica
 from hiera_dspy.jobs.preparing import build_program, load_data, output_folder, progress_display
 from hiera_dspy.jobs.requests import Judging, LabelRequest
 from hiera_dspy.methods.learning import prepare_fresh
@@ -97,7 +97,7 @@ def label_pairs(judging: Judging, dataset: Dataset, pairs: Iterable[Pair], split
             prepare_fresh(program, dataset, split)
     except RuntimeError as exc:  # a learned method with no labelled pairs to learn from
         raise RequestError(f"{program.method}: {exc}") from None
-    use = hand_over(program, evidence)  # before any pair: the judge reads its queries' known judgments once
+    use = hand_over(program, evidence, pairs)  # before any pair: the judge reads its queries' known judgments once
     if evidence is not None and use is not None:
         identity_extra = {**(identity_extra or {}), **evidence.identity(use["reads"])}
         labelling = {**labelling, "known": use}
@@ -127,7 +127,7 @@ def label_pairs(judging: Judging, dataset: Dataset, pairs: Iterable[Pair], split
         freshness.mark_pairs(store, run_id, source, split, limit, out, count)
     print(f"run {run_id}: {count} pairs to label with {program.method} (LMs {spec.lms}, "
           f"knowledge {knowledge.name})", file=sys.stderr)
-    recipe = (Replica(judging, reload, split, read_by_judge(evidence, use))  # --engine ray's replicas
+    recipe = (replica(judging, reload, split, evidence, use, pairs)  # --engine ray's replicas
               if reload is not None else None)
     rows = run_engine(judging.engine, Job(program, pairs, store, run_id, lms, retry_errors=judging.run.retry_errors,
                                           progress=progress_display(judging.run.verbose, lms, program.method),

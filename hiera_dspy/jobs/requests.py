@@ -76,10 +76,12 @@ class Judging:
 class KnownList:
     """Known judgments the judge reads as evidence (a judge that reads none ignores them): `path` a judgment list
     (`qrels:PATH`, `jsonl:PATH`, `trec:FOLDER`, or a PATH whose format is sniffed; None: none), and what a known pair
-    that is also a pair to judge does (`on_overlap`: error | skip, dropped from the known judgments and counted)."""
+    that is also a pair to judge does (`on_overlap`: error | skip, dropped from the known judgments and counted), and
+    what they are (`kind`: sample, a random sample of the pairs; pool, the top of some systems' runs; auto, checked)."""
 
     path: str | None = None
     on_overlap: str = "error"
+    kind: str = "auto"
 
 
 @dataclass(frozen=True)

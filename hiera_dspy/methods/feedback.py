@@ -19,10 +19,17 @@ four-grade kappa alone the cut called too few passages relevant, and binary kapp
 
 **Calibrated to the collection** (`FeedbackStage.read`): where the target has known judgments, each known pair is
 scored from its query's other known judgments (leave one out), and a shift of the log-prior of each grade is fitted
-to their grades (maximum likelihood, shrunk to no shift by `PRIOR_PENALTY`). The known are the pool's top passages,
-whose grades run higher than the holes': the shift corrects the combination's conditional odds, which pooling
-selects on only through what the evidence already reads (the judge's own score first), not the grade shares; the
-thresholds are kept (re-cutting to the known's shares would carry the pool's bias to the holes).
+to their grades (maximum likelihood, shrunk to no shift by `PRIOR_PENALTY`): it corrects the combination's
+conditional odds, not the grade shares.
+
+**Cut at the target's shares** (`FeedbackStage.read` with the pairs to judge, `methods/shares.py`): from a seeded
+sample of up to `TARGET_SAMPLE` of the pairs to judge, the target's shares of grade >= k are estimated apart from
+the labels: prediction-powered from the known where they are a random sample of the pairs, by EM prior adjustment
+under label shift from the training holes' shares where they are a pool (whose own shares are never copied). Where
+the known are a sample, each boundary k is then cut on P(grade >= k) where the sample's share at or above k matches
+the estimate, leaning as the stage learned its best cut leans (`shares.share_offsets`). A pool's estimate is
+reported, not cut at (measured less reliable than the compiled cut: `methods/shares.py`). Without the pairs to
+judge, or with too few known, the thresholds chosen at compile time stand (as before).
 
 A query without known judgments, and a judge compiled without the stage (an older artifact, `feedback=false`),
 judge exactly as before.
@@ -56,6 +63,8 @@ RUN_DEPTH = 10  # a training hole in some run's top RUN_DEPTH is drawn first (`t
 C = 1.0
 PRIOR_PENALTY = 2.0  # L2 weight pulling the target's log-prior shift towards none
 MIN_CALIBRATION = 20  # known pairs (with another known judgment of their query) needed to fit the shift
+TARGET_SAMPLE = 400  # pairs to judge (a seeded sample) whose distributions set the share-matched cut
+MIN_TARGETS = 10  # pairs to judge (with known judgments of their query) needed to cut at the shares
 OBJECTIVE = "kappa and binary kappa, mean"  # what the thresholds are chosen by (`grades.graded_and_binary`)
 
 
@@ -134,6 +143,9 @@ class FeedbackStage:
         self.learned: dict = {}
         self.queries: dict[str, ev.QueryKnown] = {}  # query text -> its known judgments (`read`)
         self.shift = np.zeros(self.k)  # the target's log-prior shift (`read`)
+        self.cumulative: np.ndarray | None = None  # thresholds on P(grade >= k) at the target's shares (`read`)
+        self.shares: dict | None = None  # the target's estimated shares and how (`read`; the report's)
+        self.offsets = np.zeros(self.k - 1)  # where the cut falls against the shares (`shares.share_offsets`)
         self._warm: dict[str, np.ndarray] = {}  # the last batch's passage vectors (`warm`)
 
     # -------------------------------------------------------------------------------------------- fit
@@ -142,6 +154,7 @@ class FeedbackStage:
         """Learn the combination on labelled `pairs` whose grade distributions `oof` (n, K) are out of fold by query,
         known judgments simulated by each of `policies` (module doc)."""
         from hiera_dspy.methods.grades import best_thresholds, cut, expected_grade, graded_and_binary, query_folds
+        from hiera_dspy.methods.shares import share_offsets
 
         start = time.perf_counter()
         pairs = list(pairs)
@@ -183,6 +196,7 @@ class FeedbackStage:
             out[fold == f] = self._proba(X[fold == f])
         score = graded_and_binary(self.binary_from)
         value, self.thresholds = best_thresholds(Y, expected_grade(out), self.k, score)
+        self.offsets, lean = share_offsets(out, Y, tags, self.k, score)
         self._fit_lr(X, Y)
         predicted = cut(expected_grade(out), self.thresholds)
         self.learned = {
@@ -195,6 +209,8 @@ class FeedbackStage:
                                           "agreement": float(score(Y[tags == n], predicted[tags == n], self.k))}
                           for n, (name, k) in enumerate(policies) if (tags == n).any()},
             "binary_from": self.binary_from,
+            "train_shares": [float(np.mean(Y == g)) for g in range(self.k)],
+            "share_offsets": self.offsets.tolist(), "at_shares_out_of_fold": float(lean),
             "fit_s": round(time.perf_counter() - start, 2)}
         return self
 
@@ -230,13 +246,15 @@ class FeedbackStage:
 
     # -------------------------------------------------------------------------------------------- known
 
-    def read(self, known: Known, distributions) -> dict[str, int]:
+    def read(self, known: Known, distributions, targets: Sequence[Pair] | None = None, kind: str = "auto"
+             ) -> dict[str, int]:
         """Read the target's known judgments (`distributions(pairs) -> (n, K)`: the base judge's grade distributions
-        of pairs), fit the log-prior shift on them (module doc); how many judgments each query id will use (those
-        graded on this scale, with a query and a passage text)."""
+        of pairs), fit the log-prior shift on them, and with `targets` (the pairs to judge, or a sample of them) cut
+        at the target's estimated shares, the known being `kind` (module doc); how many judgments each query id will
+        use (those graded on this scale, with a query and a passage text)."""
         from hiera_dspy.methods.grades import expected_grade
 
-        self.queries, self.shift = {}, np.zeros(self.k)
+        self.queries, self.shift, self.cumulative, self.shares = {}, np.zeros(self.k), None, None
         if tuple(known.scheme.labels) != self.labels:
             return {}
         usable = [j for j in known if j.item_text is not None and j.query and 0 <= j.grade < self.k]
@@ -254,17 +272,18 @@ class FeedbackStage:
         for text, members in by_text.items():
             self.queries[text] = self._known([usable[i].item_id for i in members], [usable[i].grade for i in members],
                                              vectors[members], expected[members], [docs[i] for i in members])
-        if self.calibrate:
-            self.shift = self._prior_shift()
+        loo, gold = self._left_out_rows()
+        if self.calibrate and len(gold) >= MIN_CALIBRATION:
+            self.shift = self._prior_shift(loo, gold)
+        if targets is not None and len(gold) >= MIN_CALIBRATION:
+            self._cut_at_shares(loo, gold, expected, targets, distributions, kind)
         counts: dict[str, int] = {}
         for j in usable:
             counts[j.query_id] = counts.get(j.query_id, 0) + 1
         return counts
 
-    def _prior_shift(self) -> np.ndarray:
-        """The log-prior shift that fits the known judgments' grades, each scored from its query's other known."""
-        from scipy.optimize import minimize
-
+    def _left_out_rows(self) -> tuple[np.ndarray, np.ndarray]:
+        """The evidence rows of the known judgments, each scored from its query's other known, and their grades."""
         rows, gold = [], []
         for known in self.queries.values():
             for i in range(len(known)):
@@ -274,10 +293,14 @@ class FeedbackStage:
                 if row is not None:
                     rows.append(row)
                     gold.append(int(known.grades[i]))
-        if len(rows) < MIN_CALIBRATION:
-            return np.zeros(self.k)
-        base = np.log(np.maximum(self._proba(np.array(rows)), 1e-12))
-        y = np.array(gold)
+        width = len(ev.feature_names(self.k))
+        return (np.array(rows) if rows else np.zeros((0, width))), np.array(gold, dtype=int)
+
+    def _prior_shift(self, rows: np.ndarray, y: np.ndarray) -> np.ndarray:
+        """The log-prior shift that fits the known judgments' grades, each scored from its query's other known."""
+        from scipy.optimize import minimize
+
+        base = np.log(np.maximum(self._proba(rows), 1e-12))
 
         def loss(b):
             shift = np.concatenate([[0.0], b])
@@ -288,6 +311,57 @@ class FeedbackStage:
 
         b = minimize(loss, np.zeros(self.k - 1), method="L-BFGS-B").x
         return np.concatenate([[0.0], b])
+
+    def _cut_at_shares(self, loo: np.ndarray, gold: np.ndarray, known_expected: np.ndarray,
+                       targets: Sequence[Pair], distributions, kind: str) -> None:
+        """Estimate the shares of the pairs to judge (a seeded sample of `targets` whose query has known judgments)
+        and set the cumulative thresholds that give them (`methods/shares.py`); `self.shares` says what was
+        assumed and found."""
+        from hiera_dspy.methods import shares as sh
+        from hiera_dspy.methods.grades import cut, expected_grade
+
+        if kind not in sh.KINDS:
+            raise HieraError(f"--known-kind {kind!r}: give one of {', '.join(sh.KINDS)}")
+        targets = [p for p in targets if p.query in self.queries]
+        if len(targets) > TARGET_SAMPLE:
+            picked = np.random.default_rng(0).choice(len(targets), TARGET_SAMPLE, replace=False)
+            targets = [targets[i] for i in sorted(picked)]
+        if len(targets) < MIN_TARGETS:
+            return
+        base = np.asarray(distributions(targets), dtype=float)
+        expected = expected_grade(base)
+        docs = [document(p.item_title, p.item_text) for p in targets]
+        vectors = ev.passage_vectors(self.kind, docs)
+        rows, kept = [], []
+        for i, p in enumerate(targets):
+            known = self.queries[p.query]
+            row = ev.evidence(float(expected[i]), vectors[i], known, self.k, ev.own(known, p.item_id, docs[i]))
+            if row is not None:
+                rows.append(row)
+                kept.append(i)
+        if len(rows) < MIN_TARGETS:
+            return
+        X = np.array(rows)
+        check = sh.looks_like(known_expected, expected[kept])
+        assumed = check["kind"] if kind == "auto" else kind
+        train: list[float] = list(self.learned.get("train_shares") or [])
+        if assumed == "pool" and not train:
+            return  # an artifact compiled before the training shares were kept: its thresholds stand
+        found = (sh.sample_shares(gold, self._proba(loo), self._proba(X), self.k) if assumed == "sample" else
+                 sh.pool_shares(train, self._proba(X), [targets[i].query_id for i in kept]))
+        shifted = self._proba(X, self.shift)
+        leaned = sh.shifted_shares(found["at_least"], self.offsets)
+        if assumed == "sample":  # a pool's estimate is reported, not cut at (`methods/shares.py`)
+            self.cumulative = sh.cumulative_thresholds(shifted, leaned)
+        given = np.bincount(gold, minlength=self.k) / len(gold)
+        compiled = np.bincount(cut(expected_grade(shifted), self.thresholds), minlength=self.k) / len(shifted)
+        self.shares = {"kind": kind, "assumed": assumed, "check": check, **found,
+                       "grades": sh.grade_shares(found["at_least"]), "known_grades": given.tolist(),
+                       "known_at_least": sh.cumulative(given[None, :])[0].tolist(), "pairs_sampled": len(rows),
+                       "compiled_cut_at_least": sh.cumulative(compiled[None, :])[0].tolist(),
+                       "cut_at_least": leaned.tolist(), "offsets": self.offsets.tolist(),
+                       "cut": self.cumulative is not None,
+                       "binary_from": self.binary_from, "labels": list(self.labels)}
 
     def warm(self, docs: Sequence[str]) -> None:
         """Compute the vectors of passages about to be judged in one batch (only the last batch is kept)."""
@@ -316,6 +390,10 @@ class FeedbackStage:
         if row is None:
             return None
         dist = self._proba(row[None, :], self.shift)[0]
+        if self.cumulative is not None:
+            from hiera_dspy.methods.shares import cut_cumulative
+
+            return int(cut_cumulative(dist[None, :], self.cumulative)[0]), dist, int((~mine).sum())
         return int(cut(expected_grade(dist[None, :]), self.thresholds)[0]), dist, int((~mine).sum())
 
     # -------------------------------------------------------------------------------------------- JSON
@@ -340,6 +418,7 @@ class FeedbackStage:
         stage.mean, stage.scale = np.array(d["scaler"]["mean"]), np.array(d["scaler"]["scale"])
         stage.classes, stage.thresholds = tuple(d["classes"]), tuple(d["thresholds"])
         stage.learned = dict(d.get("learned", {}))
+        stage.offsets = np.array(stage.learned.get("share_offsets", np.zeros(stage.k - 1)), dtype=float)
         return stage
 
 
@@ -405,12 +484,19 @@ class FeedbackJudge:
             self.feedback.warm([document(p.item_title, p.item_text) for p in pairs
                                 if self.feedback.known_for(p.query) is not None])
 
-    def read_known(self, known: Known) -> dict[str, int]:
-        """`data.known.ReadsKnown`: read the known judgments as evidence; how many each query will use ({} without
-        a stage: the judge then judges every pair alone)."""
+    reads_targets = True  # `read_known` also takes the pairs to judge (`review.known_evidence.hand_over`)
+
+    def read_known(self, known: Known, targets: Sequence[Pair] | None = None, kind: str = "auto") -> dict[str, int]:
+        """`data.known.ReadsKnown`: read the known judgments as evidence, and with `targets` (the pairs to judge)
+        cut at their estimated shares, the known being `kind` (sample | pool | auto); how many each query will use
+        ({} without a stage: the judge then judges every pair alone)."""
         if self.feedback is None:
             return {}
-        return self.feedback.read(known, self.base_distributions)
+        return self.feedback.read(known, self.base_distributions, targets, kind)
+
+    def known_shares(self) -> dict | None:
+        """The target's estimated grade shares the last `read_known` cut at (None: the compiled thresholds stand)."""
+        return None if self.feedback is None else self.feedback.shares
 
     def with_feedback(self, prediction: Any, query: str, item_title: str, item_text: str) -> Any:
         """`prediction` (with its grade distribution in `scores`) re-judged with its query's known judgments; as it

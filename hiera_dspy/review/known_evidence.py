@@ -8,13 +8,18 @@ Checks, each an error naming file, line and what to do, or a count:
 - judgments of queries with no pair to judge are counted (`outside`, `outside_queries`) and kept (a judge may
   calibrate on the whole collection's judgments); judging goes on.
 A judge that is not a ReadsKnown judges every pair alone, as before: the use says so (`reads` False).
+
+What the known judgments are (`kind`: sample | pool | auto, `methods.shares.KINDS`) is the user's word
+(--known-kind) or, for a benchmark's own qrels, a pool; a judge that can (`reads_targets`) is also handed a seeded
+sample of the pairs to judge (`targets`), to estimate their grade shares and cut at them (summary `known.shares`).
 """
 
 from __future__ import annotations
 
+import random
 from collections import Counter
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from hiera_dspy.data import CatalogEntry, DataError, Dataset
 from hiera_dspy.data.judgment_lists import apart_from, read_known
@@ -23,6 +28,7 @@ from hiera_dspy.labels import LabelScheme
 from hiera_dspy.records import Pair
 
 OVERLAP = ("error", "skip")  # what a known pair that is also to be judged does (--on-known-overlap)
+TARGET_SAMPLE = 400  # pairs to judge (a seeded sample, of queries with known judgments) a judge's cut is set on
 
 
 @dataclass(frozen=True)
@@ -34,16 +40,24 @@ class Evidence:
     source: str
     queries: tuple[str, ...]
     counts: Mapping[str, int]
+    kind: str = "auto"  # what the known judgments are: sample | pool | auto (`methods.shares.KINDS`)
 
     def identity(self, reads: bool) -> dict:
         """What a run's identity adds: the digest of the judgments a judge that reads them reads (nothing else: a
-        judge that reads none judges the same whatever the list holds)."""
-        return {"known": self.known.digest()} if reads else {}
+        judge that reads none judges the same whatever the list holds), and what they were said to be unless auto."""
+        if not reads:
+            return {}
+        return {"known": self.known.digest(), **({"known_kind": self.kind} if self.kind != "auto" else {})}
 
 
-def read_evidence(spec: str, on_overlap: str, dataset: Dataset, pairs: Iterable[Pair]) -> Evidence:
+def read_evidence(spec: str, on_overlap: str, dataset: Dataset, pairs: Iterable[Pair], kind: str = "auto"
+                  ) -> Evidence:
     """The judgment list `spec` (`hiera_dspy.data.judgment_lists`) on the dataset's scheme, texts looked up in its
-    catalog and its pairs, checked against `pairs` (the pairs to judge)."""
+    catalog and its pairs, checked against `pairs` (the pairs to judge); `kind`, what they are (--known-kind)."""
+    from hiera_dspy.methods.shares import KINDS
+
+    if kind not in KINDS:
+        raise DataError(f"--known-kind {kind!r}: give one of {', '.join(KINDS)}")
     if on_overlap not in OVERLAP:
         raise DataError(f"--on-known-overlap {on_overlap!r}: give one of {', '.join(OVERLAP)}")
     items: dict[str, CatalogEntry] = {e.id: e for e in dataset.catalog or ()}
@@ -55,7 +69,7 @@ def read_evidence(spec: str, on_overlap: str, dataset: Dataset, pairs: Iterable[
     counts: Counter = Counter()
     known, asked = apart_from(read_known(spec, dataset.scheme, items=items, queries=queries, counts=counts), pairs,
                               counts, on_overlap)
-    return Evidence(known, spec, asked, dict(counts))
+    return Evidence(known, spec, asked, dict(counts), kind)
 
 
 def benchmark_evidence(qrels: Mapping[tuple[str, str], int], lines: Mapping[tuple[str, str], int],
@@ -70,7 +84,7 @@ def benchmark_evidence(qrels: Mapping[tuple[str, str], int], lines: Mapping[tupl
                                        item_text=doc.text if doc else None, query=topics.get(qid),
                                        source=f"{source}:{lines[qid, docid]}" if (qid, docid) in lines else source))
     counts = Counter(judgments=len(judgments), without_text=sum(1 for j in judgments if j.item_text is None))
-    return checked(Known.of(scheme, judgments), source, pairs, counts, "error")
+    return replace(checked(Known.of(scheme, judgments), source, pairs, counts, "error"), kind="pool")
 
 
 def checked(known: Known, source: str, pairs: Iterable[Pair], counts: dict[str, int], on_overlap: str) -> Evidence:
@@ -79,14 +93,40 @@ def checked(known: Known, source: str, pairs: Iterable[Pair], counts: dict[str, 
     return Evidence(known, source, queries, dict(counts))
 
 
-def hand_over(program, evidence: Evidence | None) -> dict | None:
-    """Give the judge the known judgments, once and before any pair, when it reads them (a ReadsKnown); returns the
-    use (`use`), None without evidence."""
+def targets_of(evidence: Evidence, pairs: Iterable[Pair] | None) -> list[Pair] | None:
+    """A seeded sample of up to `TARGET_SAMPLE` of the pairs to judge whose query has known judgments (None for a
+    lazily read split, which is not read twice)."""
+    if not isinstance(pairs, list):
+        return None
+    among = [p for p in pairs if evidence.known.for_query(p.query_id)]
+    if len(among) <= TARGET_SAMPLE:
+        return among
+    rng = random.Random(0)
+    return [among[i] for i in sorted(rng.sample(range(len(among)), TARGET_SAMPLE))]
+
+
+def read_by(program, known: Known, targets: list[Pair] | None, kind: str) -> dict[str, int]:
+    """The judge reads `known` (and the pairs to judge, `targets`, where it takes them: `reads_targets`)."""
+    if getattr(program, "reads_targets", False):
+        return program.read_known(known, targets=targets, kind=kind)
+    return program.read_known(known)
+
+
+def hand_over(program, evidence: Evidence | None, pairs: Iterable[Pair] | None = None) -> dict | None:
+    """Give the judge the known judgments, once and before any pair, when it reads them (a ReadsKnown), with a
+    sample of the pairs to judge where it takes them (`targets_of`); returns the use (`use`, with the shares the
+    judge estimated and cut at in `shares`), None without evidence."""
     if evidence is None:
         return None
     reads = isinstance(program, ReadsKnown)
-    read = program.read_known(evidence.known) if reads else {}
-    return use(evidence, reads, read)
+    targets = targets_of(evidence, pairs) if reads else None
+    read = read_by(program, evidence.known, targets, evidence.kind) if reads else {}
+    out = use(evidence, reads, read)
+    shares = getattr(program, "known_shares", lambda: None)() if reads else None
+    out["kind"] = evidence.kind
+    if shares is not None:
+        out["shares"] = shares
+    return out
 
 
 def use(evidence: Evidence, reads: bool, read: Mapping[str, int]) -> dict:

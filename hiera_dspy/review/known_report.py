@@ -53,9 +53,48 @@ def binary_look(use: dict) -> str:
             f"as {labels[1]!r}.")
 
 
+KIND_WORDS = {"sample": "a random sample of the pairs", "pool": "a pool (the top of some systems' runs)"}
+
+
+def shares_line(use: dict | None) -> str:
+    """What the known judgments were taken to be, and the share of relevant pairs the judge cut at: estimated, with
+    its interval, beside the known judgments' own ('' when the judge did not cut at estimated shares)."""
+    shares = (use or {}).get("shares")
+    if not shares:
+        return ""
+    check, b = shares["check"], shares["binary_from"] - 1
+    how = ("your word (--known-kind)" if shares["kind"] != "auto" else
+           f"checked: the known pairs sit above the pairs to judge in {check['auc']:.0%} of comparisons" if
+           check.get("auc") is not None else "assumed")
+    copied = ("" if shares["assumed"] == "sample" else " (a pool's shares are not the pairs': not copied)")
+    return (f"The known judgments were taken as {KIND_WORDS[shares['assumed']]}, by {how}. Estimated share of the "
+            f"pairs at {shares['labels'][b + 1]!r} or above: {shares['at_least'][b]:.1%} "
+            f"[{shares['low'][b]:.1%}, {shares['high'][b]:.1%}] ({shares['method']}; {shares['pairs_sampled']} pairs "
+            f"to judge sampled); the known judgments' own: {shares['known_at_least'][b]:.1%}{copied}. The judge's "
+            + (("grades were cut at the estimated shares, one boundary at a time, leaning as the judge learned its "
+                f"best cut leans: {shares['cut_at_least'][b]:.1%} called so; ") if shares.get("cut", True) else
+               "grades were not cut at it (a pool's estimate is less sure than the compiled thresholds); ")
+            + f"at its compiled thresholds the judge calls {shares['compiled_cut_at_least'][b]:.1%} so (the fill's "
+            f"estimated bias there: {shares['compiled_cut_at_least'][b] - shares['at_least'][b]:+.1%}).")
+
+
+def shares_table(use: dict | None) -> list[str]:
+    """report.md's table of the grade shares: estimated (with the interval of grade >= k) and the known's own."""
+    shares = (use or {}).get("shares")
+    if not shares:
+        return []
+    lines = ["", "| grade | estimated share | share at or above [interval] | known judgments' share |",
+             "|---|---|---|---|"]
+    for g, label in enumerate(shares["labels"]):
+        above = ("" if g == 0 else f"{shares['at_least'][g - 1]:.1%} [{shares['low'][g - 1]:.1%}, "
+                 f"{shares['high'][g - 1]:.1%}]")
+        lines.append(f"| {label} | {shares['grades'][g]:.1%} | {above} | {shares['known_grades'][g]:.1%} |")
+    return lines
+
+
 def known_summary(use: dict | None) -> str:
     """The sentence and the counts, for a command's closing lines ('' without known judgments)."""
-    return " ".join(filter(None, (known_line(use), counted(use) if use else "")))
+    return " ".join(filter(None, (known_line(use), counted(use) if use else "", shares_line(use))))
 
 
 def known_section(use: dict | None) -> list[str]:
@@ -66,6 +105,8 @@ def known_section(use: dict | None) -> list[str]:
     lines = ["## Known judgments", "", known_line(use)]
     if note := counted(use):
         lines.append(note)
+    if note := shares_line(use):
+        lines += ["", note, *shares_table(use)]
     given, read = use["known_per_query"], use["read_per_query"]
     if len(given) <= TABLE_QUERIES:
         lines += ["", "| query | known | read by the judge |", "|---|---|---|"]

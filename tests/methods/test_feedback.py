@@ -171,7 +171,12 @@ def test_the_issues_commands_with_a_compiled_feedback_judge(word_late, tmp_path,
                          "--out", str(tmp_path / "filled")]) == 0
     known = json.loads((tmp_path / "filled" / "summary.json").read_text())["known"]
     assert known["reads"] is True and known["read"] == 48 and set(known["read_per_query"].values()) == {8}
-    assert "## Known judgments" in (tmp_path / "filled" / "report.md").read_text()
+    assert known["kind"] == "pool"  # holes know their known judgments are the pool
+    shares = known["shares"]  # the holes' estimated shares, beside the pool's own, and the cut made at them
+    assert shares["assumed"] == "pool" and len(shares["at_least"]) == 3 and sum(shares["grades"]) == pytest.approx(1)
+    assert all(lo <= est <= hi for lo, est, hi in zip(shares["low"], shares["at_least"], shares["high"]))
+    report = (tmp_path / "filled" / "report.md").read_text()
+    assert "## Known judgments" in report and "taken as a pool" in report and "| grade | estimated share" in report
     holes = [json.loads(line) for line in (tmp_path / "filled" / "new.jsonl").read_text().splitlines()]
     assert holes and all(h["label"] in SCHEME.labels for h in holes)
 
@@ -183,7 +188,7 @@ def test_the_issues_commands_with_a_compiled_feedback_judge(word_late, tmp_path,
                                          "item_text": corpus[h["item_id"]]["text"]}) + "\n" for h in holes))
     capsys.readouterr()
     assert console.main(["label", "--dataset", f"jsonl:{pairs}", "--scheme", "trec", "--known", f"trec:{mine}",
-                         "--judge", str(art), "--out", str(tmp_path / "labelled")]) == 0
+                         "--known-kind", "pool", "--judge", str(art), "--out", str(tmp_path / "labelled")]) == 0
     assert "the judge read 48 as evidence, for 6 queries" in capsys.readouterr().out
     labelled = [json.loads(line) for line in (tmp_path / "labelled" / "labels.jsonl").read_text().splitlines()]
     assert [r["label"] for r in labelled] == [h["label"] for h in holes]  # the same evidence, the same judgments
@@ -225,3 +230,22 @@ def test_ablate_hands_known_judgments_to_the_judges_that_read_them(word_late, tm
     assert "Known judgments qrels:" in (tmp_path / "fed" / "report.md").read_text()
     assert "read by late-lr" in (tmp_path / "fed" / "report.md").read_text()
     assert json.loads((tmp_path / "fed" / "summary.json").read_text())  # the report was written
+
+
+def test_a_sample_is_cut_at_its_estimated_shares_and_a_pool_is_only_estimated(compiled, tmp_path):
+    other = _pairs(tmp_path, "other", 8, 1)
+    known = _known(other, per_query=4)
+    holes = [p for p in other if (p.query_id, p.item_id) not in known.keys()]
+    compiled.read_known(known)
+    before = _labels(compiled, holes)
+    compiled.read_known(known, targets=holes, kind="pool")
+    pool = compiled.known_shares()
+    assert pool["assumed"] == "pool" and pool["cut"] is False and _labels(compiled, holes) == before
+    assert pool["low"][1] <= pool["at_least"][1] <= pool["high"][1]
+    compiled.read_known(known, targets=holes, kind="sample")
+    sample = compiled.known_shares()
+    assert sample["assumed"] == "sample" and sample["cut"] is True and "prediction-powered" in sample["method"]
+    grades = np.array([SCHEME.labels.index(x) for x in _labels(compiled, holes)])
+    judged = [i for i, p in enumerate(holes) if p.query in compiled.feedback.queries]
+    for k in (1, 2, 3):  # every hole is in the sample here: the cut gives the shares it was set at
+        assert np.mean(grades[judged] >= k) == pytest.approx(sample["cut_at_least"][k - 1], abs=1.5 / len(judged))
