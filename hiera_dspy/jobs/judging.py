@@ -25,7 +25,7 @@ from hiera_dspy.jobs.preparing import (
 )
 from hiera_dspy.jobs.requests import DataSource, DryRun, JudgeRequest, Judging, KnownList
 from hiera_dspy.methods.learning import prepare_fresh
-from hiera_dspy.metrics.reference import ReferenceScorer, agreement_cis, summary_line
+from hiera_dspy.metrics.reference import ReferenceScorer, agreement_cis, summarize
 from hiera_dspy.records import Judgment, Pair
 from hiera_dspy.review.known_evidence import Evidence, hand_over, read_evidence
 from hiera_dspy.review.known_report import known_summary
@@ -131,9 +131,9 @@ def judge(request: JudgeRequest) -> Judged:
     if use is not None:
         metrics["known"] = use
         print(known_summary(use), file=sys.stderr)
+    summary, metrics["reference"] = summarize(rows, labels, ReferenceScorer(dataset), pairs, program.method, cut)
     out = output_folder(request.out or runs_dir() / run_id)
     write_outputs(out, {**identity, "skipped_rows": metrics["skipped_rows"]}, metrics, rows)
-    summary = summary_line(rows, labels, ReferenceScorer(dataset), pairs, program.method, cut)
     return Judged(run_id, metrics, rows, summary, out, store.path, program.method)
 
 
