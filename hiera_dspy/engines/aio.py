@@ -69,22 +69,33 @@ async def judge_all(job: Job, todo: Iterable[tuple[int, Pair]], report) -> pacin
     pacer = pacing.Pacer(opts.rpm, opts.tpm, opts.cooldown)
     queue = iter(todo)  # read lazily: only the `concurrency` pairs being judged are in memory
 
+    async def judge(position: int, pair: Pair, alone: bool = False) -> bool:
+        """Judge one pair and record its row; False when the run stops (an endpoint is down). `alone`: nothing else
+        is in flight, a synchronous program is judged on this thread."""
+        if job.breaker.tripped is not None:
+            return False  # an endpoint is down: the pairs left are not sent (no row)
+        try:
+            if native:
+                row = await ajudge_one(job.program, pair, position)
+            elif alone:
+                row = judge_one(job.program, pair, position)
+            else:
+                row = await asyncio.to_thread(judge_one, job.program, pair, position)  # copies the context
+        except EndpointDown:
+            return False
+        job.store.record(job.run_id, row)
+        report(row)
+        return True
+
     async def worker():
         for position, pair in queue:  # one shared iterator: each pair is taken by exactly one worker
-            if job.breaker.tripped is not None:
-                return  # an endpoint is down: the pairs left are not sent (no row)
-            try:
-                if native:
-                    row = await ajudge_one(job.program, pair, position)
-                else:
-                    row = await asyncio.to_thread(judge_one, job.program, pair, position)  # copies the context
-            except EndpointDown:
+            if not await judge(position, pair):
                 return
-            job.store.record(job.run_id, row)
-            report(row)
 
     with pacing.bound(pacer), breakers.bound(job.breaker):  # the workers' tasks inherit both
-        await asyncio.gather(*(worker() for _ in range(min(concurrency, max(1, len(todo))))))
+        first = next(queue, None)  # judged alone: what its path imports is imported before the others start
+        if first is not None and await judge(*first, alone=True):
+            await asyncio.gather(*(worker() for _ in range(min(concurrency, max(1, len(todo) - 1)))))
     return pacer
 
 
