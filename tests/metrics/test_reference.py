@@ -145,3 +145,20 @@ def test_the_dev_split_keeps_the_reference_fitted_on_train_and_too_few_queries_l
     assert line.endswith("; no embed-lr reference: these pairs are among its train pairs and span 3 queries, too few "
                          "for 5 folds by query"), line
     assert record == {"method": "embed-lr", "left_out": line.split("no embed-lr reference: ")[1]}
+
+
+def test_labelling_a_labelled_file_closes_with_the_cross_fitted_reference(patch_make_lm, tmp_path, capsys,
+                                                                           monkeypatch):
+    import json
+
+    import eval.label as label_cli
+
+    monkeypatch.setenv("HIERA_REFERENCE_EMBEDDER", "lexical")
+    path, _ = _labelled_file(tmp_path, n_queries=40)
+    patch_make_lm({"label": lambda p: "Relevant" if "action" in p.lower() else "Irrelevant"})
+    label_cli.main(["--dataset", f"jsonl:{path}", "--scheme", "msrd", "--method", "zero-shot", "--knowledge", "none",
+                    "--lm", "fake", "--out", str(tmp_path / "labelled")])
+    out = capsys.readouterr().out
+    assert "; embed-lr (5-fold by query on these pairs) on the same pairs: " in out, out
+    metrics = json.loads((tmp_path / "labelled" / "metrics.json").read_text())
+    assert metrics["reference"]["fitted"] == "5-fold by query on these pairs"
