@@ -71,13 +71,14 @@ def label(request: LabelRequest) -> Labelled:
     skipped = dataset.notes.get("skipped_rows") or []
     if skipped:
         summary["skipped_rows"] = len(skipped)
-    gold = Tally(list(dataset.scheme.labels)).add_all(run.rows.with_gold())
+    with_gold = list(run.rows.with_gold())
+    gold = Tally(list(dataset.scheme.labels)).add_all(with_gold)
     metrics = None
     if gold.pairs:
         metrics = gold.metrics() | {"run_id": run.run_id}
         labels = list(dataset.scheme.labels)
         metrics["summary"], metrics["reference"] = summarize(  # the closing line: kappa beside embed-lr's
-            [r.to_dict() for r in run.rows.with_gold()], labels, ReferenceScorer(dataset),
+            [r.to_dict() for r in with_gold], labels, ReferenceScorer(dataset),
             [p for p in pairs if p.label in labels], run.config.get("method") or "")
         write_atomic(out / "metrics.json", json.dumps(metrics, indent=1))
     if summary["pairs"] == len(run.rows.ids):  # every pair of the split has its row: a later run may reuse this

@@ -29,7 +29,7 @@ import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -215,8 +215,8 @@ def balanced_sample(pairs: Sequence[Pair], scheme: LabelScheme, n: int, rng: ran
 class Start(NamedTuple):
     """What a fine-tuning starts from: the base's tokenizer and its model with a fresh head (`preload`)."""
 
-    model: object
-    tokenizer: object
+    model: Any
+    tokenizer: Any
 
 
 def preload(scheme: LabelScheme, *, base: str | None = None, seed: int = 0) -> Start:
@@ -272,7 +272,7 @@ def fine_tune(pairs: Sequence[Pair], scheme: LabelScheme, *, train_pairs: int = 
 
 
 def _fine_tune(pairs, scheme, train_pairs, max_len, lr, batch, seed, epochs, precision, progress, bucketed,
-               start: Start) -> CrossEncoder:
+               start) -> CrossEncoder:
     import torch
     from transformers import get_linear_schedule_with_warmup
 
