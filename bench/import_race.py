@@ -8,7 +8,8 @@ it, the two threads are the first to import, as the fit did before.
     python bench/import_race.py --runs 50            # both ways, 50 interpreters each
     python bench/import_race.py --runs 50 --only preload --base /path/to/model
 
-Prints and writes (bench/results/import_race.json) each way's count of interpreters that failed.
+Prints and writes (bench/results/import_race.json, and its table import_race.md) each way's count of interpreters
+that failed.
 """
 
 from __future__ import annotations
@@ -90,7 +91,18 @@ def main(argv: list[str] | None = None) -> list[dict]:
         print(f"{r['way']:8} {r['failed']}/{r['runs']} interpreters failed ({r['seconds']} s) {r['failures']}")
     if args.out != "-":
         Path(args.out).write_text(json.dumps(results, indent=1) + "\n")
+        Path(args.out).with_suffix(".md").write_text(table(results))
     return results
+
+
+def table(results: list[dict]) -> str:
+    """The results as a markdown table, with the machine's load when they were taken."""
+    lines = [f"# Import race of ce-blend's two workers (bench/import_race.py), load average {os.getloadavg()[0]:.1f} "
+             f"on {os.cpu_count()} cores", "", "| way | interpreters | failed | seconds | failures |",
+             "|---|---:|---:|---:|---|"]
+    lines += [f"| {r['way']} | {r['runs']} | {r['failed']} | {r['seconds']} | {'; '.join(r['failures']) or '-'} |"
+              for r in results]
+    return "\n".join(lines) + "\n"
 
 
 if __name__ == "__main__":
