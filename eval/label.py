@@ -62,6 +62,7 @@ def main(argv: list[str] | None = None) -> dict:
         return summary | {"run_id": run_id}
     if labelled.metrics:
         print_metrics(f"{labelled.method} on the {labelled.metrics['pairs']} pairs with gold", labelled.metrics)
+        print(labelled.metrics["summary"])
     else:
         print("no gold labels in these pairs: nothing to score (metrics skipped)", file=sys.stderr)
     print_summary(summary, run_id, labelled.written)

@@ -75,16 +75,24 @@ async def judge_all(job: Job, todo: Iterable[tuple[int, Pair]], report) -> pacin
 
     finished: asyncio.Queue = asyncio.Queue()
 
+    async def judge(position: int, pair: Pair, alone: bool = False):
+        """Judge one pair; its row, or None when the run stops (an endpoint is down). `alone`: nothing else is in
+        flight, a synchronous program is judged on this thread."""
+        if job.breaker.tripped is not None:
+            return None  # an endpoint is down: the pairs left are not sent (no row)
+        try:
+            if native:
+                return await ajudge_one(job.program, pair, position)
+            if alone:
+                return judge_one(job.program, pair, position)
+            return await asyncio.to_thread(judge_one, job.program, pair, position)  # copies the context
+        except EndpointDown:
+            return None
+
     async def worker():
         for position, pair in queue:  # one shared iterator: each pair is taken by exactly one worker
-            if job.breaker.tripped is not None:
-                return  # an endpoint is down: the pairs left are not sent (no row)
-            try:
-                if native:
-                    row = await ajudge_one(job.program, pair, position)
-                else:
-                    row = await asyncio.to_thread(judge_one, job.program, pair, position)  # copies the context
-            except EndpointDown:
+            row = await judge(position, pair)
+            if row is None:
                 return
             finished.put_nowait(row)
 
@@ -103,9 +111,15 @@ async def judge_all(job: Job, todo: Iterable[tuple[int, Pair]], report) -> pacin
                     report(row)
 
     with pacing.bound(pacer), breakers.bound(job.breaker):  # the workers' tasks inherit both
+        first = next(queue, None)  # judged alone: what its path imports is imported before the others start
+        row = None if first is None else await judge(*first, alone=True)
+        if row is None:
+            return pacer
+        job.store.record(job.run_id, row)
+        report(row)
         writing = asyncio.create_task(writer())
         try:
-            await asyncio.gather(*(worker() for _ in range(min(concurrency, max(1, len(todo))))))
+            await asyncio.gather(*(worker() for _ in range(min(concurrency, max(1, len(todo) - 1)))))
         finally:
             finished.put_nowait(None)
             await writing

@@ -34,6 +34,7 @@ from hiera_dspy.methods.graphs import ABLATIONS
 from hiera_dspy.methods.learning import prepare_fresh
 from hiera_dspy.methods.votes import split_name
 from hiera_dspy.metrics.disagreements import report_section
+from hiera_dspy.metrics.reference import fitted_on_train
 from hiera_dspy.records import Judgment, Pair, as_judgment
 from hiera_dspy.review.known_evidence import hand_over
 from hiera_dspy.runs.evaluation_report import comparison_families, family_note, sanitize, summarize_method, write_report
@@ -189,6 +190,17 @@ def ablate(request: AblateRequest) -> Ablation:
     return done
 
 
+def learned_note(done: Ablation) -> str | None:
+    """The report's line on what the learned methods (embed-lr, the signals family) were fitted on, and how many of
+    the judged pairs were among them; None without one."""
+    learned = [display for display, method, _ in done.variants
+               if display in done.results and available()[method].family == "signals"]
+    if not learned:
+        return None
+    train = [p for p in done.dataset.splits.get("train") or () if p.label in done.dataset.scheme.labels]
+    return f"{', '.join(learned)}: {fitted_on_train(train, done.pairs)}."
+
+
 DREAM_NOTE = ("Note: DREAM debates the binary question (relevant or not) for graded label schemes; judgments its "
               "debate escalates get no label and are counted under esc.")
 
@@ -240,7 +252,7 @@ def write_ablation_report(done: Ablation, reference_name: str, out, dataset_spec
     has_dream = any(available()[m].family in DEBATE for _, m, _ in done.variants)
     title = f"{dataset_spec} [{done.split}]: {len(done.pairs)} pairs, LMs {done.lms}, knowledge {done.knowledge}"
     notes = [note for note in (family_note(families, reference), DREAM_NOTE if has_dream else None,
-                               known_note(done.known)) if note]
+                               known_note(done.known), learned_note(done)) if note]
     predictions: dict[str, Any] = {d: rows for d, (_, rows) in results.items()}  # judgments read as mappings
     paths = write_report(folder, summaries, predictions, labels, title, reference=reference, notes=notes,
                          sections=report_section(predictions))

@@ -37,7 +37,7 @@ from hiera_dspy.knowledge import make_knowledge
 from hiera_dspy.labels import SCHEMES
 from hiera_dspy.methods import BuildContext, build
 from hiera_dspy.methods.learning import prepare_fresh
-from hiera_dspy.metrics.reference import ReferenceScorer, summary_line
+from hiera_dspy.metrics.reference import ReferenceScorer, summarize
 from hiera_dspy.runs.outputs import write_outputs
 from hiera_dspy.runs.spec import RunSpec
 from hiera_dspy.runs.tally import metrics_from_rows
@@ -89,7 +89,7 @@ def evaluate(program, pairs, store, run_id, threads, labels, skipped: int = 0, r
     metrics = metrics_from_rows(rows, labels)
     metrics["run_id"] = run_id
     metrics["skipped_rows"] = skipped
-    metrics["summary"] = summary_line(rows, labels, reference, pairs, getattr(program, "method", ""))
+    metrics["summary"], metrics["reference"] = summarize(rows, labels, reference, pairs, getattr(program, "method", ""))
     write_outputs(runs_dir() / run_id, {"run_id": run_id, "skipped_rows": skipped}, metrics, rows)
     if getattr(rows, "stopped", None) is not None:
         raise rows.stopped

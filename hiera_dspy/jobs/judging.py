@@ -134,7 +134,7 @@ def judge(request: JudgeRequest) -> Judged:
     rows = run_engine(j.engine, Job(program, pairs, store, run_id, lms, retry_errors=j.run.retry_errors,
                                     progress=progress_display(j.run.verbose, lms, program.method),
                                     options=j.engine_options, factory=recipe))
-    from hiera_dspy.metrics.reference import ReferenceScorer, agreement_cis, summary_line  # scipy: judge's alone
+    from hiera_dspy.metrics.reference import ReferenceScorer, agreement_cis, summarize  # scipy: judge's alone
 
     labels, cut = list(dataset.scheme.labels), dataset.scheme.binary_from
     queries = {p.id: p.query_id for p in pairs} if isinstance(pairs, list) else None  # a lazy split: by pair only
@@ -145,9 +145,9 @@ def judge(request: JudgeRequest) -> Judged:
     if use is not None:
         metrics["known"] = use
         print(known_summary(use), file=sys.stderr)
+    summary, metrics["reference"] = summarize(rows, labels, ReferenceScorer(dataset), pairs, program.method, cut)
     out = output_folder(request.out or runs_dir() / run_id)
     write_outputs(out, {**identity, "skipped_rows": metrics["skipped_rows"]}, metrics, rows)
-    summary = summary_line(rows, labels, ReferenceScorer(dataset), pairs, program.method, cut)
     return Judged(run_id, metrics, rows, summary, out, store.path, program.method)
 
 

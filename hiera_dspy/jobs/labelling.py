@@ -19,6 +19,7 @@ from hiera_dspy.jobs.judging import SourceLoader, evidence_of, forecast_cost, re
 from hiera_dspy.jobs.preparing import build_program, load_data, output_folder, progress_display
 from hiera_dspy.jobs.requests import Judging, LabelRequest
 from hiera_dspy.methods.learning import prepare_fresh
+from hiera_dspy.metrics.reference import ReferenceScorer, summarize
 from hiera_dspy.records import Judgment, Pair
 from hiera_dspy.review.exports import write_pairs_file
 from hiera_dspy.review.known_evidence import Evidence, hand_over
@@ -70,10 +71,15 @@ def label(request: LabelRequest) -> Labelled:
     skipped = dataset.notes.get("skipped_rows") or []
     if skipped:
         summary["skipped_rows"] = len(skipped)
-    gold = Tally(list(dataset.scheme.labels)).add_all(run.rows.with_gold())
+    with_gold = list(run.rows.with_gold())
+    gold = Tally(list(dataset.scheme.labels)).add_all(with_gold)
     metrics = None
     if gold.pairs:
         metrics = gold.metrics() | {"run_id": run.run_id}
+        labels = list(dataset.scheme.labels)
+        metrics["summary"], metrics["reference"] = summarize(  # the closing line: kappa beside embed-lr's
+            [r.to_dict() for r in with_gold], labels, ReferenceScorer(dataset),
+            [p for p in pairs if p.label in labels], run.config.get("method") or "")
         write_atomic(out / "metrics.json", json.dumps(metrics, indent=1))
     if summary["pairs"] == len(run.rows.ids):  # every pair of the split has its row: a later run may reuse this
         sig = freshness.signature(run.store, run.run_id, dataset.notes.get("source"), split, request.judging.limit,

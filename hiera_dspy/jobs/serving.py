@@ -58,9 +58,22 @@ class ServedJudge:
         self.program, self.path, self.method, self.scheme = program, path, method, scheme
         self.batches = hasattr(program, "prefetch")
         self._lock = threading.Lock() if self.batches else None
+        self._first: threading.Lock | None = threading.Lock()  # the first call judges alone (`judge`)
 
     def judge(self, pairs: Sequence[PairRequest]) -> list[Verdict]:
-        """Judge `pairs` (a failure of one is its Verdict's `error`, never an exception or a label)."""
+        """Judge `pairs` (a failure of one is its Verdict's `error`, never an exception or a label). The first call
+        runs alone, the others wait for it: what the judge's path imports on first use is imported by one thread."""
+        first = self._first
+        if first is not None:
+            with first:
+                if self._first is not None:  # no other call was first
+                    try:
+                        return self._judge(pairs)
+                    finally:
+                        self._first = None
+        return self._judge(pairs)
+
+    def _judge(self, pairs: Sequence[PairRequest]) -> list[Verdict]:
         batch = [Pair(id=p.id if p.id is not None else str(i), query=p.query, item_title=p.item_title,
                       item_text=p.item_text, label=None, query_id="", item_id="") for i, p in enumerate(pairs)]
         with self._lock or nullcontext():

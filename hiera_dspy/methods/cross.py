@@ -139,8 +139,6 @@ class CrossBlendProgram(Learner, FeedbackJudge, dspy.Module):
         (the choice needs pairs neither model saw). ce_max_len="auto" chooses the token budget from the train
         pairs' lengths (`signals/pair_lengths.py`) and fine-tunes in length-bucketed batches. The scorer's fit (its
         features and trees on one core) and the fine-tuning (torch on one thread) run side by side."""
-        from hiera_dspy.signals.cross_encoder import fine_tune
-
         pairs = [p for p in (train or self.train) if p.label in self.scheme.labels]
         labels = self.scheme.labels
         options = self._encoder_options(pairs)
@@ -150,10 +148,7 @@ class CrossBlendProgram(Learner, FeedbackJudge, dspy.Module):
             check = random.Random(self.seed).sample(pairs, min(CHECK_PAIRS, len(pairs)))
         else:
             fit, check = dev_split(pairs, labels, self.dev_queries, self.seed)
-        with ThreadPoolExecutor(max_workers=1) as beside:  # the two fits side by side, one core each
-            tuning = beside.submit(fine_tune, fit, self.scheme, threads=1, **options)
-            self.scorer_state.fit(fit)
-            self.encoder = tuning.result()
+        self.encoder = self._fit_beside(fit, options)
         check_triples = [(p.query, p.item_title, p.item_text) for p in check]
         if self.encoder.accelerate(check_triples) is not None:  # ONNX Runtime from here on
             self.encoder.use_path("fp32", self.encoder.max_len)  # the blend is chosen on the reference path
@@ -187,6 +182,24 @@ class CrossBlendProgram(Learner, FeedbackJudge, dspy.Module):
             print("ce-blend: feedback=true needs blend_folds (out-of-fold grades of every train pair); no feedback "
                   "stage learned", file=sys.stderr)
         return self
+
+    def _fit_beside(self, fit: list[Pair], options: dict):
+        """Fit the scorer here and fine-tune the cross-encoder on a worker thread beside it (one core each); the
+        fine-tuning's imports and base model are resolved here first (`cross_encoder.preload`), so the worker
+        imports nothing for the first time. A failed fine-tuning is a HieraError naming the step; the scorer's
+        fit finishes first and its embeddings stay in the on-disk cache, so a rerun does not embed them again."""
+        from hiera_dspy.signals.cross_encoder import fine_tune, preload
+
+        start = preload(self.scheme, base=options.get("base"), seed=options["seed"])
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="ce-blend fine-tuning") as beside:
+            tuning = beside.submit(fine_tune, fit, self.scheme, threads=1, start=start, **options)
+            self.scorer_state.fit(fit)
+            try:
+                return tuning.result()
+            except Exception as exc:  # noqa: BLE001 - any failure of the worker, named by its step
+                raise HieraError(f"ce-blend: the cross-encoder's fine-tuning on {len(fit):,} train pairs failed "
+                                 f"({type(exc).__name__}: {exc}); the scorer's fit finished first and its embeddings "
+                                 "are in the embedding cache (unless it is off), so a rerun starts from them") from exc
 
     def _encoder_options(self, pairs: list[Pair]) -> dict:
         """`fine_tune`'s keywords: the configured ones, with ce_max_len="auto" resolved from `pairs`' lengths

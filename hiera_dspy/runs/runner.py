@@ -228,6 +228,7 @@ def _run_pairs(program, pairs, store, run_id, threads, retry_errors, progress, l
     pool = ThreadPoolExecutor(max_workers=workers)
     in_flight: set = set()
     prefetch = getattr(program, "prefetch", None)
+    first = True  # the first pair is judged here, alone: what its path imports is imported before any worker runs
     try:
         for window in windows(todo, PREFETCH if prefetch else 1):  # a pair is read only when it will soon be judged
             if breaker.tripped is not None:
@@ -238,6 +239,11 @@ def _run_pairs(program, pairs, store, run_id, threads, retry_errors, progress, l
                 in_flight = set()
                 warm(prefetch, [pair for _, pair in window])
             for item in window:
+                if first:
+                    first = False
+                    if (row := task(item)) is not None:
+                        report(row)
+                    continue
                 if len(in_flight) >= workers * IN_FLIGHT and not prefetch:
                     finished, in_flight = wait(in_flight, return_when=FIRST_COMPLETED)
                     for future in finished:

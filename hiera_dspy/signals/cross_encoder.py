@@ -29,6 +29,7 @@ import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -211,10 +212,42 @@ def balanced_sample(pairs: Sequence[Pair], scheme: LabelScheme, n: int, rng: ran
     return train
 
 
+class Start(NamedTuple):
+    """What a fine-tuning starts from: the base's tokenizer and its model with a fresh head (`preload`)."""
+
+    model: Any
+    tokenizer: Any
+
+
+def preload(scheme: LabelScheme, *, base: str | None = None, seed: int = 0) -> Start:
+    """Everything `fine_tune` reaches, resolved in the calling thread: torch, transformers' classes, the base's
+    tokenizer and model (its head seeded, returned for `fine_tune(start=...)`), the optimizer's lazily imported parts
+    and the modules the training loop reads. transformers resolves its names by importing on first use, and two
+    threads doing so at once can leave one of them with `cannot import name ...`: call this before handing
+    `fine_tune` to a worker thread, so the worker imports nothing for the first time."""
+    import torch
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer, get_linear_schedule_with_warmup
+
+    from hiera_dspy.signals import batching, cpu, item_form  # noqa: F401 - read by the training loop
+
+    folder = base or base_folder()
+    torch.manual_seed(seed)
+    tokenizer = AutoTokenizer.from_pretrained(folder)
+    model = AutoModelForSequenceClassification.from_pretrained(folder, num_labels=len(scheme.labels) - 1,
+                                                               ignore_mismatched_sizes=True)
+    probe = torch.zeros(1, requires_grad=True)  # AdamW's first step imports parts of torch.profiler
+    step = torch.optim.AdamW([probe], lr=0.0)
+    get_linear_schedule_with_warmup(step, 0, 1)
+    probe.sum().backward()
+    step.step()
+    cpu.has_bf16()
+    return Start(model, tokenizer)
+
+
 def fine_tune(pairs: Sequence[Pair], scheme: LabelScheme, *, train_pairs: int = 12000, max_len: int = 128,
               lr: float = 5e-5, batch: int = 32, seed: int = 0, base: str | None = None, epochs: int = 1,
               precision: str = "auto", progress: bool = True, bucketed: bool = False,
-              threads: int | None = None) -> CrossEncoder:
+              threads: int | None = None, start: Start | None = None) -> CrossEncoder:
     """Fine-tune `base` (default: the bundled all-MiniLM-L6-v2) on up to `train_pairs` of `pairs`, an equal share of
     each label (`balanced_sample`; two labels: half relevant, half not): `epochs` passes (each after the first in a
     new seeded order), AdamW (weight decay 0.01) with 6%
@@ -224,28 +257,26 @@ def fine_tune(pairs: Sequence[Pair], scheme: LabelScheme, *, train_pairs: int = 
     gradients' accumulation and AdamW stay fp32, and the saved weights are fp32 either way. `bucketed`: each epoch's
     batches group pairs of similar token length (`batching.length_bucketed_batches`, seeded, the batches shuffled):
     free text of varied length pads far less (TREC passages at 160 tokens); off, the batches are the sample's order.
-    `threads`: torch's threads while it trains (None: its default), e.g. one beside other work on the other core."""
+    `threads`: torch's threads while it trains (None: its default), e.g. one beside other work on the other core.
+    `start`: what `preload(scheme, base=base, seed=seed)` returned in the thread that started this one (None: loaded
+    here; the model is trained in place)."""
     import torch
 
     before = torch.get_num_threads()
     torch.set_num_threads(threads or before)
     try:
-        return _fine_tune(pairs, scheme, train_pairs, max_len, lr, batch, seed, base, epochs, precision, progress,
-                          bucketed)
+        return _fine_tune(pairs, scheme, train_pairs, max_len, lr, batch, seed, epochs, precision, progress,
+                          bucketed, start or preload(scheme, base=base, seed=seed))
     finally:
         torch.set_num_threads(before)
 
 
-def _fine_tune(pairs, scheme, train_pairs, max_len, lr, batch, seed, base, epochs, precision, progress,
-               bucketed) -> CrossEncoder:
+def _fine_tune(pairs, scheme, train_pairs, max_len, lr, batch, seed, epochs, precision, progress, bucketed,
+               start) -> CrossEncoder:
     import torch
-    from transformers import AutoModelForSequenceClassification, AutoTokenizer, get_linear_schedule_with_warmup
+    from transformers import get_linear_schedule_with_warmup
 
-    folder = base or base_folder()
-    torch.manual_seed(seed)
-    tok = AutoTokenizer.from_pretrained(folder)
-    model = AutoModelForSequenceClassification.from_pretrained(folder, num_labels=len(scheme.labels) - 1,
-                                                               ignore_mismatched_sizes=True)
+    model, tok = start
     rng = random.Random(seed)
     sample = balanced_sample([p for p in pairs if p.label in scheme.labels], scheme, train_pairs, rng)
     encoder = CrossEncoder(model, tok, max_len)

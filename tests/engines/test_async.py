@@ -87,7 +87,8 @@ def test_a_429_pauses_every_request_for_its_retry_after(msrd, tmp_path, monkeypa
     from hiera_dspy.runs.runner import Progress
 
     monkeypatch.setenv("HIERA_LM_NUM_RETRIES", "0")  # the 429 reaches hiera's layer at once
-    with FaultServer(script=["rate_limit"], retry_after=0.6, latency=0.05) as server:
+    # the first pair is judged alone (its path's first imports on one thread); the 429 meets the workers after it
+    with FaultServer(script=["ok", "rate_limit"], retry_after=0.6, latency=0.05) as server:
         job = _zero_shot_job(msrd, server.url, tmp_path, 12, concurrency=4)
         start = time.monotonic()
         pacer = asyncio.run(judge_all(job, list(enumerate(job.pairs)), Progress(12, 0, False)))

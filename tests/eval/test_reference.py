@@ -15,7 +15,7 @@ def test_eval_run_prints_kappa_ci_and_the_embed_lr_reference(patch_make_lm, tmp_
     out = capsys.readouterr().out
     line = re.search(r"kappa (-?\d\.\d{3}|undefined)( \[95% CI [^\]]+\])? on n=12; "
                      r"Krippendorff's alpha \(ordinal\) (-?\d\.\d{3}|undefined)( \[95% CI [^\]]+\])?; "
-                     r"embed-lr on the same pairs: "
+                     r"embed-lr \(fitted on train, [\d,]+ pairs\) on the same pairs: "
                      r"(-?\d\.\d{3}|undefined).*McNemar vs embed-lr b=\d+ c=\d+ p=\d\.\d{3}", out)
     assert line, out
 
@@ -35,4 +35,4 @@ def test_smoke_budget_says_its_sample_is_too_small(patch_make_lm, tmp_path, caps
                       "--method", "zero-shot", "--out", str(tmp_path / "a.json")])
     out = capsys.readouterr().out
     assert "too few to compare methods" in out and "bench/local_probs.py" in out
-    assert re.search(r"on n=4; embed-lr on the same pairs", out)
+    assert re.search(r"on n=4; embed-lr \(fitted on train, [\d,]+ pairs\) on the same pairs", out)

@@ -345,3 +345,34 @@ def test_fine_tuning_on_one_thread_gives_torch_its_threads_back(tiny_base, monke
     monkeypatch.setattr(ce, "_fine_tune", lambda *args: seen.append(torch.get_num_threads()) or real(*args))
     ce.fine_tune(_pairs(24), get_scheme("msrd"), train_pairs=64, max_len=16, progress=False, threads=1)
     assert seen == [1] and torch.get_num_threads() == before
+
+
+def test_the_fine_tuning_imports_are_resolved_before_its_worker_starts_and_its_failure_names_the_step(
+        tiny_base, monkeypatch):
+    """prepare resolves the fine-tuning's imports and base model on the calling thread (`preload`), then fine-tunes
+    on a worker beside the scorer's fit; the worker's failure is a HieraError naming the step, raised after the
+    scorer's fit finished."""
+    import threading
+
+    import hiera_dspy.signals.cross_encoder as ce
+    from hiera_dspy.errors import HieraError
+
+    events, real_preload = [], ce.preload
+
+    def preload(*args, **kwargs):
+        events.append(("preload", threading.current_thread().name))
+        return real_preload(*args, **kwargs)
+
+    def fine_tune(pairs, scheme, *, start=None, **options):
+        events.append(("fine_tune", threading.current_thread().name, start is not None))
+        raise ImportError("cannot import name 'AutoModelForSequenceClassification' from 'transformers'")
+
+    monkeypatch.setattr(ce, "preload", preload)
+    monkeypatch.setattr(ce, "fine_tune", fine_tune)
+    program = _build(_pairs(40))
+    with pytest.raises(HieraError, match="cross-encoder's fine-tuning on .* failed .*ImportError.*embedding cache"):
+        program.prepare()
+    main = threading.current_thread().name
+    assert events[0] == ("preload", main)
+    assert events[1][0] == "fine_tune" and events[1][1] != main and events[1][2]
+    assert program.scorer_state._scorer is not None  # the scorer's fit finished before the failure was raised

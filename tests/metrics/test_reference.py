@@ -55,3 +55,110 @@ def test_a_graded_line_says_the_weighted_kappa_and_the_rmse_against_the_raters_m
     binary = summary_line([{"id": "a", "gold": "Relevant", "label": "Relevant"},
                            {"id": "b", "gold": "Irrelevant", "label": "Relevant"}], ["Irrelevant", "Relevant"])
     assert "weighted" not in binary
+
+
+def _labelled_file(tmp_path, n_queries: int = 30):
+    """MSRD train pairs of `n_queries` queries written as a user's labelled JSONL file (its own train/dev splits)."""
+    import json
+
+    data = load_dataset("msrd")
+    chosen, rows = [], {}
+    for p in data.splits["train"]:
+        if p.query_id not in rows and len(rows) >= n_queries:
+            continue
+        rows.setdefault(p.query_id, []).append(p)
+    chosen = [p for ps in rows.values() for p in ps]
+    path = tmp_path / "pairs.jsonl"
+    path.write_text("".join(json.dumps({"id": f"mine:{i}", "query": p.query, "item_title": p.item_title,
+                                        "item_text": p.item_text, "label": p.label, "query_id": p.query_id,
+                                        "item_id": p.item_id}) + "\n" for i, p in enumerate(chosen)))
+    return path, data.scheme
+
+
+def _watch_fits(monkeypatch) -> tuple[dict, list]:
+    """Record each fitted scorer's training pair ids and each prediction's (scorer, pair ids)."""
+    fitted, predicted = {}, []
+    real_fit, real_predict = RelevanceScorer.fit, RelevanceScorer.predict_many
+
+    def fit(self, pairs):
+        fitted[id(self)] = {p.id for p in pairs}
+        return real_fit(self, pairs)
+
+    def predict_many(self, pairs):
+        predicted.append((id(self), [p.id for p in pairs]))
+        return real_predict(self, pairs)
+
+    monkeypatch.setattr(RelevanceScorer, "fit", fit)
+    monkeypatch.setattr(RelevanceScorer, "predict_many", predict_many)
+    return fitted, predicted
+
+
+def test_a_labelled_file_judged_whole_gets_a_reference_never_fitted_on_the_pair_it_scores(
+        patch_make_lm, tmp_path, capsys, monkeypatch):
+    """`--split all` of a labelled file holds its own train split: the reference is cross-fitted by query on the
+    judged pairs, each pair scored by a model whose training did not include it, and the line and metrics.json say
+    so."""
+    import json
+
+    import eval.run as run_cli
+
+    monkeypatch.setenv("HIERA_REFERENCE_EMBEDDER", "lexical")
+    path, scheme = _labelled_file(tmp_path)
+    fitted, predicted = _watch_fits(monkeypatch)
+    patch_make_lm({"label": lambda p: "Relevant" if "action" in p.lower() else "Irrelevant"})
+    run_cli.main(["--dataset", f"jsonl:{path}", "--scheme", "msrd", "--split", "all", "--method", "zero-shot",
+                  "--knowledge", "none", "--lm", "fake", "--out", str(tmp_path / "out")])
+    out = capsys.readouterr().out
+    assert "embed-lr (5-fold by query on these pairs) on the same pairs: " in out, out
+    judged = {json.loads(line)["id"] for line in (path.read_text().splitlines())}
+    scored = [(scorer, i) for scorer, ids in predicted for i in ids]
+    assert {i for _, i in scored} == judged  # every judged pair scored once by the reference
+    assert len(scored) == len(judged)
+    assert not [i for scorer, i in scored if i in fitted[scorer]]  # none by a model fitted on it
+    assert len(fitted) == 5
+    metrics = json.loads((tmp_path / "out" / "metrics.json").read_text())
+    assert metrics["reference"]["fitted"] == "5-fold by query on these pairs"
+    assert metrics["reference"]["method"] == "embed-lr" and "p_value" in metrics["reference"]["mcnemar"]
+
+
+def test_the_dev_split_keeps_the_reference_fitted_on_train_and_too_few_queries_leave_it_out(monkeypatch, tmp_path):
+    """MSRD's dev pairs share nothing with its train split: embed-lr fitted on train, as before. Pairs among the
+    train pairs that span fewer queries than folds: no reference, and the line says why."""
+    from hiera_dspy.metrics.reference import summarize
+
+    monkeypatch.setenv("HIERA_REFERENCE_EMBEDDER", "lexical")
+    data = load_dataset("msrd")
+    labels = list(data.scheme.labels)
+    dev = data.split("dev", 40)
+    rows = [{"id": p.id, "gold": p.label, "label": p.label} for p in dev]
+    reference = ReferenceScorer(data)
+    line, record = summarize(rows, labels, reference, dev, "zero-shot")
+    n_train = sum(p.label in labels for p in data.splits["train"])
+    assert f"embed-lr (fitted on train, {n_train:,} pairs) on the same pairs: " in line, line
+    assert record["fitted"] == f"fitted on train, {n_train:,} pairs"
+    assert reference.labels(dev) == reference._scorer.predict_many(dev)
+
+    queries = sorted({p.query_id for p in data.splits["train"]})[:3]
+    few = [p for p in data.splits["train"] if p.query_id in queries]
+    rows = [{"id": p.id, "gold": p.label, "label": p.label} for p in few]
+    line, record = summarize(rows, labels, reference, few, "zero-shot")
+    assert line.endswith("; no embed-lr reference: these pairs are among its train pairs and span 3 queries, too few "
+                         "for 5 folds by query"), line
+    assert record == {"method": "embed-lr", "left_out": line.split("no embed-lr reference: ")[1]}
+
+
+def test_labelling_a_labelled_file_closes_with_the_cross_fitted_reference(patch_make_lm, tmp_path, capsys,
+                                                                           monkeypatch):
+    import json
+
+    import eval.label as label_cli
+
+    monkeypatch.setenv("HIERA_REFERENCE_EMBEDDER", "lexical")
+    path, _ = _labelled_file(tmp_path, n_queries=40)
+    patch_make_lm({"label": lambda p: "Relevant" if "action" in p.lower() else "Irrelevant"})
+    label_cli.main(["--dataset", f"jsonl:{path}", "--scheme", "msrd", "--method", "zero-shot", "--knowledge", "none",
+                    "--lm", "fake", "--out", str(tmp_path / "labelled")])
+    out = capsys.readouterr().out
+    assert "; embed-lr (5-fold by query on these pairs) on the same pairs: " in out, out
+    metrics = json.loads((tmp_path / "labelled" / "metrics.json").read_text())
+    assert metrics["reference"]["fitted"] == "5-fold by query on these pairs"
