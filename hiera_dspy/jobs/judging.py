@@ -108,7 +108,8 @@ def judge(request: JudgeRequest) -> Judged:
     evidence = evidence_of(request.known, dataset, pairs)
     use = hand_over(program, evidence)  # before any pair: the judge reads its queries' known judgments once
     spec = RunSpec.judging(program, dataset=request.data.dataset, split=split, lms=lms, knowledge=knowledge.name,
-                           judge=j.judge, extra=evidence.identity(use["reads"]) if evidence and use else None)
+                           judge=j.judge,
+                           extra=evidence.identity(use["reads"], use.get("demos")) if evidence and use else None)
     # the limit is not part of the id: a larger limit later resumes the same run and judges only the new pairs
     identity = {**spec.identity(), "limit": j.limit}
     run_id = j.run.run_id or spec.run_id
