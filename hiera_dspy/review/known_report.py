@@ -16,8 +16,9 @@ def known_line(use: dict | None) -> str:
     if not use["reads"]:
         return head + "the judge does not read known judgments: every pair was judged alone, none was used."
     if use.get("demos"):
-        return head + (f"the LLM's prompts read up to {use['demos']['known_demos']} of its query's a pair as worked "
-                       f"examples ({use['read']} readable, for {use['queries_read']} queries; never the pair's own).")
+        return head + (f"the LLM method read up to {use['demos']['known_demos']} of a pair's query's as worked "
+                       f"examples in its prompts ({use['read']} readable, for {use['queries_read']} queries; never the "
+                       "pair's own).")
     return head + (f"the judge read {use['read']} as evidence, for {use['queries_read']} queries (a query without "
                    "any was judged as without known judgments).")
 
