@@ -96,7 +96,6 @@ def rendered(signature, demos: Sequence[Demo]) -> list[dict]:
 def extended(signature, demos: Sequence | None) -> list:
     """A predictor call's demos with the current pair's after them (the call's own list when there are none)."""
     chosen = _CURRENT.get()
-    own = list(demos or [])
     if not chosen:
-        return demos if demos is not None else own
-    return own + rendered(signature, chosen)
+        return demos
+    return [*(demos or []), *rendered(signature, chosen)]

@@ -189,3 +189,33 @@ def test_a_copy_of_the_program_shares_the_choice_and_the_artifact_says_how_many(
                       dataset="x")
     assert read_artifact(path)["known_demos"] == {"known_demos": 2, "known_demo_tokens": 300}
     assert "known_demos" not in build("thomas", BuildContext(TREC)).config  # unset: not in a run's identity
+
+
+def test_the_dry_run_price_and_the_ledger_count_the_demos_tokens():
+    from hiera_dspy.runs.cost import forecast
+
+    program, _ = built("thomas")
+    lms = testing.role_lms(ANSWERS)
+    alone = judge_one(program, the_pair())
+    without = forecast(program, [the_pair()], lms)["input_tokens"]
+    program.read_known(known())
+    reading = judge_one(program, the_pair())
+    demo_words = sum(len(text.split()) for item, _, text in KNOWN if item in CHOSEN)  # the fake LM counts words
+    assert forecast(program, [the_pair()], lms)["input_tokens"] >= without + demo_words
+    assert reading.tokens >= alone.tokens + demo_words
+
+
+def test_a_compiled_judge_reads_them_and_set_known_demos_0_turns_them_off(tmp_path):
+    from hiera_dspy.artifacts.judge_file import save_judge
+    from hiera_dspy.data import load_dataset
+    from hiera_dspy.jobs.preparing import build_program
+    from hiera_dspy.jobs.requests import Judging
+
+    program, _ = built("zero-shot", known_demos=2)
+    path = save_judge(program, tmp_path / "z.json", scheme=TREC, lms=testing.role_lms(), knowledge="none",
+                      dataset="x")
+    dataset = load_dataset(f"trec:{testing.write_trec_folder(tmp_path / 'b', queries=2, passages=2)}")
+    for settings, k in (((), 2), (("known_demos=3", "samples=2"), 3), (("known_demos=0",), None)):
+        judge, _, _ = build_program(Judging(judge=str(path), settings=settings), dataset)
+        assert getattr(getattr(judge, "query_demos", None), "k", None) == k
+        assert isinstance(judge, ReadsKnown) is (k is not None)
