@@ -93,7 +93,7 @@ def rendered(signature, demos: Sequence[Demo]) -> list[dict]:
     return rows
 
 
-def extended(signature, demos: Sequence | None) -> list:
+def extended(signature, demos: Sequence | None) -> Sequence | None:
     """A predictor call's demos with the current pair's after them (the call's own list when there are none)."""
     chosen = _CURRENT.get()
     if not chosen:
