@@ -109,7 +109,8 @@ def main(argv: list[str] | None = None) -> str:
     p.add_argument("--work", default="/tmp/known-demos")
     p.add_argument("--configs", default="msrd:thomas,msrd:zero-shot,dl20:thomas")
     p.add_argument("--step", type=int, default=10)
-    p.add_argument("--limit", type=int, default=100)
+    p.add_argument("--limit", type=int, default=100, help="MSRD dev pairs the known judgments are drawn for")
+    p.add_argument("--upto", type=int, help="judge at most this many pairs of each configuration (default: all)")
     p.add_argument("--dl-holes", type=int, default=60)
     p.add_argument("--dl20", default=str(SHARED / "trecdl2020"))
     p.add_argument("--pool", default=str(SHARED / "msrd" / "judgments-pool.tsv.gz"))
@@ -131,6 +132,7 @@ def main(argv: list[str] | None = None) -> str:
     table = ""
     for data, method in configs:
         head, known, most = sources[data]
+        most = min(most, args.upto or most)
         for size in range(args.step, most + args.step, args.step):
             for with_known in (False, True):
                 extra = ["--known", str(known)] if with_known else []
