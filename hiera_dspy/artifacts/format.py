@@ -28,7 +28,7 @@ class ArtifactError(HieraError):
 # top-level field -> (JSON type(s), required); optional fields may be null
 FIELDS = {"format": (str, True), "format_version": (int, True), "method": (str, True), "config": (dict, True),
           "scheme": (dict, True), "lms": (dict, True), "ensemble": (dict, False), "knowledge": (str, False),
-          "dataset": (str, False), "state": (dict, True), "metrics": (dict, False)}
+          "dataset": (str, False), "state": (dict, True), "metrics": (dict, False), "known_demos": (dict, False)}
 LEGACY_KEYS = {"blend_lms": "ensemble"}  # top-level keys earlier versions wrote -> the key they are read as
 LM_FIELDS = {"model": (str, True), "api_base": (str, False), "api_key_env": (str, False),
              "max_tokens": (int, False), "temperature": ((float, int), False), "extra": (dict, False)}

@@ -75,6 +75,9 @@ def save_judge(program: dspy.Module, path: str | Path, *, scheme: LabelScheme, l
     }
     if training:
         doc["training"] = training
+    demos = getattr(program, "query_demos", None)  # an LLM method: its queries' known judgments a pair, as demos
+    if demos is not None:
+        doc["known_demos"] = demos.describe()
     refuse_secrets(doc)
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -43,6 +43,7 @@ from pathlib import Path
 
 from hiera_dspy.data import FORMATS, CatalogEntry, DataError
 from hiera_dspy.data.known import Known, KnownJudgment
+from hiera_dspy.data.known_match import matched
 from hiera_dspy.data.known_qrels import token_ids as token_ids  # the numbering of queries a token format writes
 from hiera_dspy.errors import RequestError
 from hiera_dspy.labels import LabelScheme
@@ -128,15 +129,17 @@ def with_texts(j: KnownJudgment, items: Mapping[str, CatalogEntry], queries: Map
 
 def apart_from(known: Known, pairs: Iterable[Pair], counts: Counter | dict[str, int],
                on_overlap: str = "error") -> tuple[Known, tuple[str, ...]]:
-    """(`known` less what it may not hold, the queries of `pairs` in order): a known pair that is also one of
-    `pairs` (the pairs to judge) would leak its label into its own judgment, a DataError naming its line, or with
-    `on_overlap="skip"` dropped and counted (`overlap_skipped`); judgments of queries with no pair are counted
-    (`outside`, `outside_queries`) and kept."""
-    queries: dict[str, None] = {}
+    """(`known` less what it may not hold, the queries of `pairs` in order): the list's queries matched to the pairs'
+    by id, else by normalised text (`hiera_dspy.data.known_match`: a list matching none is a DataError); a known pair
+    that is also one of `pairs` (the pairs to judge) would leak its label into its own judgment, a DataError naming
+    its line, or with `on_overlap="skip"` dropped and counted (`overlap_skipped`); judgments of queries with no pair
+    are counted (`outside`, `outside_queries`) and kept."""
+    queries: dict[str, str] = {}
     keys: set[tuple[str, str]] = set()
     for p in pairs:
-        queries.setdefault(p.query_id)
+        queries.setdefault(p.query_id, p.query)
         keys.add((p.query_id, p.item_id))
+    known = matched(known, queries, counts)
     overlap = [j for j in known if (j.query_id, j.item_id) in keys]
     if overlap and on_overlap != "skip":
         first = overlap[0]

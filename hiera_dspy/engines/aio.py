@@ -24,7 +24,7 @@ import dspy
 
 from hiera_dspy.engines import Job
 from hiera_dspy.lm import breaker as breakers
-from hiera_dspy.lm import ledger, pacing, retention
+from hiera_dspy.lm import ledger, pacing, query_demos, retention
 from hiera_dspy.lm.breaker import EndpointDown
 from hiera_dspy.lm.retry import retrying
 from hiera_dspy.records import Judgment, Pair
@@ -49,14 +49,14 @@ async def ajudge_one(program: dspy.Module, pair: Pair, position: int | None = No
     book = ledger.Ledger()
     start = time.perf_counter()
     prediction, error = None, None
-    with ledger.bind(book), retrying(), retention.bounded():
+    with ledger.bind(book), retrying(), retention.bounded(), query_demos.reading(program, pair) as demos:
         try:
             prediction = await program.acall(**program_inputs(pair))
         except EndpointDown:
             raise
         except Exception as exc:  # noqa: BLE001 - one pair's failure must not stop the run
             error = exc
-    return judgment_row(pair, position, book, prediction, error, time.perf_counter() - start)
+    return judgment_row(pair, position, book, prediction, error, time.perf_counter() - start, demos)
 
 
 async def judge_all(job: Job, todo: Iterable[tuple[int, Pair]], report) -> pacing.Pacer:

@@ -170,7 +170,8 @@ def ablate(request: AblateRequest) -> Ablation:
             done.known[display] = use
         # the same identity as eval.run (minus its limit): a run started there is resumed here, and vice versa
         spec = RunSpec.judging(program, dataset=request.data.dataset, split=split, lms=lms, knowledge=knowledge.name,
-                               extra=evidence.identity(use["reads"]) if evidence and use else None)
+                               extra=(evidence.identity(use["reads"], use.get("demos"))
+                                      if evidence and use else None))
         identity, run_id = spec.identity(), cell_run_id(request.run.run_id, display) or spec.run_id
         if request.dry_run:  # nothing is sent: an estimate per method
             done.estimates.append(forecast_cost(program, pairs, lms, request.dry_run, knowledge.name, store.rows(run_id)))

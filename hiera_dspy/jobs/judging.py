@@ -119,7 +119,8 @@ def judge(request: JudgeRequest) -> Judged:
     evidence = evidence_of(request.known, dataset, pairs)
     use = hand_over(program, evidence, pairs)  # before any pair: the judge reads its queries' known judgments once
     spec = RunSpec.judging(program, dataset=request.data.dataset, split=split, lms=lms, knowledge=knowledge.name,
-                           judge=j.judge, extra=evidence.identity(use["reads"]) if evidence and use else None)
+                           judge=j.judge,
+                           extra=evidence.identity(use["reads"], use.get("demos")) if evidence and use else None)
     # the limit is not part of the id: a larger limit later resumes the same run and judges only the new pairs; the
     # scheme is kept beside the identity (config.json too), so the run's labels read back without --labels
     identity = {**spec.identity(), "limit": j.limit, "scheme": dataset.scheme.to_dict()}

@@ -105,7 +105,7 @@ def label_pairs(judging: Judging, dataset: Dataset, pairs: Iterable[Pair], split
         raise RequestError(f"{program.method}: {exc}") from None
     use = hand_over(program, evidence, pairs)  # before any pair: the judge reads its queries' known judgments once
     if evidence is not None and use is not None:
-        identity_extra = {**(identity_extra or {}), **evidence.identity(use["reads"])}
+        identity_extra = {**(identity_extra or {}), **evidence.identity(use["reads"], use.get("demos"))}
         labelling = {**labelling, "known": use}
     spec = RunSpec.judging(program, dataset=dataset.name, split=split, lms=lms, knowledge=knowledge.name,
                            judge=judging.judge, extra=identity_extra)

@@ -17,7 +17,8 @@ from hiera_dspy.errors import RequestError
 from hiera_dspy.jobs.requests import DataSource, Judging
 from hiera_dspy.knowledge import make_knowledge
 from hiera_dspy.labels import SCHEMES, LabelScheme, custom_scheme, get_scheme
-from hiera_dspy.methods import METHOD_REGISTRY, VOTE_KEYS, BuildContext, build
+from hiera_dspy.methods import KNOWN_KEYS, METHOD_REGISTRY, VOTE_KEYS, BuildContext, available, build
+from hiera_dspy.methods.known_demos import with_known_demos
 from hiera_dspy.methods.params import ConfigError, check
 from hiera_dspy.methods.votes import split_name, vote_config, with_votes
 from hiera_dspy.runs.cost import prices_of
@@ -114,7 +115,8 @@ def build_program(judging: Judging, dataset: Dataset):
     """(program, lms, knowledge): a loaded artifact (the request's models over its recorded ones) or a fresh method.
     Everything the program needs is resolved here, from the request, before the program is built."""
     if judging.judge:
-        voting = judge_votes(judging.settings)
+        voting = judge_votes([s for s in judging.settings if s.partition("=")[0].strip() not in KNOWN_KEYS])
+        demos = judge_demos(judging.settings)
         doc = read_artifact(judging.judge)
         scheme = judge_scheme(judging.judge, doc, dataset.scheme)
     else:
@@ -125,12 +127,38 @@ def build_program(judging: Judging, dataset: Dataset):
         note_ignored_endpoints(judging.judge, doc, judging.lms.api_base)
         lms = judging.lms.role_lms(doc["lms"], doc.get("ensemble"))
         judge = restore_judge(judging.judge, doc, scheme, lms=lms, knowledge=knowledge, train=train)
-        return with_votes(judge, dataset.scheme, voting), lms, knowledge
+        return judge_with_demos(with_votes(judge, dataset.scheme, voting), doc, scheme, demos), lms, knowledge
     lms = judging.lms.role_lms()
     return build(judging.method or "", BuildContext(dataset.scheme, lms, knowledge, train), **config), lms, knowledge
 
 
-def judge_votes(settings: tuple[str, ...]) -> dict:
+def judge_demos(settings) -> dict:
+    """A compiled --judge's --set known_demos / known_demo_tokens (how it reads known judgments as demos)."""
+    values = {}
+    for setting in settings:
+        key, _, text = (part.strip() for part in setting.partition("="))
+        if key in KNOWN_KEYS:
+            try:
+                values[key] = check("judge", key, json.loads(text))
+            except (ConfigError, json.JSONDecodeError) as exc:
+                raise RequestError(f"--set {key}={text}: {exc}") from None
+    return values
+
+
+def judge_with_demos(judge, doc: dict, scheme: LabelScheme, demos: dict):
+    """The compiled judge (its vote already around it) reading its queries' known judgments as demos, as its config
+    and `demos` (the request's --set) say; a RequestError for --set known_demos on a judge that generates no text."""
+    info = available()[doc["method"]]
+    if not info.votes:
+        if demos:
+            raise RequestError(f"--set {', '.join(demos)}: the {doc['method']} judge generates no text; known "
+                               "judgments as demos are for LLM methods")
+        return judge
+    config = {**doc["config"], **demos}
+    return with_known_demos(judge, scheme, config.get("known_demos"), config.get("known_demo_tokens"))
+
+
+def judge_votes(settings) -> dict:
     """The vote (samples, temperature, anchored) a compiled --judge is run with: the only settings it takes."""
     values: dict = {}
     for setting in settings:

@@ -55,7 +55,7 @@ from dspy.utils.exceptions import AdapterParseError, LMRateLimitError, LMServerE
 
 from hiera_dspy import settings
 from hiera_dspy.errors import HieraError
-from hiera_dspy.lm import breaker, pacing
+from hiera_dspy.lm import breaker, pacing, query_demos
 from hiera_dspy.lm import cache as lm_cache
 
 T = TypeVar("T")
@@ -227,8 +227,10 @@ class RetryingAdapter:
         self.retries += 1
 
     def __call__(self, lm, lm_kwargs, signature, demos, inputs):
-        """The wrapped adapter's call, retried per the policy (an unparseable answer evicted from the cache first)."""
+        """The wrapped adapter's call, retried per the policy (an unparseable answer evicted from the cache first);
+        the pair's known judgments read as demos after the predictor's own (`hiera_dspy.lm.query_demos`)."""
         p = self.retry_policy
+        demos = query_demos.extended(signature, demos)
 
         def attempt(n: int):
             breaker.before_call(lm)  # a run whose endpoint is down starts no new call (hiera_dspy/lm/breaker.py)
@@ -248,6 +250,7 @@ class RetryingAdapter:
     async def acall(self, lm, lm_kwargs, signature, demos, inputs):
         """`__call__` for the async path, paced (--engine async) before each request; same retry predicate."""
         p = self.retry_policy
+        demos = query_demos.extended(signature, demos)
 
         async def attempt(n: int):
             breaker.before_call(lm)

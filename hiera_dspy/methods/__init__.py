@@ -52,6 +52,7 @@ METHODS: dict[str, MethodInfo] = {}
 
 
 VOTE_KEYS = ("samples", "temperature", "anchored")  # every method that generates text takes them (methods/votes.py)
+KNOWN_KEYS = ("known_demos", "known_demo_tokens")  # and these: its queries' known judgments (methods/known_demos.py)
 
 
 def register(name: str, doc: str, family: str = "hiera", options: tuple[str, ...] = (),
@@ -59,10 +60,11 @@ def register(name: str, doc: str, family: str = "hiera", options: tuple[str, ...
     """Register `builder(ctx, **config) -> dspy.Module` under `name` with default config values; `options` names
     further keys the builder accepts without a default; `lm_roles` the roles whose LMs it calls (() for none: its
     runs and artifacts then name no LM, and no LM is built for it). A method with LM roles takes `samples` and
-    `temperature` too (a vote over samples), unless `votes=False` (it generates no text: the LLM probe)."""
+    `temperature` too (a vote over samples), and `known_demos` and `known_demo_tokens` (its queries' known judgments
+    as demos), unless `votes=False` (it generates no text: the LLM probe)."""
 
     def wrap(builder):
-        votes_keys = VOTE_KEYS if votes and lm_roles else ()
+        votes_keys = (*VOTE_KEYS, *KNOWN_KEYS) if votes and lm_roles else ()
         METHODS[name] = MethodInfo(name, builder, doc, defaults, family, (*options, *votes_keys), tuple(lm_roles),
                                    bool(votes_keys))
         return builder
@@ -94,7 +96,10 @@ METHOD_REGISTRY = Registry("method", lambda: {
 
 def build(name: str, ctx: BuildContext, **config) -> dspy.Module:
     """The method `name` built from `ctx` and its config (defaults, then `config`, each value checked). `samples`
-    and `temperature` (or a name `NAME@N`) wrap it in a vote over samples (`hiera_dspy.methods.votes.Votes`)."""
+    and `temperature` (or a name `NAME@N`) wrap it in a vote over samples (`hiera_dspy.methods.votes.Votes`); a
+    method that generates text reads its queries' known judgments as demos (`methods.known_demos`: `known_demos`
+    and `known_demo_tokens`, kept in its config only when given)."""
+    from hiera_dspy.methods.known_demos import with_known_demos
     from hiera_dspy.methods.votes import split_name, vote_config, with_votes  # a Votes is a dspy.Module
 
     name, at = split_name(name)
@@ -108,11 +113,15 @@ def build(name: str, ctx: BuildContext, **config) -> dspy.Module:
         voting = vote_config(merged.pop("samples", None), merged.pop("temperature", None), merged.pop("anchored", None))
     except ValueError as exc:
         raise ConfigError(f"{name}: {exc}") from None
+    demo_keys = {key: merged.pop(key) for key in KNOWN_KEYS if key in merged}
     program = info.builder(ctx, **merged)
+    merged.update(demo_keys)
     program.method = name
     program.config = merged
     program.lm_roles = info.lm_roles
     program.scheme = ctx.scheme  # what it judges by (a guideline file's digest names its runs: runs/spec.py)
     program = with_votes(program, ctx.scheme, voting)
+    if info.votes:
+        program = with_known_demos(program, ctx.scheme, merged.get("known_demos"), merged.get("known_demo_tokens"))
     remember_lm_keys(ctx.lms)  # before any call: a caller's own LMs' keys are redacted from errors too
     return program

@@ -154,6 +154,11 @@ PARAMS: dict[str, Param] = {
                    ("zero-shot", "reasoning", "hiera")),
     "stack_C": Param(float, "inverse regularisation strength of the stacking logistic regression", low=1e-6),
     # votes over samples (methods/votes.py): every method that generates text
+    "known_demos": Param(int, "every LLM method: up to N of the query's known judgments (--known, a benchmark's "
+                         "qrels) as per-call demos of its prompts, the most like the pair's passage, balanced over "
+                         "grades (default 4; 0: none)", low=0, high=50),
+    "known_demo_tokens": Param(int, "the token budget of a pair's known-judgment demos (default 800)", low=50,
+                               high=100000),
     "samples": Param(int, "judge each pair N times (distinct requests) and take the median vote; the votes' shares "
                      "are the judgment's distribution", low=1, high=100),
     "temperature": Param(float, "the LMs' sampling temperature for this method's calls (N > 1 samples without one: "

@@ -42,12 +42,14 @@ class Evidence:
     counts: Mapping[str, int]
     kind: str = "auto"  # what the known judgments are: sample | pool | auto (`methods.shares.KINDS`)
 
-    def identity(self, reads: bool) -> dict:
-        """What a run's identity adds: the digest of the judgments a judge that reads them reads (nothing else: a
-        judge that reads none judges the same whatever the list holds), and what they were said to be unless auto."""
+    def identity(self, reads: bool, demos: dict | None = None) -> dict:
+        """What a run's identity adds: the digest of the judgments a judge that reads them reads, how an LLM method
+        reads them as demos, and what they were said to be unless auto (nothing else: a judge that reads none judges
+        the same whatever the list holds)."""
         if not reads:
             return {}
-        return {"known": self.known.digest(), **({"known_kind": self.kind} if self.kind != "auto" else {})}
+        return {"known": self.known.digest(), **({"known_demos": demos} if demos else {}),
+                **({"known_kind": self.kind} if self.kind != "auto" else {})}
 
 
 def read_evidence(spec: str, on_overlap: str, dataset: Dataset, pairs: Iterable[Pair], kind: str = "auto"
@@ -126,6 +128,9 @@ def hand_over(program, evidence: Evidence | None, pairs: Iterable[Pair] | None =
     out["kind"] = evidence.kind
     if shares is not None:
         out["shares"] = shares
+    demos = getattr(program, "query_demos", None)  # an LLM method: its prompts' demos (methods/known_demos.py)
+    if reads and demos is not None:
+        out["demos"] = demos.describe()
     return out
 
 
@@ -141,6 +146,7 @@ def use(evidence: Evidence, reads: bool, read: Mapping[str, int]) -> dict:
             "queries": len(evidence.queries), "queries_with_known": sum(1 for n in given.values() if n),
             "queries_read": sum(1 for n in per_query.values() if n),
             "outside": c.get("outside", 0), "outside_queries": c.get("outside_queries", 0),
+            "matched_queries": c.get("matched_queries", 0), "text_matched_queries": c.get("text_matched_queries", 0),
             "overlap_skipped": c.get("overlap_skipped", 0), "without_text": c.get("without_text", 0),
             "duplicates": c.get("duplicates", 0), "unlabelled": c.get("unlabelled", 0),
             "known_per_query": given, "read_per_query": per_query,

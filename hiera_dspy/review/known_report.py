@@ -15,6 +15,10 @@ def known_line(use: dict | None) -> str:
             f"{use['queries_with_known']} of the {use['queries']} queries judged; ")
     if not use["reads"]:
         return head + "the judge does not read known judgments: every pair was judged alone, none was used."
+    if use.get("demos"):
+        return head + (f"the LLM method read up to {use['demos']['known_demos']} of a pair's query's as worked "
+                       f"examples in its prompts ({use['read']} readable, for {use['queries_read']} queries; never the "
+                       "pair's own).")
     return head + (f"the judge read {use['read']} as evidence, for {use['queries_read']} queries (a query without "
                    "any was judged as without known judgments).")
 
@@ -23,9 +27,9 @@ def counted(use: dict) -> str:
     """The counts of reading and checking the list, as a sentence, and the warning of `binary_look` ('' when there
     is nothing to say)."""
     parts = []
-    if use.get("outside"):
-        parts.append(f"{use['outside']} judgments of {use['outside_queries']} queries with no pair to judge (kept "
-                     "for calibration, judging went on)")
+    if use.get("text_matched_queries"):
+        parts.append(f"{use['text_matched_queries']} of the list's queries matched to the pairs' by their text (the "
+                     "list names them otherwise)")
     if use.get("overlap_skipped"):
         parts.append(f"{use['overlap_skipped']} judgments of pairs that were also to be judged, dropped from the "
                      "known judgments (--on-known-overlap skip)")
@@ -35,7 +39,18 @@ def counted(use: dict) -> str:
         parts.append(f"{use['duplicates']} repeated lines with the same grade (read once)")
     if use.get("unlabelled"):
         parts.append(f"{use['unlabelled']} rows without a label (no judgment)")
-    return " ".join(filter(None, (("Counted: " + "; ".join(parts) + ".") if parts else "", binary_look(use))))
+    return " ".join(filter(None, (unmatched(use), ("Counted: " + "; ".join(parts) + ".") if parts else "",
+                                  binary_look(use))))
+
+
+def unmatched(use: dict) -> str:
+    """A warning when some of the list's queries match no query of the pairs, by id or by text ('' when all do)."""
+    if not use.get("outside_queries"):
+        return ""
+    total = use.get("matched_queries", 0) + use["outside_queries"]
+    return (f"Warning: {use['outside_queries']} of the list's {total} queries match no query of the pairs to judge, "
+            f"by id or by text: their {use['outside']} judgments inform no judgment here (kept for calibration; "
+            "judging went on).")
 
 
 def binary_look(use: dict) -> str:

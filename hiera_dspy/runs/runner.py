@@ -21,7 +21,7 @@ from itertools import islice
 import dspy
 
 from hiera_dspy.lm import breaker as breakers
-from hiera_dspy.lm import ledger, retention
+from hiera_dspy.lm import ledger, query_demos, retention
 from hiera_dspy.lm.breaker import CircuitBreaker, EndpointDown
 from hiera_dspy.lm.retry import retrying
 from hiera_dspy.lm.secrets import redact
@@ -43,27 +43,30 @@ def judge_one(program: dspy.Module, pair: Pair, position: int | None = None) -> 
     book = ledger.Ledger()
     start = time.perf_counter()
     prediction, error = None, None
-    with ledger.bind(book), retrying(), retention.bounded():  # DSPy keeps its last 100 calls, not 10,000
-        try:
+    with ledger.bind(book), retrying(), retention.bounded(), query_demos.reading(program, pair) as demos:
+        try:  # DSPy keeps its last 100 calls, not 10,000; the pair's known judgments are its prompts' demos
             prediction = program(**program_inputs(pair))  # the screened item: hiera_dspy.untrusted.screen
         except EndpointDown:
             raise
         except Exception as exc:  # noqa: BLE001 - one pair's failure must not stop the run
             error = exc
-    return judgment_row(pair, position, book, prediction, error, time.perf_counter() - start)
+    return judgment_row(pair, position, book, prediction, error, time.perf_counter() - start, demos)
 
 
 def judgment_row(pair: Pair, position: int | None, book: ledger.Ledger, prediction, error: Exception | None,
-                 seconds: float) -> Judgment:
+                 seconds: float, demos: tuple = ()) -> Judgment:
     """The run store's row for one finished judgment (every engine builds its rows here): the prediction's own
     outputs become its `fields` (`hiera_dspy.records.prediction_fields`), an exception its redacted `error`; an item
     the screen changed because it looked manipulated gets `fields["manipulation"]`, the screen's flags; a pair field
-    cut to fit a prompt gets `fields["truncated"]`, field -> the pair's original characters."""
+    cut to fit a prompt gets `fields["truncated"]`, field -> the pair's original characters; a pair whose prompts read
+    its query's known judgments as demos (`hiera_dspy.lm.query_demos`) gets `fields["known_demos"]`, their item ids."""
     message = None if error is None else redact(f"{type(error).__name__}: {error}")[:500]  # a server may echo the key
     judgment = Judgment.of(pair, prediction, message, book, seconds, position)
     flags = manipulation_flags(pair)
     if flags:
         judgment.fields["manipulation"] = list(flags)
+    if demos:
+        judgment.fields["known_demos"] = [d.item_id for d in demos]
     if book.cuts:
         judgment.fields["truncated"] = {name: len(getattr(pair, name, None) or "") for name in sorted(book.cuts)}
     return judgment

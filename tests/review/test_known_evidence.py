@@ -28,7 +28,7 @@ def pairs(*keys: tuple[str, str]):
 def test_judgments_of_queries_without_pairs_are_counted_and_kept():
     evidence = checked(known(("q1", "a", 1), ("q9", "b", 0), ("q9", "c", 1)), "k.txt", pairs(("q1", "x")), {},
                        "error")
-    assert evidence.counts == {"outside": 2, "outside_queries": 1}
+    assert evidence.counts == {"outside": 2, "outside_queries": 1, "matched_queries": 1, "text_matched_queries": 0}
     assert evidence.known.keys() == {("q1", "a"), ("q9", "b"), ("q9", "c")} and evidence.queries == ("q1",)
 
 
