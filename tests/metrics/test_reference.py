@@ -77,10 +77,11 @@ def _labelled_file(tmp_path, n_queries: int = 30):
 
 def _watch_fits(monkeypatch) -> tuple[dict, list]:
     """Record each fitted scorer's training pair ids and each prediction's (scorer, pair ids)."""
-    fitted, predicted = {}, []
+    fitted, predicted, alive = {}, [], []  # `alive` keeps each scorer, so no later one is given its id
     real_fit, real_predict = RelevanceScorer.fit, RelevanceScorer.predict_many
 
     def fit(self, pairs):
+        alive.append(self)
         fitted[id(self)] = {p.id for p in pairs}
         return real_fit(self, pairs)
 
