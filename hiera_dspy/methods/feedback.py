@@ -24,12 +24,13 @@ conditional odds, not the grade shares.
 
 **Cut at the target's shares** (`FeedbackStage.read` with the pairs to judge, `methods/shares.py`): from a seeded
 sample of up to `TARGET_SAMPLE` of the pairs to judge, the target's shares of grade >= k are estimated apart from
-the labels: prediction-powered from the known where they are a random sample of the pairs, by EM prior adjustment
-under label shift from the training holes' shares where they are a pool (whose own shares are never copied). Where
-the known are a sample, each boundary k is then cut on P(grade >= k) where the sample's share at or above k matches
-the estimate, leaning as the stage learned its best cut leans (`shares.share_offsets`). A pool's estimate is
-reported, not cut at (measured less reliable than the compiled cut: `methods/shares.py`). Without the pairs to
-judge, or with too few known, the thresholds chosen at compile time stand (as before).
+the labels: prediction-powered from the known where they are a random sample of the pairs; where they are a pool
+(whose own shares are never copied), under covariate shift, the stage's P(grade >= k) recalibrated on the known pool
+(each scored from its query's other known) and averaged over the pairs to judge. Each boundary k is then cut on
+P(grade >= k) where the sample's share at or above k matches the estimate; a sample's cut leans as the stage
+learned its best cut leans (`shares.share_offsets`), a pool's falls at the estimate (the fill's numbers were nearer
+the oracle's so). Without the pairs to judge, or with too few known, the thresholds chosen at compile time stand
+(as before).
 
 A query without known judgments, and a judge compiled without the stage (an older artifact, `feedback=false`),
 judge exactly as before.
@@ -356,7 +357,7 @@ class FeedbackStage:
             others["label_shift"] = sh.label_shift_shares(train, target_dist,
                                                           [targets[i].query_id for i in kept])["at_least"]
         shifted = self._proba(X, self.shift)
-        leaned = sh.shifted_shares(found["at_least"], self.offsets)
+        leaned = sh.shifted_shares(found["at_least"], self.offsets if assumed in sh.LEANS else np.zeros(self.k - 1))
         if assumed in sh.CUT_KINDS:
             self.cumulative = sh.cumulative_thresholds(shifted, leaned)
         given = np.bincount(gold, minlength=self.k) / len(gold)

@@ -36,7 +36,8 @@ LEVEL = 0.95
 BOOTSTRAP = 100  # bootstrap draws of a pool's EM estimate
 POOL_AUC = 0.60  # auto: known pairs above the pairs to judge at least this often (and significantly) -> a pool
 POOL_P = 0.01
-CUT_KINDS = ("sample",)  # the kinds of known judgments whose estimated shares the grades are cut at
+CUT_KINDS = ("sample", "pool")  # the kinds of known judgments whose estimated shares the grades are cut at
+LEANS = ("sample",)  # the kinds whose cut leans as the stage learned (`share_offsets`); a pool's is cut at its estimate
 
 
 def cumulative(dist: np.ndarray) -> np.ndarray:
@@ -141,7 +142,7 @@ def label_shift_shares(train_shares: Sequence[float], target_dist: np.ndarray, q
             "high": np.quantile(draws, 1 - tail, axis=0).tolist()}
 
 
-PLATT_PENALTY = 1.0  # L2 weight pulling a boundary's recalibration towards the judge's own (slope 1, intercept 0)
+PLATT_PENALTY = 5.0  # L2 weight pulling a boundary's recalibration towards the judge's own (slope 1, intercept 0)
 
 
 def recalibration(p: np.ndarray, y: np.ndarray) -> tuple[float, float]:
