@@ -357,11 +357,11 @@ class FeedbackStage:
             others["label_shift"] = sh.label_shift_shares(train, target_dist,
                                                           [targets[i].query_id for i in kept])["at_least"]
         shifted = self._proba(X, self.shift)
+        compiled = np.bincount(cut(expected_grade(shifted), self.thresholds), minlength=self.k) / len(shifted)
         leaned = sh.shifted_shares(found["at_least"], self.offsets if assumed in sh.LEANS else np.zeros(self.k - 1))
-        if assumed in sh.CUT_KINDS:
+        if self.k >= sh.CUT_KINDS.get(assumed, self.k + 1):
             self.cumulative = sh.cumulative_thresholds(shifted, leaned)
         given = np.bincount(gold, minlength=self.k) / len(gold)
-        compiled = np.bincount(cut(expected_grade(shifted), self.thresholds), minlength=self.k) / len(shifted)
         self.shares = {"kind": kind, "assumed": assumed, "check": check, **found,
                        "grades": sh.grade_shares(found["at_least"]), "known_grades": given.tolist(),
                        "known_at_least": sh.cumulative(given[None, :])[0].tolist(), "pairs_sampled": len(rows),

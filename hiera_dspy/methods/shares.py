@@ -36,8 +36,9 @@ LEVEL = 0.95
 BOOTSTRAP = 100  # bootstrap draws of a pool's EM estimate
 POOL_AUC = 0.60  # auto: known pairs above the pairs to judge at least this often (and significantly) -> a pool
 POOL_P = 0.01
-CUT_KINDS = ("sample", "pool")  # the kinds of known judgments whose estimated shares the grades are cut at
-LEANS = ("sample",)  # the kinds whose cut leans as the stage learned (`share_offsets`); a pool's is cut at its estimate
+CUT_KINDS = {"sample": 2, "pool": 3}  # the kinds of known judgments whose estimated shares the grades are cut at, on
+# scales of at least this many grades (a binary pool's cut lowered kappa and the fill on MSRD: its thresholds stand)
+LEANS = ("sample",)  # the kinds whose cut leans as the stage learned (`share_offsets`); a pool's falls at the estimate
 
 
 def cumulative(dist: np.ndarray) -> np.ndarray:

@@ -243,10 +243,10 @@ def test_a_sample_and_a_pool_are_cut_at_their_estimated_shares(compiled, tmp_pat
     assert pool["low"][1] <= pool["at_least"][1] <= pool["high"][1]
     assert "covariate shift" in pool["method"]  # the judge recalibrated on the pool, not label shift's EM
     assert set(pool["other_estimates"]) == {"judge_mean", "label_shift"}
-    assert pool["cut_at_least"] == pytest.approx(pool["at_least"])  # a pool's cut does not lean
+    assert pool["cut_at_least"] == pytest.approx(pool["at_least"])  # a pool's cut falls at the estimate: no lean
     grades = np.array([SCHEME.labels.index(x) for x in _labels(compiled, holes)])
     for k in (1, 2, 3):
-        assert np.mean(grades[judged] >= k) == pytest.approx(pool["at_least"][k - 1], abs=1.5 / len(judged))
+        assert np.mean(grades[judged] >= k) == pytest.approx(pool["cut_at_least"][k - 1], abs=1.5 / len(judged))
     compiled.read_known(known, targets=holes, kind="sample")
     sample = compiled.known_shares()
     assert sample["assumed"] == "sample" and sample["cut"] is True and "prediction-powered" in sample["method"]

@@ -153,3 +153,4 @@ def test_the_learned_lean_finds_a_better_cut_than_the_true_shares_for_a_weak_jud
     assert best > cohen_kappa_score(y, at_truth)
     leaned = sh.cut_cumulative(dist, sh.cumulative_thresholds(dist, sh.shifted_shares([y.mean()], offsets)))
     assert cohen_kappa_score(y, leaned) > cohen_kappa_score(y, at_truth)
+
