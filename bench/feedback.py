@@ -29,7 +29,9 @@ sample, cuts at them; "today's cut" (`fixed`) is the same stage at its compiled 
 at the estimated shares themselves. A second table gives, per policy, the holes' estimated share of relevant pairs
 against the truth (mean |error| over folds, how often the interval covered it, what `auto` took the known for), and
 each system's P@10 and nDCG@10 error against the oracle fill (every hole with its true grade: the full qrels), mean
-|error| and mean signed error over the systems. `--policies 'pool 5,random 5'` measures only those policies;
+|error| and mean signed error over the systems; a third, per pool, the holes' share of relevant pairs by every estimator
+the stage reports (its own, recalibrated on the pool; EM under label shift; the judge's own mean; what the compiled
+cut calls) and each boundary's share of grade >= k. `--policies 'pool 5,random 5'` measures only those policies;
 `--target-keep-relevant SHARE` under-samples the target's relevant pairs as `--target-keep` under-samples its
 lowest grade.
 

@@ -359,7 +359,7 @@ class FeedbackStage:
         shifted = self._proba(X, self.shift)
         compiled = np.bincount(cut(expected_grade(shifted), self.thresholds), minlength=self.k) / len(shifted)
         leaned = sh.shifted_shares(found["at_least"], self.offsets if assumed in sh.LEANS else np.zeros(self.k - 1))
-        if self.k >= sh.CUT_KINDS.get(assumed, self.k + 1):
+        if sh.cuts(assumed, self.k):
             self.cumulative = sh.cumulative_thresholds(shifted, leaned)
         given = np.bincount(gold, minlength=self.k) / len(gold)
         self.shares = {"kind": kind, "assumed": assumed, "check": check, **found,

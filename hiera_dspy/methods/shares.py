@@ -19,10 +19,11 @@ pairs against a sample of the pairs to judge). A pool's shares are never copied 
   `EMQ.EM`, `label_shift_shares`) is reported beside it: on DL 2020's pools it missed the holes' share of relevant
   pairs by 10 points, reading the holes' low scores as fewer relevant pairs.
 
-**The cut** (`cumulative_thresholds`, `cut_cumulative`; for the kinds of `CUT_KINDS`): one boundary k at a time on P(grade >= k), from the top
-grade down, each threshold where the share of the pairs to judge at or above k matches the estimate; a pair's grade
-is the highest k whose P(grade >= k) passes its threshold, so the labels are monotone and the ranking at each
-boundary is the judge's own.
+**The cut** (`cumulative_thresholds`, `cut_cumulative`; for the kinds and scales of `CUT_KINDS`: a sample always, a
+pool on three grades or more, its binary cut lowered kappa and the fill on MSRD's pools): one boundary k at a time
+on P(grade >= k), from the top grade down, each threshold where the share of the pairs to judge at or above k
+matches the estimate; a pair's grade is the highest k whose P(grade >= k) passes its threshold, so the labels are
+monotone and the ranking at each boundary is the judge's own.
 """
 
 from __future__ import annotations
@@ -119,9 +120,10 @@ def sample_shares(known_grades: np.ndarray, known_dist: np.ndarray, target_dist:
 
 def label_shift_shares(train_shares: Sequence[float], target_dist: np.ndarray, queries: Sequence[str], seed: int = 0,
                        level: float = LEVEL) -> dict:
-    """Shares of grade >= k of the pairs to judge when the known are a pool: EM prior adjustment of the judge's
-    distributions `target_dist` (calibrated on a collection with grade shares `train_shares`), the interval from
-    `BOOTSTRAP` draws of the pairs by query."""
+    """Shares of grade >= k of the pairs to judge under label shift from the training collection (reported beside a
+    pool's estimate, `recalibrated_shares`): EM prior adjustment of the judge's distributions `target_dist`
+    (calibrated on a collection with grade shares `train_shares`), the interval from `BOOTSTRAP` draws of the pairs
+    by query."""
     from quapy.method.aggregative import EMQ  # QuaPy takes seconds to import: only here
 
     prior = np.asarray(train_shares, dtype=float)
@@ -216,6 +218,12 @@ def recalibrated_shares(known_grades: np.ndarray, known_dist: np.ndarray, target
     return {"method": "the judge recalibrated on the known pool, averaged over the pairs to judge (covariate shift)",
             "at_least": point.tolist(), "low": np.minimum(np.quantile(draws_, tail, axis=0), point).tolist(),
             "high": np.maximum(np.quantile(draws_, 1 - tail, axis=0), point).tolist()}
+
+
+def cuts(kind: str, grades: int) -> bool:
+    """Whether the pairs to judge are cut at the estimated shares when the known are `kind` on a scale of `grades`
+    (`CUT_KINDS`; otherwise the compiled thresholds stand and the estimate is reported)."""
+    return kind in CUT_KINDS and grades >= CUT_KINDS[kind]
 
 
 ESTIMATORS = {"sample": sample_shares, "pool": recalibrated_shares}  # what the known judgments are -> the estimate

@@ -154,3 +154,9 @@ def test_the_learned_lean_finds_a_better_cut_than_the_true_shares_for_a_weak_jud
     leaned = sh.cut_cumulative(dist, sh.cumulative_thresholds(dist, sh.shifted_shares([y.mean()], offsets)))
     assert cohen_kappa_score(y, leaned) > cohen_kappa_score(y, at_truth)
 
+
+
+def test_a_sample_is_always_cut_at_its_shares_and_a_pool_only_on_three_grades_or_more():
+    assert sh.cuts("sample", 2) and sh.cuts("sample", 4)
+    assert sh.cuts("pool", 4) and sh.cuts("pool", 3) and not sh.cuts("pool", 2)  # MSRD's binary pools: not cut
+    assert not sh.cuts("auto", 4)  # `auto` is resolved to a kind before the cut
