@@ -29,7 +29,9 @@ sample, cuts at them; "today's cut" (`fixed`) is the same stage at its compiled 
 at the estimated shares themselves. A second table gives, per policy, the holes' estimated share of relevant pairs
 against the truth (mean |error| over folds, how often the interval covered it, what `auto` took the known for), and
 each system's P@10 and nDCG@10 error against the oracle fill (every hole with its true grade: the full qrels), mean
-|error| and mean signed error over the systems. `--policies 'pool 5,random 5'` measures only those policies;
+|error| and mean signed error over the systems; a third, per pool, the holes' share of relevant pairs by every estimator
+the stage reports (its own, recalibrated on the pool; EM under label shift; the judge's own mean; what the compiled
+cut calls) and each boundary's share of grade >= k. `--policies 'pool 5,random 5'` measures only those policies;
 `--target-keep-relevant SHARE` under-samples the target's relevant pairs as `--target-keep` under-samples its
 lowest grade.
 
@@ -380,9 +382,13 @@ def share_row(program, pairs: list[Pair], holes: list[int], known: Known, scheme
     queries = {j.query for j in known}
     gold = np.array([scheme.labels.index(pairs[i].label) for i in holes if pairs[i].query in queries])
     b = scheme.binary_from - 1
+    others = found.get("other_estimates", {})
     return {"estimate": found["at_least"][b], "low": found["low"][b], "high": found["high"][b],
             "truth": float(np.mean(gold >= scheme.binary_from)), "known": found["known_at_least"][b],
-            "auto": found["check"]["kind"], "auc": found["check"]["auc"], "cut": found.get("cut", True)}
+            "auto": found["check"]["kind"], "auc": found["check"]["auc"], "cut": found.get("cut", True),
+            "compiled": found["compiled_cut_at_least"][b], **{name: v[b] for name, v in others.items()},
+            "truth_at_least": [float(np.mean(gold >= g)) for g in range(1, len(scheme.labels))],
+            "estimate_at_least": found["at_least"], "low_at_least": found["low"], "high_at_least": found["high"]}
 
 
 # ------------------------------------------------------------------------------------------------ measures
@@ -544,6 +550,7 @@ def markdown(s: dict, n_pairs: int, folds: int, collection: Collection = COLLECT
         row.append(f"{mean('base', 'tau'):.3f} -> {mean('feedback', 'tau'):.3f} ({wins('tau')} of {len(cells)})")
         lines.append("| " + " | ".join(row) + " |")
     lines += fill_table(seeds)
+    lines += estimator_table(seeds)
     lowest = [f"{name.replace('pool', 'pool depth')} {np.mean([r['policies'][name]['lowest_gold'] for r in seeds]):.0%}"
               f" / {np.mean([r['policies'][name]['base']['lowest'] for r in seeds]):.0%}"
               f" / {np.mean([r['policies'][name]['feedback']['lowest'] for r in seeds]):.0%}"
@@ -607,6 +614,41 @@ def fill_table(seeds: list[dict]) -> list[str]:
             row.append(" / ".join(f"{np.mean([c[v][f'{key}_error'] for c in cells]):.3f} "
                                   f"({np.mean([c[v][f'{key}_bias'] for c in cells]):+.3f})"
                                   for v in VARIANTS if v in cells[0]))
+        lines.append("| " + " | ".join(row) + " |")
+    return lines
+
+
+ESTIMATORS = (("estimate", "the stage's"), ("label_shift", "EM under label shift"),
+              ("judge_mean", "the judge's mean P"), ("compiled", "today's cut calls"))
+
+
+def estimator_table(seeds: list[dict]) -> list[str]:
+    """Per policy, the holes' share of relevant pairs by each estimator the stage reports (`ESTIMATORS`) against the
+    truth: mean over folds (mean |error| in points), the stage's interval coverage, and each boundary's (grade >= k)
+    truth / estimate (empty for rows of an older bench)."""
+    lines = []
+    for name in seeds[0]["policies"]:
+        folds = [f for r in seeds for f in r["policies"][name].get("shares", []) if "compiled" in f]
+        if not folds:
+            continue
+        if not lines:
+            lines = ["", "The holes' share of relevant pairs by each estimator (mean over folds; in brackets the mean "
+                     "|error| in points), the stage's interval coverage, and every boundary's share of grade >= k, "
+                     "truth / the stage's estimate:", "",
+                     "| known judgments | truth | " + " | ".join(t for _, t in ESTIMATORS)
+                     + " | interval covers | grade >= k: truth / estimate |", "|---" * (len(ESTIMATORS) + 4) + "|"]
+        truth = np.array([f["truth"] for f in folds])
+        row = [label_of(name), f"{truth.mean():.1%}"]
+        for key, _ in ESTIMATORS:
+            if all(key in f for f in folds):
+                est = np.array([f[key] for f in folds])
+                row.append(f"{est.mean():.1%} ({100 * np.mean(np.abs(est - truth)):.1f})")
+            else:
+                row.append("")
+        row.append(f"{np.mean([f['low'] <= f['truth'] <= f['high'] for f in folds]):.0%} of {len(folds)}")
+        t, e = np.mean([f["truth_at_least"] for f in folds], axis=0), np.mean([f["estimate_at_least"] for f in folds],
+                                                                            axis=0)
+        row.append(", ".join(f">= {g + 1}: {a:.1%} / {b:.1%}" for g, (a, b) in enumerate(zip(t, e))))
         lines.append("| " + " | ".join(row) + " |")
     return lines
 

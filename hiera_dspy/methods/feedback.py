@@ -24,12 +24,13 @@ conditional odds, not the grade shares.
 
 **Cut at the target's shares** (`FeedbackStage.read` with the pairs to judge, `methods/shares.py`): from a seeded
 sample of up to `TARGET_SAMPLE` of the pairs to judge, the target's shares of grade >= k are estimated apart from
-the labels: prediction-powered from the known where they are a random sample of the pairs, by EM prior adjustment
-under label shift from the training holes' shares where they are a pool (whose own shares are never copied). Where
-the known are a sample, each boundary k is then cut on P(grade >= k) where the sample's share at or above k matches
-the estimate, leaning as the stage learned its best cut leans (`shares.share_offsets`). A pool's estimate is
-reported, not cut at (measured less reliable than the compiled cut: `methods/shares.py`). Without the pairs to
-judge, or with too few known, the thresholds chosen at compile time stand (as before).
+the labels: prediction-powered from the known where they are a random sample of the pairs; where they are a pool
+(whose own shares are never copied), under covariate shift, the stage's P(grade >= k) recalibrated on the known pool
+(each scored from its query's other known) and averaged over the pairs to judge. Each boundary k is then cut on
+P(grade >= k) where the sample's share at or above k matches the estimate; a sample's cut leans as the stage
+learned its best cut leans (`shares.share_offsets`), a pool's falls at the estimate (the fill's numbers were nearer
+the oracle's so). Without the pairs to judge, or with too few known, the thresholds chosen at compile time stand
+(as before).
 
 A query without known judgments, and a judge compiled without the stage (an older artifact, `feedback=false`),
 judge exactly as before.
@@ -147,6 +148,7 @@ class FeedbackStage:
         self.shares: dict | None = None  # the target's estimated shares and how (`read`; the report's)
         self.offsets = np.zeros(self.k - 1)  # where the cut falls against the shares (`shares.share_offsets`)
         self._warm: dict[str, np.ndarray] = {}  # the last batch's passage vectors (`warm`)
+        self._left_out_queries: list[str] = []  # the query of each row `_left_out_rows` gave
 
     # -------------------------------------------------------------------------------------------- fit
 
@@ -283,9 +285,10 @@ class FeedbackStage:
         return counts
 
     def _left_out_rows(self) -> tuple[np.ndarray, np.ndarray]:
-        """The evidence rows of the known judgments, each scored from its query's other known, and their grades."""
-        rows, gold = [], []
-        for known in self.queries.values():
+        """The evidence rows of the known judgments, each scored from its query's other known, and their grades (their
+        queries' texts kept in `_left_out_queries`)."""
+        rows, gold, self._left_out_queries = [], [], []
+        for query, known in self.queries.items():
             for i in range(len(known)):
                 rest = known.without(i)
                 row = ev.evidence(float(known.expected[i]), known.vectors[i], rest, self.k,
@@ -293,6 +296,7 @@ class FeedbackStage:
                 if row is not None:
                     rows.append(row)
                     gold.append(int(known.grades[i]))
+                    self._left_out_queries.append(query)
         width = len(ev.feature_names(self.k))
         return (np.array(rows) if rows else np.zeros((0, width))), np.array(gold, dtype=int)
 
@@ -344,23 +348,26 @@ class FeedbackStage:
         X = np.array(rows)
         check = sh.looks_like(known_expected, expected[kept])
         assumed = check["kind"] if kind == "auto" else kind
+        target_dist = self._proba(X)
+        found = sh.ESTIMATORS[assumed](gold, self._proba(loo), target_dist, self.k, self._left_out_queries,
+                                       [targets[i].query for i in kept])
+        others = {"judge_mean": sh.cumulative(target_dist).mean(axis=0).tolist()}  # the judge's own, unrecalibrated
         train: list[float] = list(self.learned.get("train_shares") or [])
-        if assumed == "pool" and not train:
-            return  # an artifact compiled before the training shares were kept: its thresholds stand
-        found = (sh.sample_shares(gold, self._proba(loo), self._proba(X), self.k) if assumed == "sample" else
-                 sh.pool_shares(train, self._proba(X), [targets[i].query_id for i in kept]))
+        if assumed == "pool" and train:  # label shift from the training collection: reported beside, not used
+            others["label_shift"] = sh.label_shift_shares(train, target_dist,
+                                                          [targets[i].query_id for i in kept])["at_least"]
         shifted = self._proba(X, self.shift)
-        leaned = sh.shifted_shares(found["at_least"], self.offsets)
-        if assumed == "sample":  # a pool's estimate is reported, not cut at (`methods/shares.py`)
+        compiled = np.bincount(cut(expected_grade(shifted), self.thresholds), minlength=self.k) / len(shifted)
+        leaned = sh.shifted_shares(found["at_least"], self.offsets if assumed in sh.LEANS else np.zeros(self.k - 1))
+        if sh.cuts(assumed, self.k):
             self.cumulative = sh.cumulative_thresholds(shifted, leaned)
         given = np.bincount(gold, minlength=self.k) / len(gold)
-        compiled = np.bincount(cut(expected_grade(shifted), self.thresholds), minlength=self.k) / len(shifted)
         self.shares = {"kind": kind, "assumed": assumed, "check": check, **found,
                        "grades": sh.grade_shares(found["at_least"]), "known_grades": given.tolist(),
                        "known_at_least": sh.cumulative(given[None, :])[0].tolist(), "pairs_sampled": len(rows),
                        "compiled_cut_at_least": sh.cumulative(compiled[None, :])[0].tolist(),
                        "cut_at_least": leaned.tolist(), "offsets": self.offsets.tolist(),
-                       "cut": self.cumulative is not None,
+                       "cut": self.cumulative is not None, "other_estimates": others,
                        "binary_from": self.binary_from, "labels": list(self.labels)}
 
     def warm(self, docs: Sequence[str]) -> None:

@@ -10,16 +10,20 @@ pairs against a sample of the pairs to judge). A pool's shares are never copied 
 - sample: prediction-powered (Angelopoulos et al. 2023, `ppi_py.ppi_mean_ci`): the mean of the judge's P(grade >= k)
   over the pairs to judge, rectified by the known pairs' mean of 1[grade >= k] - P(grade >= k); unbiased whatever
   the judge, narrower than the known's own share where the judge ranks well.
-- pool: under label shift from the collection the judge was trained on, EM prior adjustment (Saerens, Latinne and
-  Decaestecker 2002; QuaPy's `EMQ.EM`) of the judge's distributions over the pairs to judge, its interval from a
-  bootstrap of those pairs by query. It is reported, not cut at: on DL 2020's folds it missed the holes' share of
-  relevant pairs by 2-10 points (15-18 on a target where the judge is weaker), and a cut there lowered binary kappa
-  on every pool measured (`bench/feedback.py`); the compiled thresholds stand.
+- pool: under covariate shift. A pool is chosen by the systems' ranks, i.e. by covariates, not by the grade, so
+  P(grade | the judge's evidence) is the same in the pool and in the holes, while P(evidence | grade), which label
+  shift keeps, is not (the holes sit lower among the judge's scores). Each boundary's P(grade >= k) is recalibrated
+  on the known pool (a logistic map of its logit, shrunk towards the judge's own) and averaged over the pairs to judge
+  (probabilistic classify-and-count), the interval from a bootstrap of the queries (`recalibrated_shares`). EM prior
+  adjustment under label shift from the training collection (Saerens, Latinne and Decaestecker 2002; QuaPy's
+  `EMQ.EM`, `label_shift_shares`) is reported beside it: on DL 2020's pools it missed the holes' share of relevant
+  pairs by 10 points, reading the holes' low scores as fewer relevant pairs.
 
-**The cut** (`cumulative_thresholds`, `cut_cumulative`; where the known are a sample): one boundary k at a time on P(grade >= k), from the top
-grade down, each threshold where the share of the pairs to judge at or above k matches the estimate; a pair's grade
-is the highest k whose P(grade >= k) passes its threshold, so the labels are monotone and the ranking at each
-boundary is the judge's own.
+**The cut** (`cumulative_thresholds`, `cut_cumulative`; for the kinds and scales of `CUT_KINDS`: a sample always, a
+pool on three grades or more, its binary cut lowered kappa and the fill on MSRD's pools): one boundary k at a time
+on P(grade >= k), from the top grade down, each threshold where the share of the pairs to judge at or above k
+matches the estimate; a pair's grade is the highest k whose P(grade >= k) passes its threshold, so the labels are
+monotone and the ranking at each boundary is the judge's own.
 """
 
 from __future__ import annotations
@@ -33,6 +37,9 @@ LEVEL = 0.95
 BOOTSTRAP = 100  # bootstrap draws of a pool's EM estimate
 POOL_AUC = 0.60  # auto: known pairs above the pairs to judge at least this often (and significantly) -> a pool
 POOL_P = 0.01
+CUT_KINDS = {"sample": 2, "pool": 3}  # the kinds of known judgments whose estimated shares the grades are cut at, on
+# scales of at least this many grades (a binary pool's cut lowered kappa and the fill on MSRD: its thresholds stand)
+LEANS = ("sample",)  # the kinds whose cut leans as the stage learned (`share_offsets`); a pool's falls at the estimate
 
 
 def cumulative(dist: np.ndarray) -> np.ndarray:
@@ -90,9 +97,11 @@ def looks_like(known_scores: np.ndarray, target_scores: np.ndarray) -> dict:
 
 
 def sample_shares(known_grades: np.ndarray, known_dist: np.ndarray, target_dist: np.ndarray, k: int,
+                  known_queries: Sequence[str] = (), target_queries: Sequence[str] = (), seed: int = 0,
                   level: float = LEVEL) -> dict:
     """Shares of grade >= k of the pairs to judge when the known are a random sample of them: prediction-powered
-    from the judge's P(grade >= k) (`known_dist` scored as the pairs to judge are, without the pair's own judgment)."""
+    from the judge's P(grade >= k) (`known_dist` scored as the pairs to judge are, without the pair's own judgment;
+    the queries and seed are not needed: `ESTIMATORS`' common signature)."""
     from ppi_py import ppi_mean_ci, ppi_mean_pointestimate
 
     y = np.asarray(known_grades, dtype=int)
@@ -109,11 +118,12 @@ def sample_shares(known_grades: np.ndarray, known_dist: np.ndarray, target_dist:
             "high": np.clip(high, 0, 1).tolist()}
 
 
-def pool_shares(train_shares: Sequence[float], target_dist: np.ndarray, queries: Sequence[str], seed: int = 0,
-                level: float = LEVEL) -> dict:
-    """Shares of grade >= k of the pairs to judge when the known are a pool: EM prior adjustment of the judge's
-    distributions `target_dist` (calibrated on a collection with grade shares `train_shares`), the interval from
-    `BOOTSTRAP` draws of the pairs by query."""
+def label_shift_shares(train_shares: Sequence[float], target_dist: np.ndarray, queries: Sequence[str], seed: int = 0,
+                       level: float = LEVEL) -> dict:
+    """Shares of grade >= k of the pairs to judge under label shift from the training collection (reported beside a
+    pool's estimate, `recalibrated_shares`): EM prior adjustment of the judge's distributions `target_dist`
+    (calibrated on a collection with grade shares `train_shares`), the interval from `BOOTSTRAP` draws of the pairs
+    by query."""
     from quapy.method.aggregative import EMQ  # QuaPy takes seconds to import: only here
 
     prior = np.asarray(train_shares, dtype=float)
@@ -133,6 +143,90 @@ def pool_shares(train_shares: Sequence[float], target_dist: np.ndarray, queries:
     return {"method": "EM prior adjustment (Saerens et al. 2002) under label shift from the training collection",
             "at_least": monotone(point).tolist(), "low": np.quantile(draws, tail, axis=0).tolist(),
             "high": np.quantile(draws, 1 - tail, axis=0).tolist()}
+
+
+PLATT_PENALTY = 5.0  # L2 weight pulling a boundary's recalibration towards the judge's own (slope 1, intercept 0)
+
+
+def recalibration(p: np.ndarray, y: np.ndarray) -> tuple[float, float]:
+    """(slope, intercept) of a logistic map from the logit of the judge's P(grade >= k) `p` to the outcome `y`
+    (1[grade >= k]) on the known pairs (Platt 1999), shrunk towards the judge's own map by `PLATT_PENALTY`."""
+    from scipy.optimize import minimize
+    from scipy.special import expit
+
+    x = _logit(p)
+    y = np.asarray(y, dtype=float)
+
+    def loss(w):
+        z = w[0] * x + w[1]
+        q = expit(z)
+        value = float(np.sum(np.logaddexp(0.0, z) - y * z)) + PLATT_PENALTY * ((w[0] - 1.0) ** 2 + w[1] ** 2)
+        r = q - y
+        return value, np.array([float(r @ x) + 2 * PLATT_PENALTY * (w[0] - 1.0),
+                                float(r.sum()) + 2 * PLATT_PENALTY * w[1]])
+
+    w = minimize(loss, np.array([1.0, 0.0]), jac=True, method="L-BFGS-B").x
+    return float(w[0]), float(w[1])
+
+
+def _logit(p: np.ndarray) -> np.ndarray:
+    q = np.clip(np.asarray(p, dtype=float), 1e-6, 1 - 1e-6)
+    return np.log(q) - np.log1p(-q)
+
+
+def recalibrated_mean(known_grades: np.ndarray, known_cum: np.ndarray, target_cum: np.ndarray) -> np.ndarray:
+    """(K-1,) each boundary's share of the pairs to judge: the mean of the judge's P(grade >= k) recalibrated on the
+    known pairs (`recalibration`); a boundary the known all pass or all fail keeps the judge's own mean."""
+    from scipy.special import expit
+
+    out = []
+    for b in range(known_cum.shape[1]):
+        y = (known_grades >= b + 1).astype(float)
+        if y.min() == y.max():
+            out.append(float(target_cum[:, b].mean()))
+            continue
+        slope, intercept = recalibration(known_cum[:, b], y)
+        out.append(float(expit(slope * _logit(target_cum[:, b]) + intercept).mean()))
+    return monotone(np.array(out))
+
+
+def recalibrated_shares(known_grades: np.ndarray, known_dist: np.ndarray, target_dist: np.ndarray, k: int,
+                        known_queries: Sequence[str], target_queries: Sequence[str], seed: int = 0,
+                        level: float = LEVEL) -> dict:
+    """Shares of grade >= k of the pairs to judge when the known are a pool: under covariate shift. A pool is chosen
+    by the systems' ranks, not by the grade, so P(grade | the judge's evidence) holds in the pool and the holes
+    alike, while P(evidence | grade), what label shift keeps, does not (the holes sit lower). Each boundary's
+    P(grade >= k) is recalibrated on the known pool (`recalibration`) and averaged over the pairs to judge
+    (probabilistic classify-and-count, Bella et al. 2010); the interval from `BOOTSTRAP` draws of the queries (their
+    known and their pairs to judge together)."""
+    y = np.asarray(known_grades, dtype=int)
+    fk, ft = cumulative(known_dist), cumulative(target_dist)
+    point = recalibrated_mean(y, fk, ft)
+    kq, tq = np.asarray(known_queries), np.asarray(target_queries)
+    names = sorted(set(kq.tolist()) | set(tq.tolist()))
+    km = [np.flatnonzero(kq == q) for q in names]
+    tm = [np.flatnonzero(tq == q) for q in names]
+    rng = np.random.default_rng(seed)
+    draws = []
+    for _ in range(BOOTSTRAP):
+        pick = rng.integers(0, len(names), len(names))
+        ki, ti = np.concatenate([km[i] for i in pick]), np.concatenate([tm[i] for i in pick])
+        if len(ki) and len(ti):
+            draws.append(recalibrated_mean(y[ki], fk[ki], ft[ti]))
+    tail = (1 - level) / 2
+    draws_ = np.array(draws) if draws else point[None, :]
+    return {"method": "the judge recalibrated on the known pool, averaged over the pairs to judge (covariate shift)",
+            "at_least": point.tolist(), "low": np.minimum(np.quantile(draws_, tail, axis=0), point).tolist(),
+            "high": np.maximum(np.quantile(draws_, 1 - tail, axis=0), point).tolist()}
+
+
+def cuts(kind: str, grades: int) -> bool:
+    """Whether the pairs to judge are cut at the estimated shares when the known are `kind` on a scale of `grades`
+    (`CUT_KINDS`; otherwise the compiled thresholds stand and the estimate is reported)."""
+    return kind in CUT_KINDS and grades >= CUT_KINDS[kind]
+
+
+ESTIMATORS = {"sample": sample_shares, "pool": recalibrated_shares}  # what the known judgments are -> the estimate
 
 
 def grade_shares(at_least: Sequence[float]) -> list[float]:

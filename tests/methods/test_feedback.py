@@ -232,20 +232,24 @@ def test_ablate_hands_known_judgments_to_the_judges_that_read_them(word_late, tm
     assert json.loads((tmp_path / "fed" / "summary.json").read_text())  # the report was written
 
 
-def test_a_sample_is_cut_at_its_estimated_shares_and_a_pool_is_only_estimated(compiled, tmp_path):
+def test_a_sample_and_a_pool_are_cut_at_their_estimated_shares(compiled, tmp_path):
     other = _pairs(tmp_path, "other", 8, 1)
     known = _known(other, per_query=4)
     holes = [p for p in other if (p.query_id, p.item_id) not in known.keys()]
-    compiled.read_known(known)
-    before = _labels(compiled, holes)
+    judged = [i for i, p in enumerate(holes) if p.query in {j.query for j in known}]
     compiled.read_known(known, targets=holes, kind="pool")
     pool = compiled.known_shares()
-    assert pool["assumed"] == "pool" and pool["cut"] is False and _labels(compiled, holes) == before
+    assert pool["assumed"] == "pool" and pool["cut"] is True
     assert pool["low"][1] <= pool["at_least"][1] <= pool["high"][1]
+    assert "covariate shift" in pool["method"]  # the judge recalibrated on the pool, not label shift's EM
+    assert set(pool["other_estimates"]) == {"judge_mean", "label_shift"}
+    assert pool["cut_at_least"] == pytest.approx(pool["at_least"])  # a pool's cut falls at the estimate: no lean
+    grades = np.array([SCHEME.labels.index(x) for x in _labels(compiled, holes)])
+    for k in (1, 2, 3):
+        assert np.mean(grades[judged] >= k) == pytest.approx(pool["cut_at_least"][k - 1], abs=1.5 / len(judged))
     compiled.read_known(known, targets=holes, kind="sample")
     sample = compiled.known_shares()
     assert sample["assumed"] == "sample" and sample["cut"] is True and "prediction-powered" in sample["method"]
     grades = np.array([SCHEME.labels.index(x) for x in _labels(compiled, holes)])
-    judged = [i for i, p in enumerate(holes) if p.query in compiled.feedback.queries]
     for k in (1, 2, 3):  # every hole is in the sample here: the cut gives the shares it was set at
         assert np.mean(grades[judged] >= k) == pytest.approx(sample["cut_at_least"][k - 1], abs=1.5 / len(judged))

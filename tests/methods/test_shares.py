@@ -1,7 +1,8 @@
 """The target's grade shares apart from per-pair labels (`methods/shares.py`), on simulated label shift: a judge
 calibrated on a collection with one set of shares meets a target with others; the known judgments are a random
 sample of the target's pairs or a pool (its top-scored pairs). The estimate is near the truth, its interval covers
-it at a reasonable rate, a pool's shares are not copied, and the cut gives the shares it is asked for."""
+it at a reasonable rate; a pool (chosen by a covariate, not by the grade) is neither copied nor read under label
+shift; and the cut gives the shares it is asked for."""
 
 from __future__ import annotations
 
@@ -43,24 +44,63 @@ def test_a_random_sample_gives_the_targets_shares_within_tolerance_and_its_inter
     assert covered >= 0.85 * 40
 
 
-def test_a_pool_is_not_copied_and_em_under_label_shift_finds_the_holes_shares(monkeypatch):
-    """The judge is calibrated on training holes (shares TRAIN); the target's holes have other shares (TARGET) and its
-    pool, the known judgments, far higher ones."""
+def pooled(rng: np.random.Generator, queries: int = 40, per: int = 25, depth: int = 5):
+    """A benchmark's pool, simulated: each query's grade shares drawn around TARGET, the judge's score x ~ N(grade, 1)
+    and its posterior calibrated under TRAIN (another collection); the pool is each query's top `depth` by a
+    system's score, x plus noise: chosen on a covariate correlated with the grade, never on the grade itself.
+    (grades, distributions, query of each pair, in the pool)."""
+    y, q = [], []
+    for n in range(queries):
+        y.append(rng.choice(4, size=per, p=rng.dirichlet(TARGET * 20)))
+        q += [str(n)] * per
+    grades, queries_of = np.concatenate(y), np.array(q)
+    x = rng.normal(MEANS[grades], 1.0)
+    like = np.exp(-0.5 * (x[:, None] - MEANS[None, :]) ** 2) * TRAIN[None, :]
+    system = x + rng.normal(0.0, 1.0, len(x))
+    known = np.zeros(len(x), dtype=bool)
+    for name in np.unique(queries_of):
+        members = np.flatnonzero(queries_of == name)
+        known[members[np.argsort(-system[members])[:depth]]] = True
+    return grades, like / like.sum(axis=1, keepdims=True), queries_of, known
+
+
+def test_a_pool_recalibrates_the_judge_under_covariate_shift_and_label_shift_is_biased_there(monkeypatch):
+    """The pool estimator (`ESTIMATORS["pool"]`, what the stage uses) finds the holes' share of grade >= 2 within a
+    few points and its interval covers it; the pool's own share is far off, and so is EM under label shift from the
+    training collection: the holes sit lower among the judge's scores than the collection did, which label shift
+    reads as fewer relevant pairs."""
     monkeypatch.setattr(sh, "BOOTSTRAP", 40)
-    covered, errors, copied = 0, [], []
-    for rep in range(6):
-        rng = np.random.default_rng(100 + rep)
-        y, dist = collection(800, TARGET, rng)
-        pool, _ = collection(100, np.array([0.2, 0.25, 0.3, 0.25]), rng)
-        queries = np.repeat(np.arange(40), 20).astype(str).tolist()
-        found = sh.pool_shares(TRAIN, dist, queries, seed=rep)
-        truth = relevant(y)
+    covered, errors, copied, label_shift, raw = 0, [], [], [], []
+    reps = 12
+    for rep in range(reps):
+        rng = np.random.default_rng(200 + rep)
+        y, dist, queries, known = pooled(rng)
+        holes = ~known
+        truth = relevant(y[holes])
+        found = sh.ESTIMATORS["pool"](y[known], dist[known], dist[holes], 4, queries[known], queries[holes], seed=rep)
         errors.append(found["at_least"][1] - truth)
-        copied.append(relevant(pool) - truth)
         covered += found["low"][1] <= truth <= found["high"][1]
-    assert np.mean(np.abs(errors)) < 0.04
-    assert np.mean(np.abs(errors)) < 0.25 * np.mean(np.abs(copied))  # the pool's own shares would be far off
-    assert covered >= 5
+        copied.append(relevant(y[known]) - truth)
+        label_shift.append(sh.label_shift_shares(TRAIN, dist[holes], queries[holes].tolist(), seed=rep)["at_least"][1]
+                           - truth)
+        raw.append(sh.cumulative(dist[holes])[:, 1].mean() - truth)
+    assert np.mean(np.abs(errors)) < 0.03
+    assert covered >= 0.75 * reps
+    assert np.mean(np.abs(copied)) > 0.25  # the pool's own share: far off
+    assert np.mean(label_shift) < -0.06  # EM under label shift: biased low on a pool's holes
+    assert np.mean(np.abs(errors)) < 0.4 * np.mean(np.abs(label_shift))
+    assert np.mean(np.abs(errors)) < np.mean(np.abs(raw))  # recalibrating beats the judge's own mean
+
+
+def test_the_recalibration_is_the_identity_for_a_calibrated_judge_and_fixes_an_overconfident_one():
+    rng = np.random.default_rng(9)
+    p = rng.uniform(0.02, 0.98, 4000)
+    slope, intercept = sh.recalibration(p, rng.random(4000) < p)
+    assert slope == pytest.approx(1.0, abs=0.15) and intercept == pytest.approx(0.0, abs=0.15)
+    z = rng.normal(0.0, 2.0, 4000)
+    truth = 1 / (1 + np.exp(-(0.5 * z - 1.0)))  # the judge says expit(z): too sure and too generous
+    slope, intercept = sh.recalibration(1 / (1 + np.exp(-z)), rng.random(4000) < truth)
+    assert slope == pytest.approx(0.5, abs=0.1) and intercept == pytest.approx(-1.0, abs=0.2)
 
 
 def test_auto_tells_a_pool_from_a_random_sample():
@@ -113,3 +153,10 @@ def test_the_learned_lean_finds_a_better_cut_than_the_true_shares_for_a_weak_jud
     assert best > cohen_kappa_score(y, at_truth)
     leaned = sh.cut_cumulative(dist, sh.cumulative_thresholds(dist, sh.shifted_shares([y.mean()], offsets)))
     assert cohen_kappa_score(y, leaned) > cohen_kappa_score(y, at_truth)
+
+
+
+def test_a_sample_is_always_cut_at_its_shares_and_a_pool_only_on_three_grades_or_more():
+    assert sh.cuts("sample", 2) and sh.cuts("sample", 4)
+    assert sh.cuts("pool", 4) and sh.cuts("pool", 3) and not sh.cuts("pool", 2)  # MSRD's binary pools: not cut
+    assert not sh.cuts("auto", 4)  # `auto` is resolved to a kind before the cut
