@@ -86,9 +86,10 @@ def shares_line(use: dict | None) -> str:
             f"pairs at {shares['labels'][b + 1]!r} or above: {shares['at_least'][b]:.1%} "
             f"[{shares['low'][b]:.1%}, {shares['high'][b]:.1%}] ({shares['method']}; {shares['pairs_sampled']} pairs "
             f"to judge sampled); the known judgments' own: {shares['known_at_least'][b]:.1%}{copied}. The judge's "
-            + (("grades were cut at the estimated shares, one boundary at a time, leaning as the judge learned its "
-                f"best cut leans: {shares['cut_at_least'][b]:.1%} called so; ") if shares.get("cut", True) else
-               "grades were not cut at it (a pool's estimate is less sure than the compiled thresholds); ")
+            + (("grades were cut at the estimated shares, one boundary at a time"
+                + (", leaning as the judge learned its best cut leans" if shares["assumed"] == "sample" else "")
+                + f": {shares['cut_at_least'][b]:.1%} called so; ") if shares.get("cut", True) else
+               "grades were not cut at it (on a binary scale a pool's estimate is less sure than the compiled thresholds); ")
             + f"at its compiled thresholds the judge calls {shares['compiled_cut_at_least'][b]:.1%} so (the fill's "
             f"estimated bias there: {shares['compiled_cut_at_least'][b] - shares['at_least'][b]:+.1%}).")
 

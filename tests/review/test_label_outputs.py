@@ -35,8 +35,8 @@ def test_a_resumed_run_writes_into_the_new_out_and_names_the_new_known(tmp_path,
     rows = [{"id": f"p{i}", "query": "spy movie", "query_id": "q1", "item_id": f"d{i}", "item_title": f"T{i}",
              "item_text": "x"} for i in range(3)]
     pairs = write(tmp_path / "pairs.jsonl", [json.dumps(r) for r in rows])
-    for name in ("first", "second"):  # the same judgments of another query, in two files
-        write(tmp_path / f"{name}.jsonl", [json.dumps({"id": "k1", "query": "cat film", "query_id": "q9",
+    for name in ("first", "second"):  # the same judgments of the pairs' query, in two files
+        write(tmp_path / f"{name}.jsonl", [json.dumps({"id": "k1", "query": "spy movie", "query_id": "q1",
                                                        "item_id": "d9", "item_title": "T", "item_text": "x",
                                                        "label": "Bad"})])
     first = eval_label.main(argv(pairs, tmp_path / "one", "--known", f"jsonl:{tmp_path / 'first.jsonl'}"))
