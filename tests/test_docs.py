@@ -144,3 +144,9 @@ def test_product_text_speaks_of_dates_and_commits_not_of_work_sessions():
            for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1) if HISTORY.search(line)]
     assert bad == []
     assert HISTORY.search("as measured in session 7") and not HISTORY.search("a review session of 20 pairs")
+
+
+def test_every_docs_page_reads_as_a_reference_of_at_most_500_lines():
+    """A page says how to use and read the product today; dated records live in bench/results/."""
+    long = {p.name: n for p in sorted((ROOT / "docs").glob("*.md")) if (n := len(p.read_text().splitlines())) > 500}
+    assert not long, long
