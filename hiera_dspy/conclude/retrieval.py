@@ -31,7 +31,7 @@ from hiera_dspy.labels import LabelScheme
 from hiera_dspy.registry import Entry, Registry
 
 Qrels = dict[tuple[str, str], int]
-Run = Iterable[RunLine]  # a list of run lines, or a RunFile (hiera_dspy.data.trec_stream) read one query at a time
+Run = Iterable[RunLine]  # a list of run lines, or a RunFile (hiera_dspy.benchmark.runs) read one query at a time
 
 
 def query_groups(run: Run) -> Iterator[tuple[str, list[RunLine]]]:

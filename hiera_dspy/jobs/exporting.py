@@ -2,7 +2,7 @@
 CSV, OpenSearch SRW's judgment import JSON, an Elasticsearch LTR judgment list, labelled JSONL (`hiera_dspy.data.judgment_lists.write_list`).
 
 The judgments come from a run in the run store (`run_id`: a labelling run's final labels, a holes run's filled
-benchmark, any other run's labels; `hiera_dspy.review.list_sources`), or from a judgment list in another format
+benchmark, any other run's labels; `hiera_dspy.jobs.list_sources`), or from a judgment list in another format
 (`source`, `FORMAT:FILE`; `hiera_dspy.data.judgment_lists.read_list`).
 """
 
@@ -14,10 +14,10 @@ from pathlib import Path
 from hiera_dspy.data.judgment_lists import WRITERS, read_list, write_list
 from hiera_dspy.data.known import Known
 from hiera_dspy.errors import RequestError
+from hiera_dspy.jobs.list_sources import LABELLING_SOURCES, judged_known
 from hiera_dspy.jobs.preparing import load_data, open_store
 from hiera_dspy.jobs.requests import DataSource
 from hiera_dspy.labels import LabelScheme, custom_scheme, get_scheme
-from hiera_dspy.review.list_sources import LABELLING_SOURCES, judged_known
 
 
 @dataclass(frozen=True)

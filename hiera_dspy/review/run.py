@@ -36,7 +36,7 @@ class LabellingRun:
 # kind -> function(store, run_id, config, records) -> written paths; `records` is an iterator, read once
 # labelling kind -> the function writing its files, imported when a run of that kind exports (a label run does not
 # load the holes' conclusions and their plots)
-EXPORTERS = {"label": "hiera_dspy.review.exports:export_label", "holes": "hiera_dspy.review.holes:export_holes"}
+EXPORTERS = {"label": "hiera_dspy.review.exports:export_label", "holes": "hiera_dspy.benchmark.filled:export_holes"}
 
 
 def export(store: RunStore, run_id: str, tap: Callable[[dict], object] | None = None) -> list[Path]:

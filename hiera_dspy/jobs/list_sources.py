@@ -17,12 +17,12 @@ from collections.abc import Iterable
 from itertools import chain
 from pathlib import Path
 
+from hiera_dspy.benchmark.filled import hole_records, read_inputs
 from hiera_dspy.data.known import Known, KnownJudgment
 from hiera_dspy.errors import RequestError
 from hiera_dspy.labels import LabelScheme
 from hiera_dspy.records import Pair
 from hiera_dspy.review.exports import iter_pairs_file, records_of
-from hiera_dspy.review.holes import hole_records, read_inputs
 from hiera_dspy.store.run_store import RunStore
 
 

@@ -8,11 +8,11 @@ import json
 from collections import Counter
 from pathlib import Path
 
+from hiera_dspy.benchmark.runs import RunFile
 from hiera_dspy.conclude.retrieval import evaluate, measure_key, ranking_agreement
 from hiera_dspy.data import SKIP_HINT, BadRows, DataError
 from hiera_dspy.data.irds import benchmark
 from hiera_dspy.data.trec import format_qrels, read_corpus, read_qrels, read_topics
-from hiera_dspy.data.trec_stream import RunFile
 from hiera_dspy.errors import RequestError
 from hiera_dspy.labels import LabelScheme
 from hiera_dspy.metrics.classification import classification_metrics
