@@ -35,7 +35,7 @@ MOVED: dict[str, str] = {
     # holes are `holes` wherever they are read, filled or concluded; the sample-size maths is not a second `plan`;
     # the analysis of a judge's mistakes is not the exception family `errors`
     "hiera_dspy.labelling.benchmark_holes": "hiera_dspy.benchmark.filled",
-    "hiera_dspy.labelling.benchmark_conclusions": "hiera_dspy.review.holes_conclusions",
+    "hiera_dspy.labelling.benchmark_conclusions": "hiera_dspy.benchmark.conclusions",
     "hiera_dspy.labelling.plan": "hiera_dspy.jobs.planning",
     "hiera_dspy.labelling": "hiera_dspy.review",
     "hiera_dspy.conclude.filled_benchmark": "hiera_dspy.conclude.holes",
@@ -52,6 +52,8 @@ MOVED: dict[str, str] = {
     "hiera_dspy.data.trec_stream": "hiera_dspy.benchmark.runs",
     "hiera_dspy.review.holes": "hiera_dspy.benchmark.filled",
     "hiera_dspy.review.list_sources": "hiera_dspy.jobs.list_sources",
+    "hiera_dspy.review.holes_conclusions": "hiera_dspy.benchmark.conclusions",
+    "hiera_dspy.review.pair_conclusions": "hiera_dspy.benchmark.pair_conclusions",
     "eval.errors": "eval.mistakes",  # `python -m eval.errors` runs too (the loader hands runpy the code)
     "signatures.errors": "signatures.mistakes",
 }

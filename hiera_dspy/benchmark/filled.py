@@ -8,6 +8,7 @@ import json
 from collections import Counter
 from pathlib import Path
 
+from hiera_dspy.benchmark.conclusions import conclude
 from hiera_dspy.benchmark.runs import RunFile
 from hiera_dspy.conclude.retrieval import evaluate, measure_key, ranking_agreement
 from hiera_dspy.data import SKIP_HINT, BadRows, DataError
@@ -19,7 +20,6 @@ from hiera_dspy.metrics.classification import classification_metrics
 from hiera_dspy.metrics.numbers import number
 from hiera_dspy.records import Pair
 from hiera_dspy.review.exports import qrels_of, write_jsonl
-from hiera_dspy.review.holes_conclusions import conclude
 from hiera_dspy.review.known_report import known_section
 from hiera_dspy.store.files import write_atomic
 
