@@ -24,7 +24,7 @@ from hiera_dspy.jobs.requests import PlanRequest
 from hiera_dspy.labels import LabelScheme
 from hiera_dspy.review.draws import DEFAULT_STRATA, active_weights
 from hiera_dspy.review.exports import records_of
-from hiera_dspy.review.sample import SampleLog
+from hiera_dspy.review.sample_log import SampleLog
 from hiera_dspy.store.run_store import no_run
 
 

@@ -16,7 +16,7 @@ from hiera_dspy.review.history import folder_decisions
 from hiera_dspy.review.pair_sample import PAIR_REASON, pair_entries, read_pair_sample
 from hiera_dspy.review.queue import QueueEntry, review_queue
 from hiera_dspy.review.run import export
-from hiera_dspy.review.sample import SAMPLE_REASON, read_sample, sample_entries
+from hiera_dspy.review.sample_log import SAMPLE_REASON, read_sample, sample_entries
 from hiera_dspy.store.run_store import RunStore, no_run
 from hiera_dspy.untrusted.screen import screen_item
 

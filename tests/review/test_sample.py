@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import pytest
 
+from hiera_dspy.benchmark.sample import count, ensure, parse_size
 from hiera_dspy.conclude.sample import Sample, state
 from hiera_dspy.errors import HieraError
 from hiera_dspy.review.draws import draw, draw_stratified
-from hiera_dspy.review.sample import SampleLog, count, ensure, parse_size
+from hiera_dspy.review.sample_log import SampleLog
 
 QUERIES = ["q1", "q2", "q3", "q4"]
 
