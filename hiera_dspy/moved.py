@@ -52,6 +52,7 @@ MOVED: dict[str, str] = {
     "hiera_dspy.data.trec_stream": "hiera_dspy.benchmark.runs",
     "hiera_dspy.review.holes": "hiera_dspy.benchmark.filled",
     "hiera_dspy.review.list_sources": "hiera_dspy.jobs.list_sources",
+    "hiera_dspy.review.draws": "hiera_dspy.benchmark.draws",
     "hiera_dspy.review.sample": "hiera_dspy.benchmark.sample",
     "hiera_dspy.review.holes_conclusions": "hiera_dspy.benchmark.conclusions",
     "hiera_dspy.review.pair_conclusions": "hiera_dspy.benchmark.pair_conclusions",

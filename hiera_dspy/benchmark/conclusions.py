@@ -10,6 +10,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from hiera_dspy.benchmark.draws import DEFAULT_STRATA, check_stratified
 from hiera_dspy.benchmark.pair_conclusions import conclude as pair_conclude
 from hiera_dspy.benchmark.sample import count, ensure, parse_size
 from hiera_dspy.conclude.forest import draw
@@ -18,7 +19,6 @@ from hiera_dspy.conclude.report import section
 from hiera_dspy.conclude.strata import query_uncertainty, relevance_probability
 from hiera_dspy.errors import HieraError, RequestError
 from hiera_dspy.labels import LabelScheme
-from hiera_dspy.review.draws import DEFAULT_STRATA, check_stratified
 from hiera_dspy.review.exports import read_pairs_file, records_of, write_jsonl
 from hiera_dspy.review.pair_sample import read_pair_sample
 from hiera_dspy.review.sample_log import SampleLog

@@ -1,5 +1,5 @@
 """The human sample: whole queries drawn at random, stratified or actively by the judge's uncertainty (seeded, `--sample`;
-`hiera_dspy.review.draws`), whose every hole a person labels; the run store's table of it is
+`hiera_dspy.benchmark.draws`), whose every hole a person labels; the run store's table of it is
 `hiera_dspy.review.sample_log`.
 
 A per-query metric needs every pair of the query's top k labelled, so the unit of the sample is the query, as in
@@ -21,9 +21,9 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 
+from hiera_dspy.benchmark.draws import DEFAULT_STRATA, DRAWS, Draw, active_weights, draw_active, run_draw
 from hiera_dspy.conclude.sample import Sample
 from hiera_dspy.errors import HieraError
-from hiera_dspy.review.draws import DEFAULT_STRATA, DRAWS, Draw, active_weights, draw_active, run_draw
 from hiera_dspy.review.sample_log import SampleLog
 
 METHODS = tuple(DRAWS)  # how the queries are drawn

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, fields
 
+from hiera_dspy.benchmark.draws import DEFAULT_STRATA, active_weights
 from hiera_dspy.benchmark.filled import hole_records, read_inputs
 from hiera_dspy.benchmark.pair_conclusions import population_of
 from hiera_dspy.conclude import pair_plan
@@ -22,7 +23,6 @@ from hiera_dspy.errors import HieraError, RequestError
 from hiera_dspy.jobs.preparing import open_store
 from hiera_dspy.jobs.requests import PlanRequest
 from hiera_dspy.labels import LabelScheme
-from hiera_dspy.review.draws import DEFAULT_STRATA, active_weights
 from hiera_dspy.review.exports import records_of
 from hiera_dspy.review.sample_log import SampleLog
 from hiera_dspy.store.run_store import no_run
