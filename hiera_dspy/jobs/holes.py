@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from hiera_dspy.benchmark.conclusions import check_sample_size, draw_sample
-from hiera_dspy.benchmark.filled import TIE_RULE, Inputs, read_inputs, tied_in_top
+from hiera_dspy.benchmark.inputs import TIE_RULE, Inputs, read_inputs, tied_in_top
 from hiera_dspy.benchmark.pair_conclusions import draw_pair_sample
 from hiera_dspy.conclude.holes import population
 from hiera_dspy.conclude.retrieval import pool_holes

@@ -17,7 +17,8 @@ from collections.abc import Iterable
 from itertools import chain
 from pathlib import Path
 
-from hiera_dspy.benchmark.filled import hole_records, read_inputs
+from hiera_dspy.benchmark.filled import hole_records
+from hiera_dspy.benchmark.inputs import read_inputs
 from hiera_dspy.data.known import Known, KnownJudgment
 from hiera_dspy.errors import RequestError
 from hiera_dspy.labels import LabelScheme

@@ -9,7 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 
 from hiera_dspy.benchmark.draws import DEFAULT_STRATA, active_weights
-from hiera_dspy.benchmark.filled import hole_records, read_inputs
+from hiera_dspy.benchmark.filled import hole_records
+from hiera_dspy.benchmark.inputs import read_inputs
 from hiera_dspy.benchmark.pair_conclusions import population_of
 from hiera_dspy.conclude import pair_plan
 from hiera_dspy.conclude.certainty import certain
