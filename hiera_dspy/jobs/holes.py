@@ -13,8 +13,8 @@ from pathlib import Path
 from hiera_dspy.benchmark.conclusions import check_sample_size, draw_sample
 from hiera_dspy.benchmark.inputs import TIE_RULE, Inputs, read_inputs, tied_in_top
 from hiera_dspy.benchmark.pair_conclusions import draw_pair_sample
+from hiera_dspy.benchmark.pool import pool_holes
 from hiera_dspy.conclude.holes import population
-from hiera_dspy.conclude.retrieval import pool_holes
 from hiera_dspy.data import Dataset, trec_folder
 from hiera_dspy.data.guidelines import read_guidelines
 from hiera_dspy.errors import RequestError

@@ -7,8 +7,9 @@ import random
 import pytest
 from labelling_helpers import write
 
+from hiera_dspy.benchmark.pool import pool_holes
 from hiera_dspy.benchmark.runs import RunFile
-from hiera_dspy.conclude.retrieval import evaluate, pool_holes
+from hiera_dspy.conclude.retrieval import evaluate
 from hiera_dspy.data import DataError
 from hiera_dspy.data.trec import read_run
 from hiera_dspy.labels import get_scheme
