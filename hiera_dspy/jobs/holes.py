@@ -12,6 +12,7 @@ from pathlib import Path
 
 from hiera_dspy.benchmark.conclusions import check_sample_size, draw_sample
 from hiera_dspy.benchmark.inputs import TIE_RULE, Inputs, read_inputs, tied_in_top
+from hiera_dspy.benchmark.known import benchmark_evidence
 from hiera_dspy.benchmark.pair_conclusions import draw_pair_sample
 from hiera_dspy.benchmark.pool import pool_holes
 from hiera_dspy.conclude.holes import population
@@ -23,7 +24,7 @@ from hiera_dspy.jobs.preparing import open_store, output_folder
 from hiera_dspy.jobs.requests import HolesRequest
 from hiera_dspy.labels import LabelScheme, custom_scheme, get_scheme
 from hiera_dspy.records import Judgment, Pair
-from hiera_dspy.review.known_evidence import Evidence, benchmark_evidence
+from hiera_dspy.review.known_evidence import Evidence
 from hiera_dspy.review.run import export
 from hiera_dspy.store.run_store import no_run
 
