@@ -4,6 +4,7 @@ the `Inputs` of a holes run; `tied_in_top` and `TIE_RULE` say how ties at the po
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 
 from hiera_dspy.benchmark.runs import RunFile
@@ -77,7 +78,7 @@ def tied_in_top(run: RunFile, depth: int) -> int:
                     if (i and top[i - 1].score == rl.score) or (i + 1 < len(top) and top[i + 1].score == rl.score))
     return tied
 
-def read_inputs(labelling: dict, scheme: LabelScheme) -> Inputs:
+def read_inputs(labelling: Mapping, scheme: LabelScheme) -> Inputs:
     """The benchmark files a labelling config names; a data error exits with its message."""
     try:
         return Inputs(labelling["topics"], labelling["corpus"], labelling["qrels"], labelling["runs"], scheme,
