@@ -18,21 +18,23 @@ from hiera_dspy.metrics.numbers import number
 from hiera_dspy.review.exports import qrels_of, write_jsonl
 from hiera_dspy.review.known_report import known_section
 from hiera_dspy.store.files import write_atomic
+from hiera_dspy.store.run_settings import RunSettings
 
 
-def export_holes(store, run_id: str, config: dict, records: list[dict]) -> list[Path]:
+def export_holes(store, settings: RunSettings, records: list[dict]) -> list[Path]:
     """qrels.txt (originals unchanged, then the filled holes), new.jsonl, summary.json, report.md (with the
     conclusions), sample.jsonl when the run has a human sample."""
-    labelling = config["labelling"]
-    out, scheme, depth = Path(labelling["out"]), LabelScheme.from_dict(labelling["scheme"]), labelling["depth"]
-    inputs = read_inputs(labelling, scheme)
+    labelling, run_id = settings.labelling, settings.run_id
+    assert labelling is not None and labelling.scheme is not None  # a holes run (review.run)
+    out, scheme, depth = labelling.out, labelling.scheme, labelling.get("depth")
+    inputs = read_inputs(labelling.section, scheme)
     records = list(records)  # read three times below; a record has no step trace (a few hundred bytes)
     holes = hole_records(records, inputs.qrels)
     filled = qrels_of(holes, scheme)
     after = {**inputs.qrels, **filled}
-    summary = summarize(inputs, after, holes, scheme, depth) | {"run_id": run_id, "method": config.get("method")}
+    summary = summarize(inputs, after, holes, scheme, depth) | {"run_id": run_id, "method": settings.identity.get("method")}
     if labelling.get("known"):
-        summary["known"] = labelling["known"]  # what the judge read of the benchmark's own judgments
+        summary["known"] = labelling.get("known")  # what the judge read of the benchmark's own judgments
     extra = []
     if labelling.get("judge_pool"):
         machine = qrels_of(records, scheme)
