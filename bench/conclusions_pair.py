@@ -5,7 +5,7 @@ bench/conclusions_staged.py (MSRD binary, TREC DL 2020 grades 0-3).
     python -m bench.conclusions --staged --units query,pair --dataset trecdl2020 --trec-qrels QRELS --samples 20
     python -m bench.conclusions --staged --units query,pair --dataset msrd --samples 20
 
-Per seed: the query unit draws a random order of the queries (hiera_dspy.review.draws) and decides them whole; after
+Per seed: the query unit draws a random order of the queries (hiera_dspy.benchmark.draws) and decides them whole; after
 J judgments the decided queries are the longest prefix whose holes number at most J, and the report's interval is
 the confidence sequence over the queries' ranges (bets tuned for the sample that reaches the largest J,
 bench/conclusions_staged.sequence_estimates). The pair unit draws holes i.i.d. under each design (random, weighted,

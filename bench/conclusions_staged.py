@@ -20,7 +20,7 @@ and c (the machine values of the hard labels; the plan's draws spread the rest,
 hiera_dspy.conclude.strata.label_distribution). bench/conclusions_plan.py adds "calibrated", "overconfident" and
 "correlated" (`judge_records`).
 
-The human sample: `--sample-size` queries, random or stratified (hiera_dspy.review.draws, strata of the judge's
+The human sample: `--sample-size` queries, random or stratified (hiera_dspy.benchmark.draws, strata of the judge's
 uncertainty), labelled in sample order with the true grades; a query without holes needs no decision. After every
 `--every` decided queries with holes (and once the sample is complete) every system's and pair's estimate is the
 product's (hiera_dspy.conclude: the certainty stratum known, the domain estimator over the decided queries with
@@ -40,6 +40,7 @@ from itertools import combinations
 
 import numpy as np
 
+from hiera_dspy.benchmark.draws import active_weights, draw_active, draw_stratified
 from hiera_dspy.conclude import sequence
 from hiera_dspy.conclude.certainty import certain
 from hiera_dspy.conclude.finite import columns, scaled
@@ -52,7 +53,6 @@ from hiera_dspy.conclude.strata import query_uncertainty, relevance_probability,
 from hiera_dspy.data.msrd_sample import BUNDLED
 from hiera_dspy.data.trec import RunLine
 from hiera_dspy.labels import get_scheme
-from hiera_dspy.review.draws import active_weights, draw_active, draw_stratified
 
 DEPTH, POOL = 10, 3
 RANGES = "holes"  # each query's residual range for the sequence: "holes" (its holes') or "metric" ([0, 1])
@@ -207,7 +207,7 @@ def samples_of(b: dict, records: list[dict], design: str, size: int, count: int,
         rng = random.Random(seed)
         return [[queries.index(q) for q in rng.sample(queries, size)] for _ in range(count)], None
     u = query_uncertainty(queries, ((r["query_id"], relevance_probability(r, b["scheme"])) for r in records))
-    if design == "active":  # the product's draw (hiera_dspy.review.draws), its weights
+    if design == "active":  # the product's draw (hiera_dspy.benchmark.draws), its weights
         w = active_weights(u)
         index = {q: i for i, q in enumerate(queries)}
         return [[index[q] for q in draw_active(queries, size, seed + s, w)[0]] for s in range(count)], None
@@ -300,7 +300,7 @@ def stage_coverage(cols: dict, samples: list[list[int]], layer, every: int, leve
     """Per stage (every `every` decided queries with holes, then the complete sample): coverage and widths of the
     product's switch (t interval, the betting interval beside it below n_min), the t interval alone, and the
     confidence sequence (hiera_dspy.conclude.sequence, bets tuned for `horizon` draws, default the sample's size),
-    with the oracle width of each design's point estimate. `weights`: an active draw's (hiera_dspy.review.draws),
+    with the oracle width of each design's point estimate. `weights`: an active draw's (hiera_dspy.benchmark.draws),
     whose estimates are Des Raj's (the switch then the t interval of Des Raj's z's beside the sequence)."""
     any_hole = ~np.all(np.column_stack([c["certain"] for c in cols.values()]), axis=1)
     typical = int(np.median([int(any_hole[s].sum()) for s in samples]))

@@ -53,7 +53,8 @@ from pathlib import Path
 
 import numpy as np
 
-from hiera_dspy.conclude.retrieval import evaluate, kendall_tau, pool_holes
+from hiera_dspy.benchmark.pool import pool_holes
+from hiera_dspy.conclude.retrieval import evaluate, kendall_tau
 from hiera_dspy.data.trec import RunLine, read_corpus, read_qrels, read_topics
 from hiera_dspy.labels import LabelScheme, get_scheme
 from hiera_dspy.methods.cross import blend_labels, choose_blend

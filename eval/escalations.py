@@ -18,7 +18,7 @@ from pathlib import Path
 
 from hiera_dspy.cli.options import add_renamed, cli_main, open_store
 from hiera_dspy.review.decision_file import read_decisions
-from hiera_dspy.review.sample import SAMPLE_REASON
+from hiera_dspy.review.sample_log import SAMPLE_REASON
 from hiera_dspy.review.session import Review, transcript
 
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections import Counter
+from collections.abc import Mapping
 from pathlib import Path
 
 import dspy
@@ -26,6 +27,7 @@ from hiera_dspy.data import DataError, load_dataset
 from hiera_dspy.errors import RequestError
 from hiera_dspy.metrics.agreement import NO_LABEL
 from hiera_dspy.metrics.disagreements import cause, disagreement_groups, format_path, judgment_path, short
+from hiera_dspy.store.run_settings import read_settings
 from hiera_dspy.store.run_store import RunStore
 from hiera_dspy.untrusted.blocks import item_block
 from signatures.mistakes import FAILURE_PATTERNS, FailurePattern
@@ -46,7 +48,7 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
-def pair_texts(config: dict) -> dict:
+def pair_texts(config: Mapping) -> dict:
     """Pair id -> Pair from the run's dataset; {} (said on stderr) when it does not load here."""
     try:
         dataset = load_dataset(str(config.get("dataset")))
@@ -111,17 +113,17 @@ def main(argv: list[str] | None = None) -> str:
         raise RequestError(f"no run store at {path} (pass --store FILE, or set HIERA_RUNS_DIR)")
     store = RunStore(path)
     try:
-        config = store.run_config(args.run)
-        if config is None:
+        settings = read_settings(store, args.run)
+        if settings is None:
             latest = ", ".join(reversed(store.run_ids()[-3:])) or "none"
             raise RequestError(f"no run {args.run!r} in {store.path}; latest runs: {latest}")
         rows = store.rows(args.run)
     finally:
         store.close()
     lm = lms_from_args(args).for_role("judge") if args.tag else None
-    head = (f"run {args.run}: {config.get('method', '?')} on {config.get('dataset', '?')} [{config.get('split', '?')}]"
-            f", knowledge {config.get('knowledge', '?')}")
-    text = "\n".join([head, *analyse(rows, pair_texts(config), args.show, args.chars, lm)])
+    head = (f"run {args.run}: {settings.method} on {settings.dataset or '?'} [{settings.split or '?'}]"
+            f", knowledge {settings.identity.get('knowledge', '?')}")
+    text = "\n".join([head, *analyse(rows, pair_texts(settings.identity), args.show, args.chars, lm)])
     sys.stdout.write(text + "\n")
     return text
 

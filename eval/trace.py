@@ -15,12 +15,14 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 
 from hiera_dspy.cli.options import add_renamed, cli_main, open_store, runs_dir
 from hiera_dspy.errors import RequestError
 from hiera_dspy.lm.profiles import describe as describe_profile
 from hiera_dspy.records import Judgment, Step, as_judgment, step_from_dict
+from hiera_dspy.store.run_settings import read_settings
 from hiera_dspy.store.run_store import RunStore
 
 STEP_TITLES = {"judge.triage": "Judge triage", "relation.plan": "Relation Analyzer plan",
@@ -49,18 +51,18 @@ def _few(ids: list[str]) -> str:
     return ", ".join(ids[:SHOW]) + (f", ... ({len(ids)} in all)" if len(ids) > SHOW else "") if ids else "none"
 
 
-def find_row(store: RunStore, run_id: str, pair_id: str) -> tuple[dict, Judgment]:
+def find_row(store: RunStore, run_id: str, pair_id: str) -> tuple[Mapping, Judgment]:
     """The run's config and the pair's row; SystemExit naming a few available ids when either is missing."""
-    config = store.run_config(run_id)
-    if config is None:
-        runs = [f"{r} ({(store.run_config(r) or {}).get('method', '?')})" for r in reversed(store.run_ids())]
+    settings = read_settings(store, run_id)
+    if settings is None:
+        runs = [f"{r} ({getattr(read_settings(store, r), 'method', '?')})" for r in reversed(store.run_ids())]
         raise RequestError(f"no run {run_id!r} in {store.path}; latest runs: {_few(runs)}")
     rows = store.rows(run_id)
     row = next((r for r in rows if r.id == pair_id), None)
     if row is None:
         raise RequestError(f"run {run_id} has no judgment for pair {pair_id!r}; "
                          f"judged pairs: {_few([r.id for r in rows])}")
-    return config, row
+    return settings.identity, row
 
 
 def _short(value, width: int) -> str:
@@ -93,7 +95,7 @@ def format_step(i: int, step: Step | dict, width: int = 300) -> list[str]:
     return lines
 
 
-def format_trace(config: dict, row: Judgment | dict, width: int = 300) -> str:
+def format_trace(config: Mapping, row: Judgment | dict, width: int = 300) -> str:
     """The whole path of one judgment: run and pair, outcome, profiles, every step, then the totals."""
     row = as_judgment(row)
     outcome = row.error or ("escalated" if row.escalated else row.label)
@@ -127,7 +129,7 @@ def main(argv: list[str] | None = None) -> str:
         config, row = find_row(store, args.run, args.pair)
     finally:
         store.close()
-    text = json.dumps({"config": config, "row": row.to_dict()}, indent=1, default=str) if args.json else \
+    text = json.dumps({"config": dict(config), "row": row.to_dict()}, indent=1, default=str) if args.json else \
         format_trace(config, row, args.chars)
     sys.stdout.write(text + "\n")
     return text

@@ -34,8 +34,8 @@ MOVED: dict[str, str] = {
     # one name per concept: a person's review is `review`, the LLM labelling job stays `jobs.labelling`; a benchmark's
     # holes are `holes` wherever they are read, filled or concluded; the sample-size maths is not a second `plan`;
     # the analysis of a judge's mistakes is not the exception family `errors`
-    "hiera_dspy.labelling.benchmark_holes": "hiera_dspy.review.holes",
-    "hiera_dspy.labelling.benchmark_conclusions": "hiera_dspy.review.holes_conclusions",
+    "hiera_dspy.labelling.benchmark_holes": "hiera_dspy.benchmark.filled",
+    "hiera_dspy.labelling.benchmark_conclusions": "hiera_dspy.benchmark.conclusions",
     "hiera_dspy.labelling.plan": "hiera_dspy.jobs.planning",
     "hiera_dspy.labelling": "hiera_dspy.review",
     "hiera_dspy.conclude.filled_benchmark": "hiera_dspy.conclude.holes",
@@ -48,6 +48,14 @@ MOVED: dict[str, str] = {
     "hiera_dspy.lm.sampling": "hiera_dspy.lm.vote_samples",
     # how a number is printed is not an artifact's format (`artifacts.format`)
     "hiera_dspy.metrics.format": "hiera_dspy.metrics.numbers",
+    # a retrieval benchmark with holes has one home: read, pooled, sampled, concluded and filled in `benchmark/`
+    "hiera_dspy.data.trec_stream": "hiera_dspy.benchmark.runs",
+    "hiera_dspy.review.holes": "hiera_dspy.benchmark.filled",
+    "hiera_dspy.review.list_sources": "hiera_dspy.jobs.list_sources",
+    "hiera_dspy.review.draws": "hiera_dspy.benchmark.draws",
+    "hiera_dspy.review.sample": "hiera_dspy.benchmark.sample",
+    "hiera_dspy.review.holes_conclusions": "hiera_dspy.benchmark.conclusions",
+    "hiera_dspy.review.pair_conclusions": "hiera_dspy.benchmark.pair_conclusions",
     "eval.errors": "eval.mistakes",  # `python -m eval.errors` runs too (the loader hands runpy the code)
     "signatures.errors": "signatures.mistakes",
 }

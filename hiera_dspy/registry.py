@@ -1,6 +1,6 @@
 """One pattern for every named thing: an `Entry` (name, one-line doc, parameter schema, loader) in a `Registry` of its
 kind. Each kind keeps the place its entries are declared (datasets: `hiera_dspy.data.LOADERS`; label schemes:
-`hiera_dspy.labels.register`; engines: `hiera_dspy.engines.ENGINES`; sample draws: `hiera_dspy.review.draws.DRAWS`;
+`hiera_dspy.labels.register`; engines: `hiera_dspy.engines.ENGINES`; sample draws: `hiera_dspy.benchmark.draws.DRAWS`;
 methods: the `hiera_dspy.methods.register` decorator; retrieval measures:
 `hiera_dspy.conclude.retrieval.MEASURES`; commands: `hiera_dspy.cli.main.COMMANDS` and the CLI modules),
 and its registry is built from that place each time it is read, so a one-line addition there is in the registry, its

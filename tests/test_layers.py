@@ -273,7 +273,7 @@ FLOORS = (
     ("agents", "metrics", "testing"),  # the paper's agents; agreement; the test kit
     ("methods", "conclude"),  # registered judges; what the labels let you conclude
     ("artifacts", "review"),  # compiled judges; a person's review: queue, decisions, the human sample
-    ("runs", "engines"),  # what a run is; how its pairs are scheduled
+    ("runs", "engines", "benchmark"),  # what a run is; how its pairs are scheduled; a benchmark with holes
     ("jobs", "api"),  # the main jobs, one call each
     ("cli", "serve"),  # flags -> requests -> api calls; the judge over HTTP (an ASGI app over api)
     ("eval", "optimize", "bench"),  # commands and benchmarks

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from hiera_dspy.benchmark.draws import DRAW_REGISTRY
 from hiera_dspy.cli.main import COMMAND_REGISTRY
 from hiera_dspy.conclude.retrieval import MEASURE_REGISTRY, MEASURES, measure_key
 from hiera_dspy.data import DATASETS, LOADERS
@@ -14,7 +15,6 @@ from hiera_dspy.errors import UnknownName
 from hiera_dspy.labels import SCHEME_REGISTRY, get_scheme
 from hiera_dspy.methods import METHOD_REGISTRY
 from hiera_dspy.methods.params import Param
-from hiera_dspy.review.draws import DRAW_REGISTRY
 
 REGISTRIES = {"dataset": DATASETS, "label scheme": SCHEME_REGISTRY, "engine": ENGINE_REGISTRY,
               "sample draw": DRAW_REGISTRY, "method": METHOD_REGISTRY, "command": COMMAND_REGISTRY,

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import argparse
 
+from hiera_dspy.benchmark.draws import DEFAULT_STRATA, DRAW_REGISTRY
+from hiera_dspy.benchmark.sample import parse_size
 from hiera_dspy.cli.options import add_judging_arguments
 from hiera_dspy.conclude.holes import MACHINE_VALUES
 from hiera_dspy.errors import HieraError
 from hiera_dspy.jobs.requests import HumanSample
-from hiera_dspy.review.draws import DEFAULT_STRATA, DRAW_REGISTRY
-from hiera_dspy.review.sample import parse_size
 
 
 def add_labelling_arguments(p: argparse.ArgumentParser) -> None:

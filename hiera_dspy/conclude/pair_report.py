@@ -1,6 +1,6 @@
 """The conclusions of a pair sample (`--sample-unit pair`) in words: how many judgments are decided, the estimates
 table, and for every pair of systems whether the evidence tells them apart or how many more judgments would.
-Pure: the dict of `hiera_dspy.review.pair_conclusions` in, Markdown out.
+Pure: the dict of `hiera_dspy.benchmark.pair_conclusions` in, Markdown out.
 """
 
 from __future__ import annotations

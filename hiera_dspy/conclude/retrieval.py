@@ -1,7 +1,7 @@
 """Holes in a retrieval benchmark and what filling them changes (DREAM/BRIDGE's Hole@k and system rankings).
 
-A hole is a (qid, docid) in some run's top `depth` that the qrels never judged; `pool_holes` lists each once (union
-over runs). Retrieval metrics are trec_eval's (what ir_measures computes through pytrec_eval; a test holds them equal),
+A hole is a (qid, docid) in some run's top `depth` that the qrels never judged (the pool and its holes are
+`hiera_dspy.benchmark.pool`). Retrieval metrics are trec_eval's (what ir_measures computes through pytrec_eval; a test holds them equal),
 computed here one query at a time so that a run of millions of lines is never held in memory: nDCG@k with the
 scheme's gains, P@k counting grades at or above the scheme's relevance threshold, averaged over the queries that have
 judgments (trec_eval's convention; how many is reported beside them). The hole rate is the share of a run's top-k documents
@@ -31,7 +31,7 @@ from hiera_dspy.labels import LabelScheme
 from hiera_dspy.registry import Entry, Registry
 
 Qrels = dict[tuple[str, str], int]
-Run = Iterable[RunLine]  # a list of run lines, or a RunFile (hiera_dspy.data.trec_stream) read one query at a time
+Run = Iterable[RunLine]  # a list of run lines, or a RunFile (hiera_dspy.benchmark.runs) read one query at a time
 
 
 def query_groups(run: Run) -> Iterator[tuple[str, list[RunLine]]]:
@@ -45,25 +45,8 @@ def top_k(lines: Run, depth: int) -> dict[str, list[str]]:
     return {qid: [rl.docid for rl in ls[:depth]] for qid, ls in query_groups(lines)}
 
 
-def pool_holes(runs: dict[str, Run], qrels: Qrels, depth: int) -> list[tuple[str, str]]:
-    """The unjudged (qid, docid) pairs in the top `depth` of any run, each once: runs in the given order, queries
-    in order of first appearance, then rank. Each run is read one query at a time."""
-    holes: dict[tuple[str, str], None] = {}
-    for run in runs.values():
-        for qid, lines in query_groups(run):
-            for rl in lines[:depth]:
-                if (qid, rl.docid) not in qrels:
-                    holes.setdefault((qid, rl.docid), None)
-    return list(holes)
 
 
-def hole_rate(lines: Run, qrels: Qrels, depth: int) -> float | None:
-    """Share of the run's top-`depth` documents (all queries) with no judgment."""
-    shown = unjudged = 0
-    for qid, ls in query_groups(lines):
-        shown += len(ls[:depth])
-        unjudged += sum((qid, rl.docid) not in qrels for rl in ls[:depth])
-    return unjudged / shown if shown else None
 
 
 def evaluate(lines: Run, qrels: Qrels, scheme: LabelScheme, depth: int = 10,

@@ -1,5 +1,6 @@
 """The human sample as the conclusions read it: the sampled queries (`Sample`) and where their labelling stands
-(`SampleState`). Drawing the sample and keeping it in the run store is `hiera_dspy.review.sample`'s job.
+(`SampleState`). Drawing the sample is `hiera_dspy.benchmark.sample`'s job, keeping it in the run store
+`hiera_dspy.review.sample_log`'s.
 """
 
 from __future__ import annotations

@@ -61,7 +61,7 @@ def strata_of(uncertainty: np.ndarray, k: int) -> list[np.ndarray]:
 
 def stratum_labels(queries: Sequence[str], records: Iterable[dict], scheme: LabelScheme, k: int) -> np.ndarray:
     """Each query's stratum (0 = least uncertain) of `k` by the judge's uncertainty over the records of its holes:
-    the strata a stratified sample was drawn from (`hiera_dspy.review.draws`), recomputed for the estimator."""
+    the strata a stratified sample was drawn from (`hiera_dspy.benchmark.draws`), recomputed for the estimator."""
     u = query_uncertainty(queries, ((r["query_id"], relevance_probability(r, scheme)) for r in records))
     out = np.zeros(len(queries), dtype=int)
     for h, group in enumerate(strata_of(u, k)):

@@ -2,7 +2,7 @@
 CSV, OpenSearch SRW's judgment import JSON, an Elasticsearch LTR judgment list, labelled JSONL (`hiera_dspy.data.judgment_lists.write_list`).
 
 The judgments come from a run in the run store (`run_id`: a labelling run's final labels, a holes run's filled
-benchmark, any other run's labels; `hiera_dspy.review.list_sources`), or from a judgment list in another format
+benchmark, any other run's labels; `hiera_dspy.jobs.list_sources`), or from a judgment list in another format
 (`source`, `FORMAT:FILE`; `hiera_dspy.data.judgment_lists.read_list`).
 """
 
@@ -14,10 +14,11 @@ from pathlib import Path
 from hiera_dspy.data.judgment_lists import WRITERS, read_list, write_list
 from hiera_dspy.data.known import Known
 from hiera_dspy.errors import RequestError
+from hiera_dspy.jobs.list_sources import LABELLING_SOURCES, judged_known
 from hiera_dspy.jobs.preparing import load_data, open_store
 from hiera_dspy.jobs.requests import DataSource
-from hiera_dspy.labels import LabelScheme, custom_scheme, get_scheme
-from hiera_dspy.review.list_sources import LABELLING_SOURCES, judged_known
+from hiera_dspy.labels import custom_scheme, get_scheme
+from hiera_dspy.store.run_settings import read_settings
 
 
 @dataclass(frozen=True)
@@ -74,17 +75,15 @@ def _from_source(request: ExportRequest, skipped: list[dict]) -> Known:
 def _from_run(request: ExportRequest) -> Known:
     store = open_store(request.store)
     run_id = request.run_id or ""
-    config = store.run_config(run_id)
-    if config is None:
+    settings = read_settings(store, run_id)
+    if settings is None:
         raise RequestError(f"--run {run_id!r}: no such run in {store.path}; give the id the run printed, "
                            f"or --store with the run store it is in")
-    kind = (config.get("labelling") or {}).get("kind")
-    if kind in LABELLING_SOURCES:
-        return LABELLING_SOURCES[kind](store, run_id, config)
-    data = request.data or (DataSource(config["dataset"], request.scheme, request.labels, request.on_bad_row)
-                            if config.get("dataset") else None)
+    if (kind := settings.kind()) in LABELLING_SOURCES:
+        return LABELLING_SOURCES[kind](store, settings)
+    data = request.data or (DataSource(settings.dataset, request.scheme, request.labels, request.on_bad_row)
+                            if settings.dataset else None)
     if data is None:
         raise RequestError(f"run {run_id!r} names no dataset; pass --dataset, the dataset it judged")
-    stored = LabelScheme.from_dict(config["scheme"]) if config.get("scheme") else None  # the scale it judged on
-    dataset = load_data(data, stored)
-    return judged_known(store, run_id, dataset.scheme, dataset.split(request.split or config.get("split")))
+    dataset = load_data(data, settings.scheme)  # the scale it judged on, if the run kept it
+    return judged_known(store, run_id, dataset.scheme, dataset.split(request.split or settings.split))

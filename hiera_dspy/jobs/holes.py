@@ -10,8 +10,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from hiera_dspy.benchmark.conclusions import check_sample_size, draw_sample
+from hiera_dspy.benchmark.inputs import TIE_RULE, Inputs, read_inputs, tied_in_top
+from hiera_dspy.benchmark.known import benchmark_evidence
+from hiera_dspy.benchmark.pair_conclusions import draw_pair_sample
+from hiera_dspy.benchmark.pool import pool_holes
 from hiera_dspy.conclude.holes import population
-from hiera_dspy.conclude.retrieval import pool_holes
 from hiera_dspy.data import Dataset, trec_folder
 from hiera_dspy.data.guidelines import read_guidelines
 from hiera_dspy.errors import RequestError
@@ -20,12 +24,10 @@ from hiera_dspy.jobs.preparing import open_store, output_folder
 from hiera_dspy.jobs.requests import HolesRequest
 from hiera_dspy.labels import LabelScheme, custom_scheme, get_scheme
 from hiera_dspy.records import Judgment, Pair
-from hiera_dspy.review.holes import TIE_RULE, Inputs, read_inputs, tied_in_top
-from hiera_dspy.review.holes_conclusions import check_sample_size, draw_sample
-from hiera_dspy.review.known_evidence import Evidence, benchmark_evidence
-from hiera_dspy.review.pair_conclusions import draw_pair_sample
+from hiera_dspy.review.known_evidence import Evidence
 from hiera_dspy.review.run import export
-from hiera_dspy.store.run_store import no_run
+from hiera_dspy.store.run_settings import RunSettings, read_settings
+from hiera_dspy.store.run_store import RunStore, no_run
 
 
 @dataclass
@@ -161,10 +163,12 @@ def fill_holes(request: HolesRequest) -> Filled:
         return Filled(estimate=run)
     if run.rows.stopped is None:  # drawn from the complete judging (a stratified, active or pair draw reads it)
         _draw(run, inputs, scheme, request)
-    if run.config["labelling"].get("ci", 0.95) != sample.ci:
-        print(f"run {run.run_id} reports its intervals at the level it was started with "
-              f"(--ci {run.config['labelling'].get('ci', 0.95)}); start a new run for another", file=sys.stderr)
-    return _exported(run.store, run.run_id, run.rows)
+    settings = RunSettings.of(run.run_id, run.config)  # the config the run resumed with, held by the job
+    assert settings.labelling is not None  # the job started it as a holes run
+    if (ci := settings.labelling.get("ci", 0.95)) != sample.ci:
+        print(f"run {run.run_id} reports its intervals at the level it was started with (--ci {ci}); start a new "
+              "run for another", file=sys.stderr)
+    return _exported(run.store, settings, run.rows)
 
 
 def _draw(run, inputs: Inputs, scheme: LabelScheme, request: HolesRequest) -> None:
@@ -182,18 +186,21 @@ def conclusions(run_id: str, store: str | None = None) -> Filled:
     """Export the holes run `run_id` again from the store (every decision so far counted) and return its summary
     (summary.json: "estimates", "differences", "human_sample") and report.md's text."""
     opened = open_store(store)
-    if opened.run_config(run_id) is None:
+    settings = read_settings(opened, run_id)
+    if settings is None:
         raise RequestError(no_run(opened, run_id))
-    if (opened.run_config(run_id) or {}).get("labelling", {}).get("kind") != "holes":
+    if settings.kind() != "holes":
         raise RequestError(f"run {run_id!r} is not a holes run (made by eval.holes)")
-    return _exported(opened, run_id)
+    return _exported(opened, settings)
 
 
-def _exported(store, run_id: str, rows: Sequence[Judgment] = ()) -> Filled:
-    written = export(store, run_id)
-    out = Path(store.run_config(run_id)["labelling"]["out"])
+def _exported(store: RunStore, settings: RunSettings, rows: Sequence[Judgment] = ()) -> Filled:
+    """Export the holes run (its settings read already) and read back its summary and report."""
+    assert settings.labelling is not None  # a holes run, checked by the callers
+    written = export(store, settings.run_id)
+    out = settings.labelling.out
     summary = json.loads((out / "summary.json").read_text())
-    return Filled(run_id, summary, (out / "report.md").read_text(encoding="utf-8"), written, rows)
+    return Filled(settings.run_id, summary, (out / "report.md").read_text(encoding="utf-8"), written, rows)
 
 
 def _abs(path: str) -> str:

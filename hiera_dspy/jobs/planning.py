@@ -8,6 +8,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, fields
 
+from hiera_dspy.benchmark.draws import DEFAULT_STRATA, active_weights
+from hiera_dspy.benchmark.filled import hole_records
+from hiera_dspy.benchmark.inputs import read_inputs
+from hiera_dspy.benchmark.pair_conclusions import population_of
 from hiera_dspy.conclude import pair_plan
 from hiera_dspy.conclude.certainty import certain
 from hiera_dspy.conclude.holes import conclusions, machine_values_of, population, simulated_values
@@ -19,12 +23,9 @@ from hiera_dspy.conclude.strata import query_uncertainty, relevance_probability,
 from hiera_dspy.errors import HieraError, RequestError
 from hiera_dspy.jobs.preparing import open_store
 from hiera_dspy.jobs.requests import PlanRequest
-from hiera_dspy.labels import LabelScheme
-from hiera_dspy.review.draws import DEFAULT_STRATA, active_weights
 from hiera_dspy.review.exports import records_of
-from hiera_dspy.review.holes import hole_records, read_inputs
-from hiera_dspy.review.pair_conclusions import population_of
-from hiera_dspy.review.sample import SampleLog
+from hiera_dspy.review.sample_log import SampleLog
+from hiera_dspy.store.run_settings import read_settings
 from hiera_dspy.store.run_store import no_run
 
 
@@ -39,15 +40,15 @@ def plan_run(store, run_id: str, width: float = 0.05, power: float = 0.8, draws:
     inflation scales the plan's residual spread. HieraError when the run is not a holes labelling run."""
     import numpy as np
 
-    config = store.run_config(run_id)
-    if config is None:
+    settings = read_settings(store, run_id)
+    if settings is None:
         raise RequestError(no_run(store, run_id))
-    if config.get("labelling", {}).get("kind") != "holes":
+    labelling = settings.labelling
+    if labelling is None or labelling.kind != "holes" or labelling.scheme is None:
         raise HieraError(f"run {run_id!r} is not a holes run (made by eval.holes): hiera-dspy plan needs one")
-    labelling = config["labelling"]
-    scheme, depth = LabelScheme.from_dict(labelling["scheme"]), labelling["depth"]
+    scheme, depth = labelling.scheme, labelling.get("depth")
     level, kind = labelling.get("ci", 0.95), labelling.get("machine_values", "expected")
-    inputs = read_inputs(labelling, scheme)
+    inputs = read_inputs(labelling.section, scheme)
     records = hole_records(list(records_of(store, run_id)), inputs.qrels)
     runs = {name: list(lines) for name, lines in inputs.runs.items()}
     queries = population(runs)

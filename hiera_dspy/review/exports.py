@@ -22,6 +22,7 @@ from hiera_dspy.records import Judgment, Pair
 from hiera_dspy.review.confidence import confidence
 from hiera_dspy.review.history import folder_decisions
 from hiera_dspy.store.files import atomic_file
+from hiera_dspy.store.run_settings import RunSettings, read_settings
 from hiera_dspy.store.run_store import RunStore
 
 
@@ -99,10 +100,12 @@ def records_of(store: RunStore, run_id: str) -> Iterator[dict]:
     """Every judgment of the labelling run as a record, in run order, streamed: the store's rows (in position order)
     are matched to pairs.jsonl (in split order) in one merge pass; a row whose position no longer names its pair (the
     split changed between runs) is matched in one more pass at the end. Rows of pairs not in the file are left out."""
-    config = store.run_config(run_id) or {}
-    path = Path(config["labelling"]["out"]) / "pairs.jsonl"
+    settings = read_settings(store, run_id)
+    if settings is None or settings.labelling is None:
+        raise RequestError(f"run {run_id!r} is not a labelling run (made by eval.label or eval.holes)")
+    path = settings.labelling.out / "pairs.jsonl"
     decisions = folder_decisions(store, run_id)  # a person's decisions on earlier runs of this folder still hold
-    method = config.get("method", "?")
+    method = settings.method
     strays: dict[str, Judgment] = {}
     lines = enumerate(iter_pairs_file(path))
     index, pair = next(lines, (None, None))
@@ -125,12 +128,13 @@ def qrels_of(records: Iterable[dict], scheme: LabelScheme) -> dict[tuple[str, st
     return {(r["query_id"], r["item_id"]): scheme.labels.index(r["label"]) for r in records if r["label"]}
 
 
-def export_label(store: RunStore, run_id: str, config: dict, records: Iterable[dict]) -> list[Path]:
+def export_label(store: RunStore, settings: RunSettings, records: Iterable[dict]) -> list[Path]:
     """labels.jsonl and qrels.txt of an eval.label run, written from one pass over the records. A qrels line is
     `qid 0 docid grade`, its qid numbered as `export --format qrels` numbers them (`token_ids`: the ids themselves
     when every one is a token, else 1, 2, ... in run order, for pairs whose query id is their text); the judged
     (query, docid, grade) wait in a spool file meanwhile, so memory holds only the distinct query ids."""
-    out, scheme = Path(config["labelling"]["out"]), LabelScheme.from_dict(config["labelling"]["scheme"])
+    assert settings.labelling is not None and settings.labelling.scheme is not None  # a label run (review.run)
+    out, scheme = settings.labelling.out, settings.labelling.scheme
     queries: dict[str, None] = {}
     with tempfile.TemporaryFile("w+", encoding="utf-8") as spool:
         with atomic_file(out / "labels.jsonl") as labels:

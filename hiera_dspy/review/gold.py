@@ -19,6 +19,7 @@ from pathlib import Path
 from hiera_dspy.errors import HieraError
 from hiera_dspy.records import Pair
 from hiera_dspy.review.decisions import DecisionLog
+from hiera_dspy.store.run_settings import read_settings
 from hiera_dspy.store.run_store import RunStore
 
 
@@ -30,13 +31,13 @@ def decided_pairs(store: RunStore, run_id: str) -> list[Pair]:
     """The pairs a person decided in the labelling run `run_id`, labelled with the latest decision, in run order.
 
     Raises NoDecisions for an unknown run, a run that is not a labelling run, or a run with no decision."""
-    config = store.run_config(run_id)
-    if config is None:
+    settings = read_settings(store, run_id)
+    if settings is None:
         raise NoDecisions(f"--train-from {run_id}: no such run in {store.path}; pass --store if it lives elsewhere")
-    out = (config.get("labelling") or {}).get("out")
-    if not out:
+    if settings.labelling is None:
         raise NoDecisions(f"--train-from {run_id}: not a labelling run (eval.label or eval.holes); decisions to learn "
                           "from are made on those runs with python -m eval.review --run RUN_ID")
+    out = settings.labelling.out
     decisions = DecisionLog(store.path).latest(run_id)
     if not decisions:
         raise NoDecisions(f"--train-from {run_id}: the run has no decisions yet; decide pairs first with python -m "

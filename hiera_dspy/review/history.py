@@ -12,17 +12,23 @@ from __future__ import annotations
 from pathlib import Path
 
 from hiera_dspy.review.decisions import DecisionLog
+from hiera_dspy.store.run_settings import read_settings
 from hiera_dspy.store.run_store import RunStore
 
 
 def folder_runs(store: RunStore, run_id: str) -> list[str]:
     """The labelling runs of the store writing the same output folder as `run_id` (itself included)."""
-    out = ((store.run_config(run_id) or {}).get("labelling") or {}).get("out")
-    if not out:
+    out = _out(store, run_id)
+    if out is None:
         return [run_id]
-    same = [r for r in store.run_ids()
-            if Path(((store.run_config(r) or {}).get("labelling") or {}).get("out") or "") == Path(out)]
+    same = [r for r in store.run_ids() if _out(store, r) == out]
     return same if run_id in same else [*same, run_id]
+
+
+def _out(store: RunStore, run_id: str) -> Path | None:
+    """The labelling run's output folder; None for another run."""
+    settings = read_settings(store, run_id)
+    return None if settings is None or settings.labelling is None else settings.labelling.out
 
 
 def folder_decisions(store: RunStore, run_id: str) -> dict[str, dict]:

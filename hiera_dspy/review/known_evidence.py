@@ -19,12 +19,11 @@ from __future__ import annotations
 import random
 from collections import Counter
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from hiera_dspy.data import CatalogEntry, DataError, Dataset
 from hiera_dspy.data.judgment_lists import apart_from, read_known
-from hiera_dspy.data.known import Known, KnownJudgment, ReadsKnown
-from hiera_dspy.labels import LabelScheme
+from hiera_dspy.data.known import Known, ReadsKnown
 from hiera_dspy.records import Pair
 
 OVERLAP = ("error", "skip")  # what a known pair that is also to be judged does (--on-known-overlap)
@@ -74,19 +73,6 @@ def read_evidence(spec: str, on_overlap: str, dataset: Dataset, pairs: Iterable[
     return Evidence(known, spec, asked, dict(counts), kind)
 
 
-def benchmark_evidence(qrels: Mapping[tuple[str, str], int], lines: Mapping[tuple[str, str], int],
-                       topics: Mapping[str, str], corpus: Mapping[str, CatalogEntry], scheme: LabelScheme,
-                       source: str, pairs: Iterable[Pair]) -> Evidence:
-    """A benchmark's own judgments (its qrels, read and checked already, with the `lines` they were read from) as
-    the evidence for judging its holes `pairs`; texts from its topics and corpus."""
-    judgments = []
-    for (qid, docid), grade in qrels.items():
-        doc = corpus.get(docid)
-        judgments.append(KnownJudgment(qid, docid, grade, item_title=doc.title if doc else "",
-                                       item_text=doc.text if doc else None, query=topics.get(qid),
-                                       source=f"{source}:{lines[qid, docid]}" if (qid, docid) in lines else source))
-    counts = Counter(judgments=len(judgments), without_text=sum(1 for j in judgments if j.item_text is None))
-    return replace(checked(Known.of(scheme, judgments), source, pairs, counts, "error"), kind="pool")
 
 
 def checked(known: Known, source: str, pairs: Iterable[Pair], counts: dict[str, int], on_overlap: str) -> Evidence:

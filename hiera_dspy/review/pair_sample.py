@@ -1,5 +1,6 @@
-"""The human sample of single holes (`--sample-unit pair`): drawn once after judging, kept in the run store, served
-to a person in draw order across queries.
+"""The human sample of single holes (`--sample-unit pair`) as the run store keeps it and the review queue serves it,
+in draw order across queries. It is drawn once after judging by `hiera_dspy.benchmark.pair_conclusions`
+(`draw_pair_sample`, with its size `judgments` and the rerun check `check_same`); nothing here draws.
 
 The draws (`hiera_dspy.conclude.pair_sample.draw`: i.i.d. with each hole's design probability, until N distinct
 holes) are kept in table `human_pair_draw` in draw order, repeats kept, and every hole's probability in
@@ -15,12 +16,10 @@ Example:
 
 from __future__ import annotations
 
-import math
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from hiera_dspy.errors import HieraError
 from hiera_dspy.review.confidence import confidence
 from hiera_dspy.review.queue import QueueEntry
 from hiera_dspy.store.side_table import SideTable
@@ -53,20 +52,6 @@ class PairSample:
         return list(dict.fromkeys(self.draws))
 
 
-def judgments(requested: str, holes: int) -> int:
-    """How many judgments `--human-sample N|P%` asks for out of `holes` (a percentage rounds up); HieraError when
-    more than the holes."""
-    raw = str(requested).strip()
-    try:
-        value = float(raw[:-1]) if raw.endswith("%") else int(raw)
-    except ValueError:
-        raise HieraError(f"--human-sample {requested!r}: give a number of judgments (200) or a percentage of the "
-                         "holes (10%)") from None
-    n = max(1, math.ceil(value * holes / 100 - 1e-9)) if raw.endswith("%") else int(value)
-    if n < 1 or n > holes:
-        raise HieraError(f"--human-sample {requested} with --sample-unit pair: the run has {holes} holes; ask for "
-                         f"between 1 and {holes} judgments (or a percentage)")
-    return n
 
 
 class PairSampleLog(SideTable):
@@ -117,16 +102,6 @@ def read_pair_sample(path, run_id: str) -> PairSample | None:
         log.close()
 
 
-def check_same(stored: PairSample, run_id: str, requested: str | None, seed: int, method: str | None) -> None:
-    """HieraError if a rerun asks for another pair sample than the stored one (never redrawn)."""
-    asked: dict[str, tuple] = {"--sample": (method, stored.method)}
-    if requested is not None:
-        asked |= {"--human-sample": (str(requested).strip(), stored.requested), "--sample-seed": (seed, stored.seed)}
-    differ = [k for k, (a, b) in asked.items() if a is not None and a != b]
-    if differ:
-        raise HieraError(f"run {run_id} already has a pair sample ({stored.requested} judgments, {stored.method}, "
-                         f"seed {stored.seed}) and a sample is never redrawn; this request differs in "
-                         f"{', '.join(differ)}. Rerun with the same options (or none), or start another run")
 
 
 def pair_entries(sample: PairSample | None, rows: Sequence) -> list[QueueEntry]:

@@ -20,6 +20,7 @@ from hiera_dspy.errors import RequestError
 from hiera_dspy.records import Judgment
 from hiera_dspy.registry import Entry
 from hiera_dspy.review.exports import records_of
+from hiera_dspy.store.run_settings import read_settings
 from hiera_dspy.store.run_store import RunStore
 
 
@@ -33,23 +34,23 @@ class LabellingRun:
     fresh: dict | None = None  # the summary of an export made from what it would be made from now: nothing to do
 
 
-# kind -> function(store, run_id, config, records) -> written paths; `records` is an iterator, read once
+# kind -> function(store, settings, records) -> written paths; `records` is an iterator, read once
 # labelling kind -> the function writing its files, imported when a run of that kind exports (a label run does not
 # load the holes' conclusions and their plots)
-EXPORTERS = {"label": "hiera_dspy.review.exports:export_label", "holes": "hiera_dspy.review.holes:export_holes"}
+EXPORTERS = {"label": "hiera_dspy.review.exports:export_label", "holes": "hiera_dspy.benchmark.filled:export_holes"}
 
 
 def export(store: RunStore, run_id: str, tap: Callable[[dict], object] | None = None) -> list[Path]:
     """Rewrite every output file of a labelling run from the store (decisions included); returns the paths. `tap`
     sees every record on its way to the files (a summary counted in the same pass)."""
-    config = store.run_config(run_id)
-    if not config or "labelling" not in config:
+    settings = read_settings(store, run_id)
+    if settings is None or settings.labelling is None:
         raise RequestError(f"run {run_id!r} is not a labelling run (made by eval.label or eval.holes)")
     records = records_of(store, run_id)
     if tap is not None:
         records = _tapped(records, tap)
-    kind = config["labelling"]["kind"]
-    return Entry(kind, loader=EXPORTERS[kind]).load()(store, run_id, config, records)
+    kind = settings.labelling.kind
+    return Entry(kind, loader=EXPORTERS[kind]).load()(store, settings, records)
 
 
 def _tapped(records: Iterable[dict], tap: Callable[[dict], object]) -> Iterator[dict]:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import getpass
 import threading
-from pathlib import Path
 
 from hiera_dspy.data import DataError, load_dataset
 from hiera_dspy.errors import HieraError, RequestError
@@ -16,7 +15,8 @@ from hiera_dspy.review.history import folder_decisions
 from hiera_dspy.review.pair_sample import PAIR_REASON, pair_entries, read_pair_sample
 from hiera_dspy.review.queue import QueueEntry, review_queue
 from hiera_dspy.review.run import export
-from hiera_dspy.review.sample import SAMPLE_REASON, read_sample, sample_entries
+from hiera_dspy.review.sample_log import SAMPLE_REASON, read_sample, sample_entries
+from hiera_dspy.store.run_settings import RunSettings, read_settings
 from hiera_dspy.store.run_store import RunStore, no_run
 from hiera_dspy.untrusted.screen import screen_item
 
@@ -27,10 +27,11 @@ class Review:
     def __init__(self, store: RunStore, run_id: str, budget: int = 50, who: str | None = None):
         self.store, self.run_id, self.budget = store, run_id, budget
         self.who = who or _user()
-        self.config = store.run_config(run_id)
-        if self.config is None:
+        settings = read_settings(store, run_id)
+        if settings is None:
             raise RequestError(no_run(store, run_id))
-        self.scheme, self.pairs = _scheme_and_pairs(self.config)
+        self.settings = settings
+        self.scheme, self.pairs = _scheme_and_pairs(settings)
         self.decisions = DecisionLog(store.path)
         self.sample = read_sample(store.path, run_id)
         self.pair_sample = read_pair_sample(store.path, run_id)
@@ -59,7 +60,7 @@ class Review:
         latest = self.decisions.latest(self.run_id)
         items = [self._item(entry, latest.get(entry.row["id"])) for entry in self.queue()]
         sample = [i for i in items if i["reason"] in (SAMPLE_REASON, PAIR_REASON)]
-        return {"run_id": self.run_id, "method": self.config.get("method"), "labels": list(self.scheme.labels),
+        return {"run_id": self.run_id, "method": self.settings.identity.get("method"), "labels": list(self.scheme.labels),
                 "definitions": {label: self.scheme.definitions.get(label, "") for label in self.scheme.labels},
                 "instructions": self.scheme.instructions, "examples": [dict(e) for e in self.scheme.examples],
                 "budget": self.budget, "who": self.who, "items": items,
@@ -89,13 +90,13 @@ class Review:
                 raise HieraError(f"label {label!r} is not in the scheme {list(self.scheme.labels)}")
         with self._lock:
             stored = self.decisions.record_many(self.run_id, decisions, via=via)
-            written = export(self.store, self.run_id) if "labelling" in self.config else []
+            written = export(self.store, self.run_id) if self.settings.labelling is not None else []
         return {"decisions": [_public(d) for d in stored], "recorded": sum(not d["unchanged"] for d in stored),
                 "unchanged": sum(d["unchanged"] for d in stored), "written": [str(p) for p in written]}
 
     def next_step(self) -> str:
         """What to run after decisions, for this kind of run (`NEXT_STEP`)."""
-        kind = (self.config.get("labelling") or {}).get("kind")
+        kind = self.settings.kind()
         return NEXT_STEP[kind].format(run_id=self.run_id)
 
 
@@ -157,14 +158,14 @@ def _user() -> str:
         return "reviewer"
 
 
-def _scheme_and_pairs(config: dict) -> tuple[LabelScheme, dict[str, dict]]:
+def _scheme_and_pairs(settings: RunSettings) -> tuple[LabelScheme, dict[str, dict]]:
     """A labelling run's scheme and pairs file; for a plain eval.run run, its dataset reloaded."""
-    if "labelling" in config:
-        return LabelScheme.from_dict(config["labelling"]["scheme"]), read_pairs_file(Path(config["labelling"]["out"]))
+    if (labelling := settings.labelling) is not None and labelling.scheme is not None:
+        return labelling.scheme, read_pairs_file(labelling.out)
 
     try:
-        dataset = load_dataset(config["dataset"])
-        pairs = dataset.split(config.get("split"))
+        dataset = load_dataset(settings.identity["dataset"])
+        pairs = dataset.split(settings.split)
     except (DataError, KeyError) as exc:
         raise RequestError(f"cannot show this run's pairs ({exc}); eval.review shows runs of eval.label and "
                          "eval.holes, and eval.run runs of datasets that need no --scheme") from None

@@ -17,7 +17,7 @@ from hiera_dspy.conclude.per_query import named_measures, per_query
 from hiera_dspy.data.trec import read_run
 from hiera_dspy.errors import RequestError
 from hiera_dspy.labels import get_scheme
-from hiera_dspy.review.sample import read_sample
+from hiera_dspy.review.sample_log import read_sample
 from hiera_dspy.review.session import Review
 
 SAMPLE = ["--human-sample", "2", "--sample-seed", "1"]  # draws q2, q3 of q1..q4

@@ -10,7 +10,8 @@ import pytest
 from labelling_helpers import ANSWERS, holes_argv, write
 
 from eval import holes as eval_holes
-from hiera_dspy.conclude.retrieval import evaluate, kendall_tau, pool_holes
+from hiera_dspy.benchmark.pool import pool_holes
+from hiera_dspy.conclude.retrieval import evaluate, kendall_tau
 from hiera_dspy.data.trec import read_qrels, read_run
 from hiera_dspy.errors import RequestError
 from hiera_dspy.labels import get_scheme

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import pytest
 
+from hiera_dspy.benchmark.draws import draw, draw_stratified
+from hiera_dspy.benchmark.sample import count, ensure, parse_size
 from hiera_dspy.conclude.sample import Sample, state
 from hiera_dspy.errors import HieraError
-from hiera_dspy.review.draws import draw, draw_stratified
-from hiera_dspy.review.sample import SampleLog, count, ensure, parse_size
+from hiera_dspy.review.sample_log import SampleLog
 
 QUERIES = ["q1", "q2", "q3", "q4"]
 
@@ -155,7 +156,7 @@ def test_an_active_sample_keeps_its_probabilities_and_weights_and_is_never_redra
 
 
 def test_an_active_draw_favours_the_uncertain_queries_and_can_draw_any():
-    from hiera_dspy.review.draws import draw_active
+    from hiera_dspy.benchmark.draws import draw_active
 
     weights = [0.0] * 20 + [1.0] * 20
     drawn = [q for s in range(200) for q in draw_active(FORTY, 4, s, weights)[0]]

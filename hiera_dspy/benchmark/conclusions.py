@@ -1,7 +1,8 @@
 """What a holes labelling run does for its conclusions: checking the --human-sample request, drawing the sample into
 the run, and at every export sample.jsonl, the summary's estimates and the report's section (docs/conclusions.md).
 
-The statistics are `hiera_dspy.conclude` (pure); the sample and its table `hiera_dspy.review.sample`.
+The statistics are `hiera_dspy.conclude` (pure); the sample `hiera_dspy.benchmark.sample`, its table
+`hiera_dspy.review.sample_log`.
 """
 
 from __future__ import annotations
@@ -9,17 +10,18 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from hiera_dspy.benchmark.draws import DEFAULT_STRATA, check_stratified
+from hiera_dspy.benchmark.pair_conclusions import conclude as pair_conclude
+from hiera_dspy.benchmark.sample import count, ensure, parse_size
 from hiera_dspy.conclude.forest import draw
 from hiera_dspy.conclude.holes import conclusions, holes_by_query
 from hiera_dspy.conclude.report import section
 from hiera_dspy.conclude.strata import query_uncertainty, relevance_probability
 from hiera_dspy.errors import HieraError, RequestError
 from hiera_dspy.labels import LabelScheme
-from hiera_dspy.review.draws import DEFAULT_STRATA, check_stratified
 from hiera_dspy.review.exports import read_pairs_file, records_of, write_jsonl
-from hiera_dspy.review.pair_conclusions import conclude as pair_conclude
 from hiera_dspy.review.pair_sample import read_pair_sample
-from hiera_dspy.review.sample import SampleLog, count, ensure, parse_size
+from hiera_dspy.review.sample_log import SampleLog
 
 UNITS = ("query", "pair")  # what a person's sample is made of: whole queries, or single holes
 PAIR_DESIGNS = ("random", "weighted", "active")
@@ -86,7 +88,7 @@ def conclude(summary: dict, store, run_id: str, runs: dict, originals: dict, rec
     OUT/forest.png (`hiera_dspy.conclude.forest`) and OUT/sample.jsonl when the run has a sample; returns (written
     paths, the report's Markdown section, which links the plot)."""
     pairs_drawn = read_pair_sample(store.path, run_id)
-    if pairs_drawn is not None:  # --sample-unit pair: single holes (hiera_dspy.review.pair_conclusions)
+    if pairs_drawn is not None:  # --sample-unit pair: single holes (hiera_dspy.benchmark.pair_conclusions)
         return pair_conclude(summary, pairs_drawn, runs, originals, records, scheme, depth, level, out,
                              machine_values)
     log = SampleLog(store.path)

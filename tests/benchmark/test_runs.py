@@ -3,15 +3,21 @@
 from __future__ import annotations
 
 import random
+from pathlib import Path
 
 import pytest
-from labelling_helpers import write
 
-from hiera_dspy.conclude.retrieval import evaluate, pool_holes
+from hiera_dspy.benchmark.pool import pool_holes
+from hiera_dspy.benchmark.runs import RunFile
+from hiera_dspy.conclude.retrieval import evaluate
 from hiera_dspy.data import DataError
 from hiera_dspy.data.trec import read_run
-from hiera_dspy.data.trec_stream import RunFile
 from hiera_dspy.labels import get_scheme
+
+
+def write(path: Path, lines: list[str]) -> str:
+    path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    return str(path)
 
 
 def random_bench(tmp_path, seed: int = 0):

@@ -15,31 +15,35 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from itertools import chain
-from pathlib import Path
 
+from hiera_dspy.benchmark.filled import hole_records
+from hiera_dspy.benchmark.inputs import read_inputs
 from hiera_dspy.data.known import Known, KnownJudgment
 from hiera_dspy.errors import RequestError
 from hiera_dspy.labels import LabelScheme
 from hiera_dspy.records import Pair
 from hiera_dspy.review.exports import iter_pairs_file, records_of
-from hiera_dspy.review.holes import hole_records, read_inputs
+from hiera_dspy.store.run_settings import RunSettings
 from hiera_dspy.store.run_store import RunStore
 
 
-def labelled_known(store: RunStore, run_id: str, config: dict) -> Known:
+def labelled_known(store: RunStore, settings: RunSettings) -> Known:
     """An eval.label run's final labels."""
-    scheme = LabelScheme.from_dict(config["labelling"]["scheme"])
-    texts = {p["query_id"]: p["query"] for p in iter_pairs_file(Path(config["labelling"]["out"]) / "pairs.jsonl")}
+    labelling, run_id = settings.labelling, settings.run_id
+    assert labelling is not None and labelling.scheme is not None  # a label run (LABELLING_SOURCES)
+    scheme = labelling.scheme
+    texts = {p["query_id"]: p["query"] for p in iter_pairs_file(labelling.out / "pairs.jsonl")}
     return Known.of(scheme, (KnownJudgment(r["query_id"], r["item_id"], scheme.labels.index(r["label"]),
                                            query=texts.get(r["query_id"]), source=f"run {run_id}:{r['id']}")
                              for r in records_of(store, run_id) if r["label"]))
 
 
-def filled_known(store: RunStore, run_id: str, config: dict) -> Known:
+def filled_known(store: RunStore, settings: RunSettings) -> Known:
     """A holes run's filled benchmark: the given judgments, then the holes with a final label."""
-    labelling = config["labelling"]
-    scheme = LabelScheme.from_dict(labelling["scheme"])
-    inputs = read_inputs(labelling, scheme)
+    labelling, run_id = settings.labelling, settings.run_id
+    assert labelling is not None and labelling.scheme is not None  # a holes run (LABELLING_SOURCES)
+    scheme = labelling.scheme
+    inputs = read_inputs(labelling.section, scheme)
     given = (KnownJudgment(q, d, g, query=inputs.topics.get(q), source=f"{labelling.get('qrels') or 'qrels'}")
              for (q, d), g in inputs.qrels.items())
     holes = (KnownJudgment(r["query_id"], r["item_id"], scheme.labels.index(r["label"]),

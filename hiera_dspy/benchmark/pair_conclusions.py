@@ -6,6 +6,7 @@ The statistics are `hiera_dspy.conclude.pair_sample` (pure); the stored sample `
 
 from __future__ import annotations
 
+import math
 import sys
 from pathlib import Path
 
@@ -18,7 +19,7 @@ from hiera_dspy.conclude.holes import CORRECTION, machine_dists, population
 from hiera_dspy.errors import HieraError, RequestError
 from hiera_dspy.labels import LabelScheme
 from hiera_dspy.review.exports import read_pairs_file, records_of, write_jsonl
-from hiera_dspy.review.pair_sample import PairSample, PairSampleLog, check_same, judgments
+from hiera_dspy.review.pair_sample import PairSample, PairSampleLog
 
 
 def population_of(runs: dict, originals: dict, records: list[dict], scheme: LabelScheme, depth: int,
@@ -124,3 +125,30 @@ def conclude(summary: dict, sample: PairSample, runs: dict, originals: dict, rec
              "item_title": pairs[p]["item_title"], "item_text": pairs[p]["item_text"], "decided": p in decided,
              "probability": sample.probabilities.get(p), "draws": draws[p]} for p in sample.order if p in pairs]
     return [write_jsonl(out / "sample.jsonl", rows)], "\n" + pair_report.section(c)
+
+
+def judgments(requested: str, holes: int) -> int:
+    """How many judgments `--human-sample N|P%` asks for out of `holes` (a percentage rounds up); HieraError when
+    more than the holes."""
+    raw = str(requested).strip()
+    try:
+        value = float(raw[:-1]) if raw.endswith("%") else int(raw)
+    except ValueError:
+        raise HieraError(f"--human-sample {requested!r}: give a number of judgments (200) or a percentage of the "
+                         "holes (10%)") from None
+    n = max(1, math.ceil(value * holes / 100 - 1e-9)) if raw.endswith("%") else int(value)
+    if n < 1 or n > holes:
+        raise HieraError(f"--human-sample {requested} with --sample-unit pair: the run has {holes} holes; ask for "
+                         f"between 1 and {holes} judgments (or a percentage)")
+    return n
+
+def check_same(stored: PairSample, run_id: str, requested: str | None, seed: int, method: str | None) -> None:
+    """HieraError if a rerun asks for another pair sample than the stored one (never redrawn)."""
+    asked: dict[str, tuple] = {"--sample": (method, stored.method)}
+    if requested is not None:
+        asked |= {"--human-sample": (str(requested).strip(), stored.requested), "--sample-seed": (seed, stored.seed)}
+    differ = [k for k, (a, b) in asked.items() if a is not None and a != b]
+    if differ:
+        raise HieraError(f"run {run_id} already has a pair sample ({stored.requested} judgments, {stored.method}, "
+                         f"seed {stored.seed}) and a sample is never redrawn; this request differs in "
+                         f"{', '.join(differ)}. Rerun with the same options (or none), or start another run")
