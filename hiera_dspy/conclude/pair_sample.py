@@ -51,6 +51,7 @@ from hiera_dspy.conclude import sequence
 from hiera_dspy.conclude.expected import Dist, gains
 from hiera_dspy.conclude.ppi import holm_steps
 from hiera_dspy.conclude.retrieval import measure_key, top_k
+from hiera_dspy.errors import RequestError
 from hiera_dspy.labels import LabelScheme
 
 DESIGNS = ("random", "weighted", "active")
@@ -300,7 +301,7 @@ def design_probabilities(pop: Population, design: str) -> np.ndarray:
     if design == "weighted":
         return weighted
     if design != "active":
-        raise ValueError(f"unknown design {design!r}: one of {DESIGNS}")
+        raise RequestError(f"--sample {design!r}: give one of {', '.join(DESIGNS)}")
     sure = np.zeros(n)
     for m in pop.measures:
         lo, hi = pop.ranges[m]
