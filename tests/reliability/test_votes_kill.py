@@ -24,8 +24,8 @@ SAMPLES = 3
 def test_a_voted_run_killed_and_resumed_counts_each_sample_once(isolated, fault_server, eval_args):
     from eval.run import main
 
-    limit, threads, run_id = 12, 1, "voted"
-    fault_server.latency = 0.05  # ~0.15 s a judgment: kills land between and inside judgments
+    limit, threads, run_id = 20, 1, "voted"
+    fault_server.latency = 0.15  # ~0.45 s a judgment, ~9 s a run: kills land between and inside judgments
     store = isolated / "store.sqlite"
     extra = ["--samples", str(SAMPLES), "--temperature", "0.7"]
     args = eval_args(fault_server.url, isolated, run_id=run_id, limit=limit, threads=threads, store=store,
