@@ -236,7 +236,8 @@ def test_a_sample_and_a_pool_are_cut_at_their_estimated_shares(compiled, tmp_pat
     other = _pairs(tmp_path, "other", 8, 1)
     known = _known(other, per_query=4)
     holes = [p for p in other if (p.query_id, p.item_id) not in known.keys()]
-    judged = [i for i, p in enumerate(holes) if p.query in {j.query for j in known}]
+    known_queries = {j.query for j in known}
+    judged = [i for i, p in enumerate(holes) if p.query in known_queries]
     compiled.read_known(known, targets=holes, kind="pool")
     pool = compiled.known_shares()
     assert pool["assumed"] == "pool" and pool["cut"] is True
