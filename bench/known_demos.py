@@ -13,7 +13,8 @@ embedded model: each configuration judged with `--known` (5 known judgments a qu
 
 Each configuration in turn grows `--step` pairs at a time, without and with the known judgments one after the other, up
 to `--limit` (each a resume of the same runs in `WORK/store.sqlite`), so wherever the bench is stopped both sides of
-a row have judged the same pairs; the table (kappa with its 95% CI, accuracy, tokens and seconds a judgment) is
+a row have judged the same pairs (a judgment that ends in an error, e.g. a grade outside the scale, is counted
+under errors and scored as a miss); the table (kappa with its 95% CI, accuracy, tokens and seconds a judgment) is
 rewritten after each step to `--out`. One thread a judgment (one local model serialises its calls).
 """
 
@@ -127,7 +128,8 @@ def main(argv: list[str] | None = None) -> str:
     if any(d == "dl20" for d, _ in configs):
         pairs, known = dl20_files(work, Path(args.dl20), args.dl_holes)
         sources["dl20"] = (["--dataset", f"jsonl:{pairs}", "--scheme", "trec"], known, args.dl_holes)
-    common = ["--lm", args.lm, "--knowledge", "none", "--threads", "1", "--store", str(work / "store.sqlite")]
+    common = ["--lm", args.lm, "--knowledge", "none", "--threads", "1", "--store", str(work / "store.sqlite"),
+              "--max-error-rate", "1"]  # a judgment that ends in an error is counted in the table, not a stop
     results: dict[tuple, dict] = {}
     table = ""
     for data, method in configs:
