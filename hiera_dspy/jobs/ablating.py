@@ -15,6 +15,7 @@ from typing import Any
 import dspy
 
 from hiera_dspy.data import Dataset
+from hiera_dspy.data.known_evidence import hand_over
 from hiera_dspy.errors import RequestError, UnknownName
 from hiera_dspy.jobs.judging import evidence_of, forecast_cost
 from hiera_dspy.jobs.preparing import (
@@ -36,7 +37,6 @@ from hiera_dspy.methods.votes import split_name
 from hiera_dspy.metrics.disagreements import report_section
 from hiera_dspy.metrics.reference import fitted_on_train
 from hiera_dspy.records import Judgment, Pair, as_judgment
-from hiera_dspy.review.known_evidence import hand_over
 from hiera_dspy.runs.evaluation_report import comparison_families, family_note, sanitize, summarize_method, write_report
 from hiera_dspy.runs.runner import run_pairs
 from hiera_dspy.runs.spec import RunSpec

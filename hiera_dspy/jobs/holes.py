@@ -20,13 +20,13 @@ from hiera_dspy.benchmark.pool import pool_holes
 from hiera_dspy.conclude.holes import population
 from hiera_dspy.data import Dataset, trec_folder
 from hiera_dspy.data.guidelines import read_guidelines
+from hiera_dspy.data.known_evidence import Evidence
 from hiera_dspy.errors import RequestError
 from hiera_dspy.jobs.labelling import label_pairs
 from hiera_dspy.jobs.preparing import open_store, output_folder
 from hiera_dspy.jobs.requests import HolesRequest
 from hiera_dspy.labels import LabelScheme, custom_scheme, get_scheme
 from hiera_dspy.records import Judgment, Pair
-from hiera_dspy.review.known_evidence import Evidence
 from hiera_dspy.review.run import export
 from hiera_dspy.store.run_settings import RunSettings, read_settings
 from hiera_dspy.store.run_store import RunStore, no_run

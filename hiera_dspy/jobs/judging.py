@@ -11,6 +11,7 @@ from pathlib import Path
 
 from hiera_dspy.data import Dataset
 from hiera_dspy.data.known import Known
+from hiera_dspy.data.known_evidence import Evidence, hand_over, read_by, read_evidence, targets_of
 from hiera_dspy.engines import Job
 from hiera_dspy.engines import judge as run_engine
 from hiera_dspy.jobs.preparing import (
@@ -26,7 +27,6 @@ from hiera_dspy.jobs.preparing import (
 from hiera_dspy.jobs.requests import DataSource, DryRun, JudgeRequest, Judging, KnownList
 from hiera_dspy.methods.learning import prepare_fresh
 from hiera_dspy.records import Judgment, Pair
-from hiera_dspy.review.known_evidence import Evidence, hand_over, read_by, read_evidence, targets_of
 from hiera_dspy.review.known_report import known_summary
 from hiera_dspy.runs.cost import forecast
 from hiera_dspy.runs.outputs import write_outputs

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from hiera_dspy.data import Dataset
+from hiera_dspy.data.known_evidence import Evidence, hand_over
 from hiera_dspy.engines import Job
 from hiera_dspy.engines import judge as run_engine
 from hiera_dspy.errors import RequestError
@@ -22,7 +23,6 @@ from hiera_dspy.methods.learning import prepare_fresh
 from hiera_dspy.metrics.reference import ReferenceScorer, summarize
 from hiera_dspy.records import Judgment, Pair
 from hiera_dspy.review.exports import write_pairs_file
-from hiera_dspy.review.known_evidence import Evidence, hand_over
 from hiera_dspy.review.run import LabellingRun, export
 from hiera_dspy.runs.spec import RunSpec
 from hiera_dspy.runs.tally import Tally

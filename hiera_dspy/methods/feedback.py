@@ -491,7 +491,7 @@ class FeedbackJudge:
             self.feedback.warm([document(p.item_title, p.item_text) for p in pairs
                                 if self.feedback.known_for(p.query) is not None])
 
-    reads_targets = True  # `read_known` also takes the pairs to judge (`review.known_evidence.hand_over`)
+    reads_targets = True  # `read_known` also takes the pairs to judge (`data.known_evidence.hand_over`)
 
     def read_known(self, known: Known, targets: Sequence[Pair] | None = None, kind: str = "auto") -> dict[str, int]:
         """`data.known.ReadsKnown`: read the known judgments as evidence, and with `targets` (the pairs to judge)

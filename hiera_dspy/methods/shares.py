@@ -32,7 +32,6 @@ from collections.abc import Sequence
 
 import numpy as np
 
-KINDS = ("auto", "sample", "pool")
 LEVEL = 0.95
 BOOTSTRAP = 100  # bootstrap draws of a pool's EM estimate
 POOL_AUC = 0.60  # auto: known pairs above the pairs to judge at least this often (and significantly) -> a pool
