@@ -51,10 +51,13 @@ class Evidence:
                 **({"known_kind": self.kind} if self.kind != "auto" else {})}
 
 
-def read_evidence(spec: str, on_overlap: str, dataset: Dataset, pairs: Iterable[Pair], kind: str = "auto"
-                  ) -> Evidence:
+def read_evidence(spec: str | None, on_overlap: str, dataset: Dataset, pairs: Iterable[Pair], kind: str = "auto"
+                  ) -> Evidence | None:
     """The judgment list `spec` (`hiera_dspy.data.judgment_lists`) on the dataset's scheme, texts looked up in its
-    catalog and its pairs, checked against `pairs` (the pairs to judge); `kind`, what they are (--known-kind)."""
+    catalog and its pairs, checked against `pairs` (the pairs to judge); `kind`, what they are (--known-kind). None
+    when no list is named (a job without --known)."""
+    if not spec:
+        return None
     if kind not in KINDS:
         raise DataError(f"--known-kind {kind!r}: give one of {', '.join(KINDS)}")
     if on_overlap not in OVERLAP:

@@ -24,7 +24,7 @@ from hiera_dspy.jobs.preparing import (
     runs_dir,
     skipped_rows,
 )
-from hiera_dspy.jobs.requests import DataSource, DryRun, JudgeRequest, Judging, KnownList
+from hiera_dspy.jobs.requests import DataSource, DryRun, JudgeRequest, Judging
 from hiera_dspy.methods.learning import prepare_fresh
 from hiera_dspy.records import Judgment, Pair
 from hiera_dspy.review.known_report import known_summary
@@ -74,11 +74,6 @@ class Replica:
         return program
 
 
-def evidence_of(known: KnownList, dataset: Dataset, pairs: Iterable[Pair]) -> Evidence | None:
-    """The request's known judgment list read and checked against the pairs to judge; None without one."""
-    return read_evidence(known.path, known.on_overlap, dataset, pairs, known.kind) if known.path else None
-
-
 def replica(judging: Judging, dataset: Callable[[], Dataset], split: str, evidence: Evidence | None, use: dict | None,
             pairs: Iterable[Pair]) -> Replica:
     """The recipe of `judging`'s replicas: their judge reads what the job's judge read (known judgments and the
@@ -116,7 +111,8 @@ def judge(request: JudgeRequest) -> Judged:
     split = request.split or dataset.default_split
     if not j.judge:  # a fresh program that learns from data (a cascade's tau: part of the run's identity)
         prepare_fresh(program, dataset, split)
-    evidence = evidence_of(request.known, dataset, pairs)
+    known = request.known
+    evidence = read_evidence(known.path, known.on_overlap, dataset, pairs, known.kind)
     use = hand_over(program, evidence, pairs)  # before any pair: the judge reads its queries' known judgments once
     spec = RunSpec.judging(program, dataset=request.data.dataset, split=split, lms=lms, knowledge=knowledge.name,
                            judge=j.judge,

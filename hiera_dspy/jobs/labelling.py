@@ -12,11 +12,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from hiera_dspy.data import Dataset
-from hiera_dspy.data.known_evidence import Evidence, hand_over
+from hiera_dspy.data.known_evidence import Evidence, hand_over, read_evidence
 from hiera_dspy.engines import Job
 from hiera_dspy.engines import judge as run_engine
 from hiera_dspy.errors import RequestError
-from hiera_dspy.jobs.judging import SourceLoader, evidence_of, forecast_cost, replica
+from hiera_dspy.jobs.judging import SourceLoader, forecast_cost, replica
 from hiera_dspy.jobs.preparing import build_program, load_data, output_folder, progress_display
 from hiera_dspy.jobs.requests import Judging, LabelRequest
 from hiera_dspy.methods.learning import prepare_fresh
@@ -56,7 +56,8 @@ def label(request: LabelRequest) -> Labelled:
     split = request.split or dataset.default_split
     out = Path(request.out).resolve()
     labelling = {"kind": "label", "out": str(out), "scheme": dataset.scheme.to_dict()}
-    evidence = evidence_of(request.known, dataset, pairs)
+    known = request.known
+    evidence = read_evidence(known.path, known.on_overlap, dataset, pairs, known.kind)
     run = label_pairs(request.judging, dataset, pairs, split, labelling, reuse_export=True,
                       reload=SourceLoader(request.data), evidence=evidence)
     if isinstance(run, dict):  # a dry run: the estimate, nothing was sent
