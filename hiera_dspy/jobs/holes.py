@@ -172,7 +172,7 @@ def fill_holes(request: HolesRequest) -> Filled:
         return Filled(estimate=run)
     if run.rows.stopped is None:  # drawn from the complete judging (a stratified, active or pair draw reads it)
         _draw(run, inputs, read.scheme, request)
-    settings = RunSettings.of(run.run_id, run.config)  # the config the run resumed with, held by the job
+    settings = run.settings  # as the run resumed with them
     assert settings.labelling is not None  # the job started it as a holes run
     if (ci := settings.labelling.get("ci", 0.95)) != sample.ci:
         print(f"run {run.run_id} reports its intervals at the level it was started with (--ci {ci}); start a new "

@@ -20,16 +20,17 @@ from hiera_dspy.errors import RequestError
 from hiera_dspy.records import Judgment
 from hiera_dspy.registry import Entry
 from hiera_dspy.review.exports import records_of
-from hiera_dspy.store.run_settings import read_settings
+from hiera_dspy.store.run_settings import RunSettings, read_settings
 from hiera_dspy.store.run_store import RunStore
 
 
 @dataclass
 class LabellingRun:
-    """A finished labelling run: its id, store, config and judgment rows (streamed from the store when iterated)."""
+    """A finished labelling run: its id, store, settings (as the run resumed with them) and judgment rows (streamed
+    from the store when iterated)."""
     run_id: str
     store: RunStore
-    config: dict
+    settings: RunSettings
     rows: Sequence[Judgment]
     fresh: dict | None = None  # the summary of an export made from what it would be made from now: nothing to do
 
