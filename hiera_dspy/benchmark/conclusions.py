@@ -19,9 +19,10 @@ from hiera_dspy.conclude.report import section
 from hiera_dspy.conclude.strata import query_uncertainty, relevance_probability
 from hiera_dspy.errors import HieraError, RequestError
 from hiera_dspy.labels import LabelScheme
-from hiera_dspy.review.exports import read_pairs_file, records_of, write_jsonl
+from hiera_dspy.review.exports import records_of, write_jsonl
 from hiera_dspy.review.pair_sample import read_pair_sample
 from hiera_dspy.review.sample_log import SampleLog
+from hiera_dspy.store.pairs_file import read_pairs_file
 
 UNITS = ("query", "pair")  # what a person's sample is made of: whole queries, or single holes
 PAIR_DESIGNS = ("random", "weighted", "active")

@@ -18,8 +18,9 @@ from hiera_dspy.conclude.expected import one_hot
 from hiera_dspy.conclude.holes import CORRECTION, machine_dists, population
 from hiera_dspy.errors import HieraError, RequestError
 from hiera_dspy.labels import LabelScheme
-from hiera_dspy.review.exports import read_pairs_file, records_of, write_jsonl
+from hiera_dspy.review.exports import records_of, write_jsonl
 from hiera_dspy.review.pair_sample import PairSample, PairSampleLog
+from hiera_dspy.store.pairs_file import read_pairs_file
 
 
 def population_of(runs: dict, originals: dict, records: list[dict], scheme: LabelScheme, depth: int,

@@ -22,13 +22,13 @@ from hiera_dspy.jobs.requests import Judging, LabelRequest
 from hiera_dspy.methods.learning import prepare_fresh
 from hiera_dspy.metrics.reference import ReferenceScorer, summarize
 from hiera_dspy.records import Judgment, Pair
-from hiera_dspy.review.exports import write_pairs_file
 from hiera_dspy.review.run import LabellingRun, export
 from hiera_dspy.runs.spec import RunSpec
 from hiera_dspy.runs.tally import Tally
 from hiera_dspy.store import freshness
 from hiera_dspy.store.files import write_atomic
 from hiera_dspy.store.opening import open_labelling_run, open_store
+from hiera_dspy.store.pairs_file import write_pairs_file
 
 
 @dataclass

@@ -22,7 +22,8 @@ from hiera_dspy.data.known import Known, KnownJudgment
 from hiera_dspy.errors import RequestError
 from hiera_dspy.labels import LabelScheme
 from hiera_dspy.records import Pair
-from hiera_dspy.review.exports import iter_pairs_file, records_of
+from hiera_dspy.review.exports import records_of
+from hiera_dspy.store.pairs_file import iter_pairs_file
 from hiera_dspy.store.run_settings import RunSettings
 from hiera_dspy.store.run_store import RunStore
 

@@ -19,11 +19,12 @@ from hiera_dspy.engines import EngineOptions, Job, judge
 from hiera_dspy.labels import custom_scheme
 from hiera_dspy.metrics.classification import run_metrics
 from hiera_dspy.records import Judgment, Pair
-from hiera_dspy.review.exports import records_of, write_pairs_file
+from hiera_dspy.review.exports import records_of
 from hiera_dspy.review.run import export
 from hiera_dspy.runs import runner
 from hiera_dspy.runs.tally import Tally
 from hiera_dspy.store.idset import IdSet
+from hiera_dspy.store.pairs_file import write_pairs_file
 from hiera_dspy.store.run_store import RunStore
 
 ROOT = Path(__file__).resolve().parents[2]
