@@ -184,10 +184,10 @@ def _draw(run, inputs: Inputs, scheme: LabelScheme, request: HolesRequest) -> No
     """The run's human sample, kept if stored, else drawn now: single holes (`--sample-unit pair`) or whole queries."""
     sample = request.sample
     if sample.unit == "pair":
-        draw_pair_sample(run.store, run.run_id, inputs.runs, inputs.qrels, scheme, request.depth, sample.size,
+        draw_pair_sample(run.store, run.settings, inputs.runs, inputs.qrels, scheme, request.depth, sample.size,
                          sample.seed, sample.method, sample.machine_values)
     else:
-        draw_sample(run.store, run.run_id, population(inputs.runs), scheme, sample.size, sample.seed, sample.method,
+        draw_sample(run.store, run.settings, population(inputs.runs), scheme, sample.size, sample.seed, sample.method,
                     sample.strata)
 
 

@@ -36,7 +36,7 @@ def labelled_known(store: RunStore, settings: RunSettings) -> Known:
     texts = {p["query_id"]: p["query"] for p in iter_pairs_file(labelling.out / "pairs.jsonl")}
     return Known.of(scheme, (KnownJudgment(r["query_id"], r["item_id"], scheme.labels.index(r["label"]),
                                            query=texts.get(r["query_id"]), source=f"run {run_id}:{r['id']}")
-                             for r in records_of(store, run_id) if r["label"]))
+                             for r in records_of(store, settings) if r["label"]))
 
 
 def filled_known(store: RunStore, settings: RunSettings) -> Known:
@@ -49,7 +49,7 @@ def filled_known(store: RunStore, settings: RunSettings) -> Known:
              for (q, d), g in inputs.qrels.items())
     holes = (KnownJudgment(r["query_id"], r["item_id"], scheme.labels.index(r["label"]),
                            query=inputs.topics.get(r["query_id"]), source=f"run {run_id}:{r['id']}")
-             for r in hole_records(list(records_of(store, run_id)), inputs.qrels) if r["label"])
+             for r in hole_records(list(records_of(store, settings)), inputs.qrels) if r["label"])
     return Known.of(scheme, chain(given, holes))
 
 

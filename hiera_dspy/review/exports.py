@@ -23,7 +23,7 @@ from hiera_dspy.review.confidence import confidence
 from hiera_dspy.review.history import folder_decisions
 from hiera_dspy.store.files import atomic_file
 from hiera_dspy.store.pairs_file import iter_pairs_file
-from hiera_dspy.store.run_settings import RunSettings, read_settings
+from hiera_dspy.store.run_settings import RunSettings
 from hiera_dspy.store.run_store import RunStore
 
 
@@ -66,15 +66,16 @@ RECORD_COLUMNS = ("run_id, pair_id, position, gold, label, fields, tokens, lm_ca
                   "escalated, delegated, human_label, attempts, finished")  # a record needs no step trace
 
 
-def records_of(store: RunStore, run_id: str) -> Iterator[dict]:
-    """Every judgment of the labelling run as a record, in run order, streamed: the store's rows (in position order)
-    are matched to pairs.jsonl (in split order) in one merge pass; a row whose position no longer names its pair (the
-    split changed between runs) is matched in one more pass at the end. Rows of pairs not in the file are left out."""
-    settings = read_settings(store, run_id)
-    if settings is None or settings.labelling is None:
+def records_of(store: RunStore, settings: RunSettings) -> Iterator[dict]:
+    """Every judgment of the labelling run (its settings read by the caller) as a record, in run order, streamed: the
+    store's rows (in position order) are matched to pairs.jsonl (in split order) in one merge pass; a row whose
+    position no longer names its pair (the split changed between runs) is matched in one more pass at the end. Rows of
+    pairs not in the file are left out."""
+    run_id = settings.run_id
+    if settings.labelling is None:
         raise RequestError(f"run {run_id!r} is not a labelling run (made by eval.label or eval.holes)")
     path = settings.labelling.out / "pairs.jsonl"
-    decisions = folder_decisions(store, run_id)  # a person's decisions on earlier runs of this folder still hold
+    decisions = folder_decisions(store, settings)  # a person's decisions on earlier runs of this folder still hold
     method = settings.method
     strays: dict[str, Judgment] = {}
     lines = enumerate(iter_pairs_file(path))

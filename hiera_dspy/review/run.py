@@ -47,7 +47,7 @@ def export(store: RunStore, run_id: str, tap: Callable[[dict], object] | None = 
     settings = read_settings(store, run_id)
     if settings is None or settings.labelling is None:
         raise RequestError(f"run {run_id!r} is not a labelling run (made by eval.label or eval.holes)")
-    records = records_of(store, run_id)
+    records = records_of(store, settings)
     if tap is not None:
         records = _tapped(records, tap)
     kind = settings.labelling.kind

@@ -42,7 +42,7 @@ class Review:
         """Pairs a person decided on an earlier run of this run's output folder and not on this run: their decision
         holds for this run too (`hiera_dspy.review.history`), so they are not queued again."""
         here = set(self.decisions.latest(self.run_id))
-        return {pid for pid, d in folder_decisions(self.store, self.run_id).items()
+        return {pid for pid, d in folder_decisions(self.store, self.settings).items()
                 if d["run_id"] != self.run_id and pid not in here}
 
     def queue(self) -> list[QueueEntry]:
