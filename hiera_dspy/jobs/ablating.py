@@ -17,9 +17,9 @@ import dspy
 from hiera_dspy.data import Dataset
 from hiera_dspy.data.known_evidence import hand_over, read_evidence
 from hiera_dspy.errors import RequestError, UnknownName
-from hiera_dspy.jobs.judging import forecast_cost
 from hiera_dspy.jobs.preparing import (
     begin_run,
+    forecast_cost,
     load_data,
     open_store,
     output_folder,

@@ -16,8 +16,15 @@ from hiera_dspy.data.known_evidence import Evidence, hand_over, read_evidence
 from hiera_dspy.engines import Job
 from hiera_dspy.engines import judge as run_engine
 from hiera_dspy.errors import RequestError
-from hiera_dspy.jobs.judging import SourceLoader, forecast_cost, replica
-from hiera_dspy.jobs.preparing import build_program, load_data, output_folder, progress_display
+from hiera_dspy.jobs.preparing import (
+    SourceLoader,
+    build_program,
+    forecast_cost,
+    load_data,
+    output_folder,
+    progress_display,
+    replica,
+)
 from hiera_dspy.jobs.requests import Judging, LabelRequest
 from hiera_dspy.methods.learning import prepare_fresh
 from hiera_dspy.metrics.reference import ReferenceScorer, summarize

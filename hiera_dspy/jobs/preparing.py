@@ -1,27 +1,34 @@
-"""What every job sets up before it judges, from its request: the data, the method's config, the program (a compiled
-judge or a fresh method) and its progress display (the store and its run: `hiera_dspy.store.opening`). Every failure is a `HieraError` whose
-message names the option to change."""
+"""What every job sets up before it judges, from its request: the data (`load_data`, again in a replica:
+`SourceLoader`), the method's config, the program (a compiled judge or a fresh method), its replicas at other
+endpoints (`Replica`), a dry run's cost forecast (`forecast_cost`) and its progress display (the store and its run:
+`hiera_dspy.store.opening`). Every failure is a `HieraError` whose message names the option to change."""
 
 from __future__ import annotations
 
 import json
 import sys
 import tempfile
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from hiera_dspy import settings
 from hiera_dspy.artifacts.judge_file import note_ignored_endpoints, read_artifact, restore_judge
 from hiera_dspy.data import Dataset, load_dataset
 from hiera_dspy.data.guidelines import read_guidelines
+from hiera_dspy.data.known import Known
+from hiera_dspy.data.known_evidence import Evidence, read_by, targets_of
 from hiera_dspy.errors import RequestError
-from hiera_dspy.jobs.requests import DataSource, Judging
+from hiera_dspy.jobs.requests import DataSource, DryRun, Judging
 from hiera_dspy.knowledge import make_knowledge
 from hiera_dspy.labels import SCHEMES, LabelScheme, custom_scheme, get_scheme
 from hiera_dspy.methods import KNOWN_KEYS, METHOD_REGISTRY, VOTE_KEYS, BuildContext, available, build
 from hiera_dspy.methods.known_demos import with_known_demos
+from hiera_dspy.methods.learning import prepare_fresh
 from hiera_dspy.methods.params import ConfigError, check
 from hiera_dspy.methods.votes import split_name, vote_config, with_votes
-from hiera_dspy.runs.cost import prices_of
+from hiera_dspy.records import Pair
+from hiera_dspy.runs.cost import forecast, prices_of
 from hiera_dspy.runs.progress import Display
 from hiera_dspy.store.opening import begin_run as begin_run  # the store and its run: hiera_dspy.store.opening
 from hiera_dspy.store.opening import open_store as open_store
@@ -194,3 +201,60 @@ def progress_display(verbose: bool, lms=None, desc: str = "") -> Display:
     """A judging job's progress (hiera_dspy.runs.progress.Display): a bar named `desc`, one line per judgment when
     `verbose`, and the cost so far where every role's model has a price."""
     return Display(desc=desc, verbose=verbose, prices=lambda: prices_of(lms))
+
+
+@dataclass
+class Replica:
+    """A picklable recipe for one program replica: the judging request and how to load its dataset, built again at
+    another endpoint (`api_base`) inside each Ray actor, so no LM, lock or model is shipped; the known judgments the
+    job's judge read (a plain value) are handed to each replica's judge the same way."""
+
+    judging: Judging
+    dataset: Callable[[], Dataset]
+    split: str
+    known: Known | None = None  # the known judgments the job's judge read: each replica's judge reads them too
+    targets: list[Pair] | None = None  # the sample of pairs to judge it read with them (`known_evidence.targets_of`)
+    kind: str = "auto"  # what the known judgments are (`Evidence.kind`)
+
+    def __call__(self, api_base: str | None):
+        judging = replace(self.judging, lms=self.judging.lms.at(api_base))
+        dataset = self.dataset()
+        program, _, _ = build_program(judging, dataset)
+        if not judging.judge:
+            prepare_fresh(program, dataset, self.split)
+        if self.known is not None:
+            read_by(program, self.known, self.targets, self.kind)
+        return program
+
+
+def replica(judging: Judging, dataset: Callable[[], Dataset], split: str, evidence: Evidence | None, use: dict | None,
+            pairs: Iterable[Pair]) -> Replica:
+    """The recipe of `judging`'s replicas: their judge reads what the job's judge read (known judgments and the
+    sample of the pairs to judge), so each cuts as it does."""
+    known = read_by_judge(evidence, use)
+    if known is None or evidence is None:
+        return Replica(judging, dataset, split)
+    return Replica(judging, dataset, split, known, targets_of(evidence, pairs), evidence.kind)
+
+
+def read_by_judge(evidence: Evidence | None, use: dict | None) -> Known | None:
+    """The known judgments a replica's judge must read: those the job's judge read, None when it reads none."""
+    return evidence.known if evidence is not None and use is not None and use["reads"] else None
+
+
+def forecast_cost(program, pairs: Iterable[Pair], lms, dry: DryRun, knowledge_name: str = "",
+             pilot_rows: list | None = None) -> dict:
+    """A run's tokens and money from a sample of its real prompts (`hiera_dspy.runs.cost.forecast`); nothing is sent."""
+    return forecast(program, pairs if isinstance(pairs, list) else list(pairs), lms, sample=dry.sample,
+                         delegation=dry.delegation, output_tokens=dry.output_tokens, pilot_rows=pilot_rows,
+                         run_lookups=not knowledge_name.startswith("web"))
+
+
+@dataclass(frozen=True)
+class SourceLoader:
+    """The dataset of a request's data source, loaded again where it is called (a picklable recipe)."""
+
+    source: DataSource
+
+    def __call__(self) -> Dataset:
+        return load_data(self.source)
