@@ -27,7 +27,7 @@ from hiera_dspy.jobs.preparing import open_store, output_folder
 from hiera_dspy.jobs.requests import HolesRequest
 from hiera_dspy.labels import LabelScheme, custom_scheme, get_scheme
 from hiera_dspy.records import Judgment, Pair
-from hiera_dspy.review.run import export
+from hiera_dspy.review.run import export_run
 from hiera_dspy.store.run_settings import RunSettings, read_settings
 from hiera_dspy.store.run_store import RunStore, no_run
 
@@ -206,7 +206,7 @@ def conclusions(run_id: str, store: str | None = None) -> Filled:
 def _exported(store: RunStore, settings: RunSettings, rows: Sequence[Judgment] = ()) -> Filled:
     """Export the holes run (its settings read already) and read back its summary and report."""
     assert settings.labelling is not None  # a holes run, checked by the callers
-    written = export(store, settings.run_id)
+    written = export_run(store, settings)
     out = settings.labelling.out
     summary = json.loads((out / "summary.json").read_text())
     return Filled(settings.run_id, summary, (out / "report.md").read_text(encoding="utf-8"), written, rows)

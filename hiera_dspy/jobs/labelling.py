@@ -29,7 +29,7 @@ from hiera_dspy.jobs.requests import Judging, LabelRequest
 from hiera_dspy.methods.learning import prepare_fresh
 from hiera_dspy.metrics.reference import ReferenceScorer, summarize
 from hiera_dspy.records import Judgment, Pair
-from hiera_dspy.review.run import LabellingRun, export
+from hiera_dspy.review.run import LabellingRun, export_run
 from hiera_dspy.runs.spec import RunSpec
 from hiera_dspy.runs.tally import Tally
 from hiera_dspy.store import freshness
@@ -72,7 +72,7 @@ def label(request: LabelRequest) -> Labelled:
     if run.fresh is not None:  # a finished run, exported from exactly this input and these rows: nothing to redo
         return Labelled(run.run_id, run.fresh, rows=run.rows, fresh=True)
     counts = LabelCounts()
-    written = export(run.store, run.run_id, tap=counts.add)
+    written = export_run(run.store, run.settings, tap=counts.add)
     summary = counts.summary()
     assert run.settings.labelling is not None  # started as a labelling run
     if known_use := run.settings.labelling.get("known"):

@@ -47,6 +47,12 @@ def export(store: RunStore, run_id: str, tap: Callable[[dict], object] | None = 
     settings = read_settings(store, run_id)
     if settings is None or settings.labelling is None:
         raise RequestError(f"run {run_id!r} is not a labelling run (made by eval.label or eval.holes)")
+    return export_run(store, settings, tap)
+
+
+def export_run(store: RunStore, settings: RunSettings, tap: Callable[[dict], object] | None = None) -> list[Path]:
+    """`export` of the labelling run whose settings the caller holds already (the job that judged it)."""
+    assert settings.labelling is not None  # a labelling run: its job started it as one
     records = records_of(store, settings)
     if tap is not None:
         records = _tapped(records, tap)
