@@ -71,14 +71,15 @@ class Holes:
                 | ({"judge_pool": True} if labelling["judge_pool"] else {})}
 
 
-def read_holes(request: HolesRequest, evidence: bool = False) -> Holes:
+def read_holes(request: HolesRequest, job: bool = False) -> Holes:
     """The holes request's inputs, each checked (a RequestError naming the option) and read once: the label scheme
     from `scheme`, `labels` or a `guidelines` file (exactly one of them; with `dataset`, `trec` if none), the
     benchmark from the three files or `dataset` trec:FOLDER | irds:ID (exactly one of the two ways), the runs; with
-    `judge_pool` the pool's judged pairs join the holes, their given grade as gold. With `evidence`, the benchmark's
-    own judgments (its qrels; never the human sample's decisions, which the conclusions assume the judge never saw)
-    as the evidence a judge that reads known judgments reads; none with `judge_pool`, whose machine-only qrels are
-    judged with nothing known."""
+    `judge_pool` the pool's judged pairs join the holes, their given grade as gold. The `job`'s own read (not a
+    replica's) also says which runs tie at the pool's depth, refuses a human sample that cannot be drawn before the
+    pool is made, and reads the benchmark's own judgments (its qrels; never the human sample's decisions, which the
+    conclusions assume the judge never saw) as the evidence a judge that reads known judgments reads; none with
+    `judge_pool`, whose machine-only qrels are judged with nothing known."""
     given = sum(bool(x) for x in (request.scheme, request.labels, request.guidelines))
     if given != 1 and not (request.dataset and not given):
         raise RequestError("give the qrels' label scheme: --scheme msrd|esci|wands|homedepot|trec, "
@@ -99,6 +100,8 @@ def read_holes(request: HolesRequest, evidence: bool = False) -> Holes:
         raise RequestError(f"--runs {','.join(request.runs)} (field `runs`): {', '.join(twice)} is given twice; "
                            "name each system's run file once")
     inputs = read_inputs(labelling, scheme)
+    if job:
+        _check(request, inputs)
     holes = [inputs.pair(q, d) for q, d in pool_holes(inputs.runs, inputs.qrels, request.depth)]
     if request.judge_pool:
         holes += [inputs.pair(q, d, scheme.labels[inputs.qrels[q, d]])
@@ -108,11 +111,22 @@ def read_holes(request: HolesRequest, evidence: bool = False) -> Holes:
     dataset = Dataset(name=f"holes:{labelling['dataset'] or labelling['qrels']}", scheme=scheme,
                       default_split="holes", splits={"holes": holes, "train": inputs.judged_pairs(scheme)},
                       catalog=list(inputs.corpus.values()))
-    if not evidence or request.judge_pool:
+    if not job or request.judge_pool:
         return Holes(scheme, labelling, inputs, dataset)
     return Holes(scheme, labelling, inputs, dataset,
                  benchmark_evidence(inputs.qrels, inputs.qrel_lines, inputs.topics, inputs.corpus, scheme,
                                     labelling["qrels"] or labelling["dataset"], holes))
+
+
+def _check(request: HolesRequest, inputs: Inputs) -> None:
+    """Say which runs tie at the pool's depth, and refuse a human sample that cannot be drawn (a RequestError)."""
+    for name, run in inputs.runs.items():
+        if tied := tied_in_top(run, request.depth):
+            print(f"run {name}: {tied} documents in a top {request.depth} share their score with a neighbour; "
+                  f"{TIE_RULE}", file=sys.stderr)
+    sample = request.sample
+    check_sample_size(population(inputs.runs), None if sample.unit == "pair" else sample.size, sample.method,
+                      sample.strata, sample.ci, sample.unit)
 
 
 def _sources(request: HolesRequest) -> dict:
@@ -149,14 +163,8 @@ def fill_holes(request: HolesRequest) -> Filled:
     """Judge the unjudged documents in each run's top `depth`, draw the human sample (once, kept in the run) and
     export OUT/qrels.txt, new.jsonl, summary.json and report.md; returns the summary."""
     output_folder(request.out)
-    read = read_holes(request, evidence=True)
-    inputs, sample = read.inputs, request.sample
-    for name, run in inputs.runs.items():
-        if tied := tied_in_top(run, request.depth):
-            print(f"run {name}: {tied} documents in a top {request.depth} share their score with a neighbour; "
-                  f"{TIE_RULE}", file=sys.stderr)
-    check_sample_size(population(inputs.runs), None if sample.unit == "pair" else sample.size, sample.method,
-                      sample.strata, sample.ci, sample.unit)
+    read = read_holes(request, job=True)
+    inputs = read.inputs
     train = read.dataset.splits["train"]
     if len(train) < len(inputs.qrels):
         print(f"{len(inputs.qrels) - len(train)} existing judgments name a qid or docid missing from the topics or "
@@ -174,7 +182,7 @@ def fill_holes(request: HolesRequest) -> Filled:
         _draw(run, inputs, read.scheme, request)
     settings = run.settings  # as the run resumed with them
     assert settings.labelling is not None  # the job started it as a holes run
-    if (ci := settings.labelling.get("ci", 0.95)) != sample.ci:
+    if (ci := settings.labelling.get("ci", 0.95)) != request.sample.ci:
         print(f"run {run.run_id} reports its intervals at the level it was started with (--ci {ci}); start a new "
               "run for another", file=sys.stderr)
     return _exported(run.store, settings, run.rows)
