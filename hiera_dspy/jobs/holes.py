@@ -10,6 +10,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 from hiera_dspy.benchmark.conclusions import check_sample_size, draw_sample
@@ -111,9 +112,10 @@ def read_holes(request: HolesRequest, job: bool = False) -> Holes:
     dataset = Dataset(name=f"holes:{labelling['dataset'] or labelling['qrels']}", scheme=scheme,
                       default_split="holes", splits={"holes": holes, "train": inputs.judged_pairs(scheme)},
                       catalog=list(inputs.corpus.values()))
+    section = MappingProxyType(labelling)  # read-only: the run's config is made from a copy (`label_pairs`)
     if not job or request.judge_pool:
-        return Holes(scheme, labelling, inputs, dataset)
-    return Holes(scheme, labelling, inputs, dataset,
+        return Holes(scheme, section, inputs, dataset)
+    return Holes(scheme, section, inputs, dataset,
                  benchmark_evidence(inputs.qrels, inputs.qrel_lines, inputs.topics, inputs.corpus, scheme,
                                     labelling["qrels"] or labelling["dataset"], holes))
 
