@@ -126,6 +126,7 @@ def build_program(judging: Judging, dataset: Dataset):
         demos = judge_demos(judging.settings)
         doc = read_artifact(judging.judge)
         scheme = judge_scheme(judging.judge, doc, dataset.scheme)
+        reading = demo_reading(doc, demos)
     else:
         config = method_config(judging.method or "", judging.settings)  # a request names a method or a judge
     knowledge = make_knowledge(judging.knowledge, dataset)
@@ -134,7 +135,8 @@ def build_program(judging: Judging, dataset: Dataset):
         note_ignored_endpoints(judging.judge, doc, judging.lms.api_base)
         lms = judging.lms.role_lms(doc["lms"], doc.get("ensemble"))
         judge = restore_judge(judging.judge, doc, scheme, lms=lms, knowledge=knowledge, train=train)
-        return judge_with_demos(with_votes(judge, dataset.scheme, voting), doc, scheme, demos), lms, knowledge
+        judge = with_votes(judge, dataset.scheme, voting)
+        return (judge if reading is None else with_known_demos(judge, scheme, *reading)), lms, knowledge
     lms = judging.lms.role_lms()
     return build(judging.method or "", BuildContext(dataset.scheme, lms, knowledge, train), **config), lms, knowledge
 
@@ -152,17 +154,17 @@ def judge_demos(settings) -> dict:
     return values
 
 
-def judge_with_demos(judge, doc: dict, scheme: LabelScheme, demos: dict):
-    """The compiled judge (its vote already around it) reading its queries' known judgments as demos, as its config
-    and `demos` (the request's --set) say; a RequestError for --set known_demos on a judge that generates no text."""
-    info = available()[doc["method"]]
-    if not info.votes:
+def demo_reading(doc: dict, demos: dict) -> tuple[int | None, int | None] | None:
+    """How the compiled judge `doc` reads its queries' known judgments as demos (how many, in how many tokens), as its
+    config and `demos` (the request's --set) say; None for a judge that generates no text (a RequestError if --set
+    known_demos asks it to)."""
+    if not available()[doc["method"]].votes:
         if demos:
             raise RequestError(f"--set {', '.join(demos)}: the {doc['method']} judge generates no text; known "
                                "judgments as demos are for LLM methods")
-        return judge
+        return None
     config = {**doc["config"], **demos}
-    return with_known_demos(judge, scheme, config.get("known_demos"), config.get("known_demo_tokens"))
+    return config.get("known_demos"), config.get("known_demo_tokens")
 
 
 def judge_votes(settings) -> dict:
