@@ -158,7 +158,10 @@ def demo_reading(doc: dict, demos: dict) -> tuple[int | None, int | None] | None
     """How the compiled judge `doc` reads its queries' known judgments as demos (how many, in how many tokens), as its
     config and `demos` (the request's --set) say; None for a judge that generates no text (a RequestError if --set
     known_demos asks it to)."""
-    if not available()[doc["method"]].votes:
+    info = available().get(doc["method"])
+    if info is None:  # not a registered method: restoring the judge names it (ArtifactError)
+        return None
+    if not info.votes:
         if demos:
             raise RequestError(f"--set {', '.join(demos)}: the {doc['method']} judge generates no text; known "
                                "judgments as demos are for LLM methods")
