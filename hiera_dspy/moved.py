@@ -38,6 +38,8 @@ MOVED: dict[str, str] = {
     "hiera_dspy.labelling.benchmark_conclusions": "hiera_dspy.benchmark.conclusions",
     "hiera_dspy.labelling.plan": "hiera_dspy.jobs.planning",
     "hiera_dspy.labelling": "hiera_dspy.review",
+    # known judgments as a job's evidence beside the known judgments themselves: read and checked below the jobs
+    "hiera_dspy.review.known_evidence": "hiera_dspy.data.known_evidence",
     "hiera_dspy.conclude.filled_benchmark": "hiera_dspy.conclude.holes",
     "hiera_dspy.conclude.plan": "hiera_dspy.conclude.sample_size",
     # what the run store notes of a labelling run's exports sits beside the store (the labelling walk stays low)

@@ -19,9 +19,11 @@ from hiera_dspy.conclude.report import section
 from hiera_dspy.conclude.strata import query_uncertainty, relevance_probability
 from hiera_dspy.errors import HieraError, RequestError
 from hiera_dspy.labels import LabelScheme
-from hiera_dspy.review.exports import read_pairs_file, records_of, write_jsonl
+from hiera_dspy.review.exports import records_of, write_jsonl
 from hiera_dspy.review.pair_sample import read_pair_sample
 from hiera_dspy.review.sample_log import SampleLog
+from hiera_dspy.store.pairs_file import read_pairs_file
+from hiera_dspy.store.run_settings import RunSettings
 
 UNITS = ("query", "pair")  # what a person's sample is made of: whole queries, or single holes
 PAIR_DESIGNS = ("random", "weighted", "active")
@@ -57,13 +59,15 @@ def check_sample_size(queries: list[str], human_sample: str | None, sample: str 
         raise RequestError(str(exc)) from None
 
 
-def draw_sample(store, run_id: str, queries: list[str], scheme: LabelScheme, human_sample: str | None, seed: int,
-                sample: str | None, strata: int | None) -> None:
-    """The run's sample: kept if stored, else drawn now (with `human_sample`, --human-sample; a stratified draw from
-    the judgments of the run's holes, so call it after judging); says which on stderr."""
+def draw_sample(store, settings: RunSettings, queries: list[str], scheme: LabelScheme, human_sample: str | None,
+                seed: int, sample: str | None, strata: int | None) -> None:
+    """The sample of the run of `settings`: kept if stored, else drawn now (with `human_sample`, --human-sample; a
+    stratified draw from the judgments of the run's holes, so call it after judging); says which on stderr."""
+    run_id = settings.run_id
+
     def uncertainty():
         return query_uncertainty(queries, ((r["query_id"], relevance_probability(r, scheme))
-                                           for r in records_of(store, run_id)))
+                                           for r in records_of(store, settings)))
 
     log = SampleLog(store.path)
     try:

@@ -1,5 +1,5 @@
 """A benchmark's own qrels as known judgments: the evidence a holes run hands its judge (a pool, `kind="pool"`),
-checked against the holes to judge as any known list is (`hiera_dspy.review.known_evidence.checked`).
+checked against the holes to judge as any known list is (`hiera_dspy.data.known_evidence.checked`).
 """
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ from dataclasses import replace
 
 from hiera_dspy.data import CatalogEntry
 from hiera_dspy.data.known import Known, KnownJudgment
+from hiera_dspy.data.known_evidence import Evidence, checked
 from hiera_dspy.labels import LabelScheme
 from hiera_dspy.records import Pair
-from hiera_dspy.review.known_evidence import Evidence, checked
 
 
 def benchmark_evidence(qrels: Mapping[tuple[str, str], int], lines: Mapping[tuple[str, str], int],

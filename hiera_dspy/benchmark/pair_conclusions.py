@@ -18,8 +18,10 @@ from hiera_dspy.conclude.expected import one_hot
 from hiera_dspy.conclude.holes import CORRECTION, machine_dists, population
 from hiera_dspy.errors import HieraError, RequestError
 from hiera_dspy.labels import LabelScheme
-from hiera_dspy.review.exports import read_pairs_file, records_of, write_jsonl
+from hiera_dspy.review.exports import records_of, write_jsonl
 from hiera_dspy.review.pair_sample import PairSample, PairSampleLog
+from hiera_dspy.store.pairs_file import read_pairs_file
+from hiera_dspy.store.run_settings import RunSettings
 
 
 def population_of(runs: dict, originals: dict, records: list[dict], scheme: LabelScheme, depth: int,
@@ -35,10 +37,12 @@ def population_of(runs: dict, originals: dict, records: list[dict], scheme: Labe
     return ps.population(runs, dists, holes, population(runs), scheme, depth)
 
 
-def draw_pair_sample(store, run_id: str, runs: dict, originals: dict, scheme: LabelScheme, depth: int,
+def draw_pair_sample(store, settings: RunSettings, runs: dict, originals: dict, scheme: LabelScheme, depth: int,
                      requested: str | None, seed: int, method: str | None, machine_values: str = "expected") -> None:
-    """The run's pair sample: kept if stored, else drawn now from the judged holes (call it after judging); says
-    which on stderr. RequestError for a request that differs from the stored sample or cannot be met."""
+    """The pair sample of the run of `settings`: kept if stored, else drawn now from the judged holes (call it after
+    judging); says which on stderr. RequestError for a request that differs from the stored sample or cannot be
+    met."""
+    run_id = settings.run_id
     method_given = method
     method = method or "random"
     if method not in ps.DESIGNS:
@@ -52,7 +56,7 @@ def draw_pair_sample(store, run_id: str, runs: dict, originals: dict, scheme: La
         elif requested is None:
             return
         else:
-            records = [r for r in records_of(store, run_id) if (r["query_id"], r["item_id"]) not in originals]
+            records = [r for r in records_of(store, settings) if (r["query_id"], r["item_id"]) not in originals]
             pop = population_of(runs, originals, records, scheme, depth, machine_values)
             n = judgments(requested, len(pop.keys))
             p = ps.design_probabilities(pop, method)

@@ -1,5 +1,5 @@
 """The `--dry-run` flags of the judging CLIs: estimate a run's tokens and money instead of judging
-(`hiera_dspy.jobs.judging.forecast_cost`)."""
+(`hiera_dspy.jobs.preparing.forecast_cost`)."""
 
 from __future__ import annotations
 

@@ -10,6 +10,7 @@ from hiera_dspy.cli.engines import add_engine_arguments
 from hiera_dspy.cli.lms import add_lm_arguments
 from hiera_dspy.data import DATASETS
 from hiera_dspy.data.judgment_lists import FORMATS
+from hiera_dspy.data.known_evidence import OVERLAP
 from hiera_dspy.errors import HieraError
 from hiera_dspy.jobs import preparing
 from hiera_dspy.jobs.preparing import method_config
@@ -17,7 +18,6 @@ from hiera_dspy.jobs.preparing import runs_dir as runs_dir  # where runs live: e
 from hiera_dspy.labels import SCHEME_REGISTRY
 from hiera_dspy.lm.secrets import redact_output
 from hiera_dspy.metrics.numbers import number
-from hiera_dspy.review.known_evidence import OVERLAP
 from hiera_dspy.store.run_store import RunStore, StoreError, validate_run_id
 
 EXIT_ERROR_RATE = 3  # the run finished and wrote its outputs, but too many judgments ended in an error

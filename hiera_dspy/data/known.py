@@ -18,6 +18,8 @@ from typing import Protocol, runtime_checkable
 
 from hiera_dspy.labels import LabelScheme
 
+KINDS = ("auto", "sample", "pool")  # what known judgments are: a random sample, a pool or either (`methods.shares`)
+
 
 @dataclass(frozen=True)
 class KnownJudgment:

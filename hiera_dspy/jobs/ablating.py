@@ -15,10 +15,11 @@ from typing import Any
 import dspy
 
 from hiera_dspy.data import Dataset
+from hiera_dspy.data.known_evidence import hand_over, read_evidence
 from hiera_dspy.errors import RequestError, UnknownName
-from hiera_dspy.jobs.judging import evidence_of, forecast_cost
 from hiera_dspy.jobs.preparing import (
     begin_run,
+    forecast_cost,
     load_data,
     open_store,
     output_folder,
@@ -36,7 +37,6 @@ from hiera_dspy.methods.votes import split_name
 from hiera_dspy.metrics.disagreements import report_section
 from hiera_dspy.metrics.reference import fitted_on_train
 from hiera_dspy.records import Judgment, Pair, as_judgment
-from hiera_dspy.review.known_evidence import hand_over
 from hiera_dspy.runs.evaluation_report import comparison_families, family_note, sanitize, summarize_method, write_report
 from hiera_dspy.runs.runner import run_pairs
 from hiera_dspy.runs.spec import RunSpec
@@ -153,7 +153,8 @@ def ablate(request: AblateRequest) -> Ablation:
                   "(the learned scorer is fitted on train)", file=sys.stderr)
             rows_spec = [row for row in rows_spec if row not in learned]
     pairs = dataset.split(split, request.limit)
-    evidence = evidence_of(request.known, dataset, pairs)  # read and checked once, before any method
+    known = request.known  # read and checked once, before any method
+    evidence = read_evidence(known.path, known.on_overlap, dataset, pairs, known.kind)
     lms = request.lms.role_lms()
     dspy.configure(lm=lms.for_role("judge"))
     knowledge = make_knowledge(request.knowledge, dataset)

@@ -19,9 +19,10 @@ from hiera_dspy.artifacts.judge_file import save_judge
 from hiera_dspy.engines import EngineOptions, Job
 from hiera_dspy.engines import judge as run_engine
 from hiera_dspy.errors import RequestError
-from hiera_dspy.jobs.judging import Replica, SourceLoader
 from hiera_dspy.jobs.optimizers import BUDGETS, OPTIMIZERS, QUICKSTART, examples
 from hiera_dspy.jobs.preparing import (
+    Replica,
+    SourceLoader,
     begin_run,
     load_data,
     method_config,
@@ -100,7 +101,7 @@ class Snapshot:
     """A picklable recipe for replicas of a program that exists only in this process (compile's judge before and
     after optimising): pickling it, which only an engine that ships workers does (`--engine ray`), writes the program
     as an artifact in a temporary folder (removed with this object), and each replica is that artifact loaded at its
-    own endpoint (`hiera_dspy.jobs.judging.Replica`), so no LM, lock or model is shipped. The folder is local: a
+    own endpoint (`hiera_dspy.jobs.preparing.Replica`), so no LM, lock or model is shipped. The folder is local: a
     Ray cluster of other machines cannot read it."""
 
     def __init__(self, program, lms, knowledge: str, data: DataSource, scheme, choice):

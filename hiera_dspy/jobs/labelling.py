@@ -12,23 +12,30 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from hiera_dspy.data import Dataset
+from hiera_dspy.data.known_evidence import Evidence, hand_over, read_evidence
 from hiera_dspy.engines import Job
 from hiera_dspy.engines import judge as run_engine
 from hiera_dspy.errors import RequestError
-from hiera_dspy.jobs.judging import SourceLoader, evidence_of, forecast_cost, replica
-from hiera_dspy.jobs.preparing import build_program, load_data, output_folder, progress_display
+from hiera_dspy.jobs.preparing import (
+    SourceLoader,
+    build_program,
+    forecast_cost,
+    load_data,
+    output_folder,
+    progress_display,
+    replica,
+)
 from hiera_dspy.jobs.requests import Judging, LabelRequest
 from hiera_dspy.methods.learning import prepare_fresh
 from hiera_dspy.metrics.reference import ReferenceScorer, summarize
 from hiera_dspy.records import Judgment, Pair
-from hiera_dspy.review.exports import write_pairs_file
-from hiera_dspy.review.known_evidence import Evidence, hand_over
-from hiera_dspy.review.run import LabellingRun, export
+from hiera_dspy.review.run import LabellingRun, export_run
 from hiera_dspy.runs.spec import RunSpec
 from hiera_dspy.runs.tally import Tally
 from hiera_dspy.store import freshness
 from hiera_dspy.store.files import write_atomic
-from hiera_dspy.store.opening import adopt_scheme, begin_run, follow_request, open_store
+from hiera_dspy.store.opening import open_labelling_run, open_store
+from hiera_dspy.store.pairs_file import write_pairs_file
 
 
 @dataclass
@@ -56,7 +63,8 @@ def label(request: LabelRequest) -> Labelled:
     split = request.split or dataset.default_split
     out = Path(request.out).resolve()
     labelling = {"kind": "label", "out": str(out), "scheme": dataset.scheme.to_dict()}
-    evidence = evidence_of(request.known, dataset, pairs)
+    known = request.known
+    evidence = read_evidence(known.path, known.on_overlap, dataset, pairs, known.kind)
     run = label_pairs(request.judging, dataset, pairs, split, labelling, reuse_export=True,
                       reload=SourceLoader(request.data), evidence=evidence)
     if isinstance(run, dict):  # a dry run: the estimate, nothing was sent
@@ -64,10 +72,11 @@ def label(request: LabelRequest) -> Labelled:
     if run.fresh is not None:  # a finished run, exported from exactly this input and these rows: nothing to redo
         return Labelled(run.run_id, run.fresh, rows=run.rows, fresh=True)
     counts = LabelCounts()
-    written = export(run.store, run.run_id, tap=counts.add)
+    written = export_run(run.store, run.settings, tap=counts.add)
     summary = counts.summary()
-    if run.config["labelling"].get("known"):
-        summary["known"] = run.config["labelling"]["known"]
+    assert run.settings.labelling is not None  # started as a labelling run
+    if known_use := run.settings.labelling.get("known"):
+        summary["known"] = known_use
     skipped = dataset.notes.get("skipped_rows") or []
     if skipped:
         summary["skipped_rows"] = len(skipped)
@@ -79,13 +88,13 @@ def label(request: LabelRequest) -> Labelled:
         labels = list(dataset.scheme.labels)
         metrics["summary"], metrics["reference"] = summarize(  # the closing line: kappa beside embed-lr's
             [r.to_dict() for r in with_gold], labels, ReferenceScorer(dataset),
-            [p for p in pairs if p.label in labels], run.config.get("method") or "")
+            [p for p in pairs if p.label in labels], run.settings.identity.get("method") or "")
         write_atomic(out / "metrics.json", json.dumps(metrics, indent=1))
     if summary["pairs"] == len(run.rows.ids):  # every pair of the split has its row: a later run may reuse this
         sig = freshness.signature(run.store, run.run_id, dataset.notes.get("source"), split, request.judging.limit,
                                   str(out))
         freshness.mark_fresh(run.store, run.run_id, sig, summary)
-    return Labelled(run.run_id, summary, metrics, written, run.rows, run.config.get("method"))
+    return Labelled(run.run_id, summary, metrics, written, run.rows, run.settings.identity.get("method"))
 
 
 def label_pairs(judging: Judging, dataset: Dataset, pairs: Iterable[Pair], split: str, labelling: dict,
@@ -115,18 +124,16 @@ def label_pairs(judging: Judging, dataset: Dataset, pairs: Iterable[Pair], split
     if judging.dry_run:  # a pilot of this run in the store gives the delegation rate
         return forecast_cost(program, pairs, lms, judging.dry_run, knowledge.name, store.rows(run_id))
     out, limit = Path(labelling["out"]), judging.limit
-    begin_run(store, run_id, {**identity, "limit": limit, "labelling": labelling}, judging.run.wait,
-              may_differ=("limit", "labelling"))
-    config = follow_request(store, run_id, adopt_scheme(store, run_id, labelling["scheme"], pairs), labelling)
+    settings = open_labelling_run(store, run_id, {**identity, "limit": limit}, labelling, pairs, judging.run.wait)
     source = dataset.notes.get("source")
     fresh = freshness.check(store, run_id, source, split, limit, out,
                             export=reuse_export and not judging.run.retry_errors)
     on_disk = all((out / name).is_file() for name in ("pairs.jsonl", "labels.jsonl", "qrels.txt"))
     if on_disk and fresh.summary is not None:
-        print(f"run {run_id}: every pair is judged and {config['labelling']['out']} is up to date "
+        print(f"run {run_id}: every pair is judged and {out} is up to date "
               "(nothing changed since its last export)", file=sys.stderr)
         store.release(run_id)
-        return LabellingRun(run_id, store, config, [], fresh=fresh.summary)
+        return LabellingRun(run_id, store, settings, [], fresh=fresh.summary)
     count = fresh.pairs
     if count is None:  # pairs.jsonl is not (known to be) this split's: write it, one pass
         count = write_pairs_file(out / "pairs.jsonl", pairs)
@@ -138,7 +145,7 @@ def label_pairs(judging: Judging, dataset: Dataset, pairs: Iterable[Pair], split
     rows = run_engine(judging.engine, Job(program, pairs, store, run_id, lms, retry_errors=judging.run.retry_errors,
                                           progress=progress_display(judging.run.verbose, lms, program.method),
                                           options=judging.engine_options, factory=recipe))
-    return LabellingRun(run_id, store, config, rows)
+    return LabellingRun(run_id, store, settings, rows)
 
 
 class LabelCounts:

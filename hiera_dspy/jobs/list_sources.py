@@ -22,7 +22,8 @@ from hiera_dspy.data.known import Known, KnownJudgment
 from hiera_dspy.errors import RequestError
 from hiera_dspy.labels import LabelScheme
 from hiera_dspy.records import Pair
-from hiera_dspy.review.exports import iter_pairs_file, records_of
+from hiera_dspy.review.exports import records_of
+from hiera_dspy.store.pairs_file import iter_pairs_file
 from hiera_dspy.store.run_settings import RunSettings
 from hiera_dspy.store.run_store import RunStore
 
@@ -35,7 +36,7 @@ def labelled_known(store: RunStore, settings: RunSettings) -> Known:
     texts = {p["query_id"]: p["query"] for p in iter_pairs_file(labelling.out / "pairs.jsonl")}
     return Known.of(scheme, (KnownJudgment(r["query_id"], r["item_id"], scheme.labels.index(r["label"]),
                                            query=texts.get(r["query_id"]), source=f"run {run_id}:{r['id']}")
-                             for r in records_of(store, run_id) if r["label"]))
+                             for r in records_of(store, settings) if r["label"]))
 
 
 def filled_known(store: RunStore, settings: RunSettings) -> Known:
@@ -48,7 +49,7 @@ def filled_known(store: RunStore, settings: RunSettings) -> Known:
              for (q, d), g in inputs.qrels.items())
     holes = (KnownJudgment(r["query_id"], r["item_id"], scheme.labels.index(r["label"]),
                            query=inputs.topics.get(r["query_id"]), source=f"run {run_id}:{r['id']}")
-             for r in hole_records(list(records_of(store, run_id)), inputs.qrels) if r["label"])
+             for r in hole_records(list(records_of(store, settings)), inputs.qrels) if r["label"])
     return Known.of(scheme, chain(given, holes))
 
 

@@ -49,7 +49,7 @@ def plan_run(store, run_id: str, width: float = 0.05, power: float = 0.8, draws:
     scheme, depth = labelling.scheme, labelling.get("depth")
     level, kind = labelling.get("ci", 0.95), labelling.get("machine_values", "expected")
     inputs = read_inputs(labelling.section, scheme)
-    records = hole_records(list(records_of(store, run_id)), inputs.qrels)
+    records = hole_records(list(records_of(store, settings)), inputs.qrels)
     runs = {name: list(lines) for name, lines in inputs.runs.items()}
     queries = population(runs)
     machine_of, _ = machine_values_of(inputs.qrels, records, scheme, depth, kind)

@@ -1,27 +1,34 @@
-"""What every job sets up before it judges, from its request: the data, the method's config, the program (a compiled
-judge or a fresh method) and its progress display (the store and its run: `hiera_dspy.store.opening`). Every failure is a `HieraError` whose
-message names the option to change."""
+"""What every job sets up before it judges, from its request: the data (`load_data`, again in a replica:
+`SourceLoader`), the method's config, the program (a compiled judge or a fresh method), its replicas at other
+endpoints (`Replica`), a dry run's cost forecast (`forecast_cost`) and its progress display (the store and its run:
+`hiera_dspy.store.opening`). Every failure is a `HieraError` whose message names the option to change."""
 
 from __future__ import annotations
 
 import json
 import sys
 import tempfile
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from hiera_dspy import settings
 from hiera_dspy.artifacts.judge_file import note_ignored_endpoints, read_artifact, restore_judge
 from hiera_dspy.data import Dataset, load_dataset
 from hiera_dspy.data.guidelines import read_guidelines
+from hiera_dspy.data.known import Known
+from hiera_dspy.data.known_evidence import Evidence, read_by, targets_of
 from hiera_dspy.errors import RequestError
-from hiera_dspy.jobs.requests import DataSource, Judging
+from hiera_dspy.jobs.requests import DataSource, DryRun, Judging
 from hiera_dspy.knowledge import make_knowledge
 from hiera_dspy.labels import SCHEMES, LabelScheme, custom_scheme, get_scheme
 from hiera_dspy.methods import KNOWN_KEYS, METHOD_REGISTRY, VOTE_KEYS, BuildContext, available, build
 from hiera_dspy.methods.known_demos import with_known_demos
+from hiera_dspy.methods.learning import prepare_fresh
 from hiera_dspy.methods.params import ConfigError, check
 from hiera_dspy.methods.votes import split_name, vote_config, with_votes
-from hiera_dspy.runs.cost import prices_of
+from hiera_dspy.records import Pair
+from hiera_dspy.runs.cost import forecast, prices_of
 from hiera_dspy.runs.progress import Display
 from hiera_dspy.store.opening import begin_run as begin_run  # the store and its run: hiera_dspy.store.opening
 from hiera_dspy.store.opening import open_store as open_store
@@ -119,6 +126,7 @@ def build_program(judging: Judging, dataset: Dataset):
         demos = judge_demos(judging.settings)
         doc = read_artifact(judging.judge)
         scheme = judge_scheme(judging.judge, doc, dataset.scheme)
+        reading = demo_reading(doc, demos)
     else:
         config = method_config(judging.method or "", judging.settings)  # a request names a method or a judge
     knowledge = make_knowledge(judging.knowledge, dataset)
@@ -127,7 +135,8 @@ def build_program(judging: Judging, dataset: Dataset):
         note_ignored_endpoints(judging.judge, doc, judging.lms.api_base)
         lms = judging.lms.role_lms(doc["lms"], doc.get("ensemble"))
         judge = restore_judge(judging.judge, doc, scheme, lms=lms, knowledge=knowledge, train=train)
-        return judge_with_demos(with_votes(judge, dataset.scheme, voting), doc, scheme, demos), lms, knowledge
+        judge = with_votes(judge, dataset.scheme, voting)
+        return (judge if reading is None else with_known_demos(judge, scheme, *reading)), lms, knowledge
     lms = judging.lms.role_lms()
     return build(judging.method or "", BuildContext(dataset.scheme, lms, knowledge, train), **config), lms, knowledge
 
@@ -145,17 +154,20 @@ def judge_demos(settings) -> dict:
     return values
 
 
-def judge_with_demos(judge, doc: dict, scheme: LabelScheme, demos: dict):
-    """The compiled judge (its vote already around it) reading its queries' known judgments as demos, as its config
-    and `demos` (the request's --set) say; a RequestError for --set known_demos on a judge that generates no text."""
-    info = available()[doc["method"]]
+def demo_reading(doc: dict, demos: dict) -> tuple[int | None, int | None] | None:
+    """How the compiled judge `doc` reads its queries' known judgments as demos (how many, in how many tokens), as its
+    config and `demos` (the request's --set) say; None for a judge that generates no text (a RequestError if --set
+    known_demos asks it to)."""
+    info = available().get(doc["method"])
+    if info is None:  # not a registered method: restoring the judge names it (ArtifactError)
+        return None
     if not info.votes:
         if demos:
             raise RequestError(f"--set {', '.join(demos)}: the {doc['method']} judge generates no text; known "
                                "judgments as demos are for LLM methods")
-        return judge
+        return None
     config = {**doc["config"], **demos}
-    return with_known_demos(judge, scheme, config.get("known_demos"), config.get("known_demo_tokens"))
+    return config.get("known_demos"), config.get("known_demo_tokens")
 
 
 def judge_votes(settings) -> dict:
@@ -194,3 +206,60 @@ def progress_display(verbose: bool, lms=None, desc: str = "") -> Display:
     """A judging job's progress (hiera_dspy.runs.progress.Display): a bar named `desc`, one line per judgment when
     `verbose`, and the cost so far where every role's model has a price."""
     return Display(desc=desc, verbose=verbose, prices=lambda: prices_of(lms))
+
+
+@dataclass
+class Replica:
+    """A picklable recipe for one program replica: the judging request and how to load its dataset, built again at
+    another endpoint (`api_base`) inside each Ray actor, so no LM, lock or model is shipped; the known judgments the
+    job's judge read (a plain value) are handed to each replica's judge the same way."""
+
+    judging: Judging
+    dataset: Callable[[], Dataset]
+    split: str
+    known: Known | None = None  # the known judgments the job's judge read: each replica's judge reads them too
+    targets: list[Pair] | None = None  # the sample of pairs to judge it read with them (`known_evidence.targets_of`)
+    kind: str = "auto"  # what the known judgments are (`Evidence.kind`)
+
+    def __call__(self, api_base: str | None):
+        judging = replace(self.judging, lms=self.judging.lms.at(api_base))
+        dataset = self.dataset()
+        program, _, _ = build_program(judging, dataset)
+        if not judging.judge:
+            prepare_fresh(program, dataset, self.split)
+        if self.known is not None:
+            read_by(program, self.known, self.targets, self.kind)
+        return program
+
+
+def replica(judging: Judging, dataset: Callable[[], Dataset], split: str, evidence: Evidence | None, use: dict | None,
+            pairs: Iterable[Pair]) -> Replica:
+    """The recipe of `judging`'s replicas: their judge reads what the job's judge read (known judgments and the
+    sample of the pairs to judge), so each cuts as it does."""
+    known = read_by_judge(evidence, use)
+    if known is None or evidence is None:
+        return Replica(judging, dataset, split)
+    return Replica(judging, dataset, split, known, targets_of(evidence, pairs), evidence.kind)
+
+
+def read_by_judge(evidence: Evidence | None, use: dict | None) -> Known | None:
+    """The known judgments a replica's judge must read: those the job's judge read, None when it reads none."""
+    return evidence.known if evidence is not None and use is not None and use["reads"] else None
+
+
+def forecast_cost(program, pairs: Iterable[Pair], lms, dry: DryRun, knowledge_name: str = "",
+             pilot_rows: list | None = None) -> dict:
+    """A run's tokens and money from a sample of its real prompts (`hiera_dspy.runs.cost.forecast`); nothing is sent."""
+    return forecast(program, pairs if isinstance(pairs, list) else list(pairs), lms, sample=dry.sample,
+                         delegation=dry.delegation, output_tokens=dry.output_tokens, pilot_rows=pilot_rows,
+                         run_lookups=not knowledge_name.startswith("web"))
+
+
+@dataclass(frozen=True)
+class SourceLoader:
+    """The dataset of a request's data source, loaded again where it is called (a picklable recipe)."""
+
+    source: DataSource
+
+    def __call__(self) -> Dataset:
+        return load_data(self.source)

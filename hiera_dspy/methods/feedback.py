@@ -321,11 +321,12 @@ class FeedbackStage:
         """Estimate the shares of the pairs to judge (a seeded sample of `targets` whose query has known judgments)
         and set the cumulative thresholds that give them (`methods/shares.py`); `self.shares` says what was
         assumed and found."""
+        from hiera_dspy.data.known import KINDS
         from hiera_dspy.methods import shares as sh
         from hiera_dspy.methods.grades import cut, expected_grade
 
-        if kind not in sh.KINDS:
-            raise HieraError(f"--known-kind {kind!r}: give one of {', '.join(sh.KINDS)}")
+        if kind not in KINDS:
+            raise HieraError(f"--known-kind {kind!r}: give one of {', '.join(KINDS)}")
         targets = [p for p in targets if p.query in self.queries]
         if len(targets) > TARGET_SAMPLE:
             picked = np.random.default_rng(0).choice(len(targets), TARGET_SAMPLE, replace=False)
@@ -491,7 +492,7 @@ class FeedbackJudge:
             self.feedback.warm([document(p.item_title, p.item_text) for p in pairs
                                 if self.feedback.known_for(p.query) is not None])
 
-    reads_targets = True  # `read_known` also takes the pairs to judge (`review.known_evidence.hand_over`)
+    reads_targets = True  # `read_known` also takes the pairs to judge (`data.known_evidence.hand_over`)
 
     def read_known(self, known: Known, targets: Sequence[Pair] | None = None, kind: str = "auto") -> dict[str, int]:
         """`data.known.ReadsKnown`: read the known judgments as evidence, and with `targets` (the pairs to judge)

@@ -1,7 +1,7 @@
 """The target's grade shares, apart from per-pair labels (quantification), and a cut of the judge's grade
 distributions that gives those shares.
 
-**What the known judgments are** (`KINDS`): a random `sample` of the pairs, or a `pool` (the top of a few systems'
+**What the known judgments are** (`hiera_dspy.data.known.KINDS`): a random `sample` of the pairs, or a `pool` (the top of a few systems'
 runs, as a benchmark's qrels are). `auto` checks: a pool's pairs sit high among the judge's scores of the pairs to
 judge, a sample's spread like them (`looks_like`, a Mann-Whitney test of the judge's expected grade of the known
 pairs against a sample of the pairs to judge). A pool's shares are never copied as the pairs' shares.
@@ -32,7 +32,6 @@ from collections.abc import Sequence
 
 import numpy as np
 
-KINDS = ("auto", "sample", "pool")
 LEVEL = 0.95
 BOOTSTRAP = 100  # bootstrap draws of a pool's EM estimate
 POOL_AUC = 0.60  # auto: known pairs above the pairs to judge at least this often (and significantly) -> a pool

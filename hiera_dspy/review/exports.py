@@ -1,5 +1,5 @@
-"""The files of a labelling run, rebuilt from the run store: its records (labels.jsonl / new.jsonl lines), qrels and
-pairs.jsonl.
+"""The files of a labelling run, rebuilt from the run store: its records (labels.jsonl / new.jsonl lines) and qrels
+(its pairs.jsonl, written before judging, is the store's: `hiera_dspy.store.pairs_file`).
 
 A record is one judgment: the final label (a person's decision over the machine's), where it came from, the machine
 label, its confidence and that confidence's source (`record`). Everything streams: pairs.jsonl is written in one
@@ -18,43 +18,13 @@ from pathlib import Path
 from hiera_dspy.data.known_qrels import token_ids
 from hiera_dspy.errors import RequestError
 from hiera_dspy.labels import LabelScheme
-from hiera_dspy.records import Judgment, Pair
+from hiera_dspy.records import Judgment
 from hiera_dspy.review.confidence import confidence
 from hiera_dspy.review.history import folder_decisions
 from hiera_dspy.store.files import atomic_file
-from hiera_dspy.store.run_settings import RunSettings, read_settings
+from hiera_dspy.store.pairs_file import iter_pairs_file
+from hiera_dspy.store.run_settings import RunSettings
 from hiera_dspy.store.run_store import RunStore
-
-
-def pair_record(p: Pair) -> dict:
-    """A pair as a line of pairs.jsonl."""
-    return {"id": p.id, "query_id": p.query_id, "item_id": p.item_id, "query": p.query, "item_title": p.item_title,
-            "item_text": p.item_text, "gold": p.label}
-
-
-def write_pairs_file(path: Path, pairs: Iterable[Pair]) -> int:
-    """Write OUT/pairs.jsonl in one streamed pass over the split; returns how many pairs it has."""
-    count = 0
-    with atomic_file(path) as fh:
-        for p in pairs:
-            fh.write(json.dumps(pair_record(p), ensure_ascii=False, default=str) + "\n")
-            count += 1
-    return count
-
-
-def read_pairs_file(out: Path) -> dict[str, dict]:
-    """The pairs.jsonl of a labelling run's output folder, by pair id (all in memory: for a few pairs, e.g. review)."""
-    return {r["id"]: r for r in iter_pairs_file(out / "pairs.jsonl")}
-
-
-def iter_pairs_file(path: Path) -> Iterator[dict]:
-    """The lines of a labelling run's pairs.jsonl, in split order, read one at a time."""
-    if not path.is_file():
-        raise RequestError(f"{path} is missing: the labelling run's output folder was moved or deleted")
-    with open(path, encoding="utf-8") as fh:
-        for line in fh:
-            if line.strip():
-                yield json.loads(line)
 
 
 def record(row: dict, pair: dict, method: str, decision: dict | None) -> dict:
@@ -96,15 +66,16 @@ RECORD_COLUMNS = ("run_id, pair_id, position, gold, label, fields, tokens, lm_ca
                   "escalated, delegated, human_label, attempts, finished")  # a record needs no step trace
 
 
-def records_of(store: RunStore, run_id: str) -> Iterator[dict]:
-    """Every judgment of the labelling run as a record, in run order, streamed: the store's rows (in position order)
-    are matched to pairs.jsonl (in split order) in one merge pass; a row whose position no longer names its pair (the
-    split changed between runs) is matched in one more pass at the end. Rows of pairs not in the file are left out."""
-    settings = read_settings(store, run_id)
-    if settings is None or settings.labelling is None:
+def records_of(store: RunStore, settings: RunSettings) -> Iterator[dict]:
+    """Every judgment of the labelling run (its settings read by the caller) as a record, in run order, streamed: the
+    store's rows (in position order) are matched to pairs.jsonl (in split order) in one merge pass; a row whose
+    position no longer names its pair (the split changed between runs) is matched in one more pass at the end. Rows of
+    pairs not in the file are left out."""
+    run_id = settings.run_id
+    if settings.labelling is None:
         raise RequestError(f"run {run_id!r} is not a labelling run (made by eval.label or eval.holes)")
     path = settings.labelling.out / "pairs.jsonl"
-    decisions = folder_decisions(store, run_id)  # a person's decisions on earlier runs of this folder still hold
+    decisions = folder_decisions(store, settings)  # a person's decisions on earlier runs of this folder still hold
     method = settings.method
     strays: dict[str, Judgment] = {}
     lines = enumerate(iter_pairs_file(path))

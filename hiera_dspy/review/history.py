@@ -9,34 +9,26 @@ judge's. Only pairs no person decided change.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from hiera_dspy.review.decisions import DecisionLog
-from hiera_dspy.store.run_settings import read_settings
+from hiera_dspy.store.run_settings import RunSettings, runs_writing
 from hiera_dspy.store.run_store import RunStore
 
 
-def folder_runs(store: RunStore, run_id: str) -> list[str]:
-    """The labelling runs of the store writing the same output folder as `run_id` (itself included)."""
-    out = _out(store, run_id)
-    if out is None:
+def folder_runs(store: RunStore, settings: RunSettings) -> list[str]:
+    """The labelling runs of the store writing the same output folder as the run of `settings` (itself included)."""
+    run_id = settings.run_id
+    if settings.labelling is None:
         return [run_id]
-    same = [r for r in store.run_ids() if _out(store, r) == out]
+    same = runs_writing(store, settings.labelling.out)
     return same if run_id in same else [*same, run_id]
 
 
-def _out(store: RunStore, run_id: str) -> Path | None:
-    """The labelling run's output folder; None for another run."""
-    settings = read_settings(store, run_id)
-    return None if settings is None or settings.labelling is None else settings.labelling.out
-
-
-def folder_decisions(store: RunStore, run_id: str) -> dict[str, dict]:
-    """pair id -> the latest decision on it over every run of `run_id`'s output folder (with `run_id` of the run it
-    was made in)."""
+def folder_decisions(store: RunStore, settings: RunSettings) -> dict[str, dict]:
+    """pair id -> the latest decision on it over every run of the output folder of the run of `settings` (with
+    `run_id` of the run it was made in)."""
     log = DecisionLog(store.path)
     latest: dict[str, dict] = {}
-    for run in folder_runs(store, run_id):
+    for run in folder_runs(store, settings):
         for pair_id, decision in log.latest(run).items():
             if pair_id not in latest or decision["at"] >= latest[pair_id]["at"]:
                 latest[pair_id] = {**decision, "run_id": run}

@@ -1,4 +1,4 @@
-"""What a judging job's report says of known judgments (the `use` of `hiera_dspy.review.known_evidence`): whether
+"""What a judging job's report says of known judgments (the `use` of `hiera_dspy.data.known_evidence`): whether
 the judge read them, how many each query had and how many the judge read, and what was counted on the way."""
 
 from __future__ import annotations

@@ -20,16 +20,17 @@ from hiera_dspy.errors import RequestError
 from hiera_dspy.records import Judgment
 from hiera_dspy.registry import Entry
 from hiera_dspy.review.exports import records_of
-from hiera_dspy.store.run_settings import read_settings
+from hiera_dspy.store.run_settings import RunSettings, read_settings
 from hiera_dspy.store.run_store import RunStore
 
 
 @dataclass
 class LabellingRun:
-    """A finished labelling run: its id, store, config and judgment rows (streamed from the store when iterated)."""
+    """A finished labelling run: its id, store, settings (as the run resumed with them) and judgment rows (streamed
+    from the store when iterated)."""
     run_id: str
     store: RunStore
-    config: dict
+    settings: RunSettings
     rows: Sequence[Judgment]
     fresh: dict | None = None  # the summary of an export made from what it would be made from now: nothing to do
 
@@ -46,7 +47,13 @@ def export(store: RunStore, run_id: str, tap: Callable[[dict], object] | None = 
     settings = read_settings(store, run_id)
     if settings is None or settings.labelling is None:
         raise RequestError(f"run {run_id!r} is not a labelling run (made by eval.label or eval.holes)")
-    records = records_of(store, run_id)
+    return export_run(store, settings, tap)
+
+
+def export_run(store: RunStore, settings: RunSettings, tap: Callable[[dict], object] | None = None) -> list[Path]:
+    """`export` of the labelling run whose settings the caller holds already (the job that judged it)."""
+    assert settings.labelling is not None  # a labelling run: its job started it as one
+    records = records_of(store, settings)
     if tap is not None:
         records = _tapped(records, tap)
     kind = settings.labelling.kind

@@ -10,12 +10,13 @@ from hiera_dspy.data import DataError, load_dataset
 from hiera_dspy.errors import HieraError, RequestError
 from hiera_dspy.labels import LabelScheme
 from hiera_dspy.review.decisions import DecisionLog
-from hiera_dspy.review.exports import iso, read_pairs_file
+from hiera_dspy.review.exports import iso
 from hiera_dspy.review.history import folder_decisions
 from hiera_dspy.review.pair_sample import PAIR_REASON, pair_entries, read_pair_sample
 from hiera_dspy.review.queue import QueueEntry, review_queue
 from hiera_dspy.review.run import export
 from hiera_dspy.review.sample_log import SAMPLE_REASON, read_sample, sample_entries
+from hiera_dspy.store.pairs_file import read_pairs_file
 from hiera_dspy.store.run_settings import RunSettings, read_settings
 from hiera_dspy.store.run_store import RunStore, no_run
 from hiera_dspy.untrusted.screen import screen_item
@@ -41,7 +42,7 @@ class Review:
         """Pairs a person decided on an earlier run of this run's output folder and not on this run: their decision
         holds for this run too (`hiera_dspy.review.history`), so they are not queued again."""
         here = set(self.decisions.latest(self.run_id))
-        return {pid for pid, d in folder_decisions(self.store, self.run_id).items()
+        return {pid for pid, d in folder_decisions(self.store, self.settings).items()
                 if d["run_id"] != self.run_id and pid not in here}
 
     def queue(self) -> list[QueueEntry]:

@@ -76,6 +76,16 @@ class RunSettings:
         return None if self.labelling is None else self.labelling.kind
 
 
+def runs_writing(store: RunStore, out: Path) -> list[str]:
+    """The labelling runs of the store whose outputs go to the folder `out`, in the store's order."""
+    found = []
+    for run_id in store.run_ids():
+        settings = read_settings(store, run_id)
+        if settings is not None and settings.labelling is not None and settings.labelling.out == out:
+            found.append(run_id)
+    return found
+
+
 def read_settings(store: RunStore, run_id: str) -> RunSettings | None:
     """The run's settings; None for a run the store does not hold."""
     config = store.run_config(run_id)

@@ -8,9 +8,9 @@ import pytest
 
 from hiera_dspy.data import DataError, load_dataset
 from hiera_dspy.data.known import Known, KnownJudgment
+from hiera_dspy.data.known_evidence import read_evidence, use
 from hiera_dspy.data.known_match import matched, normalised
 from hiera_dspy.labels import get_scheme
-from hiera_dspy.review.known_evidence import read_evidence, use
 from hiera_dspy.review.known_report import known_section, known_summary
 from hiera_dspy.testing import write_trec_folder
 

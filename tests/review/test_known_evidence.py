@@ -1,4 +1,4 @@
-"""Known judgments checked against the pairs to judge and handed to a judge (`hiera_dspy.review.known_evidence`),
+"""Known judgments checked against the pairs to judge and handed to a judge (`hiera_dspy.data.known_evidence`),
 and what the report says of them (`known_report`), on values built by hand."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ from known_judge import KnownMajority
 
 from hiera_dspy.data import DataError
 from hiera_dspy.data.known import Known, KnownJudgment
+from hiera_dspy.data.known_evidence import checked, hand_over
 from hiera_dspy.labels import custom_scheme
-from hiera_dspy.review.known_evidence import checked, hand_over
 from hiera_dspy.review.known_report import TABLE_QUERIES, known_line, known_section
 from hiera_dspy.testing import pair
 

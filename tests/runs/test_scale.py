@@ -19,11 +19,13 @@ from hiera_dspy.engines import EngineOptions, Job, judge
 from hiera_dspy.labels import custom_scheme
 from hiera_dspy.metrics.classification import run_metrics
 from hiera_dspy.records import Judgment, Pair
-from hiera_dspy.review.exports import records_of, write_pairs_file
+from hiera_dspy.review.exports import records_of
 from hiera_dspy.review.run import export
 from hiera_dspy.runs import runner
 from hiera_dspy.runs.tally import Tally
 from hiera_dspy.store.idset import IdSet
+from hiera_dspy.store.pairs_file import write_pairs_file
+from hiera_dspy.store.run_settings import read_settings
 from hiera_dspy.store.run_store import RunStore
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -66,7 +68,7 @@ def test_records_match_pairs_whose_position_moved(tmp_path):
     store = labelling_store(tmp_path, 50)
     store.record("r", Judgment(id="p7", label="Bad", position=40))  # the split changed: p7 is now elsewhere
     store.record("r", Judgment(id="gone", label="Bad", position=3))  # a pair no longer in the split
-    records = list(records_of(store, "r"))
+    records = list(records_of(store, read_settings(store, "r")))
     assert sorted(r["id"] for r in records) == sorted(f"p{i}" for i in range(50))
     assert next(r for r in records if r["id"] == "p7")["label"] == "Bad"
 

@@ -9,7 +9,7 @@ Checks, each an error naming file, line and what to do, or a count:
   calibrate on the whole collection's judgments); judging goes on.
 A judge that is not a ReadsKnown judges every pair alone, as before: the use says so (`reads` False).
 
-What the known judgments are (`kind`: sample | pool | auto, `methods.shares.KINDS`) is the user's word
+What the known judgments are (`kind`: sample | pool | auto, `data.known.KINDS`) is the user's word
 (--known-kind) or, for a benchmark's own qrels, a pool; a judge that can (`reads_targets`) is also handed a seeded
 sample of the pairs to judge (`targets`), to estimate their grade shares and cut at them (summary `known.shares`).
 """
@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 from hiera_dspy.data import CatalogEntry, DataError, Dataset
 from hiera_dspy.data.judgment_lists import apart_from, read_known
-from hiera_dspy.data.known import Known, ReadsKnown
+from hiera_dspy.data.known import KINDS, Known, ReadsKnown
 from hiera_dspy.records import Pair
 
 OVERLAP = ("error", "skip")  # what a known pair that is also to be judged does (--on-known-overlap)
@@ -39,7 +39,7 @@ class Evidence:
     source: str
     queries: tuple[str, ...]
     counts: Mapping[str, int]
-    kind: str = "auto"  # what the known judgments are: sample | pool | auto (`methods.shares.KINDS`)
+    kind: str = "auto"  # what the known judgments are: sample | pool | auto (`data.known.KINDS`)
 
     def identity(self, reads: bool, demos: dict | None = None) -> dict:
         """What a run's identity adds: the digest of the judgments a judge that reads them reads, how an LLM method
@@ -51,12 +51,13 @@ class Evidence:
                 **({"known_kind": self.kind} if self.kind != "auto" else {})}
 
 
-def read_evidence(spec: str, on_overlap: str, dataset: Dataset, pairs: Iterable[Pair], kind: str = "auto"
-                  ) -> Evidence:
+def read_evidence(spec: str | None, on_overlap: str, dataset: Dataset, pairs: Iterable[Pair], kind: str = "auto"
+                  ) -> Evidence | None:
     """The judgment list `spec` (`hiera_dspy.data.judgment_lists`) on the dataset's scheme, texts looked up in its
-    catalog and its pairs, checked against `pairs` (the pairs to judge); `kind`, what they are (--known-kind)."""
-    from hiera_dspy.methods.shares import KINDS
-
+    catalog and its pairs, checked against `pairs` (the pairs to judge); `kind`, what they are (--known-kind). None
+    when no list is named (a job without --known)."""
+    if not spec:
+        return None
     if kind not in KINDS:
         raise DataError(f"--known-kind {kind!r}: give one of {', '.join(KINDS)}")
     if on_overlap not in OVERLAP:
@@ -71,8 +72,6 @@ def read_evidence(spec: str, on_overlap: str, dataset: Dataset, pairs: Iterable[
     known, asked = apart_from(read_known(spec, dataset.scheme, items=items, queries=queries, counts=counts), pairs,
                               counts, on_overlap)
     return Evidence(known, spec, asked, dict(counts), kind)
-
-
 
 
 def checked(known: Known, source: str, pairs: Iterable[Pair], counts: dict[str, int], on_overlap: str) -> Evidence:
