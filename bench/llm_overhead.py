@@ -6,7 +6,8 @@ loopback fault server in its own process, 0 ms latency), so every second measure
     python -m bench.llm_overhead profile --pairs 1000                                   # where a judgment's time goes
     python -m bench.llm_overhead imports                                                # what a command loads first
 
-- run: `python -m eval.label` in a subprocess over N synthetic pairs (fresh store and output folder each repeat):
+- run: `python -m eval.label` in a subprocess over N synthetic pairs (fresh store, output folder and DSPy response
+  cache each repeat: a repeat that reused the last one's cache would be served every answer from disk):
   wall seconds, CPU seconds (user + system) and peak RSS of the command, seconds per 1,000 judgments (the median of
   the repeats), and judgments a second.
 - profile: the same labelling in this process on one thread under cProfile; each function's own time is put in one
@@ -94,7 +95,8 @@ def run_once(pairs: Path, url: str, n: int, threads: int, engine: str, concurren
     """One eval.label subprocess (of the checkout `tree`): wall, CPU and peak RSS."""
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
-        env = {**os.environ, "OPENAI_API_KEY": "sk-loopback", "HIERA_RUNS_DIR": str(work)}
+        env = {**os.environ, "OPENAI_API_KEY": "sk-loopback", "HIERA_RUNS_DIR": str(work),
+               "DSPY_CACHEDIR": str(work / "dspy-cache")}  # a cold cache each repeat: every answer from the server
         cmd = [sys.executable, "-m", "eval.label", *label_argv(pairs, url, work, threads, engine, concurrency)]
         started = time.perf_counter()
         proc = subprocess.Popen(cmd, cwd=tree, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
@@ -128,6 +130,7 @@ def profile(args) -> str:
     with tempfile.TemporaryDirectory() as tmp, Endpoint() as url:
         work = Path(tmp)
         os.environ["HIERA_RUNS_DIR"] = str(work)
+        os.environ["DSPY_CACHEDIR"] = str(work / "dspy-cache")  # read by DSPy at import: a cold cache
         pairs = write_pairs(work / "pairs.jsonl", args.pairs)
         started = time.perf_counter()
         profiler = cProfile.Profile()

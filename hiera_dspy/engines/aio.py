@@ -5,7 +5,9 @@ worker coroutines pull pairs from the queue, so at most N judgments (hence N LM 
 sequential) are in flight. `--rpm` / `--tpm` pace the requests and a 429 pauses all of them (`hiera_dspy.lm.pacing`).
 Finished judgments are written to the run store by one writer task, on a thread, each batch in one transaction (the
 judgments that finished while the last batch was written, at most `WRITE_BATCH`): the event loop never waits on the
-disk, and a killed run resumes, losing at most the batch in flight.
+disk, and a killed run resumes, losing at most the batch in flight. DSPy's own hops off the loop (request preparation,
+the response cache, pricing) share `HOPS` threads; a thread per judgment in flight is kept only for work that blocks
+one (`executor_threads`).
 
 A method whose program has no `aforward` of its own (most baselines; HIERA's graphs and the single-call baselines
 have one) is judged by its synchronous `forward` on worker threads under the same concurrency bound, without pacing (said
@@ -32,6 +34,7 @@ from hiera_dspy.runs.runner import Progress, RunRows, check_endpoints_first, jud
 from hiera_dspy.untrusted.screen import program_inputs
 
 WRITE_BATCH = 64  # judgments written in one transaction, at most
+HOPS = 8  # the loop's worker threads when only DSPy's short hops run there (see `executor_threads`)
 
 
 def has_async_path(program: dspy.Module) -> bool:
@@ -41,6 +44,25 @@ def has_async_path(program: dspy.Module) -> bool:
         if "forward" in vars(cls):
             return "aforward" in vars(cls)
     return False
+
+
+def looks_up(program: dspy.Module) -> bool:
+    """True when a module of the program holds a knowledge source (web search, a catalog): its look-ups block a worker
+    thread of the loop for their duration."""
+    from hiera_dspy.knowledge import NoKnowledge
+
+    return any(getattr(module, "knowledge", None) is not None and not isinstance(module.knowledge, NoKnowledge)
+               for _, module in program.named_sub_modules())
+
+
+def executor_threads(program: dspy.Module, native: bool, concurrency: int) -> int:
+    """The worker threads of the loop's default executor. A program judged by its synchronous `forward`, or one that
+    looks things up, blocks one for each judgment in flight: `concurrency` of them (at most 64) and 4 spare. Otherwise
+    only DSPy's hops run there (request preparation, the response cache, routing, pricing: short, and all under one
+    GIL), and `HOPS` threads keep up: more only add thread switches and memory (each thread opens its own connections
+    to the cache's 16 SQLite shards)."""
+    threads = min(concurrency, 64) + 4
+    return threads if not native or looks_up(program) else min(HOPS, threads)
 
 
 async def ajudge_one(program: dspy.Module, pair: Pair, position: int | None = None) -> Judgment:
@@ -64,9 +86,8 @@ async def judge_all(job: Job, todo: Iterable[tuple[int, Pair]], report) -> pacin
     opts = job.options
     concurrency = max(1, opts.concurrency)
     loop = asyncio.get_running_loop()
-    # DSPy hops to a thread for request preparation, cache and pricing: size the pool to the requests in flight
-    loop.set_default_executor(ThreadPoolExecutor(max_workers=min(concurrency, 64) + 4))
     native = has_async_path(job.program)
+    loop.set_default_executor(ThreadPoolExecutor(max_workers=executor_threads(job.program, native, concurrency)))
     if not native and job.progress:
         print(f"{getattr(job.program, 'method', type(job.program).__name__)} has no async path: judged on "
               f"{concurrency} worker threads instead (no RPM/TPM pacing)", file=sys.stderr)

@@ -50,13 +50,13 @@ from dataclasses import dataclass
 from typing import Any, Awaitable, Callable, TypeVar
 
 import dspy
-from dspy.adapters.chat_adapter import ChatAdapter
 from dspy.utils.exceptions import AdapterParseError, LMRateLimitError, LMServerError
 
 from hiera_dspy import settings
 from hiera_dspy.errors import HieraError
 from hiera_dspy.lm import breaker, pacing, query_demos
 from hiera_dspy.lm import cache as lm_cache
+from hiera_dspy.lm.chat import ChatAdapter
 
 T = TypeVar("T")
 
@@ -198,7 +198,8 @@ async def _aevicting(call: Callable[[], Awaitable[T]]) -> T:
 
 
 class RetryingAdapter:
-    """Another DSPy adapter (default: a ChatAdapter) with this module's retry policy around each call.
+    """Another DSPy adapter (default: a ChatAdapter, hiera_dspy.lm.chat's: DSPy's prompts, formatted faster) with this
+    module's retry policy around each call.
 
     Wraps by composition: the prompts, the parsing and ChatAdapter's JSON fallback are the wrapped adapter's (every
     attribute not defined here is read from it), and each attempt is one full call of it. `retries` counts the

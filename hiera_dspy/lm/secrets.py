@@ -37,16 +37,39 @@ def remember_lm_keys(lms) -> None:
 
 def secret_values() -> list[str]:
     """Every value to redact, longest first (so a key that contains another is replaced whole)."""
-    env = {v for k, v in os.environ.items() if _KEY_VAR.search(k) and len(v) >= MIN_LENGTH}
+    global _sorted
+    env = _env_secrets()
     with _lock:
-        return sorted(env | _known, key=len, reverse=True)
+        if _sorted is None or _sorted[0] is not env or _sorted[1] != len(_known):
+            _sorted = (env, len(_known), sorted(env | _known, key=len, reverse=True))
+        return list(_sorted[2])
+
+
+_env: tuple[dict, set[str]] | None = None  # (the environment as last read, its secret values)
+_sorted: tuple[set[str], int, list[str]] | None = None  # (_env's values, len(_known), secret_values()) as last given
+
+
+def _env_secrets() -> set[str]:
+    """The values of key-like environment variables, read again only when the environment changed (its raw
+    mapping compares equal to the copy kept: one dict comparison instead of decoding every variable per call)."""
+    global _env
+    data = getattr(os.environ, "_data", None)  # what os.environ keeps; absent: read every time
+    last = _env
+    if data is not None and last is not None and last[0] == data:
+        return last[1]
+    snapshot = dict(data) if data is not None else None
+    found = {v for k, v in os.environ.items() if _KEY_VAR.search(k) and len(v) >= MIN_LENGTH}
+    if snapshot is not None:
+        _env = (snapshot, found)
+    return found
 
 
 def redact(text: str, values: list[str] | None = None) -> str:
     """`text` with every secret value (default: `secret_values()`) and bearer token replaced by [REDACTED]."""
     for value in secret_values() if values is None else values:
-        text = text.replace(value, "[REDACTED]")
-    return _BEARER.sub(r"\1[REDACTED]", text)
+        if value in text:
+            text = text.replace(value, "[REDACTED]")
+    return _BEARER.sub(r"\1[REDACTED]", text) if "Bearer" in text else text
 
 
 def redact_obj(obj, values: list[str] | None = None):

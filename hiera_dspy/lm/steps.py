@@ -19,6 +19,7 @@ from dspy.utils.exceptions import AdapterParseError
 from hiera_dspy.labels import LabelScheme
 from hiera_dspy.lm import cache as lm_cache
 from hiera_dspy.lm import ledger, vote_samples
+from hiera_dspy.lm.chat import ChatAdapter
 from hiera_dspy.lm.retry import retrying_adapter
 from hiera_dspy.lm.roles import RoleLMs
 from hiera_dspy.lm.salvage import salvage
@@ -76,7 +77,7 @@ def _adapter_for(lm) -> Any:
     if name is None:
         return None
     if name not in _ADAPTERS:
-        _ADAPTERS[name] = retrying_adapter({"json": dspy.JSONAdapter, "chat": dspy.ChatAdapter}[name]())
+        _ADAPTERS[name] = retrying_adapter({"json": dspy.JSONAdapter, "chat": ChatAdapter}[name]())
     return _ADAPTERS[name]
 
 

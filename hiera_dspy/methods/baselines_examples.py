@@ -11,7 +11,6 @@ import random
 
 import dspy
 import numpy as np
-from sklearn.feature_extraction.text import TfidfVectorizer
 
 from hiera_dspy.agents.memo import Memo
 from hiera_dspy.errors import HieraError
@@ -105,6 +104,8 @@ class ExamplePool:
     """TF-IDF vectors (L2-normalised, so dot product = cosine) of texts, fitted once; shared by program copies."""
 
     def __init__(self, texts: list[str]):
+        from sklearn.feature_extraction.text import TfidfVectorizer  # scikit-learn (~1 s) only for these methods
+
         self.vectorizer = TfidfVectorizer(sublinear_tf=True).fit(texts) if texts else None
         self.matrix = self.vectorizer.transform(texts) if texts else None
 

@@ -5,8 +5,6 @@ the paired outcomes and handles the None of a comparison that could not be made.
 """
 from __future__ import annotations
 
-from scipy.stats import binomtest, chi2
-
 from hiera_dspy.errors import HieraError
 
 EXACT_THRESHOLD = 25  # use the exact binomial form when b + c < 25
@@ -32,6 +30,8 @@ def mcnemar(gold: list[str], pred_a: list, pred_b: list, exact: bool | None = No
     method = "exact" if use_exact else "chi2"
     if b + c == 0:
         return {"b": 0, "c": 0, "n": n, "statistic": 0.0, "p_value": 1.0, "method": method}
+    from scipy.stats import binomtest, chi2  # SciPy (~0.6 s to import) only where a test is computed
+
     if use_exact:
         stat = float(min(b, c))
         p = binomtest(b, b + c, 0.5, alternative="two-sided").pvalue

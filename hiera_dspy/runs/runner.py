@@ -15,8 +15,9 @@ from __future__ import annotations
 import sys
 import time
 from collections.abc import Iterable, Iterator, Sequence
-from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, as_completed, wait
+from concurrent.futures import ThreadPoolExecutor
 from itertools import islice
+from queue import Empty, SimpleQueue
 
 import dspy
 
@@ -229,17 +230,30 @@ def _run_pairs(program, pairs, store, run_id, threads, retry_errors, progress, l
 
     workers = max(1, threads)
     pool = ThreadPoolExecutor(max_workers=workers)
-    in_flight: set = set()
+    finished: SimpleQueue = SimpleQueue()  # futures as they finish: waiting for one costs the same whatever is in flight
+    in_flight = 0
     prefetch = getattr(program, "prefetch", None)
     first = True  # the first pair is judged here, alone: what its path imports is imported before any worker runs
+
+    def collect(block: bool) -> None:
+        """Report the finished judgments: at least one when `block`, then those already finished."""
+        nonlocal in_flight
+        while in_flight:
+            try:
+                future = finished.get(block)
+            except Empty:
+                return
+            in_flight -= 1
+            done(future)
+            block = False
+
     try:
         for window in windows(todo, PREFETCH if prefetch else 1):  # a pair is read only when it will soon be judged
             if breaker.tripped is not None:
                 break
             if prefetch:  # the program keeps one batch of scores: the previous window finishes first
-                for future in as_completed(in_flight):
-                    done(future)
-                in_flight = set()
+                while in_flight:
+                    collect(block=True)
                 warm(prefetch, [pair for _, pair in window])
             for item in window:
                 if first:
@@ -247,13 +261,12 @@ def _run_pairs(program, pairs, store, run_id, threads, retry_errors, progress, l
                     if (row := task(item)) is not None:
                         report(row)
                     continue
-                if len(in_flight) >= workers * IN_FLIGHT and not prefetch:
-                    finished, in_flight = wait(in_flight, return_when=FIRST_COMPLETED)
-                    for future in finished:
-                        done(future)
-                in_flight.add(pool.submit(task, item))
-        for future in as_completed(in_flight):
-            done(future)
+                if in_flight >= workers * IN_FLIGHT and not prefetch:
+                    collect(block=True)
+                pool.submit(task, item).add_done_callback(finished.put)
+                in_flight += 1
+        while in_flight:
+            collect(block=True)
     except BaseException:
         # Ctrl-C or a fatal error: judgments already running finish and are recorded; queued ones never start
         pool.shutdown(wait=True, cancel_futures=True)

@@ -8,8 +8,9 @@ import time
 from engine_helpers import ANSWERS, assert_same_run, make_program
 
 from hiera_dspy.engines import EngineOptions, Job, judge
-from hiera_dspy.engines.aio import has_async_path
+from hiera_dspy.engines.aio import HOPS, executor_threads, has_async_path
 from hiera_dspy.lm import pacing
+from hiera_dspy.methods import BuildContext, build
 from hiera_dspy.store.run_store import RunStore
 from hiera_dspy.testing import role_lms
 
@@ -114,3 +115,23 @@ def test_rpm_spaces_the_requests(msrd, tmp_path):
         wall = time.monotonic() - start
         assert server.requests == 10 and server.max_in_flight <= 2
     assert len(rows) == 10 and wall >= 0.9
+
+
+def test_the_loop_keeps_a_thread_per_judgment_only_for_work_that_blocks(msrd):
+    """DSPy's short hops share a few threads; a synchronous program or a knowledge source's look-ups (which block a
+    thread each) get one per judgment in flight."""
+    lms = role_lms(ANSWERS)
+    assert executor_threads(make_program(msrd, lms, "zero-shot"), True, 64) == HOPS
+    assert executor_threads(make_program(msrd, lms, "hiera"), True, 64) == HOPS  # no knowledge source: NoKnowledge
+    assert executor_threads(make_program(msrd, lms, "hiera"), True, 2) == min(HOPS, 6)
+    assert executor_threads(make_program(msrd, lms, "raer"), False, 64) == 68
+
+    class Lookups:  # any source but NoKnowledge: a catalog, web search
+        name, default_k = "catalog:test", 3
+
+        def search(self, text, k=None):
+            return []
+
+    with_web = build("hiera", BuildContext(msrd.scheme, lms, knowledge=Lookups()))
+    assert executor_threads(with_web, True, 64) == 68
+    assert executor_threads(with_web, True, 500) == 68

@@ -260,3 +260,19 @@ def test_a_key_cut_by_the_error_length_limit_is_still_redacted(monkeypatch):
 
     row = judge_one(Echo(), Pair("p", "q", "t", "x", "Relevant", "q1", "i1"))
     assert row["error"] and ODD_KEY[:8] not in row["error"]
+
+
+def test_the_environment_is_read_again_when_it_changes(monkeypatch):
+    """The environment's secret values are remembered between calls: a key set, changed or removed after a first
+    redaction counts from the next one."""
+    from hiera_dspy.lm.secrets import redact, secret_values
+
+    assert redact("Authorization: Bearer abcdefgh123") == "Authorization: Bearer [REDACTED]"
+    monkeypatch.setenv("LATE_API_KEY", "late-secret-value-1")
+    assert redact("echo late-secret-value-1") == "echo [REDACTED]"
+    monkeypatch.setenv("LATE_API_KEY", "late-secret-value-2")
+    assert redact("echo late-secret-value-1, late-secret-value-2") == "echo late-secret-value-1, [REDACTED]"
+    monkeypatch.delenv("LATE_API_KEY")
+    assert "late-secret-value-2" not in secret_values()
+    secret_values().append("mutated by a caller")
+    assert "mutated by a caller" not in secret_values()
