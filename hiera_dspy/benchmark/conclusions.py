@@ -12,9 +12,10 @@ from pathlib import Path
 
 from hiera_dspy.benchmark.draws import DEFAULT_STRATA, check_stratified
 from hiera_dspy.benchmark.pair_conclusions import conclude as pair_conclude
+from hiera_dspy.benchmark.pair_conclusions import draw_pair_sample
 from hiera_dspy.benchmark.sample import count, ensure, parse_size
 from hiera_dspy.conclude.forest import draw
-from hiera_dspy.conclude.holes import conclusions, holes_by_query
+from hiera_dspy.conclude.holes import conclusions, holes_by_query, population
 from hiera_dspy.conclude.report import section
 from hiera_dspy.conclude.strata import query_uncertainty, relevance_probability
 from hiera_dspy.errors import HieraError, RequestError
@@ -57,6 +58,18 @@ def check_sample_size(queries: list[str], human_sample: str | None, sample: str 
             check_stratified(n, strata or DEFAULT_STRATA)
     except HieraError as exc:
         raise RequestError(str(exc)) from None
+
+
+def draw_human_sample(store, settings: RunSettings, runs: dict, originals: dict, scheme: LabelScheme, depth: int,
+                      unit: str, size: str | None, seed: int, method: str | None, strata: int | None,
+                      machine_values: str = "expected") -> None:
+    """The human sample of the holes run of `settings` (the systems' `runs`, the benchmark's `originals` qrels): kept
+    if stored, else drawn now from the judged holes, so call it after judging; single holes (`unit` pair,
+    `pair_conclusions.draw_pair_sample`) or whole queries (`draw_sample`). Says which on stderr."""
+    if unit == "pair":
+        draw_pair_sample(store, settings, runs, originals, scheme, depth, size, seed, method, machine_values)
+    else:
+        draw_sample(store, settings, population(runs), scheme, size, seed, method, strata)
 
 
 def draw_sample(store, settings: RunSettings, queries: list[str], scheme: LabelScheme, human_sample: str | None,

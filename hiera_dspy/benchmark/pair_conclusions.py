@@ -57,8 +57,8 @@ def draw_pair_sample(store, settings: RunSettings, runs: dict, originals: dict, 
             return
         else:
             records = [r for r in records_of(store, settings) if (r["query_id"], r["item_id"]) not in originals]
+            n = judgments(requested, len(records))  # the population's holes are the records, one each
             pop = population_of(runs, originals, records, scheme, depth, machine_values)
-            n = judgments(requested, len(pop.keys))
             p = ps.design_probabilities(pop, method)
             ids = [r["id"] for r in records]
             draws = ps.draw(p, n, seed)

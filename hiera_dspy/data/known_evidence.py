@@ -99,10 +99,20 @@ def read_by(program, known: Known, targets: list[Pair] | None, kind: str) -> dic
     return program.read_known(known)
 
 
-def hand_over(program, evidence: Evidence | None, pairs: Iterable[Pair] | None = None) -> dict | None:
+@dataclass(frozen=True)
+class Handed:
+    """What a judge was handed of the evidence: its use as the report and the run's config record it (`use`, see
+    `hand_over`) and the sample of the pairs to judge that it read them with (`targets`: None when it reads none, or
+    for a lazily read split), which its replicas read again."""
+
+    use: dict
+    targets: list[Pair] | None = None
+
+
+def handed_over(program, evidence: Evidence | None, pairs: Iterable[Pair] | None = None) -> Handed | None:
     """Give the judge the known judgments, once and before any pair, when it reads them (a ReadsKnown), with a
     sample of the pairs to judge where it takes them (`targets_of`); returns the use (`use`, with the shares the
-    judge estimated and cut at in `shares`), None without evidence."""
+    judge estimated and cut at in `shares`) and that sample, None without evidence."""
     if evidence is None:
         return None
     reads = isinstance(program, ReadsKnown)
@@ -116,7 +126,13 @@ def hand_over(program, evidence: Evidence | None, pairs: Iterable[Pair] | None =
     demos = getattr(program, "query_demos", None)  # an LLM method: its prompts' demos (methods/known_demos.py)
     if reads and demos is not None:
         out["demos"] = demos.describe()
-    return out
+    return Handed(out, targets)
+
+
+def hand_over(program, evidence: Evidence | None, pairs: Iterable[Pair] | None = None) -> dict | None:
+    """Give the judge the known judgments (`handed_over`); returns their use alone, None without evidence."""
+    handed = handed_over(program, evidence, pairs)
+    return None if handed is None else handed.use
 
 
 def use(evidence: Evidence, reads: bool, read: Mapping[str, int]) -> dict:

@@ -13,10 +13,9 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from hiera_dspy.benchmark.conclusions import check_sample_size, draw_sample
+from hiera_dspy.benchmark.conclusions import check_sample_size, draw_human_sample
 from hiera_dspy.benchmark.inputs import TIE_RULE, Inputs, read_inputs, tied_in_top
 from hiera_dspy.benchmark.known import benchmark_evidence
-from hiera_dspy.benchmark.pair_conclusions import draw_pair_sample
 from hiera_dspy.benchmark.pool import pool_holes
 from hiera_dspy.conclude.holes import population
 from hiera_dspy.data import Dataset, trec_folder
@@ -181,24 +180,15 @@ def fill_holes(request: HolesRequest) -> Filled:
     if isinstance(run, dict):  # a dry run: the estimate, nothing was sent
         return Filled(estimate=run)
     if run.rows.stopped is None:  # drawn from the complete judging (a stratified, active or pair draw reads it)
-        _draw(run, inputs, read.scheme, request)
+        sample = request.sample
+        draw_human_sample(run.store, run.settings, inputs.runs, inputs.qrels, read.scheme, request.depth, sample.unit,
+                          sample.size, sample.seed, sample.method, sample.strata, sample.machine_values)
     settings = run.settings  # as the run resumed with them
     assert settings.labelling is not None  # the job started it as a holes run
     if (ci := settings.labelling.get("ci", 0.95)) != request.sample.ci:
         print(f"run {run.run_id} reports its intervals at the level it was started with (--ci {ci}); start a new "
               "run for another", file=sys.stderr)
     return _exported(run.store, settings, run.rows)
-
-
-def _draw(run, inputs: Inputs, scheme: LabelScheme, request: HolesRequest) -> None:
-    """The run's human sample, kept if stored, else drawn now: single holes (`--sample-unit pair`) or whole queries."""
-    sample = request.sample
-    if sample.unit == "pair":
-        draw_pair_sample(run.store, run.settings, inputs.runs, inputs.qrels, scheme, request.depth, sample.size,
-                         sample.seed, sample.method, sample.machine_values)
-    else:
-        draw_sample(run.store, run.settings, population(inputs.runs), scheme, sample.size, sample.seed, sample.method,
-                    sample.strata)
 
 
 def conclusions(run_id: str, store: str | None = None) -> Filled:

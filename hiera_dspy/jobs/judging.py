@@ -10,8 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from hiera_dspy.data.known_evidence import hand_over, read_evidence
-from hiera_dspy.engines import Job
+from hiera_dspy.data.known_evidence import handed_over, read_evidence
 from hiera_dspy.engines import judge as run_engine
 from hiera_dspy.jobs.preparing import Replica as Replica
 from hiera_dspy.jobs.preparing import SourceLoader as SourceLoader
@@ -19,11 +18,10 @@ from hiera_dspy.jobs.preparing import (
     begin_run,
     build_program,
     forecast_cost,
+    judging_job,
     load_data,
     open_store,
     output_folder,
-    progress_display,
-    replica,
     runs_dir,
     skipped_rows,
 )
@@ -68,7 +66,8 @@ def judge(request: JudgeRequest) -> Judged:
         prepare_fresh(program, dataset, split)
     known = request.known
     evidence = read_evidence(known.path, known.on_overlap, dataset, pairs, known.kind)
-    use = hand_over(program, evidence, pairs)  # before any pair: the judge reads its queries' known judgments once
+    handed = handed_over(program, evidence, pairs)  # before any pair: the judge reads its queries' known judgments once
+    use = None if handed is None else handed.use
     spec = RunSpec.judging(program, dataset=request.data.dataset, split=split, lms=lms, knowledge=knowledge.name,
                            judge=j.judge,
                            extra=evidence.identity(use["reads"], use.get("demos")) if evidence and use else None)
@@ -82,10 +81,8 @@ def judge(request: JudgeRequest) -> Judged:
     count = len(pairs) if isinstance(pairs, list) else "all the"  # a large JSONL split is read lazily
     print(f"run {run_id}: {count} pairs of {request.data.dataset} [{split}] with {program.method} "
           f"(LMs {spec.lms}, knowledge {knowledge.name})", file=sys.stderr)
-    recipe = replica(j, SourceLoader(request.data), split, evidence, use, pairs)  # --engine ray's replicas
-    rows = run_engine(j.engine, Job(program, pairs, store, run_id, lms, retry_errors=j.run.retry_errors,
-                                    progress=progress_display(j.run.verbose, lms, program.method),
-                                    options=j.engine_options, factory=recipe))
+    rows = run_engine(j.engine, judging_job(j, program, pairs, store, run_id, lms, split, SourceLoader(request.data),
+                                            evidence, handed))
     from hiera_dspy.metrics.reference import ReferenceScorer, agreement_cis, summarize  # scipy: judge's alone
 
     labels, cut = list(dataset.scheme.labels), dataset.scheme.binary_from

@@ -12,18 +12,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from hiera_dspy.data import Dataset
-from hiera_dspy.data.known_evidence import Evidence, hand_over, read_evidence
-from hiera_dspy.engines import Job
+from hiera_dspy.data.known_evidence import Evidence, handed_over, read_evidence
 from hiera_dspy.engines import judge as run_engine
 from hiera_dspy.errors import RequestError
 from hiera_dspy.jobs.preparing import (
     SourceLoader,
     build_program,
     forecast_cost,
+    judging_job,
     load_data,
     output_folder,
-    progress_display,
-    replica,
 )
 from hiera_dspy.jobs.requests import Judging, LabelRequest
 from hiera_dspy.methods.learning import prepare_fresh
@@ -112,7 +110,8 @@ def label_pairs(judging: Judging, dataset: Dataset, pairs: Iterable[Pair], split
             prepare_fresh(program, dataset, split)
     except RuntimeError as exc:  # a learned method with no labelled pairs to learn from
         raise RequestError(f"{program.method}: {exc}") from None
-    use = hand_over(program, evidence, pairs)  # before any pair: the judge reads its queries' known judgments once
+    handed = handed_over(program, evidence, pairs)  # before any pair: the judge reads its queries' known judgments once
+    use = None if handed is None else handed.use
     if evidence is not None and use is not None:
         identity_extra = {**(identity_extra or {}), **evidence.identity(use["reads"], use.get("demos"))}
         labelling = {**labelling, "known": use}
@@ -140,11 +139,8 @@ def label_pairs(judging: Judging, dataset: Dataset, pairs: Iterable[Pair], split
         freshness.mark_pairs(store, run_id, source, split, limit, out, count)
     print(f"run {run_id}: {count} pairs to label with {program.method} (LMs {spec.lms}, "
           f"knowledge {knowledge.name})", file=sys.stderr)
-    recipe = (replica(judging, reload, split, evidence, use, pairs)  # --engine ray's replicas
-              if reload is not None else None)
-    rows = run_engine(judging.engine, Job(program, pairs, store, run_id, lms, retry_errors=judging.run.retry_errors,
-                                          progress=progress_display(judging.run.verbose, lms, program.method),
-                                          options=judging.engine_options, factory=recipe))
+    rows = run_engine(judging.engine, judging_job(judging, program, pairs, store, run_id, lms, split, reload, evidence,
+                                                  handed))
     return LabellingRun(run_id, store, settings, rows)
 
 

@@ -1,7 +1,7 @@
 """What every job sets up before it judges, from its request: the data (`load_data`, again in a replica:
 `SourceLoader`), the method's config, the program (a compiled judge or a fresh method), its replicas at other
-endpoints (`Replica`), a dry run's cost forecast (`forecast_cost`) and its progress display (the store and its run:
-`hiera_dspy.store.opening`). Every failure is a `HieraError` whose message names the option to change."""
+endpoints (`Replica`), a dry run's cost forecast (`forecast_cost`), a progress display and the engine's job with both
+(`judging_job`; the store and its run: `hiera_dspy.store.opening`). Every failure is a `HieraError` whose message names the option to change."""
 
 from __future__ import annotations
 
@@ -17,7 +17,8 @@ from hiera_dspy.artifacts.judge_file import note_ignored_endpoints, read_artifac
 from hiera_dspy.data import Dataset, load_dataset
 from hiera_dspy.data.guidelines import read_guidelines
 from hiera_dspy.data.known import Known
-from hiera_dspy.data.known_evidence import Evidence, read_by, targets_of
+from hiera_dspy.data.known_evidence import Evidence, Handed, read_by
+from hiera_dspy.engines import Job
 from hiera_dspy.errors import RequestError
 from hiera_dspy.jobs.requests import DataSource, DryRun, Judging
 from hiera_dspy.knowledge import make_knowledge
@@ -218,7 +219,7 @@ class Replica:
     dataset: Callable[[], Dataset]
     split: str
     known: Known | None = None  # the known judgments the job's judge read: each replica's judge reads them too
-    targets: list[Pair] | None = None  # the sample of pairs to judge it read with them (`known_evidence.targets_of`)
+    targets: list[Pair] | None = None  # the sample of pairs to judge it read them with (`known_evidence.Handed`)
     kind: str = "auto"  # what the known judgments are (`Evidence.kind`)
 
     def __call__(self, api_base: str | None):
@@ -232,19 +233,21 @@ class Replica:
         return program
 
 
-def replica(judging: Judging, dataset: Callable[[], Dataset], split: str, evidence: Evidence | None, use: dict | None,
-            pairs: Iterable[Pair]) -> Replica:
-    """The recipe of `judging`'s replicas: their judge reads what the job's judge read (known judgments and the
-    sample of the pairs to judge), so each cuts as it does."""
-    known = read_by_judge(evidence, use)
-    if known is None or evidence is None:
-        return Replica(judging, dataset, split)
-    return Replica(judging, dataset, split, known, targets_of(evidence, pairs), evidence.kind)
-
-
-def read_by_judge(evidence: Evidence | None, use: dict | None) -> Known | None:
-    """The known judgments a replica's judge must read: those the job's judge read, None when it reads none."""
-    return evidence.known if evidence is not None and use is not None and use["reads"] else None
+def judging_job(judging: Judging, program, pairs: Iterable[Pair], store, run_id: str, lms, split: str,
+                reload: Callable[[], Dataset] | None, evidence: Evidence | None, handed: Handed | None) -> Job:
+    """The engine's job of `judging`: `program` judges `pairs` into run `run_id` of `store`, shown by its progress
+    display (a bar named for the method, one line per judgment with --verbose, the cost so far where every role's model
+    has a price) and, where the dataset loads again (`reload`), with the recipe of its replicas at other endpoints
+    (--engine ray): their judge reads what the job's judge was handed (`handed`: the known judgments and the sample of
+    the pairs to judge), so each cuts as it does."""
+    display = Display(desc=program.method, verbose=judging.run.verbose, prices=lambda: prices_of(lms))
+    recipe = None
+    if reload is not None:
+        recipe = (Replica(judging, reload, split, evidence.known, handed.targets, evidence.kind)
+                  if evidence is not None and handed is not None and handed.use["reads"]
+                  else Replica(judging, reload, split))
+    return Job(program, pairs, store, run_id, lms, retry_errors=judging.run.retry_errors, progress=display,
+               options=judging.engine_options, factory=recipe)
 
 
 def forecast_cost(program, pairs: Iterable[Pair], lms, dry: DryRun, knowledge_name: str = "",
