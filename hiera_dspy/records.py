@@ -1,4 +1,6 @@
-"""Typed records shared by every part of the library: the `Pair` to judge and the `Judgment` made of it.
+"""Typed records shared by every part of the library: the `Pair` to judge and the `Judgment` made of it; the human
+`Sample` of a benchmark's queries (drawn by `hiera_dspy.benchmark.sample`, kept by `hiera_dspy.review.sample_log`,
+read by the conclusions).
 
 A Judgment is one row: the runner builds it (`Judgment.of`), the run store keeps it (one SQLite row), and metrics,
 reports, traces and predictions.jsonl read it. Its `fields` are the method's own outputs (`prediction_fields`), so a
@@ -260,3 +262,26 @@ def read_predictions(path: str | Path) -> list[Judgment]:
         except (RecordError, TypeError) as exc:
             raise RecordError(f"{path}:{number}: {exc}") from None
     return out
+
+
+@dataclass(frozen=True)
+class Sample:
+    """The sampled query ids in draw order, the seed, the method and what was asked for (`8` or `10%`); a stratified
+    sample also the number of strata and each query's stratum (0 = least uncertain); an active one each query's
+    probability when it was drawn and the draw's weight of every query of the benchmark (the estimates weight by
+    the inverse, `hiera_dspy.conclude.sequence`)."""
+    queries: list[str]
+    seed: int
+    method: str
+    requested: str
+    strata: int | None = None
+    stratum: list[int] | None = None
+    probabilities: list[float] | None = None
+    weights: dict[str, float] | None = None
+
+    @property
+    def allocation(self) -> list[int] | None:
+        """A stratified sample's number of queries per stratum (least uncertain first); None for a random one."""
+        if self.strata is None or self.stratum is None:
+            return None
+        return [self.stratum.count(h) for h in range(self.strata)]

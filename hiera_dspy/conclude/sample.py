@@ -1,6 +1,6 @@
-"""The human sample as the conclusions read it: the sampled queries (`Sample`) and where their labelling stands
-(`SampleState`). Drawing the sample is `hiera_dspy.benchmark.sample`'s job, keeping it in the run store
-`hiera_dspy.review.sample_log`'s.
+"""The human sample as the conclusions read it: the sampled queries (`Sample`, a record of `hiera_dspy.records`, as
+the run store keeps it) and where their labelling stands (`SampleState`). Drawing the sample is
+`hiera_dspy.benchmark.sample`'s job, keeping it in the run store `hiera_dspy.review.sample_log`'s.
 """
 
 from __future__ import annotations
@@ -8,28 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-
-@dataclass(frozen=True)
-class Sample:
-    """The sampled query ids in draw order, the seed, the method and what was asked for (`8` or `10%`); a stratified
-    sample also the number of strata and each query's stratum (0 = least uncertain); an active one each query's
-    probability when it was drawn and the draw's weight of every query of the benchmark (the estimates weight by
-    the inverse, `hiera_dspy.conclude.sequence`)."""
-    queries: list[str]
-    seed: int
-    method: str
-    requested: str
-    strata: int | None = None
-    stratum: list[int] | None = None
-    probabilities: list[float] | None = None
-    weights: dict[str, float] | None = None
-
-    @property
-    def allocation(self) -> list[int] | None:
-        """A stratified sample's number of queries per stratum (least uncertain first); None for a random one."""
-        if self.strata is None or self.stratum is None:
-            return None
-        return [self.stratum.count(h) for h in range(self.strata)]
+from hiera_dspy.records import Sample  # the record itself: shared with the run store's table (review.sample_log)
 
 
 @dataclass

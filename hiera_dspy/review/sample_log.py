@@ -11,7 +11,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from hiera_dspy.conclude.sample import Sample
+from hiera_dspy.records import Sample
 from hiera_dspy.review.confidence import confidence
 from hiera_dspy.review.queue import QueueEntry
 from hiera_dspy.store.side_table import SideTable
