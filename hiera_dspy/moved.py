@@ -31,6 +31,8 @@ MOVED: dict[str, str] = {
     "hiera_dspy.lm.label_probs": "hiera_dspy.methods.label_probs",
     "hiera_dspy.lm.probe_seed": "hiera_dspy.methods.probe_seed",
     "hiera_dspy.lm.memo": "hiera_dspy.agents.memo",
+    # redacting secrets is every part's concern (the store, the CLIs' output, the runner), not the LM plumbing's
+    "hiera_dspy.lm.secrets": "hiera_dspy.secrets",
     # one name per concept: a person's review is `review`, the LLM labelling job stays `jobs.labelling`; a benchmark's
     # holes are `holes` wherever they are read, filled or concluded; the sample-size maths is not a second `plan`;
     # the analysis of a judge's mistakes is not the exception family `errors`

@@ -123,8 +123,9 @@ def test_no_cli_imports_another_cli():
     assert bad == []
 
 
-# The judgment's own concepts; everything else lives in a sub-package named for what it is about.
-ROOT_MODULES = {"__init__", "api", "errors", "registry", "labels", "records", "settings", "testing", "moved"}
+# The judgment's own concepts and the foundation every part shares (errors, knobs, redaction); everything else lives
+# in a sub-package named for what it is about.
+ROOT_MODULES = {"__init__", "api", "errors", "registry", "labels", "records", "settings", "secrets", "testing", "moved"}
 
 
 def test_library_root_holds_only_the_core_concepts():
@@ -264,7 +265,7 @@ def test_the_rooms_import_each_other_without_a_circle():
 # The plan of the house, ground floor first (docs/index.md, "Architecture"): a room imports only rooms on its own line
 # or on the lines before it, so every arrow between rooms points down.
 FLOORS = (
-    ("errors", "settings", "registry", "moved"),  # the judgment's words
+    ("errors", "settings", "registry", "moved", "secrets"),  # the judgment's words; redaction
     ("records", "labels"),  # Pair, Judgment, Step; label schemes
     ("local", "signatures"),  # the embedded model; the paper's prompts
     ("lm",),  # hosted-LM plumbing: roles, retry, breaker, pacing, cache, the ledger

@@ -16,8 +16,8 @@ from hiera_dspy.jobs import preparing
 from hiera_dspy.jobs.preparing import method_config
 from hiera_dspy.jobs.preparing import runs_dir as runs_dir  # where runs live: every command and bench names it here
 from hiera_dspy.labels import SCHEME_REGISTRY
-from hiera_dspy.lm.secrets import redact_output
 from hiera_dspy.metrics.numbers import number
+from hiera_dspy.secrets import redact_output
 from hiera_dspy.store.run_store import RunStore, StoreError, validate_run_id
 
 EXIT_ERROR_RATE = 3  # the run finished and wrote its outputs, but too many judgments ended in an error

@@ -16,7 +16,7 @@ import urllib.request
 import uuid
 
 from hiera_dspy.errors import HieraError
-from hiera_dspy.lm.secrets import redact
+from hiera_dspy.secrets import redact
 
 
 class BatchAPIError(HieraError, RuntimeError):

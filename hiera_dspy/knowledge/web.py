@@ -6,7 +6,7 @@ import os
 
 from hiera_dspy.errors import HieraError
 from hiera_dspy.knowledge import Passage
-from hiera_dspy.lm.secrets import remember_key
+from hiera_dspy.secrets import remember_key
 
 
 class WebKnowledge:

@@ -26,7 +26,7 @@ from hiera_dspy import settings
 from hiera_dspy.errors import HieraError
 from hiera_dspy.lm.metadata import memoize_model_info
 from hiera_dspy.lm.profiles import LOCAL, PAPER
-from hiera_dspy.lm.secrets import remember_key
+from hiera_dspy.secrets import remember_key
 
 ROLES = ("judge", "relation", "query", "item")
 

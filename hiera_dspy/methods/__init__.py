@@ -17,10 +17,10 @@ if TYPE_CHECKING:  # annotations only: the registry and its config types load no
 from hiera_dspy.knowledge import Knowledge, NoKnowledge
 from hiera_dspy.labels import LabelScheme
 from hiera_dspy.lm.roles import ROLES, RoleLMs
-from hiera_dspy.lm.secrets import remember_lm_keys
 from hiera_dspy.methods.params import PARAMS, ConfigError, check
 from hiera_dspy.records import Pair
 from hiera_dspy.registry import Entry, Registry
+from hiera_dspy.secrets import remember_lm_keys
 
 
 @dataclass

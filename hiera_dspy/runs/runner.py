@@ -25,9 +25,9 @@ from hiera_dspy.lm import breaker as breakers
 from hiera_dspy.lm import ledger, query_demos, retention
 from hiera_dspy.lm.breaker import CircuitBreaker, EndpointDown
 from hiera_dspy.lm.retry import retrying
-from hiera_dspy.lm.secrets import redact
 from hiera_dspy.records import Judgment, Pair
 from hiera_dspy.runs.progress import Display, Progress
+from hiera_dspy.secrets import redact
 from hiera_dspy.store.idset import IdSet
 from hiera_dspy.store.run_store import RunStore
 from hiera_dspy.untrusted.screen import manipulation_flags, program_inputs

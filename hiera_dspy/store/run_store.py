@@ -22,8 +22,8 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from hiera_dspy.errors import HieraError
-from hiera_dspy.lm.secrets import redact_obj
 from hiera_dspy.records import Judgment, RecordError, as_judgment
+from hiera_dspy.secrets import redact_obj
 from hiera_dspy.store import lease, sqlite
 from hiera_dspy.store.lease import Holder
 

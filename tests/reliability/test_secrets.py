@@ -232,8 +232,8 @@ def test_redact_knows_every_key_handed_to_an_lm(monkeypatch):
 
     from hiera_dspy.labels import get_scheme
     from hiera_dspy.lm.roles import LMSpec, RoleLMs, make_lm
-    from hiera_dspy.lm.secrets import redact
     from hiera_dspy.methods import BuildContext, build
+    from hiera_dspy.secrets import redact
 
     monkeypatch.setenv("PLAIN_NAME", "value-from-PLAIN-NAME-1")
     make_lm(LMSpec("openai/m", api_key_env="PLAIN_NAME"))
@@ -248,9 +248,9 @@ def test_a_key_cut_by_the_error_length_limit_is_still_redacted(monkeypatch):
     """The stored error is cut to 500 characters: cutting first would keep half a key that no longer matches."""
     import dspy
 
-    from hiera_dspy.lm.secrets import remember_key
     from hiera_dspy.records import Pair
     from hiera_dspy.runs.runner import judge_one
+    from hiera_dspy.secrets import remember_key
 
     remember_key(ODD_KEY)
 
@@ -265,7 +265,7 @@ def test_a_key_cut_by_the_error_length_limit_is_still_redacted(monkeypatch):
 def test_the_environment_is_read_again_when_it_changes(monkeypatch):
     """The environment's secret values are remembered between calls: a key set, changed or removed after a first
     redaction counts from the next one."""
-    from hiera_dspy.lm.secrets import redact, secret_values
+    from hiera_dspy.secrets import redact, secret_values
 
     assert redact("Authorization: Bearer abcdefgh123") == "Authorization: Bearer [REDACTED]"
     monkeypatch.setenv("LATE_API_KEY", "late-secret-value-1")
