@@ -271,9 +271,10 @@ FLOORS = (
     ("lm",),  # hosted-LM plumbing: roles, retry, breaker, pacing, cache, the ledger
     ("store", "untrusted"),  # the run store; item text made safe
     ("data", "knowledge", "signals"),  # datasets, look-ups, features
-    ("agents", "metrics", "testing"),  # the paper's agents; agreement; the test kit
+    ("agents", "metrics", "testing", "review"),  # the paper's agents; agreement; the test kit; a person's review:
+    # queue, decisions, the human sample's table (it needs no statistics)
     ("methods", "conclude"),  # registered judges; what the labels let you conclude
-    ("artifacts", "review"),  # compiled judges; a person's review: queue, decisions, the human sample
+    ("artifacts",),  # compiled judges
     ("runs", "engines", "benchmark"),  # what a run is; how its pairs are scheduled; a benchmark with holes
     ("jobs", "api"),  # the main jobs, one call each
     ("cli", "serve"),  # flags -> requests -> api calls; the judge over HTTP (an ASGI app over api)
