@@ -61,6 +61,7 @@ class Holes:
 
     @property
     def holes(self) -> list[Pair]:
+        """The pairs to judge: the pool's holes (with --judge-pool, the pool's judged pairs too)."""
         return self.dataset.splits["holes"]
 
     def identity(self) -> dict:

@@ -42,6 +42,7 @@ class ChatAdapter(DSPyChatAdapter):
     """DSPy's ChatAdapter, its system message formatted once a signature and plain-string inputs joined directly."""
 
     def format_system_message(self, signature) -> str:
+        """DSPy's system message of `signature`, formatted once and remembered (module doc)."""
         key = _signature_key(self, signature)
         if key is None:
             return super().format_system_message(signature)
@@ -56,6 +57,7 @@ class ChatAdapter(DSPyChatAdapter):
 
     def format_user_message_content(self, signature, inputs: dict[str, Any], prefix: str = "", suffix: str = "",
                                     main_request: bool = False) -> str:
+        """DSPy's user message of `inputs`; plain-string inputs joined here, any other value through DSPy."""
         fields = signature.input_fields
         if any(type(inputs[name]) is not str for name in fields if name in inputs):
             return super().format_user_message_content(signature, inputs, prefix, suffix, main_request)
