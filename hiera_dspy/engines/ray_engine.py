@@ -3,7 +3,7 @@
 Pairs are read a window at a time and grouped by query within it (so a replica's query analyses are reused within a
 group), groups of at most
 `GROUP_SIZE` pairs go to a pool of `--ray-actors` actors, at most two groups in flight per actor. Each actor builds
-its own program from `Job.factory(api_base)` (a picklable recipe, `hiera_dspy.jobs.judging.Replica`: the job's request
+its own program from `Job.factory(api_base)` (a picklable recipe, `hiera_dspy.jobs.preparing.Replica`: the job's request
 at the actor's endpoint; actor i uses the i-th of `--api-base a,b,c`, cycling), so no LM, lock or model is shipped. Every finished
 judgment flows back to the driver, which writes it to the run store at once: killing the driver loses only the groups
 in flight (re-judged on resume); a killed actor is restarted by Ray and its group retried.

@@ -1,6 +1,6 @@
 """Judge a labelled split and score it (what `python -m eval.run` does). The program replicas an engine rebuilds from
 the request (`Replica`), the dataset loaded again (`SourceLoader`) and the cost forecast (`forecast_cost`) are what
-every job sets up: `hiera_dspy.jobs.preparing` (importable from here too)."""
+every job sets up: `hiera_dspy.jobs.preparing`."""
 
 from __future__ import annotations
 
@@ -12,9 +12,8 @@ from pathlib import Path
 
 from hiera_dspy.data.known_evidence import handed_over, read_evidence
 from hiera_dspy.engines import judge as run_engine
-from hiera_dspy.jobs.preparing import Replica as Replica
-from hiera_dspy.jobs.preparing import SourceLoader as SourceLoader
 from hiera_dspy.jobs.preparing import (
+    SourceLoader,
     begin_run,
     build_program,
     forecast_cost,

@@ -16,7 +16,7 @@ from hiera_dspy import api
 from hiera_dspy.cli.requests import judging
 from hiera_dspy.errors import HieraError
 from hiera_dspy.jobs.holes import HolesLoader
-from hiera_dspy.jobs.judging import Replica, SourceLoader
+from hiera_dspy.jobs.preparing import Replica, SourceLoader
 
 ROWS = [{"id": "p1", "query": "spy movie", "item_title": "Mission", "item_text": "an agent", "label": "Good"},
         {"id": "p2", "query": "cat film", "item_title": "Dogs", "item_text": "a dog", "label": "Bad"}]

@@ -20,7 +20,7 @@ from known_judge import NAME, READ, KnownMajority, registered
 from hiera_dspy import api
 from hiera_dspy.cli import main as console
 from hiera_dspy.data import DataError
-from hiera_dspy.jobs.judging import Replica, SourceLoader
+from hiera_dspy.jobs.preparing import Replica, SourceLoader
 from hiera_dspy.labels import get_scheme
 from hiera_dspy.testing import write_trec_folder, write_trec_run
 
